@@ -1,0 +1,3 @@
+// app/: the Application interface (ABCI 2.0 shaped, in process) and the built-in apps.
+// Owns: application logic and its state. Does not own: blocks, consensus, mempool, RPC.
+export type { Application } from "./application.js";
