@@ -1,7 +1,16 @@
-import type { Timestamp } from "../util/time.js";
-import type { BlockId } from "./blockId.js";
-import type { Evidence } from "./evidence.js";
+import { bytesEqual, bytesToHexUpper } from "../util/bytes.js";
+import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
+import { type BlockId, hashSizeProblem, isZeroBlockId, validateBlockIdBasic, zeroBlockId } from "./blockId.js";
+import { encodeBytesValue, encodeInt64Value, encodeStringValue, encodeTimestampMessage } from "./canonical.js";
+import { type Evidence, evidenceHash, validateEvidenceBasic } from "./evidence.js";
+import { ADDRESS_SIZE } from "./keys.js";
+import { hashFromByteSlices, sha256 } from "./merkle.js";
+import { PART_SIZE_BYTES, PartSet } from "./partSet.js";
+import { encodeBlock, encodeBlockId, encodeCommitSig, encodeConsensusVersion } from "./protoCodec.js";
+import type { ValidatorSet } from "./validatorSet.js";
+import { MAX_SIGNATURE_SIZE, SIGNED_MSG_TYPE, type Vote } from "./vote.js";
 
+/** version.BlockProtocol of CometBFT v0.38. */
 export const BLOCK_PROTOCOL = 11n;
 
 export const BLOCK_ID_FLAG = { absent: 1, commit: 2, nil: 3 } as const;
@@ -55,4 +64,330 @@ export interface BlockMeta {
   blockSize: number;
   header: Header;
   numTxs: number;
+}
+
+/** types.MaxChainIDLen. */
+export const MAX_CHAIN_ID_LENGTH = 50;
+/** types.MaxHeaderBytes: a soft bound (the app hash has no fixed size). */
+export const MAX_HEADER_BYTES = 626;
+/** types.MaxOverheadForBlock: proto overhead of a block besides header, commit and evidence. */
+export const MAX_OVERHEAD_FOR_BLOCK = 11;
+/** types.MaxCommitOverheadBytes / MaxCommitSigBytes. */
+export const MAX_COMMIT_OVERHEAD_BYTES = 94;
+export const MAX_COMMIT_SIG_BYTES = 109;
+
+/** A block (or its header or last commit) fails types.Block.ValidateBasic, or BFT time cannot be computed. */
+export class InvalidBlockError extends Error {
+  constructor(message: string, opts: { cause?: unknown } = {}) {
+    super(message, opts);
+    this.name = new.target.name;
+  }
+}
+
+/** A commit fails types.Commit.ValidateBasic; the message is CometBFT's. */
+export class InvalidCommitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+// ---- hashes -----------------------------------------------------------------------------------
+
+/** The 14 header hash leaves (spec §5 "Header hash"): single-field wrappers, empty for zero values. */
+export function headerHashLeaves(h: Header): Uint8Array[] {
+  return [
+    encodeConsensusVersion(h.version),
+    encodeStringValue(h.chainId),
+    encodeInt64Value(h.height),
+    encodeTimestampMessage(h.time),
+    encodeBlockId(h.lastBlockId),
+    encodeBytesValue(h.lastCommitHash),
+    encodeBytesValue(h.dataHash),
+    encodeBytesValue(h.validatorsHash),
+    encodeBytesValue(h.nextValidatorsHash),
+    encodeBytesValue(h.consensusHash),
+    encodeBytesValue(h.appHash),
+    encodeBytesValue(h.lastResultsHash),
+    encodeBytesValue(h.evidenceHash),
+    encodeBytesValue(h.proposerAddress),
+  ];
+}
+
+function headerFieldRefs(h: Header): unknown[] {
+  const id = h.lastBlockId;
+  return [
+    h.version.block,
+    h.version.app,
+    h.chainId,
+    h.height,
+    h.time,
+    id.hash,
+    id.partSetHeader.total,
+    id.partSetHeader.hash,
+    h.lastCommitHash,
+    h.dataHash,
+    h.validatorsHash,
+    h.nextValidatorsHash,
+    h.consensusHash,
+    h.appHash,
+    h.lastResultsHash,
+    h.evidenceHash,
+    h.proposerAddress,
+  ];
+}
+
+// The header hash is asked for repeatedly per block (block id, proposal, commit checks, RPC).
+// The cache remembers which values and byte arrays the hash was computed from, so assigning a
+// field afterwards recomputes; writing into a hash's bytes in place is not detected.
+const headerHashCache = new WeakMap<Header, { refs: unknown[]; hash: Uint8Array }>();
+
+/** types.Header.Hash: merkle over the 14 leaves; undefined when validatorsHash is empty. */
+export function headerHash(h: Header): Uint8Array | undefined {
+  if (h.validatorsHash.length === 0) return undefined;
+  const refs = headerFieldRefs(h);
+  const cached = headerHashCache.get(h);
+  if (cached?.refs.every((r, i) => r === refs[i])) return cached.hash.slice();
+  const hash = hashFromByteSlices(headerHashLeaves(h));
+  headerHashCache.set(h, { refs, hash });
+  return hash.slice();
+}
+
+/** sha256 of the tx bytes (types.Tx.Hash). */
+export function txHash(tx: Uint8Array): Uint8Array {
+  return sha256(tx);
+}
+
+/** data_hash: merkle over the tx hashes (types.Txs.Hash); no txs gives sha256(""). */
+export function dataHash(txs: readonly Uint8Array[]): Uint8Array {
+  return hashFromByteSlices(txs.map(sha256));
+}
+
+/** last_commit_hash: merkle over each CommitSig's proto bytes, absent ones included (types.Commit.Hash). */
+export function commitHash(c: Commit): Uint8Array {
+  return hashFromByteSlices(c.signatures.map(encodeCommitSig));
+}
+
+// ---- block id and parts -------------------------------------------------------------------------
+
+/** Splits the block's proto encoding into parts (types.Block.MakePartSet). */
+export function makePartSet(b: Block, partSize: number = PART_SIZE_BYTES): PartSet {
+  return PartSet.fromData(encodeBlock(b), partSize);
+}
+
+/** {header hash, part set header}; the hash is empty when the header has no validatorsHash. */
+export function blockId(b: Block, parts: PartSet): BlockId {
+  return { hash: headerHash(b.header) ?? new Uint8Array(0), partSetHeader: parts.header() };
+}
+
+/** The block store's per-height summary (types.NewBlockMeta). */
+export function createBlockMeta(b: Block, parts: PartSet): BlockMeta {
+  return { blockId: blockId(b, parts), blockSize: parts.byteSize(), header: b.header, numTxs: b.data.txs.length };
+}
+
+/** The LastCommit of a block at the initial height: height 0, round 0, zero BlockId, no signatures. */
+export function emptyCommit(): Commit {
+  return { height: 0, round: 0, blockId: zeroBlockId(), signatures: [] };
+}
+
+/**
+ * types.Commit.GetVote: the precommit a CommitSig stands for. Flag commit uses the commit's
+ * BlockId; nil and absent use the zero BlockId (spec §5 "Commit verification").
+ */
+export function commitSigToVote(commit: Commit, index: number): Vote {
+  const sig = commit.signatures[index];
+  if (!sig)
+    throw new InvalidCommitError(`no commit signature at index ${index} (commit has ${commit.signatures.length})`);
+  return {
+    type: SIGNED_MSG_TYPE.precommit,
+    height: commit.height,
+    round: commit.round,
+    blockId: sig.blockIdFlag === BLOCK_ID_FLAG.commit ? commit.blockId : zeroBlockId(),
+    timestamp: sig.timestamp,
+    validatorAddress: sig.validatorAddress,
+    validatorIndex: index,
+    signature: sig.signature,
+    extension: new Uint8Array(0),
+    extensionSignature: new Uint8Array(0),
+  };
+}
+
+/** An absent slot: flag absent, no address, no signature, Go's zero time. */
+export function absentCommitSig(): CommitSig {
+  return {
+    blockIdFlag: BLOCK_ID_FLAG.absent,
+    validatorAddress: new Uint8Array(0),
+    timestamp: GO_ZERO_TIME,
+    signature: new Uint8Array(0),
+  };
+}
+
+// ---- validation ---------------------------------------------------------------------------------
+
+/** types.CommitSig.ValidateBasic as a message, or undefined when the sig is well formed. */
+export function commitSigProblem(cs: CommitSig): string | undefined {
+  const flag: number = cs.blockIdFlag;
+  if (flag !== BLOCK_ID_FLAG.absent && flag !== BLOCK_ID_FLAG.commit && flag !== BLOCK_ID_FLAG.nil) {
+    return `unknown BlockIDFlag: ${flag}`;
+  }
+  if (flag === BLOCK_ID_FLAG.absent) {
+    if (cs.validatorAddress.length !== 0) return "validator address is present";
+    if (cs.timestamp !== GO_ZERO_TIME) return "time is present";
+    if (cs.signature.length !== 0) return "signature is present";
+    return undefined;
+  }
+  if (cs.validatorAddress.length !== ADDRESS_SIZE) {
+    return `expected ValidatorAddress size to be ${ADDRESS_SIZE} bytes, got ${cs.validatorAddress.length} bytes`;
+  }
+  if (cs.signature.length === 0) return "signature is missing";
+  if (cs.signature.length > MAX_SIGNATURE_SIZE) return `signature is too big (max: ${MAX_SIGNATURE_SIZE})`;
+  return undefined;
+}
+
+/** types.Commit.ValidateBasic. Throws InvalidCommitError. */
+export function validateCommitBasic(c: Commit): void {
+  if (c.height < 0) throw new InvalidCommitError("negative Height");
+  if (c.round < 0) throw new InvalidCommitError("negative Round");
+  if (c.height >= 1) {
+    if (isZeroBlockId(c.blockId)) throw new InvalidCommitError("commit cannot be for nil block");
+    if (c.signatures.length === 0) throw new InvalidCommitError("no signatures in commit");
+    c.signatures.forEach((s, i) => {
+      const p = commitSigProblem(s);
+      if (p) throw new InvalidCommitError(`wrong CommitSig #${i}: ${p}`);
+    });
+  }
+}
+
+/** types.Header.ValidateBasic. Throws InvalidBlockError. */
+export function validateHeaderBasic(h: Header): void {
+  const fail = (m: string): never => {
+    throw new InvalidBlockError(m);
+  };
+  if (h.version.block !== BLOCK_PROTOCOL) {
+    fail(`block protocol is incorrect: got: ${h.version.block}, want: ${BLOCK_PROTOCOL} `);
+  }
+  const chainIdLen = Buffer.byteLength(h.chainId, "utf8");
+  if (chainIdLen > MAX_CHAIN_ID_LENGTH) fail(`chainID is too long; got: ${chainIdLen}, max: ${MAX_CHAIN_ID_LENGTH}`);
+  if (h.height < 0) fail("negative Height");
+  if (h.height === 0) fail("zero Height");
+  try {
+    validateBlockIdBasic(h.lastBlockId);
+  } catch (err) {
+    fail(`wrong LastBlockID: ${(err as Error).message}`);
+  }
+  const hashes: [string, Uint8Array][] = [
+    ["LastCommitHash", h.lastCommitHash],
+    ["DataHash", h.dataHash],
+    ["EvidenceHash", h.evidenceHash],
+  ];
+  for (const [name, v] of hashes) {
+    const p = hashSizeProblem(v);
+    if (p) fail(`wrong ${name}: ${p}`);
+  }
+  if (h.proposerAddress.length !== ADDRESS_SIZE) {
+    fail(`invalid ProposerAddress length; got: ${h.proposerAddress.length}, expected: ${ADDRESS_SIZE}`);
+  }
+  // The app hash may have any length; the rest are checked against state later (state.validateBlock).
+  const appHashes: [string, Uint8Array][] = [
+    ["ValidatorsHash", h.validatorsHash],
+    ["NextValidatorsHash", h.nextValidatorsHash],
+    ["ConsensusHash", h.consensusHash],
+    ["LastResultsHash", h.lastResultsHash],
+  ];
+  for (const [name, v] of appHashes) {
+    const p = hashSizeProblem(v);
+    if (p) fail(`wrong ${name}: ${p}`);
+  }
+}
+
+/**
+ * types.Block.ValidateBasic: a well-formed header and last commit, and header hashes that match
+ * the last commit, the txs and the evidence. Throws InvalidBlockError with CometBFT's message.
+ */
+export function validateBlockBasic(b: Block): void {
+  try {
+    validateHeaderBasic(b.header);
+  } catch (err) {
+    throw new InvalidBlockError(`invalid header: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    validateCommitBasic(b.lastCommit);
+  } catch (err) {
+    throw new InvalidBlockError(`wrong LastCommit: ${(err as Error).message}`, { cause: err });
+  }
+  const lc = commitHash(b.lastCommit);
+  if (!bytesEqual(b.header.lastCommitHash, lc)) {
+    throw new InvalidBlockError(
+      `wrong Header.LastCommitHash. Expected ${bytesToHexUpper(lc)}, got ${bytesToHexUpper(b.header.lastCommitHash)}`,
+    );
+  }
+  const dh = dataHash(b.data.txs);
+  if (!bytesEqual(b.header.dataHash, dh)) {
+    throw new InvalidBlockError(
+      `wrong Header.DataHash. Expected ${bytesToHexUpper(dh)}, got ${bytesToHexUpper(b.header.dataHash)}`,
+    );
+  }
+  b.evidence.forEach((ev, i) => {
+    try {
+      validateEvidenceBasic(ev);
+    } catch (err) {
+      throw new InvalidBlockError(`invalid evidence (#${i}): ${(err as Error).message}`, { cause: err });
+    }
+  });
+  const eh = evidenceHash(b.evidence);
+  if (!bytesEqual(b.header.evidenceHash, eh)) {
+    // Go prints the header's hash as "Expected" here (types/block.go); kept for identical logs.
+    throw new InvalidBlockError(
+      `wrong Header.EvidenceHash. Expected ${bytesToHexUpper(b.header.evidenceHash)}, got ${bytesToHexUpper(eh)}`,
+    );
+  }
+}
+
+// ---- BFT time and size limits -------------------------------------------------------------------
+
+/**
+ * state.MedianTime (BFT time, spec §5): the voting-power-weighted median of the non-absent
+ * signatures' timestamps. Sorted ascending, the first time whose weight covers the remaining
+ * half of the total is the median. Go's zero time when no signature counts.
+ */
+export function medianTime(commit: Commit, validators: ValidatorSet): Timestamp {
+  const weighted: { time: Timestamp; weight: bigint }[] = [];
+  let total = 0n;
+  for (const sig of commit.signatures) {
+    if (sig.blockIdFlag === BLOCK_ID_FLAG.absent) continue;
+    const found = validators.getByAddress(sig.validatorAddress);
+    if (!found) {
+      throw new InvalidBlockError(
+        `commit validator not found in validator set: ${bytesToHexUpper(sig.validatorAddress)}`,
+      );
+    }
+    total += found.validator.votingPower;
+    weighted.push({ time: sig.timestamp, weight: found.validator.votingPower });
+  }
+  weighted.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  let median = total / 2n;
+  for (const w of weighted) {
+    if (median <= w.weight) return w.time;
+    median -= w.weight;
+  }
+  return GO_ZERO_TIME;
+}
+
+/** types.MaxCommitBytes: the most a LastCommit for `valCount` validators can take. */
+export function maxCommitBytes(valCount: number): number {
+  return MAX_COMMIT_OVERHEAD_BYTES + (MAX_COMMIT_SIG_BYTES + 2) * valCount;
+}
+
+/**
+ * types.MaxDataBytes: room left for txs in a block of maxBytes once header, last commit and
+ * evidence are accounted for (PrepareProposal's max_tx_bytes). Throws when nothing is left.
+ */
+export function maxDataBytes(maxBytes: number, evidenceBytes: number, valCount: number): number {
+  const n = maxBytes - MAX_OVERHEAD_FOR_BLOCK - MAX_HEADER_BYTES - maxCommitBytes(valCount) - evidenceBytes;
+  if (n < 0) {
+    throw new InvalidBlockError(
+      `Negative MaxDataBytes. Block.MaxBytes=${maxBytes} is too small to accommodate header&lastCommit&evidence=${-(n - maxBytes)}`,
+    );
+  }
+  return n;
 }

@@ -1,0 +1,246 @@
+import { readFileSync } from "node:fs";
+import { Command, Option } from "commander";
+import {
+  COMETBFT_VERSION,
+  ConfigError,
+  type ConfigOverrides,
+  GenesisError,
+  initHome,
+  isHomeInitialized,
+  type LogLevelName,
+  listSettings,
+  loadNodeConfig,
+  loadNodeKey,
+  type NodeConfig,
+  NodeKeyFileError,
+  normalizeFlagName,
+  resetHome,
+  resolveHome,
+} from "../config/index.js";
+import {
+  DoubleSignError,
+  encodePubKeyJson,
+  InvalidSignRequestError,
+  loadPrivValidatorKey,
+  PrivValidatorFileError,
+} from "../privval/index.js";
+import { createLogger, type Logger } from "../util/logger.js";
+
+/** What the program needs from the outside world; tests pass their own. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+  /** Ends the process (process.exit in production). */
+  exit(code: number): never;
+}
+
+export const processIo: CliIo = {
+  out: (line) => console.log(line),
+  err: (line) => console.error(line),
+  env: process.env,
+  exit: (code) => process.exit(code),
+};
+
+/** Errors caused by the user's files or flags: the message is enough, no stack trace. */
+const USER_ERRORS = [
+  ConfigError,
+  GenesisError,
+  NodeKeyFileError,
+  PrivValidatorFileError,
+  DoubleSignError,
+  InvalidSignRequestError,
+] as const;
+
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+  return pkg.version ?? "0.0.0";
+}
+
+/** pino level for a log_level name ("none" silences). */
+function pinoLevel(level: LogLevelName): string {
+  return level === "none" ? "silent" : level;
+}
+
+export function createNodeLogger(config: NodeConfig): Logger {
+  return createLogger({ level: pinoLevel(config.base.logLevels.default), format: config.base.logFormat });
+}
+
+interface GlobalOpts {
+  home?: string;
+  log_level?: string;
+}
+
+/** Settings flags in argv may use "-" or "_" (--p2p.external-address); rewrite them to the table's spelling. */
+export function normalizeArgv(argv: readonly string[]): string[] {
+  const canonical = new Map<string, string>();
+  for (const e of listSettings()) if (e.flag !== undefined) canonical.set(normalizeFlagName(e.flag), e.flag);
+  return argv.map((arg) => {
+    if (!arg.startsWith("--")) return arg;
+    const eq = arg.indexOf("=");
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    const flag = canonical.get(normalizeFlagName(name));
+    if (flag === undefined || flag === name) return arg;
+    return eq < 0 ? flag : `${flag}${arg.slice(eq)}`;
+  });
+}
+
+/** Builds the `cometh` command tree. Actions report user errors on stderr and exit 1. */
+export function buildProgram(io: CliIo = processIo): Command {
+  const program = new Command("cometh")
+    .description("A CometBFT v0.38 compatible blockchain node")
+    .option("--home <dir>", "directory for config and data (default: $COMETH_HOME or ~/.cometh)")
+    .option("--log_level <level>", 'log level, e.g. "info" or "consensus:debug,*:error"')
+    .showHelpAfterError('(run "cometh help <command>" for usage)')
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+
+  const globals = (cmd: Command): GlobalOpts => cmd.optsWithGlobals<GlobalOpts>();
+  const homeOf = (cmd: Command) => resolveHome(globals(cmd).home, io.env);
+  const globalOverrides = (cmd: Command): ConfigOverrides => {
+    const level = globals(cmd).log_level;
+    return level === undefined ? {} : { log_level: level };
+  };
+
+  const run =
+    <A extends unknown[]>(fn: (...args: A) => Promise<void> | void) =>
+    async (...args: A): Promise<void> => {
+      try {
+        await fn(...args);
+      } catch (err) {
+        if (USER_ERRORS.some((cls) => err instanceof cls)) {
+          io.err(`ERROR: ${(err as Error).message}`);
+        } else {
+          io.err(`ERROR: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        }
+        io.exit(1);
+      }
+    };
+
+  program
+    .command("init")
+    .description(
+      "Initialize a home directory: config files, validator key, node key and genesis (existing files are kept)",
+    )
+    .option("--chain-id <id>", 'chain id for a new genesis (default: "test-chain-" and 6 random characters)')
+    .option("--moniker <name>", "node name written into a new config.toml (default: the host name)")
+    .action(
+      run(async (opts: { chainId?: string; moniker?: string }, cmd: Command) => {
+        const home = homeOf(cmd);
+        const result = await initHome(home, {
+          ...(opts.chainId !== undefined ? { chainId: opts.chainId } : {}),
+          ...(opts.moniker !== undefined ? { moniker: opts.moniker } : {}),
+        });
+        for (const f of result.files) io.out(`${f.action === "generated" ? "Generated" : "Found"} ${f.path}`);
+        io.out(`chain_id=${result.chainId} node_id=${result.nodeId} home=${result.home}`);
+      }),
+    );
+
+  const start = program
+    .command("start")
+    .aliases(["node", "run"])
+    .description("Run the node (initialises the home first when it has no config)");
+  for (const e of listSettings()) {
+    if (e.flag === undefined || e.flag === "--log_level") continue;
+    const firstLine = e.setting.doc.split("\n")[0] ?? "";
+    const d = e.setting.default;
+    const def = typeof d === "string" || Array.isArray(d) ? JSON.stringify(d) : String(d);
+    const description = `${firstLine ? `${firstLine} ` : ""}(${e.display} in ${e.file}; default ${def})`;
+    start.addOption(new Option(e.setting.kind === "boolean" ? `${e.flag} [bool]` : `${e.flag} <value>`, description));
+  }
+  start.action(
+    run(async (_opts: unknown, cmd: Command) => {
+      const home = homeOf(cmd);
+      const overrides: ConfigOverrides = { ...globalOverrides(cmd) };
+      for (const opt of cmd.options) {
+        const attr = opt.attributeName();
+        if (cmd.getOptionValueSource(attr) !== "cli" || opt.long === undefined) continue;
+        overrides[opt.long] = cmd.getOptionValue(attr) as string | boolean;
+      }
+      if (!isHomeInitialized(home)) {
+        const moniker = overrides["--moniker"];
+        const result = await initHome(home, typeof moniker === "string" ? { moniker } : {});
+        for (const f of result.files) if (f.action === "generated") io.err(`Generated ${f.path}`);
+      }
+      const config = loadNodeConfig(home, overrides);
+      const log = createNodeLogger(config);
+      for (const w of config.warnings) log.warn(w);
+      // Loaded on demand so that init/show-*/version work without the node's dependencies.
+      const { startNode } = await import("../node/index.js");
+      const node = await startNode(config, log);
+      let stopping = false;
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (stopping) return;
+        stopping = true;
+        log.info({ signal }, "stopping node");
+        node.stop().then(
+          () => log.flush(() => io.exit(0)),
+          (err: unknown) => {
+            io.err(
+              `ERROR: stopping the node failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+            );
+            io.exit(1);
+          },
+        );
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+    }),
+  );
+
+  program
+    .command("show-node-id")
+    .alias("show_node_id")
+    .description("Show this node's ID (lowercase hex)")
+    .action(
+      run(async (_opts: unknown, cmd: Command) => {
+        const config = loadNodeConfig(homeOf(cmd), globalOverrides(cmd));
+        const key = await loadNodeKey(config.base.nodeKeyFile);
+        io.out(key.id);
+      }),
+    );
+
+  program
+    .command("show-validator")
+    .alias("show_validator")
+    .description("Show this node's validator public key")
+    .action(
+      run((_opts: unknown, cmd: Command) => {
+        const config = loadNodeConfig(homeOf(cmd), globalOverrides(cmd));
+        const key = loadPrivValidatorKey(config.base.privValidatorKeyFile);
+        io.out(JSON.stringify(encodePubKeyJson(key.pubKey)));
+      }),
+    );
+
+  program
+    .command("version")
+    .description("Show the version")
+    .action(
+      run(() => {
+        io.out(`cometh ${packageVersion()} (CometBFT ${COMETBFT_VERSION} compatible)`);
+      }),
+    );
+
+  program
+    .command("unsafe-reset-all")
+    .alias("unsafe_reset_all")
+    .description(
+      "(unsafe) Remove all the data and WAL, reset this node's validator to genesis state (keys and config are kept)",
+    )
+    .option("--keep-addr-book", "keep the address book intact")
+    .action(
+      run(async (opts: { keepAddrBook?: boolean }, cmd: Command) => {
+        const config = loadNodeConfig(homeOf(cmd), globalOverrides(cmd));
+        const result = await resetHome(config, { keepAddrBook: opts.keepAddrBook === true });
+        if (opts.keepAddrBook) io.out("The address book remains intact");
+        for (const p of result.removed) io.out(`Removed ${p}`);
+        io.out(`Reset private validator file to genesis state: ${result.privValidatorStateFile}`);
+      }),
+    );
+
+  return program;
+}
+
+/** Parses argv (as process.argv) and runs the command. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<void> {
+  await buildProgram(io).parseAsync(normalizeArgv(argv));
+}

@@ -1,0 +1,1592 @@
+import {
+  BitArray,
+  BLOCK_ID_FLAG,
+  type Block,
+  type BlockId,
+  type ChainState,
+  type Commit,
+  commitSigToVote,
+  decodeBlock,
+  emptyCommit,
+  isZeroBlockId,
+  makePartSet,
+  type PartSet,
+  PartSet as PartSetClass,
+  type PartSetHeader,
+  type Proposal,
+  SIGNED_MSG_TYPE,
+  type ValidatorSet,
+  type Vote,
+  type VoteType,
+  verifyProposal,
+  zeroBlockId,
+} from "../types/index.js";
+import { bytesEqual, bytesToHexUpper, EMPTY_BYTES } from "../util/bytes.js";
+import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
+import { BlockExecutor, blockHash, blockHashesTo, MAX_BLOCK_SIZE_BYTES } from "./blockExecutor.js";
+import type { ConsensusDeps, ConsensusEventMap, RoundStateEvent } from "./deps.js";
+import {
+  ConflictingPeerMaj23Error,
+  ConflictingVoteError,
+  ConsensusError,
+  ConsensusFailureError,
+  DoubleSignRiskError,
+  InvalidBlockPartError,
+  InvalidProposalError,
+  InvalidVoteError,
+  NonDeterministicSignatureError,
+  UnwantedRoundVoteError,
+  WalCorruptionError,
+  WalReplayError,
+} from "./errors.js";
+import { HeightVoteSet } from "./heightVoteSet.js";
+import {
+  type BlockPartMessage,
+  type ConsensusMessage,
+  isStateMachineMessage,
+  type StateMachineMessage,
+} from "./messages.js";
+import { PeerState, type PeerStateView } from "./peerState.js";
+import { ROUND_STEP, type RoundStep, roundStepName } from "./roundStep.js";
+import { type TimeoutInfo, TimeoutTicker } from "./ticker.js";
+import { type ConsensusStateView, partSetView, type RoundStateView, validatorSetSnapshot } from "./views.js";
+import { VoteSet } from "./voteSet.js";
+import { Wal } from "./wal.js";
+import type { TimedWalMessage, WalMessage } from "./walCodec.js";
+
+/** [consensus] settings, durations in milliseconds (spec §6). */
+export interface ConsensusOptions {
+  timeoutProposeMs: number;
+  timeoutProposeDeltaMs: number;
+  timeoutPrevoteMs: number;
+  timeoutPrevoteDeltaMs: number;
+  timeoutPrecommitMs: number;
+  timeoutPrecommitDeltaMs: number;
+  /** start_time of the next height = commit_time + timeout_commit. */
+  timeoutCommitMs: number;
+  skipTimeoutCommit: boolean;
+  createEmptyBlocks: boolean;
+  createEmptyBlocksIntervalMs: number;
+  /** Refuse to start when this validator signed one of the last N commits (0 = off). */
+  doubleSignCheckHeight: number;
+  /** The WAL head file, e.g. `<home>/data/cs.wal/wal`. */
+  walPath: string;
+  /** block_time_tolerance (default 60 s; 0 = off). */
+  blockTimeToleranceMs?: number;
+  /** peer_gossip_sleep_duration (default 100 ms): how often peers are sent what they lack. */
+  peerGossipSleepDurationMs?: number;
+}
+
+/** Consensus defaults of CometBFT's config.toml. */
+export function defaultConsensusOptions(walPath: string): ConsensusOptions {
+  return {
+    timeoutProposeMs: 3000,
+    timeoutProposeDeltaMs: 500,
+    timeoutPrevoteMs: 1000,
+    timeoutPrevoteDeltaMs: 500,
+    timeoutPrecommitMs: 1000,
+    timeoutPrecommitDeltaMs: 500,
+    timeoutCommitMs: 1000,
+    skipTimeoutCommit: false,
+    createEmptyBlocks: true,
+    createEmptyBlocksIntervalMs: 0,
+    doubleSignCheckHeight: 0,
+    walPath,
+    blockTimeToleranceMs: 60_000,
+    peerGossipSleepDurationMs: 100,
+  };
+}
+
+type QueueItem =
+  | { kind: "msg"; msg: StateMachineMessage; peerId: string }
+  | { kind: "timeout"; timeout: TimeoutInfo }
+  | { kind: "txsAvailable" };
+
+/** The peer id own messages carry (CometBFT uses the empty id for internal messages). */
+const OWN = "";
+const MS = 1_000_000n;
+
+/** Errors caused by what a peer sent: logged, never fatal. Anything else halts consensus. */
+function isPeerFault(err: unknown): boolean {
+  return (
+    err instanceof InvalidVoteError ||
+    err instanceof NonDeterministicSignatureError ||
+    err instanceof ConflictingVoteError ||
+    err instanceof UnwantedRoundVoteError ||
+    err instanceof ConflictingPeerMaj23Error ||
+    err instanceof InvalidProposalError ||
+    err instanceof InvalidBlockPartError
+  );
+}
+
+/** A source of votes to gossip: a VoteSet or a stored commit. */
+interface VoteSource {
+  height: number;
+  round: number;
+  type: VoteType;
+  size(): number;
+  isCommit(): boolean;
+  bitArray(): BitArray;
+  getByIndex(i: number): Vote | undefined;
+}
+
+function commitVoteSource(commit: Commit): VoteSource {
+  const bits = new BitArray(commit.signatures.length);
+  commit.signatures.forEach((s, i) => {
+    if (s.blockIdFlag !== BLOCK_ID_FLAG.absent) bits.set(i, true);
+  });
+  return {
+    height: commit.height,
+    round: commit.round,
+    type: SIGNED_MSG_TYPE.precommit,
+    size: () => commit.signatures.length,
+    isCommit: () => true,
+    bitArray: () => bits.copy(),
+    getByIndex: (i) =>
+      commit.signatures[i] !== undefined && commit.signatures[i]?.blockIdFlag !== BLOCK_ID_FLAG.absent
+        ? commitSigToVote(commit, i)
+        : undefined,
+  };
+}
+
+/**
+ * The Tendermint state machine (CometBFT consensus/state.go). Every input — peer messages, own
+ * proposals/votes, timeouts, "txs available" — goes through one queue and is handled to completion
+ * (awaits included) before the next one starts, so no two transitions interleave. Own messages
+ * are written to the WAL and fsynced before they are handled.
+ */
+export class ConsensusState {
+  // RoundState (consensus/types.RoundState).
+  height = 0;
+  round = 0;
+  step: RoundStep = ROUND_STEP.newHeight;
+  startTime: Timestamp = GO_ZERO_TIME;
+  commitTime: Timestamp = GO_ZERO_TIME;
+  validators!: ValidatorSet;
+  proposal: Proposal | undefined;
+  proposalBlock: Block | undefined;
+  proposalBlockParts: PartSet | undefined;
+  lockedRound = -1;
+  lockedBlock: Block | undefined;
+  lockedBlockParts: PartSet | undefined;
+  validRound = -1;
+  validBlock: Block | undefined;
+  validBlockParts: PartSet | undefined;
+  votes!: HeightVoteSet;
+  commitRound = -1;
+  lastCommit: VoteSet | undefined;
+  lastValidators!: ValidatorSet;
+  triggeredTimeoutPrecommit = false;
+
+  /** The chain state after the last committed block. */
+  state!: ChainState;
+
+  private readonly opts: ConsensusOptions;
+  private readonly deps: ConsensusDeps;
+  private readonly blockExec: BlockExecutor;
+  private readonly ticker: TimeoutTicker;
+  private wal: Wal | undefined;
+  private readonly internalQueue: QueueItem[] = [];
+  private readonly peerQueue: QueueItem[] = [];
+  private processing = false;
+  private replayMode = false;
+  private started = false;
+  /** Set once the WAL replay is done: only then does the queue run. */
+  private running = false;
+  private stopped = false;
+  private halted: Error | undefined;
+  private idleWaiters: (() => void)[] = [];
+  private heightWaiters: { height: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+  private readonly peers = new Map<string, PeerState>();
+  private unsubscribeTxs: (() => void) | undefined;
+  private cancelGossip: (() => void) | undefined;
+  private constructed = false;
+
+  constructor(opts: ConsensusOptions, deps: ConsensusDeps, state: ChainState) {
+    this.opts = opts;
+    this.deps = deps;
+    this.blockExec = new BlockExecutor(
+      {
+        app: deps.app,
+        blockStore: deps.blockStore,
+        stateStore: deps.stateStore,
+        mempool: deps.mempool,
+        events: deps.events,
+        clock: deps.clock,
+        log: deps.log,
+        ...(deps.failPoint === undefined ? {} : { failPoint: deps.failPoint }),
+      },
+      { blockTimeToleranceMs: opts.blockTimeToleranceMs ?? 60_000 },
+    );
+    this.ticker = new TimeoutTicker(deps.clock, (ti) => this.enqueue({ kind: "timeout", timeout: ti }, false));
+    if (state.lastBlockHeight > 0) this.reconstructLastCommit(state);
+    this.updateToState(state);
+    this.constructed = true;
+    if (state.consensusParams.abci.voteExtensionsEnableHeight > 0n) {
+      deps.log.warn(
+        { enableHeight: state.consensusParams.abci.voteExtensionsEnableHeight.toString() },
+        "vote extensions are not supported by this node; votes carry none and peers' extensions are refused",
+      );
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /** Opens the WAL, replays the current height from it, then starts round 0 at start_time. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.wal = await Wal.open(this.opts.walPath, { log: this.deps.log });
+    await this.catchupReplayWithRepair();
+    this.checkDoubleSigningRisk(this.height);
+    if (this.waitForTxs()) {
+      this.unsubscribeTxs = this.deps.mempool.onTxsAvailable(() => this.enqueue({ kind: "txsAvailable" }, false));
+    }
+    this.running = true;
+    this.scheduleRound0();
+    this.scheduleGossip();
+    // Peers added before start have not heard from us yet.
+    this.broadcast(this.newRoundStepMessage());
+    this.kick();
+  }
+
+  /** Stops after the input being handled; closes the WAL. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.ticker.stop();
+    this.cancelGossip?.();
+    this.unsubscribeTxs?.();
+    await this.idle();
+    await this.wal?.close();
+    this.rejectWaiters(new ConsensusError("consensus stopped"));
+  }
+
+  /** Resolves once nothing is queued or being handled. */
+  idle(): Promise<void> {
+    if (!this.processing) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** True when no input is queued or being handled. */
+  isIdle(): boolean {
+    return !this.processing && this.internalQueue.length === 0 && this.peerQueue.length === 0;
+  }
+
+  /** Resolves once block `height` is committed and applied. */
+  waitForHeight(height: number): Promise<void> {
+    if (this.state.lastBlockHeight >= height) return Promise.resolve();
+    if (this.halted !== undefined) return Promise.reject(this.halted);
+    return new Promise((resolve, reject) => this.heightWaiters.push({ height, resolve, reject }));
+  }
+
+  /** Why consensus halted, if it did. */
+  haltError(): Error | undefined {
+    return this.halted;
+  }
+
+  private halt(err: unknown): void {
+    const e = err instanceof Error ? err : new ConsensusFailureError(String(err));
+    this.halted = e;
+    this.deps.log.error({ err: e, height: this.height, round: this.round, step: this.step }, "CONSENSUS FAILURE!!!");
+    this.ticker.stop();
+    this.cancelGossip?.();
+    this.unsubscribeTxs?.();
+    this.internalQueue.length = 0;
+    this.peerQueue.length = 0;
+    this.rejectWaiters(e);
+  }
+
+  private rejectWaiters(err: Error): void {
+    const waiters = this.heightWaiters;
+    this.heightWaiters = [];
+    for (const w of waiters) w.reject(err);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The input queue
+
+  private enqueue(item: QueueItem, internal: boolean): void {
+    if (this.stopped || this.halted !== undefined) return;
+    (internal ? this.internalQueue : this.peerQueue).push(item);
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.processing || !this.running || this.stopped || this.halted !== undefined) return;
+    if (this.internalQueue.length === 0 && this.peerQueue.length === 0) return;
+    this.processing = true;
+    queueMicrotask(() => {
+      this.drain().catch((err: unknown) => this.halt(err));
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.stopped && this.halted === undefined) {
+        const item = this.internalQueue.shift() ?? this.peerQueue.shift();
+        if (item === undefined) break;
+        await this.handleItem(item);
+      }
+    } catch (err) {
+      this.halt(err);
+    } finally {
+      this.processing = false;
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  private async handleItem(item: QueueItem): Promise<void> {
+    const now = this.deps.clock.nowNs();
+    switch (item.kind) {
+      case "msg":
+        if (item.peerId === OWN) {
+          await this.wal?.writeSync({ kind: "msgInfo", peerId: OWN, msg: item.msg }, now);
+          this.deps.failPoint?.("afterOwnMessageWal", {
+            height: this.height,
+            msg: {
+              kind: item.msg.kind,
+              round:
+                item.msg.kind === "vote"
+                  ? item.msg.vote.round
+                  : item.msg.kind === "proposal"
+                    ? item.msg.proposal.round
+                    : item.msg.round,
+              ...(item.msg.kind === "vote" ? { voteType: item.msg.vote.type } : {}),
+            },
+          });
+          // Signed and in the WAL: peers can have it now, before handling (which may commit a block).
+          this.gossipOwn(item.msg);
+          await this.handleMsg(item.msg, OWN);
+        } else {
+          this.walWrite({ kind: "msgInfo", peerId: item.peerId, msg: item.msg });
+          await this.handleMsg(item.msg, item.peerId);
+        }
+        return;
+      case "timeout":
+        this.walWrite({ kind: "timeout", timeout: item.timeout });
+        await this.handleTimeout(item.timeout);
+        return;
+      case "txsAvailable":
+        await this.handleTxsAvailable();
+        return;
+    }
+  }
+
+  private sendInternal(msg: StateMachineMessage): void {
+    this.enqueue({ kind: "msg", msg, peerId: OWN }, true);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // WAL catch-up replay (consensus/replay.go catchupReplay)
+
+  private async catchupReplayWithRepair(): Promise<void> {
+    try {
+      await this.catchupReplay(this.height);
+    } catch (err) {
+      if (err instanceof WalCorruptionError) throw err;
+      this.deps.log.error({ err: (err as Error).message }, "error on catchup replay; proceeding to start state anyway");
+    }
+  }
+
+  private async catchupReplay(csHeight: number): Promise<void> {
+    const wal = this.wal;
+    if (wal === undefined) return;
+    if (wal.searchForEndHeight(csHeight).found) {
+      throw new WalReplayError(`wal should not contain #ENDHEIGHT ${csHeight}`);
+    }
+    const endHeight = csHeight === this.state.initialHeight ? 0 : csHeight - 1;
+    const res = wal.searchForEndHeight(endHeight);
+    if (!res.found) {
+      throw new WalReplayError(`cannot replay height ${csHeight}. WAL does not contain #ENDHEIGHT for ${endHeight}`);
+    }
+    this.deps.log.info({ height: csHeight, records: res.messages.length }, "Catchup by replaying consensus messages");
+    this.replayMode = true;
+    try {
+      for (const m of res.messages) await this.readReplayMessage(m);
+    } finally {
+      this.replayMode = false;
+    }
+    this.deps.log.info("Replay: Done");
+  }
+
+  private async readReplayMessage(m: TimedWalMessage): Promise<void> {
+    const msg = m.msg;
+    switch (msg.kind) {
+      case "endHeight":
+      case "roundState":
+        return;
+      case "msgInfo":
+        await this.handleMsg(msg.msg, msg.peerId);
+        return;
+      case "timeout":
+        await this.handleTimeout(msg.timeout);
+        return;
+    }
+  }
+
+  /** double_sign_check_height: refuse to start when our signature is in one of the last N commits. */
+  private checkDoubleSigningRisk(height: number): void {
+    const signer = this.deps.signer;
+    const n = Math.min(this.opts.doubleSignCheckHeight, height);
+    if (signer === undefined || n <= 0) return;
+    const addr = signer.address();
+    for (let i = 1; i < n; i++) {
+      const h = height - i;
+      const commit =
+        h === this.deps.blockStore.height()
+          ? this.deps.blockStore.loadSeenCommit(h)
+          : this.deps.blockStore.loadBlockCommit(h);
+      if (commit === undefined) continue;
+      for (const sig of commit.signatures) {
+        if (sig.blockIdFlag === BLOCK_ID_FLAG.commit && bytesEqual(sig.validatorAddress, addr)) {
+          throw new DoubleSignRiskError(
+            `found signature from the same key at height ${h}. Another node may be running this validator; set double_sign_check_height = 0 to skip the check`,
+          );
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // State updates
+
+  private reconstructLastCommit(state: ChainState): void {
+    const h = state.lastBlockHeight;
+    const commit = this.deps.blockStore.loadSeenCommit(h) ?? this.deps.blockStore.loadBlockCommit(h);
+    if (commit === undefined) {
+      throw new ConsensusFailureError(`failed to reconstruct last commit; commit for height ${h} not found`);
+    }
+    if (commit.height !== h) {
+      throw new ConsensusFailureError(`failed to reconstruct last commit; heights don't match ${commit.height}!=${h}`);
+    }
+    const vs = VoteSet.fromCommit(state.chainId, commit, state.lastValidators);
+    if (!vs.hasTwoThirdsMajority()) {
+      throw new ConsensusFailureError("failed to reconstruct last commit; commit does not have +2/3 majority");
+    }
+    this.lastCommit = vs;
+  }
+
+  /** Moves to the height after `state` (updateToState): round 0, NewHeight, fresh vote sets. */
+  private updateToState(state: ChainState): void {
+    if (this.commitRound > -1 && this.height > 0 && this.height !== state.lastBlockHeight) {
+      throw new ConsensusFailureError(
+        `updateToState() expected state height of ${this.height} but found ${state.lastBlockHeight}`,
+      );
+    }
+    if (this.state !== undefined && state.lastBlockHeight <= this.state.lastBlockHeight && this.height > 0) {
+      this.newStep();
+      return;
+    }
+    if (state.lastBlockHeight === 0) {
+      this.lastCommit = undefined;
+    } else if (this.commitRound > -1 && this.votes !== undefined) {
+      const precommits = this.votes.precommits(this.commitRound);
+      if (precommits === undefined || !precommits.hasTwoThirdsMajority()) {
+        throw new ConsensusFailureError(
+          `wanted to form a commit, but precommits (H/R: ${state.lastBlockHeight}/${this.commitRound}) didn't have 2/3+`,
+        );
+      }
+      this.lastCommit = precommits;
+    } else if (this.lastCommit === undefined) {
+      throw new ConsensusFailureError(
+        `last commit cannot be empty after initial block (H:${state.lastBlockHeight + 1})`,
+      );
+    }
+
+    const height = state.lastBlockHeight === 0 ? state.initialHeight : state.lastBlockHeight + 1;
+    this.height = height;
+    this.updateRoundStep(0, ROUND_STEP.newHeight);
+    const base = this.commitTime === GO_ZERO_TIME ? this.deps.clock.nowNs() : this.commitTime;
+    this.startTime = base + BigInt(this.opts.timeoutCommitMs) * MS;
+    this.validators = state.validators;
+    this.proposal = undefined;
+    this.proposalBlock = undefined;
+    this.proposalBlockParts = undefined;
+    this.lockedRound = -1;
+    this.lockedBlock = undefined;
+    this.lockedBlockParts = undefined;
+    this.validRound = -1;
+    this.validBlock = undefined;
+    this.validBlockParts = undefined;
+    this.votes = new HeightVoteSet(state.chainId, height, state.validators);
+    this.commitRound = -1;
+    this.lastValidators = state.lastValidators;
+    this.triggeredTimeoutPrecommit = false;
+    this.state = state;
+    this.newStep();
+  }
+
+  private updateRoundStep(round: number, step: RoundStep): void {
+    this.round = round;
+    this.step = step;
+  }
+
+  private roundStateEvent(): RoundStateEvent {
+    return { height: this.height, round: this.round, step: roundStepName(this.step) };
+  }
+
+  private publish<K extends keyof ConsensusEventMap>(type: K, data: ConsensusEventMap[K]): void {
+    try {
+      this.deps.events.publish(type, data);
+    } catch (err) {
+      this.deps.log.error({ err, type }, "failed publishing event");
+    }
+  }
+
+  /** Records and announces a step change (WAL async, NewRoundStep event, gossip). */
+  private newStep(): void {
+    // NewState's first updateToState happens before the WAL and the event bus are attached.
+    if (!this.constructed) return;
+    this.walWrite({ kind: "roundState", height: this.height, round: this.round, step: this.step });
+    this.publish("NewRoundStep", this.roundStateEvent());
+    if (!this.replayMode) this.broadcast(this.newRoundStepMessage());
+  }
+
+  private newRoundStepMessage(): ConsensusMessage {
+    const elapsedNs = this.deps.clock.nowNs() - this.startTime;
+    return {
+      kind: "newRoundStep",
+      height: this.height,
+      round: this.round,
+      step: this.step,
+      secondsSinceStartTime: Number(elapsedNs / 1_000_000_000n),
+      lastCommitRound: this.lastCommit?.round ?? -1,
+    };
+  }
+
+  /** Asynchronous WAL record: a failure is logged, as CometBFT does for non-synced writes. */
+  private walWrite(msg: WalMessage): void {
+    try {
+      this.wal?.write(msg, this.deps.clock.nowNs());
+    } catch (err) {
+      this.deps.log.error({ err }, "failed writing to WAL");
+    }
+  }
+
+  private scheduleTimeout(durationMs: number, height: number, round: number, step: RoundStep): void {
+    this.ticker.schedule({ durationMs, height, round, step });
+  }
+
+  private scheduleRound0(): void {
+    const sleepMs = Number((this.startTime - this.deps.clock.nowNs()) / MS);
+    this.scheduleTimeout(Math.max(0, sleepMs), this.height, 0, ROUND_STEP.newHeight);
+  }
+
+  private timeoutPropose(round: number): number {
+    return this.opts.timeoutProposeMs + this.opts.timeoutProposeDeltaMs * round;
+  }
+  private timeoutPrevote(round: number): number {
+    return this.opts.timeoutPrevoteMs + this.opts.timeoutPrevoteDeltaMs * round;
+  }
+  private timeoutPrecommit(round: number): number {
+    return this.opts.timeoutPrecommitMs + this.opts.timeoutPrecommitDeltaMs * round;
+  }
+
+  private waitForTxs(): boolean {
+    return !this.opts.createEmptyBlocks || this.opts.createEmptyBlocksIntervalMs > 0;
+  }
+
+  private ownAddress(): Uint8Array | undefined {
+    return this.deps.signer?.address();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Inputs
+
+  private async handleTimeout(ti: TimeoutInfo): Promise<void> {
+    if (ti.height !== this.height || ti.round < this.round || (ti.round === this.round && ti.step < this.step)) return;
+    switch (ti.step) {
+      case ROUND_STEP.newHeight:
+        await this.enterNewRound(ti.height, 0);
+        return;
+      case ROUND_STEP.newRound:
+        await this.enterPropose(ti.height, ti.round);
+        return;
+      case ROUND_STEP.propose:
+        this.publish("TimeoutPropose", this.roundStateEvent());
+        await this.enterPrevote(ti.height, ti.round);
+        return;
+      case ROUND_STEP.prevoteWait:
+        this.publish("TimeoutWait", this.roundStateEvent());
+        await this.enterPrecommit(ti.height, ti.round);
+        return;
+      case ROUND_STEP.precommitWait:
+        this.publish("TimeoutWait", this.roundStateEvent());
+        await this.enterPrecommit(ti.height, ti.round);
+        await this.enterNewRound(ti.height, ti.round + 1);
+        return;
+      default:
+        throw new ConsensusFailureError(`invalid timeout step: ${ti.step}`);
+    }
+  }
+
+  private async handleTxsAvailable(): Promise<void> {
+    if (this.round !== 0) return;
+    if (this.step === ROUND_STEP.newHeight) {
+      if (this.needProofBlock(this.height)) return;
+      // +1 ms so the NewRound timeout fires after the NewHeight one.
+      const ms = Number((this.startTime - this.deps.clock.nowNs()) / MS) + 1;
+      this.scheduleTimeout(Math.max(0, ms), this.height, 0, ROUND_STEP.newRound);
+    } else if (this.step === ROUND_STEP.newRound) {
+      await this.enterPropose(this.height, 0);
+    }
+  }
+
+  private async handleMsg(msg: StateMachineMessage, peerId: string): Promise<void> {
+    let added = false;
+    try {
+      switch (msg.kind) {
+        case "proposal":
+          this.setProposal(msg.proposal);
+          break;
+        case "blockPart": {
+          try {
+            added = this.addProposalBlockPart(msg);
+          } catch (err) {
+            if (msg.round === this.round) throw err;
+            this.deps.log.debug(
+              { height: this.height, round: this.round, blockRound: msg.round },
+              "received block part from wrong round",
+            );
+          }
+          if (added && this.proposalBlockParts?.isComplete()) await this.handleCompleteProposal(msg.height);
+          break;
+        }
+        case "vote":
+          added = await this.tryAddVote(msg.vote, peerId);
+          break;
+      }
+    } catch (err) {
+      if (!isPeerFault(err)) throw err;
+      this.deps.log.info(
+        { height: this.height, round: this.round, peer: peerId, msgType: msg.kind, err: (err as Error).message },
+        "failed to process message",
+      );
+    }
+    if (added && peerId !== OWN) {
+      const ps = this.peers.get(peerId);
+      if (ps !== undefined) {
+        if (msg.kind === "vote") ps.stats.votes++;
+        else if (msg.kind === "blockPart") ps.stats.blockParts++;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Round steps (consensus/state.go)
+
+  private async enterNewRound(height: number, round: number): Promise<void> {
+    if (this.height !== height || round < this.round || (this.round === round && this.step !== ROUND_STEP.newHeight)) {
+      return;
+    }
+    let validators = this.validators;
+    if (this.round < round) {
+      validators = validators.copy();
+      validators.incrementProposerPriority(round - this.round);
+    }
+    this.updateRoundStep(round, ROUND_STEP.newRound);
+    this.validators = validators;
+    if (round !== 0) {
+      this.proposal = undefined;
+      this.proposalBlock = undefined;
+      this.proposalBlockParts = undefined;
+    }
+    this.votes.setRound(round + 1); // also track the next round, to allow round-skipping
+    this.triggeredTimeoutPrecommit = false;
+    const proposer = validators.getProposer();
+    const index = proposer === undefined ? -1 : (validators.getByAddress(proposer.address)?.index ?? -1);
+    this.publish("NewRound", {
+      height,
+      round,
+      step: roundStepName(this.step),
+      proposer: { address: proposer?.address ?? EMPTY_BYTES, index },
+    });
+    const waitForTxs = this.waitForTxs() && round === 0 && !this.needProofBlock(height);
+    if (waitForTxs) {
+      if (this.opts.createEmptyBlocksIntervalMs > 0) {
+        this.scheduleTimeout(this.opts.createEmptyBlocksIntervalMs, height, round, ROUND_STEP.newRound);
+      }
+      // With txs already waiting, the notifier fired before this height; look at the mempool now.
+      if (this.deps.mempool.size() > 0) await this.enterPropose(height, round);
+    } else {
+      await this.enterPropose(height, round);
+    }
+  }
+
+  /** True at the initial height and when the last block changed the app hash (it must be signed). */
+  private needProofBlock(height: number): boolean {
+    if (height === this.state.initialHeight) return true;
+    const meta = this.deps.blockStore.loadBlockMeta(height - 1);
+    if (meta === undefined) return true;
+    return !bytesEqual(this.state.appHash, meta.header.appHash);
+  }
+
+  private async enterPropose(height: number, round: number): Promise<void> {
+    if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.propose <= this.step)) {
+      return;
+    }
+    this.scheduleTimeout(this.timeoutPropose(round), height, round, ROUND_STEP.propose);
+    const addr = this.ownAddress();
+    if (addr !== undefined && this.validators.getByAddress(addr) !== undefined) {
+      const proposer = this.validators.getProposer();
+      if (proposer !== undefined && bytesEqual(proposer.address, addr)) await this.decideProposal(height, round);
+    }
+    this.updateRoundStep(round, ROUND_STEP.propose);
+    this.newStep();
+    if (this.isProposalComplete()) await this.enterPrevote(height, this.round);
+  }
+
+  private async decideProposal(height: number, round: number): Promise<void> {
+    const signer = this.deps.signer;
+    if (signer === undefined) return;
+    let block: Block;
+    let parts: PartSet;
+    if (this.validBlock !== undefined && this.validBlockParts !== undefined) {
+      block = this.validBlock;
+      parts = this.validBlockParts;
+    } else {
+      let lastCommit: Commit;
+      if (height === this.state.initialHeight) lastCommit = emptyCommit();
+      else if (this.lastCommit?.hasTwoThirdsMajority()) lastCommit = this.lastCommit.makeCommit();
+      else {
+        this.deps.log.error("propose step; cannot propose anything without commit for the previous block");
+        return;
+      }
+      try {
+        ({ block, parts } = await this.blockExec.createProposalBlock(height, this.state, lastCommit, signer.address()));
+      } catch (err) {
+        this.deps.log.error({ err }, "unable to create proposal block");
+        return;
+      }
+    }
+    // Flush the WAL so a restart recomputes the same proposal (privval would refuse another).
+    await this.wal?.flushAndSync();
+    const unsigned: Proposal = {
+      type: SIGNED_MSG_TYPE.proposal,
+      height,
+      round,
+      polRound: this.validRound,
+      blockId: { hash: blockHash(block), partSetHeader: parts.header() },
+      timestamp: this.deps.clock.nowNs(),
+      signature: EMPTY_BYTES,
+    };
+    let proposal: Proposal;
+    try {
+      proposal = await signer.signProposal(this.state.chainId, unsigned);
+    } catch (err) {
+      if (!this.replayMode) this.deps.log.error({ height, round, err }, "propose step; failed signing proposal");
+      return;
+    }
+    this.sendInternal({ kind: "proposal", proposal });
+    for (let i = 0; i < parts.total; i++) {
+      const part = parts.getPart(i);
+      if (part !== undefined) this.sendInternal({ kind: "blockPart", height: this.height, round: this.round, part });
+    }
+    this.deps.log.debug({ height, round }, "signed proposal");
+  }
+
+  /** The proposal block is complete and, with a POL round, +2/3 prevotes from it are here. */
+  private isProposalComplete(): boolean {
+    if (this.proposal === undefined || this.proposalBlock === undefined) return false;
+    if (this.proposal.polRound < 0) return true;
+    return this.votes.prevotes(this.proposal.polRound)?.hasTwoThirdsMajority() ?? false;
+  }
+
+  private async enterPrevote(height: number, round: number): Promise<void> {
+    if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.prevote <= this.step)) {
+      return;
+    }
+    await this.doPrevote(height, round);
+    this.updateRoundStep(round, ROUND_STEP.prevote);
+    this.newStep();
+  }
+
+  private async doPrevote(height: number, round: number): Promise<void> {
+    if (this.lockedBlock !== undefined && this.lockedBlockParts !== undefined) {
+      await this.signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.lockedBlock), this.lockedBlockParts.header());
+      return;
+    }
+    if (this.proposalBlock === undefined || this.proposalBlockParts === undefined) {
+      await this.signAddVote(SIGNED_MSG_TYPE.prevote);
+      return;
+    }
+    try {
+      this.blockExec.validateBlock(this.state, this.proposalBlock);
+    } catch (err) {
+      this.deps.log.error(
+        { height, round, err: (err as Error).message },
+        "prevote step: consensus deems this block invalid; prevoting nil",
+      );
+      await this.signAddVote(SIGNED_MSG_TYPE.prevote);
+      return;
+    }
+    const accepted = await this.blockExec.processProposal(this.proposalBlock, this.state);
+    if (!accepted) {
+      this.deps.log.error({ height, round }, "prevote step: state machine rejected a proposed block; prevoting nil");
+      await this.signAddVote(SIGNED_MSG_TYPE.prevote);
+      return;
+    }
+    await this.signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.proposalBlock), this.proposalBlockParts.header());
+  }
+
+  private async enterPrevoteWait(height: number, round: number): Promise<void> {
+    if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.prevoteWait <= this.step)) {
+      return;
+    }
+    if (!this.votes.prevotes(round)?.hasTwoThirdsAny()) {
+      throw new ConsensusFailureError(
+        `entering prevote wait step (${height}/${round}), but prevotes does not have any +2/3 votes`,
+      );
+    }
+    this.scheduleTimeout(this.timeoutPrevote(round), height, round, ROUND_STEP.prevoteWait);
+    this.updateRoundStep(round, ROUND_STEP.prevoteWait);
+    this.newStep();
+  }
+
+  private async enterPrecommit(height: number, round: number): Promise<void> {
+    if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.precommit <= this.step)) {
+      return;
+    }
+    await this.doPrecommit(round);
+    this.updateRoundStep(round, ROUND_STEP.precommit);
+    this.newStep();
+  }
+
+  private async doPrecommit(round: number): Promise<void> {
+    const blockId = this.votes.prevotes(round)?.twoThirdsMajority();
+    if (blockId === undefined) {
+      await this.signAddVote(SIGNED_MSG_TYPE.precommit);
+      return;
+    }
+    this.publish("Polka", this.roundStateEvent());
+    const { polRound } = this.votes.polInfo();
+    if (polRound < round) throw new ConsensusFailureError(`this POLRound should be ${round} but got ${polRound}`);
+
+    if (blockId.hash.length === 0) {
+      if (this.lockedBlock !== undefined) {
+        this.lockedRound = -1;
+        this.lockedBlock = undefined;
+        this.lockedBlockParts = undefined;
+        this.publish("Unlock", this.roundStateEvent());
+      }
+      await this.signAddVote(SIGNED_MSG_TYPE.precommit);
+      return;
+    }
+    if (blockHashesTo(this.lockedBlock, blockId.hash)) {
+      this.lockedRound = round;
+      this.publish("Relock", this.roundStateEvent());
+      await this.signAddVote(SIGNED_MSG_TYPE.precommit, blockId.hash, blockId.partSetHeader);
+      return;
+    }
+    if (this.proposalBlock !== undefined && blockHashesTo(this.proposalBlock, blockId.hash)) {
+      try {
+        this.blockExec.validateBlock(this.state, this.proposalBlock);
+      } catch (err) {
+        throw new ConsensusFailureError(
+          `precommit step; +2/3 prevoted for an invalid block: ${(err as Error).message}`,
+          {
+            cause: err,
+          },
+        );
+      }
+      this.lockedRound = round;
+      this.lockedBlock = this.proposalBlock;
+      this.lockedBlockParts = this.proposalBlockParts;
+      this.publish("Lock", this.roundStateEvent());
+      await this.signAddVote(SIGNED_MSG_TYPE.precommit, blockId.hash, blockId.partSetHeader);
+      return;
+    }
+    // A polka for a block we do not have: unlock, fetch it, precommit nil.
+    this.lockedRound = -1;
+    this.lockedBlock = undefined;
+    this.lockedBlockParts = undefined;
+    if (this.proposalBlockParts === undefined || !this.proposalBlockParts.hasHeader(blockId.partSetHeader)) {
+      this.proposalBlock = undefined;
+      this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
+    }
+    this.publish("Unlock", this.roundStateEvent());
+    await this.signAddVote(SIGNED_MSG_TYPE.precommit);
+  }
+
+  private async enterPrecommitWait(height: number, round: number): Promise<void> {
+    if (this.height !== height || round < this.round || (this.round === round && this.triggeredTimeoutPrecommit)) {
+      return;
+    }
+    if (!this.votes.precommits(round)?.hasTwoThirdsAny()) {
+      throw new ConsensusFailureError(
+        `entering precommit wait step (${height}/${round}), but precommits does not have any +2/3 votes`,
+      );
+    }
+    this.scheduleTimeout(this.timeoutPrecommit(round), height, round, ROUND_STEP.precommitWait);
+    this.triggeredTimeoutPrecommit = true;
+    this.newStep();
+  }
+
+  private async enterCommit(height: number, commitRound: number): Promise<void> {
+    if (this.height !== height || ROUND_STEP.commit <= this.step) return;
+    const blockId = this.votes.precommits(commitRound)?.twoThirdsMajority();
+    if (blockId === undefined) throw new ConsensusFailureError("enterCommit() expects +2/3 precommits");
+    if (blockHashesTo(this.lockedBlock, blockId.hash)) {
+      this.proposalBlock = this.lockedBlock;
+      this.proposalBlockParts = this.lockedBlockParts;
+    }
+    if (!blockHashesTo(this.proposalBlock, blockId.hash)) {
+      if (this.proposalBlockParts === undefined || !this.proposalBlockParts.hasHeader(blockId.partSetHeader)) {
+        this.deps.log.info(
+          { commit: bytesToHexUpper(blockId.hash) },
+          "commit is for a block we do not know about; set ProposalBlock=nil",
+        );
+        this.proposalBlock = undefined;
+        this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
+        this.publish("ValidBlock", this.roundStateEvent());
+        this.broadcastValidBlock(true);
+      }
+    }
+    // Keep the round; commitRound points at the right precommits.
+    this.updateRoundStep(this.round, ROUND_STEP.commit);
+    this.commitRound = commitRound;
+    this.commitTime = this.deps.clock.nowNs();
+    this.newStep();
+    await this.tryFinalizeCommit(height);
+  }
+
+  private async tryFinalizeCommit(height: number): Promise<void> {
+    if (this.height !== height) {
+      throw new ConsensusFailureError(`tryFinalizeCommit() cs.Height: ${this.height} vs height: ${height}`);
+    }
+    const blockId = this.votes.precommits(this.commitRound)?.twoThirdsMajority();
+    if (blockId === undefined || blockId.hash.length === 0) {
+      this.deps.log.error(
+        { height },
+        "failed attempt to finalize commit; there was no +2/3 majority or +2/3 was for nil",
+      );
+      return;
+    }
+    if (!blockHashesTo(this.proposalBlock, blockId.hash)) return; // still waiting for the block
+    await this.finalizeCommit(height);
+  }
+
+  private async finalizeCommit(height: number): Promise<void> {
+    if (this.height !== height || this.step !== ROUND_STEP.commit) return;
+    const fail = this.deps.failPoint ?? (() => {});
+    const precommits = this.votes.precommits(this.commitRound);
+    const blockId = precommits?.twoThirdsMajority();
+    const block = this.proposalBlock;
+    const parts = this.proposalBlockParts;
+    if (precommits === undefined || blockId === undefined) {
+      throw new ConsensusFailureError("cannot finalize commit; commit does not have 2/3 majority");
+    }
+    if (block === undefined || parts === undefined || !parts.hasHeader(blockId.partSetHeader)) {
+      throw new ConsensusFailureError("expected ProposalBlockParts header to be commit header");
+    }
+    if (!blockHashesTo(block, blockId.hash)) {
+      throw new ConsensusFailureError("cannot finalize commit; proposal block does not hash to commit hash");
+    }
+    try {
+      this.blockExec.validateBlock(this.state, block);
+    } catch (err) {
+      throw new ConsensusFailureError(`+2/3 committed an invalid block: ${(err as Error).message}`, { cause: err });
+    }
+    this.deps.log.info(
+      {
+        height,
+        hash: bytesToHexUpper(blockHash(block)),
+        root: bytesToHexUpper(block.header.appHash),
+        numTxs: block.data.txs.length,
+      },
+      "finalizing commit of block",
+    );
+    fail("beforeSaveBlock");
+    if (this.deps.blockStore.height() < block.header.height) {
+      // The seen commit justifies this block locally; the next block's LastCommit may differ.
+      await this.deps.blockStore.saveBlock(block, parts, precommits.makeCommit());
+    } else {
+      this.deps.log.debug({ height }, "calling finalizeCommit on already stored block");
+    }
+    fail("afterSaveBlock");
+    // EndHeight after the block is stored, before ApplyBlock: a crash from here on is recovered by
+    // the handshake, and replay never re-runs a height whose block is stored.
+    await this.wal?.writeSync({ kind: "endHeight", height }, this.deps.clock.nowNs());
+    fail("afterEndHeight");
+    const id: BlockId = { hash: blockHash(block), partSetHeader: parts.header() };
+    const { state } = await this.blockExec.applyBlock(this.state, id, block);
+    this.updateToState(state);
+    this.resolveHeightWaiters();
+    this.scheduleRound0();
+  }
+
+  private resolveHeightWaiters(): void {
+    const h = this.state.lastBlockHeight;
+    const still: typeof this.heightWaiters = [];
+    for (const w of this.heightWaiters) {
+      if (w.height <= h) w.resolve();
+      else still.push(w);
+    }
+    this.heightWaiters = still;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Proposals, parts, votes
+
+  private setProposal(proposal: Proposal): void {
+    if (this.proposal !== undefined) return;
+    if (proposal.height !== this.height || proposal.round !== this.round) return;
+    if (proposal.polRound < -1 || (proposal.polRound >= 0 && proposal.polRound >= proposal.round)) {
+      throw new InvalidProposalError("error invalid proposal POL round");
+    }
+    const proposer = this.validators.getProposer();
+    if (proposer === undefined || !verifyProposal(this.state.chainId, proposal, proposer.pubKey)) {
+      throw new InvalidProposalError("error invalid proposal signature");
+    }
+    const paramMax = Number(this.state.consensusParams.block.maxBytes);
+    const maxBytes = paramMax === -1 ? MAX_BLOCK_SIZE_BYTES : paramMax;
+    if (proposal.blockId.partSetHeader.total > Math.floor((maxBytes - 1) / 65536) + 1) {
+      throw new InvalidProposalError("proposal block has too many parts");
+    }
+    this.proposal = proposal;
+    // Kept when already set (Commit step, or a valid block of this round).
+    this.proposalBlockParts ??= PartSetClass.fromHeader(proposal.blockId.partSetHeader);
+    this.deps.log.info(
+      { height: proposal.height, round: proposal.round, proposer: bytesToHexUpper(proposer.address) },
+      "received proposal",
+    );
+  }
+
+  /** Adds a part of the proposal block; assembles the block once complete. */
+  private addProposalBlockPart(msg: BlockPartMessage): boolean {
+    if (this.height !== msg.height) return false;
+    const parts = this.proposalBlockParts;
+    if (parts === undefined) return false;
+    let added: boolean;
+    try {
+      added = parts.addPart(msg.part);
+    } catch (err) {
+      throw new InvalidBlockPartError(`invalid block part ${msg.part.index}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    const paramMax = Number(this.state.consensusParams.block.maxBytes);
+    const maxBytes = paramMax === -1 ? MAX_BLOCK_SIZE_BYTES : paramMax;
+    if (parts.byteSize() > maxBytes) {
+      throw new InvalidBlockPartError(
+        `total size of proposal block parts exceeds maximum block bytes (${parts.byteSize()} > ${maxBytes})`,
+      );
+    }
+    if (added && parts.isComplete()) {
+      let block: Block;
+      try {
+        block = decodeBlock(parts.bytes());
+      } catch (err) {
+        throw new InvalidBlockPartError(`proposal block does not decode: ${(err as Error).message}`, { cause: err });
+      }
+      this.proposalBlock = block;
+      this.deps.log.info(
+        { height: block.header.height, hash: bytesToHexUpper(blockHash(block)) },
+        "received complete proposal block",
+      );
+      this.publish("CompleteProposal", {
+        height: this.height,
+        round: this.round,
+        step: roundStepName(this.step),
+        blockId: { hash: blockHash(block), partSetHeader: parts.header() },
+      });
+    }
+    return added;
+  }
+
+  private async handleCompleteProposal(blockHeight: number): Promise<void> {
+    const prevotes = this.votes.prevotes(this.round);
+    const blockId = prevotes?.twoThirdsMajority();
+    const hasTwoThirds = blockId !== undefined;
+    if (blockId !== undefined && !isZeroBlockId(blockId) && this.validRound < this.round) {
+      if (blockHashesTo(this.proposalBlock, blockId.hash)) {
+        this.validRound = this.round;
+        this.validBlock = this.proposalBlock;
+        this.validBlockParts = this.proposalBlockParts;
+      }
+    }
+    if (this.step <= ROUND_STEP.propose && this.isProposalComplete()) {
+      await this.enterPrevote(blockHeight, this.round);
+      if (hasTwoThirds) await this.enterPrecommit(blockHeight, this.round);
+    } else if (this.step === ROUND_STEP.commit) {
+      await this.tryFinalizeCommit(blockHeight);
+    }
+  }
+
+  private async tryAddVote(vote: Vote, peerId: string): Promise<boolean> {
+    try {
+      return await this.addVote(vote, peerId);
+    } catch (err) {
+      if (err instanceof ConflictingVoteError) {
+        const own = this.ownAddress();
+        if (own !== undefined && bytesEqual(vote.validatorAddress, own)) {
+          this.deps.log.error(
+            { height: vote.height, round: vote.round, type: vote.type },
+            "found conflicting vote from ourselves; did you unsafe_reset a validator?",
+          );
+          return err.added;
+        }
+        if (this.deps.evidence !== undefined) this.deps.evidence.reportConflictingVotes(err.voteA, err.voteB);
+        else
+          this.deps.log.info(
+            { height: vote.height, validator: vote.validatorIndex },
+            "conflicting votes detected (no evidence pool to report to)",
+          );
+        return err.added;
+      }
+      if (err instanceof NonDeterministicSignatureError) {
+        this.deps.log.debug({ err: err.message }, "vote has non-deterministic signature");
+        return false;
+      }
+      throw err;
+    }
+  }
+
+  private async addVote(vote: Vote, peerId: string): Promise<boolean> {
+    // A precommit for the previous height: these arrive while waiting out timeout_commit.
+    if (vote.height + 1 === this.height && vote.type === SIGNED_MSG_TYPE.precommit) {
+      if (this.step !== ROUND_STEP.newHeight || this.lastCommit === undefined) return false;
+      const added = this.lastCommit.addVote(vote);
+      if (!added) return false;
+      this.onVoteAdded(vote);
+      if (this.opts.skipTimeoutCommit && this.lastCommit.hasAll()) await this.enterNewRound(this.height, 0);
+      return true;
+    }
+    if (vote.height !== this.height) return false;
+    if (vote.extension.length > 0 || vote.extensionSignature.length > 0) {
+      throw new InvalidVoteError(
+        `received vote with vote extension for height ${vote.height} (extensions disabled) from peer ID ${peerId}`,
+      );
+    }
+    const height = this.height;
+    const added = this.votes.addVote(vote, peerId);
+    if (!added) return false;
+    this.onVoteAdded(vote);
+
+    if (vote.type === SIGNED_MSG_TYPE.prevote) {
+      // biome-ignore lint/style/noNonNullAssertion: the vote was just added to this set
+      const prevotes = this.votes.prevotes(vote.round)!;
+      const blockId = prevotes.twoThirdsMajority();
+      if (blockId !== undefined) {
+        // A polka. Unlock if it is newer than our lock and for another block.
+        if (
+          this.lockedBlock !== undefined &&
+          this.lockedRound < vote.round &&
+          vote.round <= this.round &&
+          !blockHashesTo(this.lockedBlock, blockId.hash)
+        ) {
+          this.lockedRound = -1;
+          this.lockedBlock = undefined;
+          this.lockedBlockParts = undefined;
+          this.publish("Unlock", this.roundStateEvent());
+        }
+        // Update the valid block when the polka is for this round.
+        if (blockId.hash.length !== 0 && this.validRound < vote.round && vote.round === this.round) {
+          if (blockHashesTo(this.proposalBlock, blockId.hash)) {
+            this.validRound = vote.round;
+            this.validBlock = this.proposalBlock;
+            this.validBlockParts = this.proposalBlockParts;
+          } else {
+            this.proposalBlock = undefined;
+          }
+          if (this.proposalBlockParts === undefined || !this.proposalBlockParts.hasHeader(blockId.partSetHeader)) {
+            this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
+          }
+          this.publish("ValidBlock", this.roundStateEvent());
+          this.broadcastValidBlock(false);
+        }
+      }
+      if (this.round < vote.round && prevotes.hasTwoThirdsAny()) {
+        // Round-skip: +2/3 of the power is already ahead of us.
+        await this.enterNewRound(height, vote.round);
+      } else if (this.round === vote.round && ROUND_STEP.prevote <= this.step) {
+        const maj = prevotes.twoThirdsMajority();
+        if (maj !== undefined && (this.isProposalComplete() || maj.hash.length === 0)) {
+          await this.enterPrecommit(height, vote.round);
+        } else if (prevotes.hasTwoThirdsAny()) {
+          await this.enterPrevoteWait(height, vote.round);
+        }
+      } else if (this.proposal !== undefined && this.proposal.polRound >= 0 && this.proposal.polRound === vote.round) {
+        if (this.isProposalComplete()) await this.enterPrevote(height, this.round);
+      }
+      return true;
+    }
+
+    // biome-ignore lint/style/noNonNullAssertion: the vote was just added to this set
+    const precommits = this.votes.precommits(vote.round)!;
+    const blockId = precommits.twoThirdsMajority();
+    if (blockId !== undefined) {
+      // The majority may be from a higher round.
+      await this.enterNewRound(height, vote.round);
+      await this.enterPrecommit(height, vote.round);
+      if (blockId.hash.length !== 0) {
+        await this.enterCommit(height, vote.round);
+        if (this.opts.skipTimeoutCommit && precommits.hasAll()) await this.enterNewRound(this.height, 0);
+      } else {
+        await this.enterPrecommitWait(height, vote.round);
+      }
+    } else if (this.round <= vote.round && precommits.hasTwoThirdsAny()) {
+      await this.enterNewRound(height, vote.round);
+      await this.enterPrecommitWait(height, vote.round);
+    }
+    return true;
+  }
+
+  private onVoteAdded(vote: Vote): void {
+    this.publish("Vote", { vote });
+    if (!this.replayMode) {
+      this.broadcast({
+        kind: "hasVote",
+        height: vote.height,
+        round: vote.round,
+        type: vote.type,
+        index: vote.validatorIndex,
+      });
+    }
+  }
+
+  /** Signs a vote for the current height/round and queues it as an own message. */
+  private async signAddVote(type: VoteType, hash?: Uint8Array, header?: PartSetHeader): Promise<void> {
+    const signer = this.deps.signer;
+    if (signer === undefined) return;
+    const addr = signer.address();
+    const found = this.validators.getByAddress(addr);
+    if (found === undefined) return;
+    // Flush the WAL first so a restart recomputes the same vote.
+    await this.wal?.flushAndSync();
+    const blockId: BlockId =
+      hash === undefined || header === undefined ? zeroBlockId() : { hash, partSetHeader: header };
+    const unsigned: Vote = {
+      type,
+      height: this.height,
+      round: this.round,
+      blockId,
+      timestamp: this.voteTime(),
+      validatorAddress: addr,
+      validatorIndex: found.index,
+      signature: EMPTY_BYTES,
+      extension: EMPTY_BYTES,
+      extensionSignature: EMPTY_BYTES,
+    };
+    let vote: Vote;
+    try {
+      vote = await signer.signVote(this.state.chainId, unsigned);
+    } catch (err) {
+      this.deps.log.error({ height: this.height, round: this.round, err }, "failed signing vote");
+      return;
+    }
+    // Vote extensions are not enabled (vote_extensions_enable_height is not supported): drop the
+    // extension signature the signer makes for non-nil precommits (SignAndCheckVote).
+    this.sendInternal({ kind: "vote", vote: { ...vote, extension: EMPTY_BYTES, extensionSignature: EMPTY_BYTES } });
+  }
+
+  /** BFT time: at least 1 ms after the block being voted for. */
+  private voteTime(): Timestamp {
+    const now = this.deps.clock.nowNs();
+    let min = now;
+    if (this.lockedBlock !== undefined) min = this.lockedBlock.header.time + MS;
+    else if (this.proposalBlock !== undefined) min = this.proposalBlock.header.time + MS;
+    if (now > min) return now;
+    return min;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Peers and gossip (the consensus reactor's role; p2p only moves the messages)
+
+  /** A peer connected: it gets our round step right away. */
+  addPeer(peerId: string, nodeAddress = ""): void {
+    // A new connection starts from scratch: nothing sent before is assumed received.
+    this.peers.set(peerId, new PeerState(peerId, nodeAddress));
+    if (this.started && !this.stopped) this.sendTo(peerId, this.newRoundStepMessage());
+  }
+
+  removePeer(peerId: string): void {
+    this.peers.delete(peerId);
+  }
+
+  /** A message from a peer: peer-state bookkeeping now; proposals, parts and votes go to the queue. */
+  receivePeerMessage(peerId: string, msg: ConsensusMessage): void {
+    if (this.stopped || this.halted !== undefined) return;
+    let ps = this.peers.get(peerId);
+    if (ps === undefined) {
+      ps = new PeerState(peerId, "");
+      this.peers.set(peerId, ps);
+    }
+    switch (msg.kind) {
+      case "newRoundStep":
+        ps.applyNewRoundStep(msg, this.deps.clock.nowNs());
+        if (this.started) this.gossipToPeer(ps);
+        return;
+      case "newValidBlock":
+        ps.applyNewValidBlock(msg);
+        return;
+      case "hasVote":
+        ps.applyHasVote(msg);
+        return;
+      case "proposalPol":
+        ps.applyProposalPol(msg);
+        return;
+      case "voteSetMaj23":
+        this.onVoteSetMaj23(peerId, msg.height, msg.round, msg.type, msg.blockId);
+        return;
+      case "voteSetBits": {
+        const ours =
+          msg.height === this.height
+            ? this.votes.getVoteSet(msg.round, msg.type)?.bitArrayByBlockId(msg.blockId)
+            : undefined;
+        ps.applyVoteSetBits(msg, ours);
+        return;
+      }
+      case "proposal":
+        ps.setHasProposal(msg.proposal);
+        break;
+      case "blockPart":
+        ps.setHasProposalBlockPart(msg.height, msg.round, msg.part.index);
+        break;
+      case "vote":
+        ps.ensureVoteBitArrays(this.height, this.validators.size());
+        if (this.lastCommit !== undefined) ps.ensureVoteBitArrays(this.height - 1, this.lastCommit.size());
+        ps.setHasVote(msg.vote);
+        break;
+    }
+    if (isStateMachineMessage(msg)) this.enqueue({ kind: "msg", msg, peerId }, false);
+  }
+
+  private onVoteSetMaj23(peerId: string, height: number, round: number, type: VoteType, blockId: BlockId): void {
+    if (height !== this.height) return;
+    try {
+      this.votes.setPeerMaj23(round, type, peerId, blockId);
+    } catch (err) {
+      if (err instanceof ConflictingPeerMaj23Error) {
+        this.deps.log.info({ peer: peerId, err: err.message }, "conflicting +2/3 claim");
+        return;
+      }
+      throw err;
+    }
+    const votes =
+      this.votes.getVoteSet(round, type)?.bitArrayByBlockId(blockId) ?? new BitArray(this.validators.size());
+    this.sendTo(peerId, { kind: "voteSetBits", height, round, type, blockId, votes });
+  }
+
+  private broadcast(msg: ConsensusMessage): void {
+    try {
+      this.deps.gossip?.broadcast(msg);
+    } catch (err) {
+      this.deps.log.error({ err, kind: msg.kind }, "gossip broadcast failed");
+    }
+  }
+
+  private sendTo(peerId: string, msg: ConsensusMessage): void {
+    const g = this.deps.gossip;
+    if (g === undefined) return;
+    try {
+      if (g.sendTo !== undefined) g.sendTo(peerId, msg);
+      else g.broadcast(msg);
+    } catch (err) {
+      this.deps.log.error({ err, kind: msg.kind, peer: peerId }, "gossip send failed");
+    }
+  }
+
+  private broadcastValidBlock(isCommit: boolean): void {
+    const parts = this.proposalBlockParts;
+    if (parts === undefined || this.replayMode) return;
+    this.broadcast({
+      kind: "newValidBlock",
+      height: this.height,
+      round: this.round,
+      blockPartSetHeader: parts.header(),
+      blockParts: parts.bitArray(),
+      isCommit,
+    });
+  }
+
+  /** Own proposals, parts and votes go to every peer once in the WAL (and are marked as sent). */
+  private gossipOwn(msg: StateMachineMessage): void {
+    if (this.replayMode) return;
+    this.broadcast(msg);
+    for (const ps of this.peers.values()) {
+      if (msg.kind === "proposal") ps.setHasProposal(msg.proposal);
+      else if (msg.kind === "blockPart") ps.setHasProposalBlockPart(msg.height, msg.round, msg.part.index);
+      else ps.setHasVote(msg.vote);
+    }
+  }
+
+  private scheduleGossip(): void {
+    const every = this.opts.peerGossipSleepDurationMs ?? 100;
+    if (this.deps.gossip === undefined || every <= 0) return;
+    const tick = () => {
+      if (this.stopped || this.halted !== undefined) return;
+      for (const ps of this.peers.values()) this.gossipToPeer(ps);
+      this.cancelGossip = this.deps.clock.schedule(every, tick);
+    };
+    this.cancelGossip = this.deps.clock.schedule(every, tick);
+  }
+
+  /**
+   * Sends a peer what it lacks (gossipDataRoutine + gossipVotesRoutine, one pass): the proposal and
+   * its parts, the committed block of a lagging peer's height, and votes it has not seen.
+   */
+  private gossipToPeer(ps: PeerState): void {
+    if (this.replayMode || this.stopped || this.halted !== undefined) return;
+    const prs = ps.prs;
+    if (prs.height === 0) return;
+    if (prs.height < this.height) {
+      this.gossipCatchup(ps);
+      return;
+    }
+    if (prs.height !== this.height) return;
+    // Proposal and parts of our current round.
+    if (this.proposal !== undefined && prs.round === this.round && !prs.proposal) {
+      this.sendTo(ps.peerId, { kind: "proposal", proposal: this.proposal });
+      ps.setHasProposal(this.proposal);
+      if (this.proposal.polRound >= 0) {
+        const pol = this.votes.prevotes(this.proposal.polRound)?.bitArray();
+        if (pol !== undefined) {
+          this.sendTo(ps.peerId, {
+            kind: "proposalPol",
+            height: this.height,
+            proposalPolRound: this.proposal.polRound,
+            proposalPol: pol,
+          });
+        }
+      }
+    }
+    const parts = this.proposalBlockParts;
+    if (
+      parts !== undefined &&
+      prs.proposalBlockParts !== undefined &&
+      parts.hasHeader(prs.proposalBlockPartSetHeader)
+    ) {
+      for (const i of parts.bitArray().sub(prs.proposalBlockParts).trueIndices()) {
+        const part = parts.getPart(i);
+        if (part === undefined) continue;
+        this.sendTo(ps.peerId, { kind: "blockPart", height: this.height, round: prs.round, part });
+        ps.setHasProposalBlockPart(this.height, prs.round, i);
+      }
+    }
+    // Votes.
+    if (prs.step === ROUND_STEP.newHeight && this.lastCommit !== undefined) this.sendVotes(ps, this.lastCommit);
+    if (prs.round !== -1 && prs.round <= this.round) {
+      const pv = this.votes.prevotes(prs.round);
+      const pc = this.votes.precommits(prs.round);
+      if (pv !== undefined) this.sendVotes(ps, pv);
+      if (pc !== undefined) this.sendVotes(ps, pc);
+    }
+    if (prs.proposalPolRound !== -1) {
+      const pol = this.votes.prevotes(prs.proposalPolRound);
+      if (pol !== undefined) this.sendVotes(ps, pol);
+    }
+    // The commit round, when we are committing in another round than the peer's.
+    if (this.commitRound >= 0 && this.commitRound !== prs.round) {
+      const pc = this.votes.precommits(this.commitRound);
+      if (pc !== undefined) this.sendVotes(ps, pc);
+    }
+  }
+
+  /** A peer at an older height: the commit that decided its height, then that block's parts. */
+  private gossipCatchup(ps: PeerState): void {
+    const prs = ps.prs;
+    const h = prs.height;
+    const store = this.deps.blockStore;
+    if (h + 1 === this.height && this.lastCommit !== undefined) this.sendVotes(ps, this.lastCommit);
+    else {
+      const commit =
+        h === store.height() ? store.loadSeenCommit(h) : (store.loadBlockCommit(h) ?? store.loadSeenCommit(h));
+      if (commit !== undefined) this.sendVotes(ps, commitVoteSource(commit));
+    }
+    if (h < store.base()) return;
+    const meta = store.loadBlockMeta(h);
+    if (meta === undefined) return;
+    ps.initProposalBlockParts(meta.blockId.partSetHeader);
+    const have = prs.proposalBlockParts;
+    const want = meta.blockId.partSetHeader;
+    const theirs = prs.proposalBlockPartSetHeader;
+    if (have === undefined || theirs.total !== want.total || !bytesEqual(theirs.hash, want.hash)) return;
+    let parts: PartSet | undefined;
+    for (let i = 0; i < meta.blockId.partSetHeader.total; i++) {
+      if (have.get(i)) continue;
+      let part = store.loadBlockPart?.(h, i);
+      if (part === undefined) {
+        if (parts === undefined) {
+          const block = store.loadBlock(h);
+          if (block === undefined) return;
+          parts = makePartSet(block);
+        }
+        part = parts.getPart(i);
+      }
+      if (part === undefined) continue;
+      this.sendTo(ps.peerId, { kind: "blockPart", height: h, round: prs.round, part });
+      have.set(i, true);
+    }
+  }
+
+  /** Sends the votes of `votes` the peer is not known to have (PickSendVote, all at once). */
+  private sendVotes(ps: PeerState, votes: VoteSource): void {
+    if (votes.size() === 0) return;
+    if (votes.isCommit()) ps.ensureCatchupCommitRound(votes.height, votes.round, votes.size());
+    ps.ensureVoteBitArrays(votes.height, votes.size());
+    const theirs = ps.voteBitArray(votes.height, votes.round, votes.type);
+    if (theirs === undefined) return;
+    for (const i of votes.bitArray().sub(theirs).trueIndices()) {
+      const vote = votes.getByIndex(i);
+      if (vote === undefined) continue;
+      this.sendTo(ps.peerId, { kind: "vote", vote });
+      theirs.set(i, true);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Views
+
+  roundStateView(): RoundStateView {
+    return {
+      height: this.height,
+      round: this.round,
+      step: this.step,
+      startTime: this.startTime,
+      commitTime: this.commitTime,
+      validators: validatorSetSnapshot(this.validators),
+      proposal: this.proposal,
+      proposalBlock: this.proposalBlock,
+      proposalBlockParts: partSetView(this.proposalBlockParts),
+      lockedRound: this.lockedRound,
+      lockedBlock: this.lockedBlock,
+      lockedBlockParts: partSetView(this.lockedBlockParts),
+      validRound: this.validRound,
+      validBlock: this.validBlock,
+      validBlockParts: partSetView(this.validBlockParts),
+      votes: this.votes.view(),
+      commitRound: this.commitRound,
+      lastCommit: this.lastCommit?.view(),
+      lastValidators: validatorSetSnapshot(this.lastValidators),
+      triggeredTimeoutPrecommit: this.triggeredTimeoutPrecommit,
+    };
+  }
+
+  consensusStateView(): ConsensusStateView {
+    const proposer = this.validators.getProposer();
+    const hashOf = (b: Block | undefined) => (b === undefined ? EMPTY_BYTES : blockHash(b));
+    return {
+      height: this.height,
+      round: this.round,
+      step: this.step,
+      startTime: this.startTime,
+      proposalBlockHash: hashOf(this.proposalBlock),
+      lockedBlockHash: hashOf(this.lockedBlock),
+      validBlockHash: hashOf(this.validBlock),
+      heightVoteSet: this.votes.view(),
+      proposer: {
+        address: proposer?.address ?? EMPTY_BYTES,
+        index: proposer === undefined ? -1 : (this.validators.getByAddress(proposer.address)?.index ?? -1),
+      },
+    };
+  }
+
+  peerStateViews(): PeerStateView[] {
+    return [...this.peers.values()].map((p) => p.view());
+  }
+}

@@ -1,0 +1,171 @@
+import type {
+  AbciEvent,
+  Block,
+  BlockId,
+  BlockMeta,
+  ChainState,
+  Commit,
+  CommitResponse,
+  ExecTxResult,
+  FinalizeBlockRequest,
+  FinalizeBlockResponse,
+  GenesisDoc,
+  Header,
+  InfoResponse,
+  InitChainRequest,
+  InitChainResponse,
+  Part,
+  PartSet,
+  PrepareProposalRequest,
+  ProcessProposalRequest,
+  Proposal,
+  PubKey,
+  Validator,
+  ValidatorSet,
+  Vote,
+} from "../types/index.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import type { ConsensusMessage } from "./messages.js";
+
+/**
+ * What consensus needs from its neighbours, declared structurally (STYLE: consensus → app, mempool,
+ * store, p2p, events). node/ passes the real objects; tests pass fakes.
+ */
+
+/** The application's consensus connection (app/ Application satisfies it). */
+export interface ConsensusApp {
+  info(): Promise<InfoResponse>;
+  initChain(req: InitChainRequest): Promise<InitChainResponse>;
+  prepareProposal(req: PrepareProposalRequest): Promise<{ txs: Uint8Array[] }>;
+  processProposal(req: ProcessProposalRequest): Promise<"accept" | "reject">;
+  finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse>;
+  commit(): Promise<CommitResponse>;
+}
+
+/** store/ BlockStore. */
+export interface BlockStoreAccess {
+  base(): number;
+  height(): number;
+  /** Durable when the promise resolves. */
+  saveBlock(block: Block, parts: PartSet, seenCommit: Commit): Promise<void>;
+  loadBlock(height: number): Block | undefined;
+  loadBlockMeta(height: number): BlockMeta | undefined;
+  loadBlockPart?(height: number, index: number): Part | undefined;
+  /** The commit for `height` from block height+1's LastCommit. */
+  loadBlockCommit(height: number): Commit | undefined;
+  /** The commit this node saw for `height`. */
+  loadSeenCommit(height: number): Commit | undefined;
+  pruneBlocks?(retainHeight: number): number | Promise<number>;
+}
+
+/** store/ StateStore. */
+export interface StateStoreAccess {
+  load(): ChainState | undefined;
+  /** Durable when the promise resolves; also records validators/params by height. */
+  save(state: ChainState): Promise<void>;
+  loadValidators(height: number): ValidatorSet | undefined;
+  saveFinalizeBlockResponse(height: number, resp: FinalizeBlockResponse): Promise<void>;
+  loadFinalizeBlockResponse(height: number): FinalizeBlockResponse | undefined;
+}
+
+/** mempool/ Mempool, the parts consensus uses. */
+export interface MempoolAccess {
+  reapMaxBytesMaxGas(maxBytes: number, maxGas: bigint): Uint8Array[];
+  /** Held across app commit and update; resolves with the release function. */
+  lock(): Promise<() => void>;
+  update(height: number, txs: Uint8Array[], results: ExecTxResult[]): Promise<void>;
+  /** Fires once per height when the first tx arrives after update; returns the unsubscribe function. */
+  onTxsAvailable(cb: () => void): () => void;
+  size(): number;
+}
+
+/** Payloads of the events consensus publishes (events/ EventMap, same names). */
+export interface ConsensusEventMap {
+  NewBlock: { block: Block; blockId: BlockId; resultFinalizeBlock: FinalizeBlockResponse };
+  NewBlockHeader: { header: Header };
+  NewBlockEvents: { height: number; events: AbciEvent[]; numTxs: number };
+  Tx: { height: number; index: number; tx: Uint8Array; result: ExecTxResult };
+  ValidatorSetUpdates: { validatorUpdates: Validator[] };
+  NewRound: { height: number; round: number; step: string; proposer: { address: Uint8Array; index: number } };
+  CompleteProposal: { height: number; round: number; step: string; blockId: BlockId };
+  NewRoundStep: RoundStateEvent;
+  Polka: RoundStateEvent;
+  Lock: RoundStateEvent;
+  Unlock: RoundStateEvent;
+  Relock: RoundStateEvent;
+  TimeoutPropose: RoundStateEvent;
+  TimeoutWait: RoundStateEvent;
+  ValidBlock: RoundStateEvent;
+  Vote: { vote: Vote };
+}
+
+/** EventDataRoundState: `step` is the RoundStep name, e.g. "RoundStepPropose". */
+export interface RoundStateEvent {
+  height: number;
+  round: number;
+  step: string;
+}
+
+/** events/ EventBus, publisher side. */
+export interface EventPublisher {
+  publish<K extends keyof ConsensusEventMap>(type: K, data: ConsensusEventMap[K]): void;
+}
+
+/** The validator's signer (privval/ FilePV satisfies it). Refuses to double sign. */
+export interface Signer {
+  pubKey(): PubKey;
+  address(): Uint8Array;
+  /** The vote with its signature (the timestamp may be reset to a previously signed one). */
+  signVote(chainId: string, vote: Vote): Promise<Vote>;
+  signProposal(chainId: string, proposal: Proposal): Promise<Proposal>;
+}
+
+/** Outgoing consensus messages (p2p later; in memory for now). A lone node passes a no-op. */
+export interface Gossip {
+  broadcast(msg: ConsensusMessage): void;
+  /** Sends to one peer (catch-up answers); without it they are broadcast. */
+  sendTo?(peerId: string, msg: ConsensusMessage): void;
+}
+
+/** Where conflicting votes go (an evidence pool later); without one they are logged. */
+export interface EvidenceReporter {
+  reportConflictingVotes(voteA: Vote, voteB: Vote): void;
+}
+
+/** Named points where tests can simulate a crash (the hook throws; consensus halts there). */
+export type FailPoint =
+  | "afterOwnMessageWal"
+  | "beforeSaveBlock"
+  | "afterSaveBlock"
+  | "afterEndHeight"
+  | "afterFinalizeBlock"
+  | "afterSaveFinalizeResponse"
+  | "afterAppCommit"
+  | "afterStateSave";
+
+/** Context of a fail point: the height, and for own messages the message just written to the WAL. */
+export interface FailPointDetail {
+  height: number;
+  msg?: { kind: "proposal" | "blockPart" | "vote"; voteType?: number; round: number };
+}
+
+export type FailPointHook = (point: FailPoint, detail?: FailPointDetail) => void;
+
+export interface ConsensusDeps {
+  app: ConsensusApp;
+  blockStore: BlockStoreAccess;
+  stateStore: StateStoreAccess;
+  mempool: MempoolAccess;
+  events: EventPublisher;
+  /** Genesis, for the initial state and InitChain. */
+  genesis: GenesisDoc;
+  /** Absent for a non-validator node. */
+  signer?: Signer;
+  clock: Clock;
+  log: Logger;
+  gossip?: Gossip;
+  evidence?: EvidenceReporter;
+  /** Test hook: called at each FailPoint; throwing simulates a crash there. */
+  failPoint?: FailPointHook;
+}

@@ -1,0 +1,84 @@
+// consensus/: the Tendermint state machine (CometBFT v0.38 consensus/state.go) with one input queue,
+// vote sets (VoteSet, HeightVoteSet), timeouts on an injected clock, the block executor
+// (create/validate/apply blocks, events per block), the WAL and its catch-up replay, the ABCI
+// handshake (crash recovery), per-peer round states and gossip decisions, and the round-state and
+// peer-state views behind dump_consensus_state / consensus_state.
+// Does not own: signing keys and the double-sign guard (privval), storage formats (store), the
+// mempool, transport of messages (p2p; consensus hands them to a Gossip), or wire JSON (rpc).
+export {
+  BlockExecutor,
+  blockHash,
+  buildLastCommitInfo,
+  MAX_BLOCK_SIZE_BYTES,
+  maxDataBytes,
+  updateState,
+} from "./blockExecutor.js";
+export { type Consensus, createConsensus } from "./consensus.js";
+export { type ConsensusOptions, ConsensusState, defaultConsensusOptions } from "./consensusState.js";
+export type {
+  BlockStoreAccess,
+  ConsensusApp,
+  ConsensusDeps,
+  ConsensusEventMap,
+  EventPublisher,
+  EvidenceReporter,
+  FailPoint,
+  FailPointDetail,
+  FailPointHook,
+  Gossip,
+  MempoolAccess,
+  RoundStateEvent,
+  Signer,
+  StateStoreAccess,
+} from "./deps.js";
+export {
+  AppBlockHeightTooHighError,
+  AppBlockHeightTooLowError,
+  AppHashMismatchError,
+  BlockExecutionError,
+  ConflictingPeerMaj23Error,
+  ConflictingVoteError,
+  ConsensusError,
+  ConsensusFailureError,
+  DoubleSignRiskError,
+  HandshakeError,
+  InvalidBlockError,
+  InvalidBlockPartError,
+  InvalidProposalError,
+  InvalidVoteError,
+  NonDeterministicSignatureError,
+  UnwantedRoundVoteError,
+  WalCorruptionError,
+  WalReplayError,
+  WalWriteError,
+} from "./errors.js";
+export { makeGenesisState } from "./genesisState.js";
+export { type HandshakeDeps, type HandshakeResult, handshake } from "./handshake.js";
+export { HeightVoteSet } from "./heightVoteSet.js";
+export type * from "./messages.js";
+export { isStateMachineMessage } from "./messages.js";
+export { PeerState } from "./peerState.js";
+export { compareHrs, ROUND_STEP, type RoundStep, roundStepName } from "./roundStep.js";
+export { type TimeoutInfo, TimeoutTicker } from "./ticker.js";
+export {
+  type ConsensusStateView,
+  formatRoundVotes,
+  formatVoteSet,
+  type PartSetView,
+  type PeerRoundState,
+  type PeerStateView,
+  type RoundStateView,
+  type RoundVotesText,
+  type RoundVotesView,
+  type ValidatorSetView,
+} from "./views.js";
+export {
+  formatBitArray,
+  formatFraction,
+  formatVoteSetBitArray,
+  formatVoteSetVotes,
+  VoteSet,
+  type VoteSetView,
+} from "./voteSet.js";
+export { Wal, type WalOptions } from "./wal.js";
+export type { TimedWalMessage, WalMessage } from "./walCodec.js";

@@ -1,0 +1,133 @@
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import {
+  addressFromPubKey,
+  generateEd25519PrivKey,
+  pubKeyFromPrivKey,
+  SIGNED_MSG_TYPE,
+  type Vote,
+  zeroBlockId,
+} from "../types/index.js";
+import { EMPTY_BYTES } from "../util/bytes.js";
+import { silentLogger } from "../util/logger.js";
+import { ROUND_STEP } from "./roundStep.js";
+import { tempDir } from "./testing/harness.js";
+import { decodeWalFile, frameWalRecord, Wal } from "./wal.js";
+import type { WalMessage } from "./walCodec.js";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function walPath(): string {
+  const { dir, cleanup } = tempDir("cometh-wal-");
+  cleanups.push(cleanup);
+  return join(dir, "cs.wal", "wal");
+}
+
+const pub = pubKeyFromPrivKey(generateEd25519PrivKey(new Uint8Array(32).fill(3)));
+const vote: Vote = {
+  type: SIGNED_MSG_TYPE.prevote,
+  height: 5,
+  round: 1,
+  blockId: zeroBlockId(),
+  timestamp: 1_700_000_000_123_456_789n,
+  validatorAddress: addressFromPubKey(pub),
+  validatorIndex: 0,
+  signature: new Uint8Array(64).fill(9),
+  extension: EMPTY_BYTES,
+  extensionSignature: EMPTY_BYTES,
+};
+
+const samples: WalMessage[] = [
+  { kind: "roundState", height: 5, round: 1, step: ROUND_STEP.prevote },
+  { kind: "msgInfo", peerId: "", msg: { kind: "vote", vote } },
+  { kind: "msgInfo", peerId: "abcd", msg: { kind: "vote", vote } },
+  { kind: "timeout", timeout: { durationMs: 1500, height: 5, round: 1, step: ROUND_STEP.prevoteWait } },
+  { kind: "endHeight", height: 5 },
+];
+
+describe("WAL", () => {
+  test("default: a new WAL starts with EndHeight(0)", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger() });
+    expect(wal.readAll().map((m) => m.msg)).toEqual([{ kind: "endHeight", height: 0 }]);
+    await wal.close();
+  });
+
+  test("behavior: records round-trip and EndHeight search returns what follows", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger() });
+    for (const m of samples) wal.write(m, 42n);
+    await wal.writeSync({ kind: "roundState", height: 6, round: 0, step: ROUND_STEP.newHeight }, 43n);
+    await wal.close();
+    const reopened = await Wal.open(path, { log: silentLogger() });
+    const all = reopened.readAll();
+    expect(all.slice(1, 6).map((m) => m.msg)).toEqual(samples);
+    expect(all[1]?.time).toBe(42n);
+    const found = reopened.searchForEndHeight(5);
+    expect(found.found).toBe(true);
+    expect(found.messages.map((m) => m.msg.kind)).toEqual(["roundState"]);
+    expect(reopened.searchForEndHeight(6).found).toBe(false);
+    await reopened.close();
+  });
+
+  test("behavior: a torn tail is cut off on open and the file is backed up", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger() });
+    for (const m of samples) wal.write(m, 1n);
+    await wal.close();
+    const goodSize = statSync(path).size;
+    const frame = frameWalRecord({ time: 2n, msg: { kind: "endHeight", height: 6 } });
+    appendFileSync(path, frame.subarray(0, frame.length - 3));
+    const reopened = await Wal.open(path, { log: silentLogger() });
+    expect(statSync(path).size).toBe(goodSize);
+    expect(existsSync(`${path}.CORRUPTED`)).toBe(true);
+    expect(statSync(`${path}.CORRUPTED`).size).toBe(goodSize + frame.length - 3);
+    expect(reopened.readAll()).toHaveLength(samples.length + 1);
+    // Appending continues after the valid prefix.
+    await reopened.writeSync({ kind: "endHeight", height: 6 }, 3n);
+    expect(reopened.searchForEndHeight(6).found).toBe(true);
+    await reopened.close();
+  });
+
+  test("behavior: a record with a bad checksum ends the valid prefix", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger() });
+    wal.write({ kind: "endHeight", height: 1 }, 1n);
+    wal.write({ kind: "endHeight", height: 2 }, 1n);
+    await wal.close();
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 0xff;
+    writeFileSync(path, bytes);
+    const res = decodeWalFile(bytes);
+    expect(res.error?.name).toBe("WalCorruptionError");
+    expect(res.messages.map((m) => m.msg)).toEqual([
+      { kind: "endHeight", height: 0 },
+      { kind: "endHeight", height: 1 },
+    ]);
+    const reopened = await Wal.open(path, { log: silentLogger() });
+    expect(reopened.searchForEndHeight(2).found).toBe(false);
+    expect(reopened.searchForEndHeight(1).found).toBe(true);
+    await reopened.close();
+  });
+
+  test("behavior: the head rotates past the size limit and search spans files", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger(), maxFileBytes: 200 });
+    for (let h = 1; h <= 10; h++) {
+      wal.write({ kind: "msgInfo", peerId: "p", msg: { kind: "vote", vote: { ...vote, height: h } } }, 1n);
+      await wal.writeSync({ kind: "endHeight", height: h }, 1n);
+    }
+    wal.write({ kind: "roundState", height: 11, round: 0, step: ROUND_STEP.propose }, 1n);
+    expect(existsSync(`${path}.000`)).toBe(true);
+    const res = wal.searchForEndHeight(3);
+    expect(res.found).toBe(true);
+    expect(
+      res.messages.filter((m) => m.msg.kind === "endHeight").map((m) => (m.msg as { height: number }).height),
+    ).toEqual([4, 5, 6, 7, 8, 9, 10]);
+    await wal.close();
+  });
+});

@@ -1,0 +1,27 @@
+// events/: the typed event bus (CometBFT event names → payloads, composite-key event maps,
+// bounded per-subscription buffers) and CometBFT's query language (parser, canonical form, pubsub
+// matching). Does not own: subscription limits and the wire shapes of events (rpc/), indexing and
+// tx_search/block_search (store/), or deciding when events fire (consensus/).
+
+export type { BinaryFloat } from "./bigDecimal.js";
+export { compareBinaryFloat, parseArgumentNumber, parseAttributeNumber } from "./bigDecimal.js";
+export {
+  AlreadySubscribedError,
+  EventBusClosedError,
+  InvalidCapacityError,
+  QueryParseError,
+  SubscribeAbortedError,
+  SubscriptionNotFoundError,
+} from "./errors.js";
+export type { EventMap, EventType, Message, RoundStateEvent, SubscribeOptions, Subscription } from "./eventBus.js";
+export {
+  buildEventsMap,
+  CANCEL_REASONS,
+  DEFAULT_SUBSCRIPTION_CAPACITY,
+  EVENT_KEYS,
+  EVENT_TYPES,
+  EventBus,
+  eventsMapFromAbci,
+} from "./eventBus.js";
+export type { EventsMap, Query, QueryArg, QueryArgType, QueryCondition, QueryOp } from "./query.js";
+export { parseQuery, QUERY_ARG_TYPES, QUERY_OPS, QUERY_TOKENS } from "./query.js";

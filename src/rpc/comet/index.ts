@@ -1,0 +1,26 @@
+// rpc/comet/: the CometBFT v0.38 node RPC.
+// Owns: the route table (every v0.38 route, its arguments, height/paging rules and error texts),
+// domain → wire encoders (cmtjson shapes, dump_consensus_state, event payloads), the URI, JSON-RPC
+// over HTTP and WebSocket transports, CORS, limits, and WebSocket subscriptions.
+// Does not own: any domain logic. It reaches the node only through services.ts (structural
+// interfaces that node/ satisfies with the real BlockStore, StateStore, Mempool, EventBus,
+// Consensus, Application and types/ helpers).
+export type {
+  ActiveSubscription,
+  CometCallContext,
+  CometRouteSettings,
+  CometRuntime,
+  WsSession,
+} from "./context.js";
+export { encodeEventData } from "./encode/events.js";
+export { toCometRpcError } from "./errors.js";
+export { COMET_ROUTE_NAMES, cometRoutes } from "./routes.js";
+export type * from "./services.js";
+export { ListenAddressError } from "./transports/listen.js";
+export {
+  type CometRpcConfig,
+  CometRpcConfigError,
+  type RunningCometRpc,
+  routesFor,
+  startCometRpc,
+} from "./transports/server.js";

@@ -1,0 +1,88 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/**
+ * CORS as CometBFT applies it (rs/cors v1.11 with cors_allowed_origins/methods/headers, spec §1.7):
+ * on only when origins are configured; preflights always answer 204 and never reach the routes.
+ */
+
+export interface CorsOptions {
+  readonly allowedOrigins: readonly string[];
+  readonly allowedMethods: readonly string[];
+  readonly allowedHeaders: readonly string[];
+}
+
+const PREFLIGHT_VARY = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers";
+
+export interface Cors {
+  /** Adds CORS headers; returns true when the request was a preflight and has been answered. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+/** Undefined when no origin is configured (CORS disabled, OPTIONS routed like any method). */
+export function createCors(opts: CorsOptions): Cors | undefined {
+  if (opts.allowedOrigins.length === 0) return undefined;
+  const originsAll = opts.allowedOrigins.includes("*");
+  const exact = new Set<string>();
+  const wildcards: { prefix: string; suffix: string }[] = [];
+  for (const o of opts.allowedOrigins) {
+    const lower = o.toLowerCase();
+    const star = lower.indexOf("*");
+    if (star >= 0) wildcards.push({ prefix: lower.slice(0, star), suffix: lower.slice(star + 1) });
+    else exact.add(lower);
+  }
+  const methods = new Set(opts.allowedMethods.map((m) => m.toUpperCase()));
+  // rs/cors always allows the Origin header.
+  const headerList = [...opts.allowedHeaders, "Origin"];
+  const headersAll = headerList.includes("*");
+  const headers = new Set(headerList.map((h) => h.toLowerCase()));
+
+  const originAllowed = (origin: string) => {
+    if (originsAll) return true;
+    const o = origin.toLowerCase();
+    if (exact.has(o)) return true;
+    return wildcards.some(
+      (w) => o.length >= w.prefix.length + w.suffix.length && o.startsWith(w.prefix) && o.endsWith(w.suffix),
+    );
+  };
+  const methodAllowed = (method: string) => {
+    if (methods.size === 0) return false;
+    const m = method.toUpperCase();
+    return m === "OPTIONS" || methods.has(m);
+  };
+  const headersAllowed = (requested: string[]) => headersAll || requested.every((h) => headers.has(h.toLowerCase()));
+
+  return {
+    handle(req, res) {
+      const origin = firstHeader(req, "origin");
+      const reqMethod = firstHeader(req, "access-control-request-method");
+      if (req.method === "OPTIONS" && reqMethod !== "") {
+        res.setHeader("Vary", PREFLIGHT_VARY);
+        const rawHeaders = req.headers["access-control-request-headers"];
+        const requested = (Array.isArray(rawHeaders) ? rawHeaders.join(",") : (rawHeaders ?? ""))
+          .split(",")
+          .map((h) => h.trim())
+          .filter((h) => h !== "");
+        if (origin !== "" && originAllowed(origin) && methodAllowed(reqMethod) && headersAllowed(requested)) {
+          res.setHeader("Access-Control-Allow-Origin", originsAll ? "*" : origin);
+          res.setHeader("Access-Control-Allow-Methods", reqMethod.toUpperCase());
+          if (requested.length > 0 && rawHeaders !== undefined)
+            res.setHeader("Access-Control-Allow-Headers", rawHeaders);
+        }
+        res.statusCode = 204;
+        res.end();
+        return true;
+      }
+      res.setHeader("Vary", "Origin");
+      if (origin !== "" && originAllowed(origin) && methodAllowed(req.method ?? "")) {
+        res.setHeader("Access-Control-Allow-Origin", originsAll ? "*" : origin);
+      }
+      return false;
+    },
+  };
+}
+
+function firstHeader(req: IncomingMessage, name: string): string {
+  const v = req.headers[name];
+  if (Array.isArray(v)) return v[0] ?? "";
+  return v ?? "";
+}

@@ -1,0 +1,242 @@
+import { readFileSync } from "node:fs";
+import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { Socket } from "node:net";
+import type { Logger } from "../../../util/logger.js";
+import type { RouteTable } from "../../jsonrpc/index.js";
+import type { CometCallContext, CometRuntime } from "../context.js";
+import { genesisChunks } from "../encode/genesis.js";
+import { cometRoutes } from "../routes.js";
+import type { CometServices } from "../services.js";
+import { createCors } from "./cors.js";
+import { createHttpHandler } from "./http.js";
+import { ListenAddressError, type Listener, listen, parseListenAddress, splitListenAddresses } from "./listen.js";
+import { createWsTransport, type WsTransport } from "./ws.js";
+
+/** The `[rpc]` settings (config.toml keys in camelCase; durations in ms). */
+export interface CometRpcConfig {
+  /** One or more comma-separated `tcp://host:port` / `unix:///path` addresses; port 0 picks a free port. */
+  laddr: string;
+  corsAllowedOrigins: readonly string[];
+  corsAllowedMethods: readonly string[];
+  corsAllowedHeaders: readonly string[];
+  /** Registers dial_seeds, dial_peers and unsafe_flush_mempool. */
+  unsafe: boolean;
+  /** 0 = unlimited; extra connections wait until one closes. */
+  maxOpenConnections: number;
+  maxSubscriptionClients: number;
+  maxSubscriptionsPerClient: number;
+  experimentalSubscriptionBufferSize: number;
+  experimentalWebsocketWriteBufferSize: number;
+  experimentalCloseOnSlowClient: boolean;
+  timeoutBroadcastTxCommitMs: number;
+  /** 0 = unlimited. */
+  maxRequestBatchSize: number;
+  maxBodyBytes: number;
+  maxHeaderBytes: number;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** Accepted for config completeness; the deprecated gRPC broadcast API is not served. */
+  grpcLaddr?: string;
+  grpcMaxOpenConnections?: number;
+  /** Accepted for config completeness; Go's pprof has no equivalent here. */
+  pprofLaddr?: string;
+  /** http.Server ReadTimeout (CometBFT: 10 s). */
+  readTimeoutMs?: number;
+  /** http.Server WriteTimeout (CometBFT: 10 s, raised to timeout_broadcast_tx_commit + 1 s). */
+  writeTimeoutMs?: number;
+  /** WebSocket ping period (CometBFT: 27 s). */
+  wsPingIntervalMs?: number;
+  /** WebSocket read deadline (CometBFT: 30 s). */
+  wsReadWaitMs?: number;
+  /** WebSocket write deadline per frame and pushed-event wait (CometBFT: 10 s). */
+  wsWriteWaitMs?: number;
+}
+
+export interface RunningCometRpc {
+  /** The bound addresses, e.g. `tcp://127.0.0.1:26657` (the real port when 0 was asked for). */
+  readonly addresses: string[];
+  close(): Promise<void>;
+}
+
+/** A setting outside its valid range; names the setting and the valid values. */
+export class CometRpcConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+function validate(c: CometRpcConfig): void {
+  const nonNegative = [
+    ["max_open_connections", c.maxOpenConnections],
+    ["max_subscription_clients", c.maxSubscriptionClients],
+    ["max_subscriptions_per_client", c.maxSubscriptionsPerClient],
+    ["timeout_broadcast_tx_commit", c.timeoutBroadcastTxCommitMs],
+    ["max_request_batch_size", c.maxRequestBatchSize],
+    ["max_body_bytes", c.maxBodyBytes],
+    ["max_header_bytes", c.maxHeaderBytes],
+  ] as const;
+  for (const [key, value] of nonNegative) {
+    if (!Number.isFinite(value) || value < 0)
+      throw new CometRpcConfigError(`[rpc] ${key} can't be negative (got ${value})`);
+  }
+  if (c.experimentalSubscriptionBufferSize < 1) {
+    throw new CometRpcConfigError(
+      `[rpc] experimental_subscription_buffer_size must be positive (got ${c.experimentalSubscriptionBufferSize})`,
+    );
+  }
+  if (c.experimentalWebsocketWriteBufferSize < 1) {
+    throw new CometRpcConfigError(
+      `[rpc] experimental_websocket_write_buffer_size must be positive (got ${c.experimentalWebsocketWriteBufferSize})`,
+    );
+  }
+  if ((c.tlsCertFile ?? "") !== "" && (c.tlsKeyFile ?? "") === "") {
+    throw new CometRpcConfigError("[rpc] tls_cert_file is set but tls_key_file is empty: set both or neither");
+  }
+}
+
+/** The route table for a config: unsafe routes only when enabled. */
+export function routesFor(unsafe: boolean): RouteTable<CometServices, CometCallContext> {
+  if (unsafe) return cometRoutes;
+  return Object.fromEntries(Object.entries(cometRoutes).filter(([, r]) => r.unsafe !== true));
+}
+
+/** Go's `ip:port` form: IPv6 in brackets, IPv4-mapped IPv6 written as plain IPv4. */
+function remoteAddrOf(socket: Socket, fallback: string): string {
+  const raw = socket.remoteAddress;
+  if (raw === undefined) return fallback;
+  const ip = /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(raw) ? raw.slice(7) : raw;
+  const host = ip.includes(":") ? `[${ip}]` : ip;
+  return `${host}:${socket.remotePort ?? 0}`;
+}
+
+/** Starts the CometBFT node RPC on every `[rpc] laddr` address. */
+export async function startCometRpc(
+  config: CometRpcConfig,
+  services: CometServices,
+  log: Logger,
+): Promise<RunningCometRpc> {
+  validate(config);
+  const targets = splitListenAddresses(config.laddr).map(parseListenAddress);
+  if (targets.length === 0) throw new ListenAddressError(`invalid listening address "${config.laddr}": it is empty`);
+  const wsWriteWaitMs = config.wsWriteWaitMs ?? 10_000;
+  const runtime: CometRuntime = {
+    settings: {
+      maxSubscriptionClients: config.maxSubscriptionClients,
+      maxSubscriptionsPerClient: config.maxSubscriptionsPerClient,
+      subscriptionBufferSize: config.experimentalSubscriptionBufferSize,
+      closeOnSlowClient: config.experimentalCloseOnSlowClient,
+      timeoutBroadcastTxCommitMs: config.timeoutBroadcastTxCommitMs,
+      subscriptionWriteWaitMs: wsWriteWaitMs,
+    },
+    genesisChunks: genesisChunks(services.genesis),
+    log,
+  };
+  const routes = routesFor(config.unsafe);
+  const cors = createCors({
+    allowedOrigins: config.corsAllowedOrigins,
+    allowedMethods: config.corsAllowedMethods,
+    allowedHeaders: config.corsAllowedHeaders,
+  });
+  // node/node.go: WriteTimeout is raised above timeout_broadcast_tx_commit so that the commit can answer.
+  let writeTimeoutMs = config.writeTimeoutMs ?? 10_000;
+  if (writeTimeoutMs <= config.timeoutBroadcastTxCommitMs) writeTimeoutMs = config.timeoutBroadcastTxCommitMs + 1000;
+  const readTimeoutMs = config.readTimeoutMs ?? 10_000;
+  const tls =
+    (config.tlsCertFile ?? "") !== "" && (config.tlsKeyFile ?? "") !== ""
+      ? { cert: readFileSync(config.tlsCertFile as string), key: readFileSync(config.tlsKeyFile as string) }
+      : undefined;
+
+  let unixPeer = 0;
+  const remoteAddr = new WeakMap<Socket, string>();
+  const addrOf = (socket: Socket) => {
+    let a = remoteAddr.get(socket);
+    if (a === undefined) {
+      a = remoteAddrOf(socket, `@${++unixPeer}`);
+      remoteAddr.set(socket, a);
+    }
+    return a;
+  };
+
+  const servers: { http: HttpServer; ws: WsTransport; listener: Listener; sockets: Set<Socket> }[] = [];
+  const upgraded = new WeakSet<Socket>();
+  const closeAll = async () => {
+    await Promise.all(
+      servers.map(async (s) => {
+        const closing = s.listener.close();
+        // Like http.Server.Close: HTTP connections are cut; WebSocket clients get a close frame first.
+        s.ws.closeAll();
+        for (const socket of s.sockets) if (!upgraded.has(socket)) socket.destroy();
+        // Stops the http.Server's timeout checks (it reports "not running", which is expected).
+        s.http.close(() => undefined);
+        await closing;
+      }),
+    );
+  };
+
+  try {
+    for (const target of targets) {
+      const ws = createWsTransport({
+        routes,
+        services,
+        runtime,
+        maxBodyBytes: config.maxBodyBytes,
+        writeBufferSize: config.experimentalWebsocketWriteBufferSize,
+        pingIntervalMs: config.wsPingIntervalMs ?? 27_000,
+        readWaitMs: config.wsReadWaitMs ?? 30_000,
+        writeWaitMs: wsWriteWaitMs,
+        log,
+      });
+      const handler = createHttpHandler({
+        routes,
+        services,
+        runtime,
+        cors,
+        maxBodyBytes: config.maxBodyBytes,
+        maxRequestBatchSize: config.maxRequestBatchSize,
+        writeTimeoutMs,
+        log,
+        remoteAddr: (req: IncomingMessage) => addrOf(req.socket),
+      });
+      const serverOptions = {
+        maxHeaderSize: config.maxHeaderBytes,
+        requestTimeout: readTimeoutMs,
+        headersTimeout: readTimeoutMs,
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(readTimeoutMs / 4))),
+      };
+      const http: HttpServer =
+        tls === undefined
+          ? createHttpServer(serverOptions, handler)
+          : createHttpsServer({ ...serverOptions, ...tls }, handler);
+      http.on("upgrade", (req: IncomingMessage, socket, head: Buffer) => {
+        upgraded.add(req.socket);
+        ws.handleUpgrade(req, socket, head, addrOf(req.socket));
+      });
+      // The http.Server never listens itself (connections come from our listener); 'listening'
+      // starts its request/headers timeout checks.
+      http.emit("listening");
+      const sockets = new Set<Socket>();
+      const listener = await listen(target, config.maxOpenConnections, (socket) => {
+        sockets.add(socket);
+        socket.once("close", () => sockets.delete(socket));
+        http.emit("connection", socket);
+        socket.resume();
+      });
+      servers.push({ http, ws, listener, sockets });
+      log.info({ address: listener.address }, "Starting RPC HTTP server");
+    }
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    addresses: servers.map((s) => s.listener.address),
+    close: () => {
+      closing ??= closeAll();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type { DispatchResult } from "./dispatch.js";
+import type { JsonRpcRequest, JsonRpcResponse } from "./envelope.js";
+import { InvalidRequestError } from "./errors.js";
+import type { ParsedPayload } from "./request.js";
+
+/**
+ * Batch execution: requests run in order, notifications are skipped and unanswered, and the
+ * batch is cacheable only when every answered call is.
+ */
+
+export interface BatchOutcome {
+  /** Answers in request order; empty when every request was a notification (or the batch was empty). */
+  readonly responses: readonly JsonRpcResponse[];
+  readonly cacheable: boolean;
+}
+
+export async function runBatch(
+  payload: ParsedPayload,
+  call: (req: JsonRpcRequest) => Promise<DispatchResult>,
+): Promise<BatchOutcome> {
+  const responses: JsonRpcResponse[] = [];
+  let cacheable = true;
+  for (const req of payload.requests) {
+    if (req.id === undefined) continue;
+    const result = await call(req);
+    responses.push(result.response);
+    cacheable &&= result.cacheable;
+  }
+  return { responses, cacheable: cacheable && responses.length > 0 };
+}
+
+/** The error for a batch longer than `max` items (0 = unlimited), or undefined when it fits. */
+export function batchLimitError(payload: ParsedPayload, max: number): InvalidRequestError | undefined {
+  if (max <= 0 || !payload.batch || payload.requests.length <= max) return undefined;
+  return new InvalidRequestError(`batch request exceeds maximum (${max}) allowed number of requests`);
+}

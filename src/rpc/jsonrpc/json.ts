@@ -1,0 +1,435 @@
+/**
+ * JSON reading and writing with Go `encoding/json` semantics: a parser that keeps the raw text of
+ * every value (cmtjson decodes int64 from the raw string, and error texts quote raw bytes) and
+ * reports syntax errors with Go's wording, and a compact writer with Go's HTML-safe escaping.
+ */
+
+/** A parsed JSON value that remembers its exact source text. */
+export type JsonNode =
+  | { readonly kind: "object"; readonly entries: readonly (readonly [string, JsonNode])[]; readonly raw: string }
+  | { readonly kind: "array"; readonly items: readonly JsonNode[]; readonly raw: string }
+  | { readonly kind: "string"; readonly value: string; readonly raw: string }
+  | { readonly kind: "number"; readonly raw: string }
+  | { readonly kind: "bool"; readonly value: boolean; readonly raw: string }
+  | { readonly kind: "null"; readonly raw: string };
+
+/** A syntax error worded like Go's `json.SyntaxError` (e.g. `invalid character 'x' looking for beginning of value`). */
+export class JsonSyntaxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Go's `quoteChar`: how the scanner names an unexpected character. */
+export function goQuoteChar(c: string): string {
+  if (c === "'") return "'\\''";
+  if (c === '"') return "'\"'";
+  const q = goQuote(c);
+  return `'${q.slice(1, -1)}'`;
+}
+
+/** Go's `strconv.Quote` (close enough for error texts: ASCII escapes, printable Unicode kept). */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) ?? 0;
+    switch (ch) {
+      case '"':
+        out += '\\"';
+        continue;
+      case "\\":
+        out += "\\\\";
+        continue;
+      case "\x07":
+        out += "\\a";
+        continue;
+      case "\b":
+        out += "\\b";
+        continue;
+      case "\f":
+        out += "\\f";
+        continue;
+      case "\n":
+        out += "\\n";
+        continue;
+      case "\r":
+        out += "\\r";
+        continue;
+      case "\t":
+        out += "\\t";
+        continue;
+      case "\v":
+        out += "\\v";
+        continue;
+    }
+    if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, "0")}`;
+    else if ((cp >= 0x80 && cp < 0xa0) || cp === 0x2028 || cp === 0x2029 || cp === 0xfeff)
+      out += `\\u${cp.toString(16).padStart(4, "0")}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+const WS = new Set([" ", "\t", "\n", "\r"]);
+
+interface ParseOptions {
+  /** json.Decoder mode: read the first value and ignore what follows; truncation reads "unexpected EOF". */
+  firstValueOnly?: boolean;
+}
+
+/** Parses JSON text into a {@link JsonNode} tree. Throws {@link JsonSyntaxError}. */
+export function parseJson(text: string, opts: ParseOptions = {}): JsonNode {
+  return new Parser(text, opts.firstValueOnly === true).parseTop();
+}
+
+class Parser {
+  private pos = 0;
+  private readonly s: string;
+  private readonly decoderMode: boolean;
+  constructor(s: string, decoderMode: boolean) {
+    this.s = s;
+    this.decoderMode = decoderMode;
+  }
+
+  private eof(): JsonSyntaxError {
+    return new JsonSyntaxError(this.decoderMode ? "unexpected EOF" : "unexpected end of JSON input");
+  }
+
+  private skipWs(): void {
+    while (this.pos < this.s.length && WS.has(this.s[this.pos] as string)) this.pos++;
+  }
+
+  private peekChar(): string | undefined {
+    if (this.pos >= this.s.length) return undefined;
+    const cp = this.s.codePointAt(this.pos) ?? 0;
+    return String.fromCodePoint(cp);
+  }
+
+  parseTop(): JsonNode {
+    this.skipWs();
+    if (this.pos >= this.s.length) {
+      if (this.decoderMode) throw new JsonSyntaxError("EOF");
+      throw this.eof();
+    }
+    const v = this.parseValue("looking for beginning of value");
+    if (!this.decoderMode) {
+      this.skipWs();
+      const c = this.peekChar();
+      if (c !== undefined) throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} after top-level value`);
+    }
+    return v;
+  }
+
+  private parseValue(context: string): JsonNode {
+    this.skipWs();
+    const c = this.peekChar();
+    if (c === undefined) throw this.eof();
+    const start = this.pos;
+    switch (c) {
+      case "{":
+        return this.parseObject(start);
+      case "[":
+        return this.parseArray(start);
+      case '"': {
+        const value = this.parseString();
+        return { kind: "string", value, raw: this.s.slice(start, this.pos) };
+      }
+      case "t":
+        this.literal("true");
+        return { kind: "bool", value: true, raw: "true" };
+      case "f":
+        this.literal("false");
+        return { kind: "bool", value: false, raw: "false" };
+      case "n":
+        this.literal("null");
+        return { kind: "null", raw: "null" };
+      default:
+        if (c === "-" || (c >= "0" && c <= "9")) {
+          this.parseNumber();
+          return { kind: "number", raw: this.s.slice(start, this.pos) };
+        }
+        throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} ${context}`);
+    }
+  }
+
+  private literal(word: string): void {
+    for (let i = 0; i < word.length; i++) {
+      const c = this.peekChar();
+      if (c === undefined) throw this.eof();
+      if (c !== word[i]) {
+        throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in literal ${word} (expecting '${word[i]}')`);
+      }
+      this.pos++;
+    }
+  }
+
+  private parseNumber(): void {
+    const digit = (ch: string | undefined) => ch !== undefined && ch >= "0" && ch <= "9";
+    if (this.peekChar() === "-") {
+      this.pos++;
+      const c = this.peekChar();
+      if (c === undefined) throw this.eof();
+      if (!digit(c)) throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in numeric literal`);
+    }
+    if (this.peekChar() === "0") this.pos++;
+    else while (digit(this.peekChar())) this.pos++;
+    if (this.peekChar() === ".") {
+      this.pos++;
+      const c = this.peekChar();
+      if (c === undefined) throw this.eof();
+      if (!digit(c))
+        throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} after decimal point in numeric literal`);
+      while (digit(this.peekChar())) this.pos++;
+    }
+    const e = this.peekChar();
+    if (e === "e" || e === "E") {
+      this.pos++;
+      let c = this.peekChar();
+      if (c === "+" || c === "-") {
+        this.pos++;
+        c = this.peekChar();
+      }
+      if (c === undefined) throw this.eof();
+      if (!digit(c)) throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in exponent of numeric literal`);
+      while (digit(this.peekChar())) this.pos++;
+    }
+  }
+
+  private parseString(): string {
+    this.pos++; // opening quote
+    let out = "";
+    for (;;) {
+      if (this.pos >= this.s.length) throw this.eof();
+      const c = this.s[this.pos] as string;
+      if (c === '"') {
+        this.pos++;
+        return out;
+      }
+      if (c === "\\") {
+        this.pos++;
+        if (this.pos >= this.s.length) throw this.eof();
+        const e = this.s[this.pos] as string;
+        this.pos++;
+        switch (e) {
+          case '"':
+          case "\\":
+          case "/":
+            out += e;
+            break;
+          case "b":
+            out += "\b";
+            break;
+          case "f":
+            out += "\f";
+            break;
+          case "n":
+            out += "\n";
+            break;
+          case "r":
+            out += "\r";
+            break;
+          case "t":
+            out += "\t";
+            break;
+          case "u": {
+            let hex = "";
+            for (let i = 0; i < 4; i++) {
+              if (this.pos >= this.s.length) throw this.eof();
+              const h = this.s[this.pos] as string;
+              if (!/[0-9a-fA-F]/.test(h)) {
+                throw new JsonSyntaxError(`invalid character ${goQuoteChar(h)} in \\u hexadecimal character escape`);
+              }
+              hex += h;
+              this.pos++;
+            }
+            out += String.fromCharCode(Number.parseInt(hex, 16));
+            break;
+          }
+          default:
+            throw new JsonSyntaxError(`invalid character ${goQuoteChar(e)} in string escape code`);
+        }
+        continue;
+      }
+      if (c < " ") throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in string literal`);
+      out += c;
+      this.pos++;
+    }
+  }
+
+  private parseObject(start: number): JsonNode {
+    this.pos++;
+    const entries: [string, JsonNode][] = [];
+    this.skipWs();
+    if (this.peekChar() === "}") {
+      this.pos++;
+      return { kind: "object", entries, raw: this.s.slice(start, this.pos) };
+    }
+    for (;;) {
+      this.skipWs();
+      const c = this.peekChar();
+      if (c === undefined) throw this.eof();
+      if (c !== '"')
+        throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} looking for beginning of object key string`);
+      const key = this.parseString();
+      this.skipWs();
+      const colon = this.peekChar();
+      if (colon === undefined) throw this.eof();
+      if (colon !== ":") throw new JsonSyntaxError(`invalid character ${goQuoteChar(colon)} after object key`);
+      this.pos++;
+      entries.push([key, this.parseValue("looking for beginning of value")]);
+      this.skipWs();
+      const sep = this.peekChar();
+      if (sep === undefined) throw this.eof();
+      this.pos++;
+      if (sep === "}") return { kind: "object", entries, raw: this.s.slice(start, this.pos) };
+      if (sep !== ",") throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after object key:value pair`);
+    }
+  }
+
+  private parseArray(start: number): JsonNode {
+    this.pos++;
+    const items: JsonNode[] = [];
+    this.skipWs();
+    if (this.peekChar() === "]") {
+      this.pos++;
+      return { kind: "array", items, raw: this.s.slice(start, this.pos) };
+    }
+    for (;;) {
+      items.push(this.parseValue("looking for beginning of value"));
+      this.skipWs();
+      const sep = this.peekChar();
+      if (sep === undefined) throw this.eof();
+      this.pos++;
+      if (sep === "]") return { kind: "array", items, raw: this.s.slice(start, this.pos) };
+      if (sep !== ",") throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after array element`);
+    }
+  }
+}
+
+/** Go's name for a JSON value kind in `json: cannot unmarshal <kind> into ...` errors. */
+export function goValueKind(node: JsonNode): string {
+  return node.kind === "bool" ? "bool" : node.kind;
+}
+
+/** Pre-encoded JSON spliced into the output (Go `json.RawMessage`); compacted and HTML-escaped on write. */
+export class RawJson {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/** A value the writer accepts: what encoders build for the wire. `undefined` object members are left out. */
+export type WireValue =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | RawJson
+  | readonly WireValue[]
+  | ReadonlyMap<string, WireValue>
+  | { readonly [key: string]: WireValue | undefined };
+
+const HEX = "0123456789abcdef";
+
+/** Writes a JSON string the way Go's encoder does with HTML escaping on. */
+export function encodeGoString(s: string): string {
+  let out = '"';
+  let runStart = 0;
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    let esc: string | undefined;
+    if (code < 0x20) {
+      if (code === 0x0a) esc = "\\n";
+      else if (code === 0x0d) esc = "\\r";
+      else if (code === 0x09) esc = "\\t";
+      else if (code === 0x08) esc = "\\b";
+      else if (code === 0x0c) esc = "\\f";
+      else esc = `\\u00${HEX[code >> 4]}${HEX[code & 0xf]}`;
+    } else if (code === 0x22) esc = '\\"';
+    else if (code === 0x5c) esc = "\\\\";
+    else if (code === 0x3c) esc = "\\u003c";
+    else if (code === 0x3e) esc = "\\u003e";
+    else if (code === 0x26) esc = "\\u0026";
+    else if (code === 0x2028) esc = "\\u2028";
+    else if (code === 0x2029) esc = "\\u2029";
+    else if (code >= 0xd800 && code <= 0xdfff) {
+      // A lone surrogate is invalid UTF-8 on the Go side, written as U+FFFD.
+      const next = s.charCodeAt(i + 1);
+      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+      esc = "\ufffd";
+    }
+    if (esc !== undefined) {
+      out += s.slice(runStart, i) + esc;
+      runStart = i + 1;
+    }
+  }
+  return `${out}${s.slice(runStart)}"`;
+}
+
+/** Go `json.Compact` with HTML escaping: drops insignificant whitespace, escapes <, >, &, U+2028/9 in strings. */
+export function compactGoJson(text: string): string {
+  let out = "";
+  let inString = false;
+  let runStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (inString) {
+      if (c === "\\") {
+        i++;
+        continue;
+      }
+      let esc: string | undefined;
+      if (c === '"') inString = false;
+      else if (c === "<") esc = "\\u003c";
+      else if (c === ">") esc = "\\u003e";
+      else if (c === "&") esc = "\\u0026";
+      else if (c === "\u2028") esc = "\\u2028";
+      else if (c === "\u2029") esc = "\\u2029";
+      if (esc !== undefined) {
+        out += text.slice(runStart, i) + esc;
+        runStart = i + 1;
+      }
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (WS.has(c)) {
+      out += text.slice(runStart, i);
+      runStart = i + 1;
+    }
+  }
+  return out + text.slice(runStart);
+}
+
+/** Compact JSON text for a wire value, Go-escaped, object keys in insertion order. */
+export function encodeJson(value: WireValue): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "true" : "false";
+    case "number":
+      if (!Number.isFinite(value)) return "null";
+      return String(value);
+    case "bigint":
+      return value.toString();
+    case "string":
+      return encodeGoString(value);
+  }
+  if (value instanceof RawJson) return compactGoJson(value.text);
+  if (Array.isArray(value)) return `[${(value as readonly WireValue[]).map(encodeJson).join(",")}]`;
+  const parts: string[] = [];
+  if (value instanceof Map) {
+    for (const [k, v] of value as ReadonlyMap<string, WireValue>) parts.push(`${encodeGoString(k)}:${encodeJson(v)}`);
+    return `{${parts.join(",")}}`;
+  }
+  for (const [k, v] of Object.entries(value as { [key: string]: WireValue | undefined })) {
+    if (v === undefined) continue;
+    parts.push(`${encodeGoString(k)}:${encodeJson(v)}`);
+  }
+  return `{${parts.join(",")}}`;
+}

@@ -1,0 +1,276 @@
+import type { Block, BlockMeta, Commit, Part, PartSet } from "../types/index.js";
+import {
+  blockId as blockIdOf,
+  decodeBlock,
+  decodeCommit,
+  decodePart,
+  encodeCommit,
+  encodePart,
+} from "../types/index.js";
+import {
+  IncompletePartSetError,
+  NonContiguousBlockError,
+  PruneHeightError,
+  StoreCorruptionError,
+  StoreError,
+} from "./errors.js";
+import {
+  BLOCK_KEY_PREFIX,
+  blockHashKey,
+  encodeU64,
+  heightKey,
+  partKey,
+  prefixKey,
+  readU64,
+  TABLES,
+  writeU64,
+} from "./keys.js";
+import type { KvStore, KvTable } from "./kvStore.js";
+import { LruCache } from "./lruCache.js";
+import { decodeBlockMeta, encodeBlockMeta } from "./records.js";
+
+const BLOCK_CACHE_SIZE = 32;
+const META_CACHE_SIZE = 256;
+
+function decodeOrThrow<T>(what: string, bytes: Uint8Array, decode: (b: Uint8Array) => T): T {
+  try {
+    return decode(bytes);
+  } catch (err) {
+    if (err instanceof StoreCorruptionError) throw err;
+    throw new StoreCorruptionError(what, { cause: err });
+  }
+}
+
+/**
+ * Committed blocks by height (CometBFT store.BlockStore): meta, parts, the canonical commit (from the
+ * next block's LastCommit) and the commit this node saw. Blocks, parts and commits are kept as their
+ * protobuf bytes. Returned objects are shared with a small cache: treat them as read-only.
+ */
+export class BlockStore {
+  readonly #kv: KvStore;
+  readonly #table: KvTable;
+  #base = 0;
+  #height = 0;
+  /** Saves and prunes run one after another in call order. */
+  #writes: Promise<void> = Promise.resolve();
+  #pruneError: unknown;
+  readonly #blocks = new LruCache<number, Block>(BLOCK_CACHE_SIZE);
+  readonly #metas = new LruCache<number, BlockMeta>(META_CACHE_SIZE);
+
+  constructor(db: KvStore) {
+    this.#kv = db;
+    this.#table = db.table(TABLES.blocks);
+    const state = this.#table.get(prefixKey(BLOCK_KEY_PREFIX.storeState));
+    if (state !== undefined) {
+      if (state.length !== 16) throw new StoreCorruptionError("block store state");
+      this.#base = readU64(state, 0);
+      this.#height = readU64(state, 8);
+    }
+  }
+
+  /** Lowest stored height; 0 when empty. */
+  base(): number {
+    return this.#base;
+  }
+
+  /** Highest stored height; 0 when empty. */
+  height(): number {
+    return this.#height;
+  }
+
+  size(): number {
+    return this.#height === 0 ? 0 : this.#height - this.#base + 1;
+  }
+
+  /**
+   * Saves a block with its complete part set and the commit this node saw for it, in one transaction
+   * that is durable when the promise resolves. Heights must follow the stored height.
+   */
+  saveBlock(block: Block, parts: PartSet, seenCommit: Commit): Promise<void> {
+    const height = block.header.height;
+    if (!parts.isComplete()) return Promise.reject(new IncompletePartSetError(height));
+    const encodedParts: Uint8Array[] = [];
+    let blockSize = 0;
+    for (let i = 0; i < parts.total; i++) {
+      const part = parts.getPart(i);
+      if (part === undefined) return Promise.reject(new IncompletePartSetError(height));
+      encodedParts.push(encodePart(part));
+      blockSize += part.bytes.length;
+    }
+    const meta: BlockMeta = {
+      blockId: blockIdOf(block, parts),
+      blockSize,
+      header: block.header,
+      numTxs: block.data.txs.length,
+    };
+    const metaBytes = encodeBlockMeta(meta);
+    // Block 1's LastCommit is the empty commit for height 0: nothing to keep.
+    const lastCommitBytes = height > 1 ? encodeCommit(block.lastCommit) : undefined;
+    const seenCommitBytes = encodeCommit(seenCommit);
+
+    const run = this.#writes.then(async () => {
+      if (this.#pruneError !== undefined) {
+        const cause = this.#pruneError;
+        this.#pruneError = undefined;
+        throw new StoreError("an earlier pruneBlocks failed to write. Check the data directory's disk", { cause });
+      }
+      if (this.#base > 0 && height !== this.#height + 1) throw new NonContiguousBlockError(this.#height + 1, height);
+      const base = this.#base > 0 ? this.#base : height;
+      await this.#kv.transaction(() => {
+        const t = this.#table;
+        t.put(heightKey(BLOCK_KEY_PREFIX.meta, height), metaBytes);
+        t.put(blockHashKey(meta.blockId.hash), encodeU64(height));
+        for (let i = 0; i < encodedParts.length; i++) t.put(partKey(height, i), encodedParts[i] as Uint8Array);
+        if (lastCommitBytes !== undefined) t.put(heightKey(BLOCK_KEY_PREFIX.commit, height - 1), lastCommitBytes);
+        t.put(heightKey(BLOCK_KEY_PREFIX.seenCommit, height), seenCommitBytes);
+        t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(base, height));
+      });
+      this.#base = base;
+      this.#height = height;
+    });
+    this.#writes = run.catch(() => undefined);
+    return run;
+  }
+
+  #has(height: number): boolean {
+    return this.#base > 0 && height >= this.#base && height <= this.#height;
+  }
+
+  loadBlockMeta(height: number): BlockMeta | undefined {
+    if (!this.#has(height)) return undefined;
+    const cached = this.#metas.get(height);
+    if (cached !== undefined) return cached;
+    const bytes = this.#table.get(heightKey(BLOCK_KEY_PREFIX.meta, height));
+    if (bytes === undefined) return undefined;
+    const meta = decodeBlockMeta(bytes);
+    this.#metas.set(height, meta);
+    return meta;
+  }
+
+  loadBlockMetaByHash(hash: Uint8Array): BlockMeta | undefined {
+    const h = this.heightByHash(hash);
+    return h === undefined ? undefined : this.loadBlockMeta(h);
+  }
+
+  loadBlock(height: number): Block | undefined {
+    if (!this.#has(height)) return undefined;
+    const cached = this.#blocks.get(height);
+    if (cached !== undefined) return cached;
+    const meta = this.loadBlockMeta(height);
+    if (meta === undefined) return undefined;
+    const total = meta.blockId.partSetHeader.total;
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i < total; i++) {
+      const part = this.loadBlockPart(height, i);
+      if (part === undefined)
+        throw new StoreCorruptionError(`block ${height}`, { detail: `part ${i} of ${total} is missing` });
+      chunks.push(part.bytes);
+    }
+    const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+    const block = decodeOrThrow(`block ${height}`, bytes, decodeBlock);
+    this.#blocks.set(height, block);
+    return block;
+  }
+
+  loadBlockByHash(hash: Uint8Array): Block | undefined {
+    const h = this.heightByHash(hash);
+    return h === undefined ? undefined : this.loadBlock(h);
+  }
+
+  loadBlockPart(height: number, index: number): Part | undefined {
+    if (!this.#has(height)) return undefined;
+    const bytes = this.#table.get(partKey(height, index));
+    return bytes === undefined ? undefined : decodeOrThrow(`block part ${height}/${index}`, bytes, decodePart);
+  }
+
+  /** The canonical commit for block `height`, taken from block height+1's LastCommit. */
+  loadBlockCommit(height: number): Commit | undefined {
+    if (!this.#has(height)) return undefined;
+    const bytes = this.#table.get(heightKey(BLOCK_KEY_PREFIX.commit, height));
+    return bytes === undefined ? undefined : decodeOrThrow(`commit ${height}`, bytes, decodeCommit);
+  }
+
+  /** The commit this node collected for `height` (the only one there is for the latest block). */
+  loadSeenCommit(height: number): Commit | undefined {
+    if (!this.#has(height)) return undefined;
+    const bytes = this.#table.get(heightKey(BLOCK_KEY_PREFIX.seenCommit, height));
+    return bytes === undefined ? undefined : decodeOrThrow(`seen commit ${height}`, bytes, decodeCommit);
+  }
+
+  heightByHash(hash: Uint8Array): number | undefined {
+    if (hash.length === 0) return undefined;
+    const bytes = this.#table.get(blockHashKey(hash));
+    if (bytes === undefined) return undefined;
+    if (bytes.length !== 8) throw new StoreCorruptionError("block hash index");
+    const h = readU64(bytes, 0);
+    return this.#has(h) ? h : undefined;
+  }
+
+  /**
+   * Removes blocks below `retainHeight` and returns how many there were. The new base is visible at
+   * once; the deletion is written in the background, ordered before the next save (await flush() to
+   * wait for it). Throws PruneHeightError for a height ≤ 0 or above the latest height.
+   */
+  pruneBlocks(retainHeight: number): number {
+    if (retainHeight <= 0) throw new PruneHeightError("height must be greater than 0");
+    if (retainHeight > this.#height) {
+      throw new PruneHeightError(`cannot prune beyond the latest height ${this.#height}`);
+    }
+    if (retainHeight <= this.#base) return 0;
+    let pruned = 0;
+    for (const _ of this.#table.range({
+      gte: heightKey(BLOCK_KEY_PREFIX.meta, this.#base),
+      lt: heightKey(BLOCK_KEY_PREFIX.meta, retainHeight),
+    })) {
+      pruned++;
+    }
+    this.#base = retainHeight;
+    this.#blocks.retain((h) => h >= retainHeight);
+    this.#metas.retain((h) => h >= retainHeight);
+    this.#writes = this.#writes
+      .then(() => this.#kv.transaction(() => this.#deleteBelow(retainHeight)))
+      .catch((err: unknown) => {
+        this.#pruneError = err;
+      });
+    return pruned;
+  }
+
+  #deleteBelow(retainHeight: number): void {
+    const t = this.#table;
+    const doomed: Uint8Array[] = [];
+    const metaRange = { prefix: prefixKey(BLOCK_KEY_PREFIX.meta), lt: heightKey(BLOCK_KEY_PREFIX.meta, retainHeight) };
+    for (const { key, value } of t.range(metaRange)) {
+      doomed.push(key);
+      try {
+        doomed.push(blockHashKey(decodeBlockMeta(value).blockId.hash));
+      } catch {
+        // An unreadable meta still goes; its hash index entry then points below base and is ignored.
+      }
+    }
+    const partRange = { prefix: prefixKey(BLOCK_KEY_PREFIX.part), lt: partKey(retainHeight, 0) };
+    for (const { key } of t.range(partRange)) doomed.push(key);
+    for (const prefix of [BLOCK_KEY_PREFIX.commit, BLOCK_KEY_PREFIX.seenCommit]) {
+      for (const { key } of t.range({ prefix: prefixKey(prefix), lt: heightKey(prefix, retainHeight) }))
+        doomed.push(key);
+    }
+    for (const key of doomed) t.remove(key);
+    t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(this.#base, this.#height));
+  }
+
+  /** Resolves once every save and prune issued so far has been written. */
+  async flush(): Promise<void> {
+    await this.#writes;
+    if (this.#pruneError !== undefined) {
+      const cause = this.#pruneError;
+      this.#pruneError = undefined;
+      throw new StoreError("pruneBlocks failed to write. Check the data directory's disk", { cause });
+    }
+  }
+}
+
+function encodeStoreState(base: number, height: number): Uint8Array {
+  const b = new Uint8Array(16);
+  writeU64(b, 0, base);
+  writeU64(b, 8, height);
+  return b;
+}

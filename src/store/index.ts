@@ -1,0 +1,20 @@
+// store/: persistence. Owns the key-value layer (LMDB, plus an in-memory twin for tests), the block store
+// (blocks, parts, commits by height/hash), the state store (ChainState, validators/params by height,
+// FinalizeBlock responses) and their key layouts and record formats.
+// Does not own: what is stored (types/ encodes blocks and commits), when it is saved (consensus/), tx
+// indexing policy or any wire format (rpc/).
+export { BlockStore } from "./blockStore.js";
+export {
+  IncompletePartSetError,
+  KvAsyncTransactionError,
+  KvStoreClosedError,
+  KvTransactionRequiredError,
+  NonContiguousBlockError,
+  PruneHeightError,
+  StoreCorruptionError,
+  StoreError,
+} from "./errors.js";
+export type { KvEntry, KvRange, KvStore, KvTable } from "./kvStore.js";
+export { openKvStore, prefixEnd } from "./kvStore.js";
+export { openMemoryKvStore } from "./memoryKvStore.js";
+export { StateStore, VALIDATOR_SET_CHECKPOINT_INTERVAL } from "./stateStore.js";

@@ -1,0 +1,137 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { KvAsyncTransactionError, KvStoreClosedError, KvTransactionRequiredError } from "./errors.js";
+import { openKvStore, prefixEnd } from "./kvStore.js";
+import { openMemoryKvStore } from "./memoryKvStore.js";
+
+const b = (...xs: number[]) => Uint8Array.from(xs);
+const keys = (it: Iterable<{ key: Uint8Array }>) => [...it].map((e) => [...e.key]);
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), "cometh-kv-"));
+  dirs.push(d);
+  return d;
+}
+
+const backends = {
+  lmdb: async () => openKvStore(await tempDir()),
+  memory: async () => openMemoryKvStore(),
+} as const;
+
+describe.each(Object.keys(backends) as (keyof typeof backends)[])("KvStore (%s)", (name) => {
+  const open = backends[name];
+
+  test("default: put/get/remove in a transaction, tables are separate", async () => {
+    const kv = await open();
+    const a = kv.table("a");
+    const c = kv.table("c");
+    await kv.transaction(() => {
+      a.put(b(1), b(10));
+      c.put(b(1), b(20));
+      kv.put(b(1), b(30));
+    });
+    expect(a.get(b(1))).toEqual(b(10));
+    expect([...(c.get(b(1)) ?? [])]).toEqual([20]);
+    expect([...(kv.get(b(1)) ?? [])]).toEqual([30]);
+    expect(a.get(b(2))).toBeUndefined();
+    await kv.transaction(() => {
+      a.remove(b(1));
+      a.remove(b(99));
+    });
+    expect(a.get(b(1))).toBeUndefined();
+    await kv.close();
+  });
+
+  test("behavior: a transaction reads its own writes and returns its result", async () => {
+    const kv = await open();
+    const t = kv.table("t");
+    const r = await kv.transaction(() => {
+      t.put(b(5), b(6));
+      return [...(t.get(b(5)) ?? [])];
+    });
+    expect(r).toEqual([6]);
+    await kv.close();
+  });
+
+  test("behavior: a throwing transaction writes nothing", async () => {
+    const kv = await open();
+    const t = kv.table("t");
+    await kv.transaction(() => t.put(b(1), b(1)));
+    await expect(
+      kv.transaction(() => {
+        t.put(b(2), b(2));
+        t.remove(b(1));
+        throw new RangeError("boom");
+      }),
+    ).rejects.toThrow("boom");
+    expect(t.get(b(2))).toBeUndefined();
+    expect([...(t.get(b(1)) ?? [])]).toEqual([1]);
+    await kv.close();
+  });
+
+  test("error: writes outside a transaction, async callbacks, use after close", async () => {
+    const kv = await open();
+    const t = kv.table("t");
+    expect(() => t.put(b(1), b(1))).toThrow(KvTransactionRequiredError);
+    expect(() => t.remove(b(1))).toThrow(KvTransactionRequiredError);
+    await expect(kv.transaction(async () => 1)).rejects.toThrow(KvAsyncTransactionError);
+    await kv.close();
+    expect(() => t.get(b(1))).toThrow(KvStoreClosedError);
+  });
+
+  test("behavior: ranges by prefix and bounds, forward and reverse, with limit", async () => {
+    const kv = await open();
+    const t = kv.table("r");
+    const all = [b(1), b(1, 0), b(1, 1), b(1, 255), b(2), b(2, 0), b(255), b(255, 255)];
+    await kv.transaction(() => {
+      for (const k of all) t.put(k, k);
+    });
+    expect(keys(t.range())).toEqual(all.map((k) => [...k]));
+    expect(keys(t.range({ prefix: b(1) }))).toEqual([[1], [1, 0], [1, 1], [1, 255]]);
+    expect(keys(t.range({ prefix: b(1), reverse: true }))).toEqual([[1, 255], [1, 1], [1, 0], [1]]);
+    expect(keys(t.range({ prefix: b(255) }))).toEqual([[255], [255, 255]]);
+    expect(keys(t.range({ gte: b(1, 1), lt: b(2, 0) }))).toEqual([[1, 1], [1, 255], [2]]);
+    expect(keys(t.range({ gte: b(1, 1), lt: b(2, 0), reverse: true }))).toEqual([[2], [1, 255], [1, 1]]);
+    expect(keys(t.range({ prefix: b(1), lt: b(1, 2), reverse: true, limit: 1 }))).toEqual([[1, 1]]);
+    expect(keys(t.range({ prefix: b(1), gte: b(1, 2), limit: 5 }))).toEqual([[1, 255]]);
+    expect(keys(t.range({ gte: b(3), lt: b(3) }))).toEqual([]);
+    const values = [...t.range({ prefix: b(2) })].map((e) => [...e.value]);
+    expect(values).toEqual([[2], [2, 0]]);
+    await kv.close();
+  });
+
+  test("behavior: concurrent transactions all commit", async () => {
+    const kv = await open();
+    const t = kv.table("c");
+    await Promise.all(Array.from({ length: 50 }, (_, i) => kv.transaction(() => t.put(b(i + 1), b(i)))));
+    expect([...t.range()].length).toBe(50);
+    await kv.close();
+  });
+});
+
+describe("openKvStore", () => {
+  test("behavior: data survives close and reopen", async () => {
+    const dir = await tempDir();
+    const kv = await openKvStore(dir);
+    await kv.transaction(() => kv.table("x").put(b(1, 2, 3), b(4, 5, 6)));
+    await kv.close();
+    const again = await openKvStore(dir);
+    expect([...(again.table("x").get(b(1, 2, 3)) ?? [])]).toEqual([4, 5, 6]);
+    await again.close();
+  });
+});
+
+describe("prefixEnd", () => {
+  test("args: increments the last byte below 0xff", () => {
+    expect([...(prefixEnd(b(1, 2)) ?? [])]).toEqual([1, 3]);
+    expect([...(prefixEnd(b(1, 255)) ?? [])]).toEqual([2]);
+    expect(prefixEnd(b(255, 255))).toBeUndefined();
+  });
+});

@@ -1,0 +1,220 @@
+import { type Database, open, type RootDatabase } from "lmdb";
+import { KvAsyncTransactionError, KvStoreClosedError, KvTransactionRequiredError } from "./errors.js";
+
+export interface KvEntry {
+  key: Uint8Array;
+  value: Uint8Array;
+}
+
+/**
+ * Which keys a range visits, in byte order. `prefix` keeps keys starting with it; `gte`/`lt` bound the
+ * keys (inclusive/exclusive) whatever the direction; `reverse` walks from the highest key down.
+ */
+export interface KvRange {
+  prefix?: Uint8Array;
+  gte?: Uint8Array;
+  lt?: Uint8Array;
+  reverse?: boolean;
+  limit?: number;
+}
+
+/** One named sub-database: binary keys (non-empty, at most 1978 bytes) to binary values. */
+export interface KvTable {
+  get(key: Uint8Array): Uint8Array | undefined;
+  range(range?: KvRange): Iterable<KvEntry>;
+  /** Only inside `KvStore.transaction`; throws KvTransactionRequiredError elsewhere. */
+  put(key: Uint8Array, value: Uint8Array): void;
+  /** Only inside `KvStore.transaction`; a missing key is not an error. */
+  remove(key: Uint8Array): void;
+}
+
+/**
+ * An ordered binary key-value store with named tables and atomic, durable transactions. The store
+ * itself is also a table (named "default") for callers that need only one.
+ */
+export interface KvStore extends KvTable {
+  table(name: string): KvTable;
+  /**
+   * Runs `fn` synchronously inside one write transaction: every put/remove in it commits together, or
+   * none does when it throws. Resolves with fn's result once the commit is flushed to disk. Called inside
+   * another transaction, fn simply joins the outer one.
+   */
+  transaction<T>(fn: () => T): Promise<T>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_TABLE = "default";
+
+/** Bounds for a range after merging prefix with gte/lt; undefined means unbounded. */
+export function rangeBounds(range: KvRange): { gte: Uint8Array | undefined; lt: Uint8Array | undefined } {
+  let gte = range.gte;
+  let lt = range.lt;
+  if (range.prefix !== undefined) {
+    if (gte === undefined || Buffer.compare(range.prefix, gte) > 0) gte = range.prefix;
+    const end = prefixEnd(range.prefix);
+    if (end !== undefined && (lt === undefined || Buffer.compare(end, lt) < 0)) lt = end;
+  }
+  return { gte, lt };
+}
+
+/** The smallest key greater than every key starting with `prefix` (undefined when there is none). */
+export function prefixEnd(prefix: Uint8Array): Uint8Array | undefined {
+  for (let i = prefix.length - 1; i >= 0; i--) {
+    const b = prefix[i] as number;
+    if (b !== 0xff) {
+      const end = prefix.slice(0, i + 1);
+      end[i] = b + 1;
+      return end;
+    }
+  }
+  return undefined;
+}
+
+function toBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/** lmdb hands out fresh Buffers; callers get plain Uint8Array views of them (same bytes, no copy). */
+function toPlain(b: Buffer): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+function isThenable(v: unknown): boolean {
+  return typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
+}
+
+/**
+ * Opens (creating when missing) an LMDB environment in `dir`. Commits use LMDB's default synced mode,
+ * so a transaction whose promise resolved survives a crash or `kill -9`.
+ */
+export async function openKvStore(dir: string): Promise<KvStore> {
+  const root = open({ path: dir, maxDbs: 64, compression: false });
+  return new LmdbKvStore(root);
+}
+
+class LmdbKvStore implements KvStore {
+  readonly #root: RootDatabase;
+  readonly #tables = new Map<string, LmdbTable>();
+  readonly #default: LmdbTable;
+  #depth = 0;
+  #closed = false;
+
+  constructor(root: RootDatabase) {
+    this.#root = root;
+    this.#default = this.table(DEFAULT_TABLE);
+  }
+
+  table(name: string): LmdbTable {
+    this.assertOpen();
+    let t = this.#tables.get(name);
+    if (t === undefined) {
+      const db = this.#root.openDB<Buffer, Buffer>(name, { encoding: "binary", keyEncoding: "binary" });
+      t = new LmdbTable(db, this);
+      this.#tables.set(name, t);
+    }
+    return t;
+  }
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    return this.#default.get(key);
+  }
+
+  range(range: KvRange = {}): Iterable<KvEntry> {
+    return this.#default.range(range);
+  }
+
+  put(key: Uint8Array, value: Uint8Array): void {
+    this.#default.put(key, value);
+  }
+
+  remove(key: Uint8Array): void {
+    this.#default.remove(key);
+  }
+
+  async transaction<T>(fn: () => T): Promise<T> {
+    this.assertOpen();
+    if (this.#depth > 0) return fn();
+    // childTransaction (unlike transaction) aborts the writes of a callback that throws, even when
+    // lmdb batches it with other queued work.
+    const result = await this.#root.childTransaction(() => {
+      this.#depth++;
+      try {
+        const r = fn();
+        if (isThenable(r)) throw new KvAsyncTransactionError();
+        return r;
+      } finally {
+        this.#depth--;
+      }
+    });
+    // With overlappingSync (lmdb's default off Windows) the commit resolves before the fsync.
+    await this.#root.flushed;
+    return result;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#root.close();
+  }
+
+  inTransaction(): boolean {
+    return this.#depth > 0;
+  }
+
+  assertOpen(): void {
+    if (this.#closed) throw new KvStoreClosedError();
+  }
+}
+
+class LmdbTable implements KvTable {
+  readonly #db: Database<Buffer, Buffer>;
+  readonly #store: LmdbKvStore;
+
+  constructor(db: Database<Buffer, Buffer>, store: LmdbKvStore) {
+    this.#db = db;
+    this.#store = store;
+  }
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    this.#store.assertOpen();
+    const v = this.#db.get(toBuffer(key));
+    return v === undefined ? undefined : toPlain(v);
+  }
+
+  *range(range: KvRange = {}): Iterable<KvEntry> {
+    this.#store.assertOpen();
+    const { gte, lt } = rangeBounds(range);
+    if (gte !== undefined && lt !== undefined && Buffer.compare(gte, lt) >= 0) return;
+    const limit = range.limit ?? Number.POSITIVE_INFINITY;
+    if (limit <= 0) return;
+    let n = 0;
+    if (range.reverse === true) {
+      // lmdb's reverse `start` is inclusive and `end` exclusive; walk from lt and stop below gte ourselves.
+      const it = this.#db.getRange(lt === undefined ? { reverse: true } : { start: toBuffer(lt), reverse: true });
+      for (const { key, value } of it) {
+        if (lt !== undefined && Buffer.compare(key, lt) >= 0) continue;
+        if (gte !== undefined && Buffer.compare(key, gte) < 0) return;
+        yield { key: toPlain(key), value: toPlain(value) };
+        if (++n >= limit) return;
+      }
+      return;
+    }
+    const opts: { start?: Buffer; end?: Buffer } = {};
+    if (gte !== undefined) opts.start = toBuffer(gte);
+    if (lt !== undefined) opts.end = toBuffer(lt);
+    for (const { key, value } of this.#db.getRange(opts)) {
+      yield { key: toPlain(key), value: toPlain(value) };
+      if (++n >= limit) return;
+    }
+  }
+
+  put(key: Uint8Array, value: Uint8Array): void {
+    if (!this.#store.inTransaction()) throw new KvTransactionRequiredError("put");
+    this.#db.putSync(toBuffer(key), toBuffer(value));
+  }
+
+  remove(key: Uint8Array): void {
+    if (!this.#store.inTransaction()) throw new KvTransactionRequiredError("remove");
+    this.#db.removeSync(toBuffer(key));
+  }
+}

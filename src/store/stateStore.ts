@@ -1,0 +1,144 @@
+import type { ChainState, ConsensusParams, FinalizeBlockResponse, ValidatorSet } from "../types/index.js";
+import { bytesEqual } from "../util/bytes.js";
+import { heightFromKey, heightKey, prefixKey, STATE_KEY_PREFIX, TABLES } from "./keys.js";
+import type { KvStore, KvTable } from "./kvStore.js";
+import {
+  decodeChainState,
+  decodeConsensusParams,
+  decodeFinalizeBlockResponse,
+  decodeValidatorSetRecord,
+  encodeChainState,
+  encodeConsensusParams,
+  encodeFinalizeBlockResponse,
+  encodeValidatorSetRecord,
+} from "./records.js";
+
+/**
+ * A full validator set is also stored every this many heights, so a lookup never replays more than
+ * this many proposer-priority increments (CometBFT's valSetCheckpointInterval, smaller).
+ */
+export const VALIDATOR_SET_CHECKPOINT_INTERVAL = 1000;
+
+/**
+ * The chain state after each block (CometBFT state.Store): the latest ChainState, validator sets and
+ * consensus params by height, and FinalizeBlock responses by height. Validator sets are stored in full
+ * only where they change (and at checkpoints); other heights replay proposer priorities from there.
+ */
+export class StateStore {
+  readonly #kv: KvStore;
+  readonly #table: KvTable;
+  /** Highest height loadConsensusParams answers for (the next block); 0 before any save. */
+  #nextHeight = 0;
+
+  constructor(db: KvStore) {
+    this.#kv = db;
+    this.#table = db.table(TABLES.state);
+    const s = this.load();
+    if (s !== undefined) this.#nextHeight = nextHeightOf(s);
+  }
+
+  load(): ChainState | undefined {
+    const bytes = this.#table.get(prefixKey(STATE_KEY_PREFIX.state));
+    return bytes === undefined ? undefined : decodeChainState(bytes);
+  }
+
+  /** Saves the state after a block (and its validators/params by height) atomically; durable on resolve. */
+  async save(s: ChainState): Promise<void> {
+    const next = nextHeightOf(s);
+    const stateBytes = encodeChainState(s);
+    const validatorsBytes = s.lastBlockHeight === 0 ? encodeValidatorSetRecord(s.validators) : undefined;
+    const nextValidatorsBytes = encodeValidatorSetRecord(s.nextValidators);
+    const paramsBytes = encodeConsensusParams(s.consensusParams);
+    await this.#kv.transaction(() => {
+      const t = this.#table;
+      // At genesis the set of the first block is stored too (CometBFT store.save).
+      if (validatorsBytes !== undefined) t.put(heightKey(STATE_KEY_PREFIX.validators, next), validatorsBytes);
+      const valHeight = next + 1;
+      if (
+        s.lastHeightValidatorsChanged === valHeight ||
+        valHeight % VALIDATOR_SET_CHECKPOINT_INTERVAL === 0 ||
+        this.#lastAtOrBelow(STATE_KEY_PREFIX.validators, valHeight) === undefined
+      ) {
+        t.put(heightKey(STATE_KEY_PREFIX.validators, valHeight), nextValidatorsBytes);
+      }
+      const stored = this.#lastAtOrBelow(STATE_KEY_PREFIX.consensusParams, next);
+      if (stored === undefined || !bytesEqual(stored.value, paramsBytes)) {
+        t.put(heightKey(STATE_KEY_PREFIX.consensusParams, next), paramsBytes);
+      }
+      t.put(prefixKey(STATE_KEY_PREFIX.state), stateBytes);
+    });
+    this.#nextHeight = next;
+  }
+
+  /**
+   * Stores a state that did not come from replaying blocks (genesis or state sync): the validator sets
+   * of the last, current and next heights and the current params, then the state (CometBFT Bootstrap).
+   */
+  async bootstrap(s: ChainState): Promise<void> {
+    const height = nextHeightOf(s);
+    const lastValidatorsBytes =
+      height > 1 && !s.lastValidators.isEmpty() ? encodeValidatorSetRecord(s.lastValidators) : undefined;
+    const validatorsBytes = encodeValidatorSetRecord(s.validators);
+    const nextValidatorsBytes = encodeValidatorSetRecord(s.nextValidators);
+    const paramsBytes = encodeConsensusParams(s.consensusParams);
+    const stateBytes = encodeChainState(s);
+    await this.#kv.transaction(() => {
+      const t = this.#table;
+      if (lastValidatorsBytes !== undefined) {
+        t.put(heightKey(STATE_KEY_PREFIX.validators, height - 1), lastValidatorsBytes);
+      }
+      t.put(heightKey(STATE_KEY_PREFIX.validators, height), validatorsBytes);
+      t.put(heightKey(STATE_KEY_PREFIX.validators, height + 1), nextValidatorsBytes);
+      t.put(heightKey(STATE_KEY_PREFIX.consensusParams, height), paramsBytes);
+      t.put(prefixKey(STATE_KEY_PREFIX.state), stateBytes);
+    });
+    this.#nextHeight = height;
+  }
+
+  /**
+   * The validator set of block `height`, with its exact proposer priorities; undefined above the next
+   * block's next height or below the first stored height.
+   */
+  loadValidators(height: number): ValidatorSet | undefined {
+    if (this.#nextHeight === 0 || height < 1 || height > this.#nextHeight + 1) return undefined;
+    const entry = this.#lastAtOrBelow(STATE_KEY_PREFIX.validators, height);
+    if (entry === undefined) return undefined;
+    const vs = decodeValidatorSetRecord(entry.value);
+    const steps = height - entry.height;
+    return steps === 0 ? vs : vs.copyIncrementProposerPriority(steps);
+  }
+
+  /** The consensus params in force at block `height` (up to the next block). */
+  loadConsensusParams(height: number): ConsensusParams | undefined {
+    if (this.#nextHeight === 0 || height < 1 || height > this.#nextHeight) return undefined;
+    const entry = this.#lastAtOrBelow(STATE_KEY_PREFIX.consensusParams, height);
+    return entry === undefined ? undefined : decodeConsensusParams(entry.value);
+  }
+
+  async saveFinalizeBlockResponse(height: number, r: FinalizeBlockResponse): Promise<void> {
+    const bytes = encodeFinalizeBlockResponse(r);
+    await this.#kv.transaction(() => this.#table.put(heightKey(STATE_KEY_PREFIX.finalizeBlock, height), bytes));
+  }
+
+  loadFinalizeBlockResponse(height: number): FinalizeBlockResponse | undefined {
+    const bytes = this.#table.get(heightKey(STATE_KEY_PREFIX.finalizeBlock, height));
+    return bytes === undefined ? undefined : decodeFinalizeBlockResponse(bytes);
+  }
+
+  #lastAtOrBelow(prefix: number, height: number): { height: number; value: Uint8Array } | undefined {
+    for (const { key, value } of this.#table.range({
+      prefix: prefixKey(prefix),
+      lt: heightKey(prefix, height + 1),
+      reverse: true,
+      limit: 1,
+    })) {
+      return { height: heightFromKey(key), value };
+    }
+    return undefined;
+  }
+}
+
+/** The height of the block after `s` (InitialHeight before the first block). */
+function nextHeightOf(s: ChainState): number {
+  return s.lastBlockHeight === 0 ? s.initialHeight : s.lastBlockHeight + 1;
+}
