@@ -167,6 +167,8 @@ export function buildProgram(io: CliIo = processIo): Command {
       // Loaded on demand so that init/show-*/version work without the node's dependencies.
       const { startNode } = await import("../node/index.js");
       const node = await startNode(config, log);
+      io.out(`cometh node ${node.nodeKey.id} on chain ${node.genesis.chainId} (home ${config.home})`);
+      for (const addr of node.rpcAddresses) io.out(`node RPC listening on ${addr}`);
       let stopping = false;
       const onSignal = (signal: NodeJS.Signals) => {
         if (stopping) return;

@@ -40,7 +40,9 @@ export class ManualClock implements Clock {
   advance(ms: number): void {
     const target = this.now + BigInt(Math.round(ms)) * 1_000_000n;
     for (;;) {
-      const due = this.timers.filter((t) => t.at <= target).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id - b.id));
+      const due = this.timers
+        .filter((t) => t.at <= target)
+        .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id - b.id));
       const next = due[0];
       if (!next) break;
       this.timers = this.timers.filter((t) => t.id !== next.id);

@@ -3,7 +3,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { loadGenesis } from "../../src/config/index.js";
 import { BlockStore, openKvStore, StateStore } from "../../src/store/index.js";
-import { type BlockId, blockIdEquals, commitHash, headerHash, isZeroBlockId, ValidatorSet } from "../../src/types/index.js";
+import {
+  type BlockId,
+  blockIdEquals,
+  commitHash,
+  headerHash,
+  isZeroBlockId,
+  ValidatorSet,
+} from "../../src/types/index.js";
 import { bytesEqual } from "../../src/util/bytes.js";
 import { makeTempHome, rpcGet, startNodeProcess, waitForHeight } from "./testNode.js";
 

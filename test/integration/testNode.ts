@@ -90,7 +90,11 @@ export async function startNodeProcess(home: string, extraFlags: string[] = []):
 }
 
 /** Calls a CometBFT RPC route over URI GET and returns `result` (throws on an error envelope). */
-export async function rpcGet<T = unknown>(rpcUrl: string, route: string, params: Record<string, string> = {}): Promise<T> {
+export async function rpcGet<T = unknown>(
+  rpcUrl: string,
+  route: string,
+  params: Record<string, string> = {},
+): Promise<T> {
   const qs = new URLSearchParams(params).toString();
   const res = await fetch(`${rpcUrl}/${route}${qs ? `?${qs}` : ""}`);
   const body = (await res.json()) as { result?: T; error?: unknown };

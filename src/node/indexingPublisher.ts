@@ -1,0 +1,75 @@
+import type { ConsensusEventMap, EventPublisher } from "../consensus/index.js";
+import type { EventBus } from "../events/index.js";
+import type { Indexer } from "../indexer/index.js";
+import type { Logger } from "../util/logger.js";
+
+/**
+ * Sits between consensus and the event bus. A NewBlock is indexed before it, and every event
+ * published after it, reaches subscribers: a client woken by a `Tx` event can call `tx` or
+ * `tx_search` at once and find it (CometBFT indexes asynchronously, so there it can miss).
+ * Events keep their order; consensus never waits (publish stays synchronous).
+ */
+export class IndexingPublisher implements EventPublisher {
+  readonly #bus: EventBus;
+  readonly #indexer: Indexer;
+  readonly #log: Logger;
+  readonly #onIndexed: (height: number) => void;
+  /** The chain of index writes and the events waiting behind them, in publication order. */
+  #tail: Promise<void> = Promise.resolve();
+  #pending = 0;
+
+  constructor(bus: EventBus, indexer: Indexer, log: Logger, onIndexed: (height: number) => void) {
+    this.#bus = bus;
+    this.#indexer = indexer;
+    this.#log = log;
+    this.#onIndexed = onIndexed;
+  }
+
+  publish<K extends keyof ConsensusEventMap>(type: K, data: ConsensusEventMap[K]): void {
+    if (type === "NewBlock") {
+      const nb = data as ConsensusEventMap["NewBlock"];
+      const height = nb.block.header.height;
+      this.#enqueue(async () => {
+        try {
+          await this.#indexer.indexBlock({
+            height,
+            finalizeBlockEvents: nb.resultFinalizeBlock.events,
+            txs: nb.block.data.txs,
+            txResults: nb.resultFinalizeBlock.txResults,
+          });
+          this.#onIndexed(height);
+        } catch (err) {
+          this.#log.error({ err, height }, "failed to index block");
+        }
+      });
+    }
+    if (this.#pending === 0) {
+      this.#forward(type, data);
+      return;
+    }
+    this.#enqueue(() => {
+      this.#forward(type, data);
+      return Promise.resolve();
+    });
+  }
+
+  /** Resolves once everything published so far has been indexed and delivered. */
+  flush(): Promise<void> {
+    return this.#tail;
+  }
+
+  #forward<K extends keyof ConsensusEventMap>(type: K, data: ConsensusEventMap[K]): void {
+    // The bus's EventMap and consensus's ConsensusEventMap name the same payloads.
+    this.#bus.publish(type as never, data as never);
+  }
+
+  #enqueue(step: () => Promise<void>): void {
+    this.#pending++;
+    this.#tail = this.#tail
+      .then(step)
+      .catch((err: unknown) => this.#log.error({ err }, "event delivery failed"))
+      .finally(() => {
+        this.#pending--;
+      });
+  }
+}

@@ -1,0 +1,68 @@
+import type { Application } from "../app/index.js";
+import { COMETBFT_VERSION, type NodeConfig, type NodeKey } from "../config/index.js";
+import type { Consensus } from "../consensus/index.js";
+import { type EventBus, parseQuery } from "../events/index.js";
+import type { Indexer } from "../indexer/index.js";
+import type { Mempool } from "../mempool/index.js";
+import type { FilePV } from "../privval/index.js";
+import type { CometServices, NodeInfoView } from "../rpc/comet/index.js";
+import type { BlockStore, StateStore } from "../store/index.js";
+import {
+  addressFromPubKey,
+  formatVote,
+  type GenesisDoc,
+  headerHash,
+  proofsFromByteSlices,
+  txHash,
+} from "../types/index.js";
+
+/** CometBFT v0.38's p2p and block protocol versions (version/version.go). */
+const P2P_PROTOCOL = 8n;
+const BLOCK_PROTOCOL = 11n;
+/** The channels a v0.38 validator node advertises: blocksync, consensus ×4, mempool, evidence, statesync ×2, pex. */
+const CHANNELS = Uint8Array.from([0x40, 0x20, 0x21, 0x22, 0x23, 0x30, 0x38, 0x60, 0x61, 0x00]);
+
+export interface ServiceParts {
+  config: NodeConfig;
+  genesis: GenesisDoc;
+  nodeKey: NodeKey;
+  signer: FilePV;
+  blockStore: BlockStore;
+  stateStore: StateStore;
+  app: Application;
+  mempool: Mempool;
+  bus: EventBus;
+  consensus: Consensus;
+  indexer: Indexer;
+}
+
+/** The node RPC's view of the node (rpc/comet/services.ts), from the real subsystems. */
+export function buildCometServices(p: ServiceParts): CometServices {
+  const nodeInfo = (): NodeInfoView => ({
+    protocolVersion: { p2p: P2P_PROTOCOL, block: BLOCK_PROTOCOL, app: p.consensus.chainState().appVersion },
+    id: p.nodeKey.id,
+    listenAddr: p.config.p2p.externalAddress !== "" ? p.config.p2p.externalAddress : p.config.p2p.laddr,
+    network: p.genesis.chainId,
+    version: COMETBFT_VERSION,
+    channels: CHANNELS,
+    moniker: p.config.base.moniker,
+    other: { txIndex: p.config.txIndex.indexer === "null" ? "off" : "on", rpcAddress: p.config.rpc.laddr },
+  });
+  return {
+    blocks: p.blockStore,
+    state: p.stateStore,
+    app: p.app,
+    mempool: p.mempool,
+    events: p.bus,
+    parseQuery,
+    consensus: p.consensus,
+    indexer: p.indexer,
+    node: {
+      nodeInfo,
+      validatorPubKey: () => p.signer.pubKey(),
+      isCatchingUp: () => false,
+    },
+    types: { formatVote, headerHash, txHash, proofsFromByteSlices, addressFromPubKey },
+    genesis: p.genesis,
+  };
+}

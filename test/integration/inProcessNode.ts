@@ -1,0 +1,44 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ConfigOverrides, initHome, loadNodeConfig } from "../../src/config/index.js";
+import { type RunningNode, startNode } from "../../src/node/index.js";
+import { createLogger, silentLogger } from "../../src/util/logger.js";
+
+/** A real node started inside the test process on 127.0.0.1 ephemeral ports and a temp home. */
+export interface InProcessNode {
+  node: RunningNode;
+  home: string;
+  /** `http://127.0.0.1:PORT` of the node RPC. */
+  rpcUrl: string;
+  /** `ws://127.0.0.1:PORT/websocket`. */
+  wsUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startInProcessNode(overrides: ConfigOverrides = {}): Promise<InProcessNode> {
+  const home = await mkdtemp(join(tmpdir(), "cometh-it-"));
+  await initHome(home, { chainId: "test-chain", moniker: "it-node" });
+  const config = loadNodeConfig(home, {
+    "--rpc.laddr": "tcp://127.0.0.1:0",
+    "--p2p.laddr": "tcp://127.0.0.1:0",
+    "--json-rpc.enable": false,
+    "--consensus.timeout_commit": "100ms",
+    ...overrides,
+  });
+  const level = process.env.COMETH_TEST_LOG;
+  const log = level ? createLogger({ level }) : silentLogger();
+  const node = await startNode(config, log);
+  const addr = node.rpcAddresses[0] ?? "";
+  const hostPort = addr.replace(/^tcp:\/\//, "");
+  return {
+    node,
+    home,
+    rpcUrl: `http://${hostPort}`,
+    wsUrl: `ws://${hostPort}/websocket`,
+    close: async () => {
+      await node.stop();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
