@@ -1,7 +1,7 @@
 // events/: the typed event bus (CometBFT event names → payloads, composite-key event maps,
 // bounded per-subscription buffers) and CometBFT's query language (parser, canonical form, pubsub
 // matching). Does not own: subscription limits and the wire shapes of events (rpc/), indexing and
-// tx_search/block_search (store/), or deciding when events fire (consensus/).
+// tx_search/block_search (indexer/), or deciding when events fire (consensus/).
 
 export type { BinaryFloat } from "./bigDecimal.js";
 export { compareBinaryFloat, parseArgumentNumber, parseAttributeNumber } from "./bigDecimal.js";

@@ -89,7 +89,7 @@ async function insertEvents(client: Client, blockId: string, pending: readonly P
   if (typed.length === 0) return;
   const ids = await client.query<{ id: string }>(
     `SELECT nextval(pg_get_serial_sequence('events', 'rowid'))::text AS id
-     FROM generate_series(1, $1::int) ORDER BY 1`,
+     FROM generate_series(1, $1::int)`,
     [typed.length],
   );
   const eventIds = ids.rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));

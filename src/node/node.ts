@@ -242,12 +242,17 @@ async function catchUpIndexer(
     const block = blockStore.loadBlock(h);
     const resp = stateStore.loadFinalizeBlockResponse(h);
     if (block === undefined || resp === undefined) continue;
-    await indexer.indexBlock({
-      height: h,
-      finalizeBlockEvents: resp.events,
-      txs: block.data.txs,
-      txResults: resp.txResults,
-    });
+    try {
+      await indexer.indexBlock({
+        height: h,
+        finalizeBlockEvents: resp.events,
+        txs: block.data.txs,
+        txResults: resp.txResults,
+      });
+    } catch (err) {
+      // Same policy as live indexing: a block the indexer refuses is logged, never fatal.
+      log.error({ err, height: h }, "failed to index block");
+    }
   }
   await db.transaction(() => meta.put(INDEXED_HEIGHT_KEY, heightBytes(top)));
 }

@@ -1,0 +1,180 @@
+// npm run bench:rpc [-- --seconds N --connections N]
+// Requests/s and latency of node RPC routes at N concurrent keep-alive connections (default 32),
+// next to a bare node:http server answering a fixed JSON body (the ceiling), measured in the same
+// run. Both servers run as child processes; the load generator runs here. Loopback only.
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "5" },
+    connections: { type: "string", default: "32" },
+    "bare-server": { type: "boolean", default: false },
+  },
+});
+
+// Child mode: the ceiling server.
+if (values["bare-server"]) {
+  const { createServer } = await import("node:http");
+  const body = JSON.stringify({ jsonrpc: "2.0", id: -1, result: { fixed: true } });
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(body);
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, "127.0.0.1", () => {
+    const addr = server.address();
+    process.send?.({ port: typeof addr === "object" && addr !== null ? addr.port : 0 });
+  });
+  process.on("disconnect", () => process.exit(0));
+} else {
+  await main();
+}
+
+interface Result {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+async function load(name: string, port: number, path: string, seconds: number, connections: number): Promise<Result> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const t0 = performance.now();
+      const req = request({ host: "127.0.0.1", port, path, agent }, (res) => {
+        res.on("data", () => undefined);
+        res.on("end", () => {
+          if (res.statusCode === 200) latencies.push(performance.now() - t0);
+          else errors++;
+          resolve();
+        });
+      });
+      req.on("error", () => {
+        errors++;
+        resolve();
+      });
+      req.end();
+    });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) await one();
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    name,
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors,
+  };
+}
+
+async function getJson(port: number, path: string): Promise<unknown> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return res.json();
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(values.seconds);
+  const connections = Number(values.connections);
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const home = await mkdtemp(join(tmpdir(), "cometh-bench-rpc-"));
+  const children: ChildProcess[] = [];
+  try {
+    // The node under test.
+    const node = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "src/cli/main.ts",
+        "start",
+        "--home",
+        home,
+        "--rpc.laddr",
+        "tcp://127.0.0.1:0",
+        "--json-rpc.enable=false",
+        "--log_level",
+        "error",
+        "--rpc.max_open_connections",
+        "0",
+      ],
+      { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    children.push(node);
+    const nodePort = await new Promise<number>((resolve, reject) => {
+      let out = "";
+      node.stdout?.on("data", (d: Buffer) => {
+        out += d.toString();
+        const m = /node RPC listening on tcp:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      node.on("exit", (code) => reject(new RangeError(`node exited (${code})`)));
+    });
+    // The ceiling.
+    const bare = fork(fileURLToPath(import.meta.url), ["--bare-server"], { execArgv: ["--import", "tsx"] });
+    children.push(bare);
+    const barePort = await new Promise<number>((resolve) =>
+      bare.once("message", (m: { port: number }) => resolve(m.port)),
+    );
+
+    // Data for block and tx_search: 200 committed txs.
+    for (let i = 0; i < 200; i++) {
+      await getJson(nodePort, `/broadcast_tx_async?tx="bench${i}=value${i}"`);
+    }
+    for (;;) {
+      const s = (await getJson(nodePort, "/num_unconfirmed_txs")) as { result: { n_txs: string } };
+      if (s.result.n_txs === "0") break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const status = (await getJson(nodePort, "/status")) as { result: { sync_info: { latest_block_height: string } } };
+    const height = Number(status.result.sync_info.latest_block_height);
+
+    const runs: [string, number, string][] = [
+      ["bare node:http (ceiling)", barePort, "/"],
+      ["status", nodePort, "/status"],
+      ["block", nodePort, `/block?height=${Math.max(1, height - 1)}`],
+      ["dump_consensus_state", nodePort, "/dump_consensus_state"],
+      ["tx_search (per_page 30)", nodePort, `/tx_search?query="tx.height>0"&per_page=30`],
+    ];
+    const results: Result[] = [];
+    for (const [name, port, path] of runs) {
+      await load(name, port, path, 1, connections); // warm-up
+      results.push(await load(name, port, path, seconds, connections));
+    }
+    const ceiling = results[0]?.rps ?? 1;
+    console.log(
+      `cometh bench:rpc (${connections} connections, ${seconds}s per route, node ${process.version}, chain height ${height})`,
+    );
+    console.log("route                         req/s    x ceiling   p50 ms   p99 ms   errors");
+    for (const r of results) {
+      console.log(
+        `${r.name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / ceiling).toFixed(2).padStart(8)}   ${r.p50.toFixed(2).padStart(6)}   ${r.p99.toFixed(2).padStart(6)}   ${r.errors}`,
+      );
+    }
+  } finally {
+    for (const c of children) c.kill("SIGTERM");
+    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once("exit", r)))));
+    await rm(home, { recursive: true, force: true });
+  }
+}
