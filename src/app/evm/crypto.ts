@@ -1,0 +1,84 @@
+import { createRequire } from "node:module";
+import { secp256k1 as nobleSecp } from "@noble/curves/secp256k1.js";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+
+/**
+ * Hashing and signature recovery for the EVM app. Recovery is the hot path of CheckTx: the native
+ * libsecp256k1 binding (`secp256k1` v5, prebuilt) recovers ~20x faster than pure JS (@noble/curves,
+ * see bench/evmApp.ts), so it is used when it loads; the pure-JS one is the fallback and the reference.
+ */
+
+export function keccak256(data: Uint8Array): Uint8Array {
+  return keccak_256(data);
+}
+
+interface NativeSecp256k1 {
+  ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array;
+}
+
+function loadNative(): { lib: NativeSecp256k1; native: boolean } | undefined {
+  const require = createRequire(import.meta.url);
+  try {
+    // `secp256k1/bindings` is the N-API build alone; the package root silently falls back to elliptic (JS).
+    return { lib: require("secp256k1/bindings") as NativeSecp256k1, native: true };
+  } catch {
+    return undefined;
+  }
+}
+
+const native = loadNative();
+
+/** Which implementation `ecrecover` uses: "native" (libsecp256k1) or "noble" (pure JS). */
+export function ecrecoverBackend(): "native" | "noble" {
+  return native === undefined ? "noble" : "native";
+}
+
+/** Recovery id from an Ethereum `v` (27/28, EIP-155 `chainId*2+35/36`, or a typed tx's y-parity 0/1). */
+function recoveryId(v: bigint, chainId: bigint | undefined): number {
+  let rec: bigint;
+  if (v === 0n || v === 1n) rec = v;
+  else if (chainId === undefined) rec = v - 27n;
+  else rec = v - (chainId * 2n + 35n);
+  if (rec !== 0n && rec !== 1n) throw new RangeError(`invalid signature v value ${v}`);
+  return Number(rec);
+}
+
+function signature64(r: Uint8Array, s: Uint8Array): Uint8Array {
+  if (r.length > 32 || s.length > 32) throw new RangeError("signature r or s is longer than 32 bytes");
+  const sig = new Uint8Array(64);
+  sig.set(r, 32 - r.length);
+  sig.set(s, 64 - s.length);
+  return sig;
+}
+
+/** Pure-JS recovery (@noble/curves): 64-byte uncompressed public key without the 0x04 prefix. */
+export function ecrecoverNoble(
+  msgHash: Uint8Array,
+  v: bigint,
+  r: Uint8Array,
+  s: Uint8Array,
+  chainId?: bigint,
+): Uint8Array {
+  const sig = nobleSecp.Signature.fromBytes(signature64(r, s)).addRecoveryBit(recoveryId(v, chainId));
+  return sig.recoverPublicKey(msgHash).toBytes(false).slice(1);
+}
+
+/** Native recovery (libsecp256k1) when available, else noble. Same contract as ethereumjs `ecrecover`. */
+export function ecrecoverNative(
+  msgHash: Uint8Array,
+  v: bigint,
+  r: Uint8Array,
+  s: Uint8Array,
+  chainId?: bigint,
+): Uint8Array {
+  if (native === undefined) return ecrecoverNoble(msgHash, v, r, s, chainId);
+  return native.lib.ecdsaRecover(signature64(r, s), recoveryId(v, chainId), msgHash, false).slice(1);
+}
+
+/** The fastest available recovery; plugged into ethereumjs as `common.customCrypto.ecrecover`. */
+export const ecrecover = ecrecoverNative;
+
+/** Address of an uncompressed public key (64 bytes, no prefix). */
+export function publicKeyToAddress(pub: Uint8Array): Uint8Array {
+  return keccak256(pub).slice(12);
+}

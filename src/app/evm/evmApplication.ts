@@ -1,0 +1,798 @@
+import { join } from "node:path";
+import type { Common } from "@ethereumjs/common";
+import { type KvStore, openKvStore } from "../../store/index.js";
+import type {
+  AbciEvent,
+  CheckTxRequest,
+  CheckTxResponse,
+  CommitResponse,
+  ExecTxResult,
+  FinalizeBlockRequest,
+  FinalizeBlockResponse,
+  InfoResponse,
+  InitChainRequest,
+  InitChainResponse,
+  PrepareProposalRequest,
+  ProcessProposalRequest,
+  QueryRequest,
+  QueryResponse,
+} from "../../types/index.js";
+import { bytesToHex, EMPTY_BYTES, hexToBytes } from "../../util/bytes.js";
+import type { Logger } from "../../util/logger.js";
+import type { Application } from "../application.js";
+import { keccak256 } from "./crypto.js";
+import { DEV_MNEMONIC, type DevAccount, deriveDevAccounts, toChecksumAddress } from "./devAccounts.js";
+import {
+  CHECK_TX_CODES,
+  CHECK_TX_CODESPACE,
+  EvmAppSequenceError,
+  EvmConfigError,
+  InvalidEthTxError,
+  StateUnavailableError,
+} from "./errors.js";
+import {
+  blockHashSource,
+  createEvmCommon,
+  createTxCommon,
+  type ExecBlockContext,
+  isDelegation,
+  TxExecutor,
+} from "./executor.js";
+import { baseFeeForHeight, baseFeeWei, formatDec, nextFeeMarketState } from "./feeMarket.js";
+import { type GenesisAccount, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
+import { EvmReaderImpl } from "./reader.js";
+import type { EvmReader } from "./readerTypes.js";
+import {
+  type AppMeta,
+  type ChainSettings,
+  EMPTY_TRIE_ROOT,
+  type EvmBlock,
+  type EvmReceipt,
+  equalBytes,
+  KECCAK256_NULL,
+  setLengthLeft,
+  stripZeros,
+} from "./records.js";
+import { chainAppHash, diffHash, EvmStateDb, type StateDiff } from "./stateDb.js";
+import { type DecodeContext, type DecodedTx, DecodedTxCache } from "./txDecode.js";
+
+/** Cosmos EVM's default `[evm] evm-chain-id`. */
+export const DEFAULT_EVM_CHAIN_ID = 262144n;
+/** Cosmos SDK "default" pruning keeps this many recent heights. */
+export const DEFAULT_PRUNING_KEEP_RECENT = 362880;
+/** Cosmos EVM mempool `account-queue`: future nonces queued per account. */
+export const DEFAULT_MAX_NONCE_GAP = 64;
+
+export interface EvmAppOptions {
+  /** The app's own database directory (created when missing), e.g. `<home>/data/evm.db`. */
+  dbDir: string;
+  log: Logger;
+  /** EIP-155 chain id (`[evm] evm-chain-id`); default 262144. Fixed at InitChain. */
+  chainId?: bigint;
+  /** Accept pre-EIP-155 legacy txs (`allow-unprotected-txs`); default false. */
+  allowUnprotectedTxs?: boolean;
+  /** Heights of state kept for queries at past heights, or "archive"; default 362880. */
+  pruning?: number | "archive";
+  /**
+   * Fixed fee recipient (0x address) instead of the proposer's address bytes. Changes the app hash:
+   * every validator must use the same value (or set `evm.coinbase` in genesis app_state).
+   */
+  coinbase?: string;
+  /** Mnemonic of the dev accounts funded when genesis funds nobody; default Hardhat's. */
+  mnemonic?: string;
+  devAccountCount?: number;
+  /** CheckTx accepts nonces below (next pending nonce + gap): how far a sender may run ahead; default 64. */
+  maxNonceGap?: number;
+  /** Decoded-tx cache entries (CheckTx → block execution); default 50000. */
+  decodedTxCacheSize?: number;
+}
+
+interface PendingBlock {
+  meta: AppMeta;
+  diff: StateDiff;
+  block: EvmBlock;
+  receipts: EvmReceipt[];
+  /** Decoded-cache keys of the block's txs, dropped from the cache once committed. */
+  keys: string[];
+}
+
+interface SenderPending {
+  nonces: Map<bigint, { key: string; cost: bigint }>;
+  spend: bigint;
+  /** Committed nonce + the contiguous run of admitted nonces after it. */
+  next: bigint;
+}
+
+/** ABCI version string of v0.38 apps. */
+const ABCI_VERSION = "2.0.0";
+const ZERO_ADDRESS = new Uint8Array(20);
+const QUERY_KINDS = new Set(["account", "balance", "nonce", "code", "storage"]);
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** Opens (or creates) the EVM app's LMDB database in `dbDir`. */
+export async function createEvmApp(opts: EvmAppOptions): Promise<EvmApplication> {
+  // A path with an extension makes LMDB use it as a file; a file inside dbDir keeps dbDir a directory.
+  const kv = await openKvStore(join(opts.dbDir, "data.mdb"));
+  try {
+    return await EvmApplication.open(kv, opts);
+  } catch (err) {
+    await kv.close();
+    throw err;
+  }
+}
+
+function txProtoSize(length: number): number {
+  let varint = 1;
+  for (let n = length; n >= 0x80; n = Math.floor(n / 0x80)) varint++;
+  return 1 + varint + length;
+}
+
+function attr(key: string, value: string, index = true) {
+  return { key, value, index };
+}
+
+/**
+ * The EVM application: Ethereum txs in CometBFT blocks, executed by @ethereumjs/vm (Prague) over
+ * state kept in its own LMDB database. See README.md for the design and the query paths.
+ */
+export class EvmApplication implements Application {
+  readonly db: EvmStateDb;
+  readonly log: Logger;
+  readonly reader: EvmReader;
+  readonly #kv: KvStore;
+  readonly #opts: EvmAppOptions;
+  readonly #pruning: number | "archive";
+  readonly #maxNonceGap: number;
+  readonly #cache: DecodedTxCache;
+  readonly #devAccounts: DevAccount[];
+  #settings: ChainSettings | undefined;
+  #common: Common;
+  #decodeCtx: DecodeContext;
+  #executor: TxExecutor | undefined;
+  #pending: PendingBlock | undefined;
+  /** CheckTx's view of the mempool: per sender, the nonces admitted since the last commit. */
+  #checkState = new Map<string, SenderPending>();
+
+  private constructor(kv: KvStore, opts: EvmAppOptions) {
+    this.#kv = kv;
+    this.#opts = opts;
+    this.log = opts.log;
+    this.db = new EvmStateDb(kv);
+    this.#pruning = opts.pruning ?? DEFAULT_PRUNING_KEEP_RECENT;
+    if (this.#pruning !== "archive" && (!Number.isInteger(this.#pruning) || this.#pruning < 1)) {
+      throw new EvmConfigError(
+        `pruning ${String(this.#pruning)} is not valid. Use a number of heights ≥ 1 or "archive"`,
+      );
+    }
+    this.#maxNonceGap = opts.maxNonceGap ?? DEFAULT_MAX_NONCE_GAP;
+    this.#cache = new DecodedTxCache(opts.decodedTxCacheSize ?? 50_000);
+    this.#devAccounts = deriveDevAccounts(opts.mnemonic ?? DEV_MNEMONIC, opts.devAccountCount ?? 10);
+    this.#settings = this.db.settings();
+    const chainId = this.#settings?.chainId ?? opts.chainId ?? DEFAULT_EVM_CHAIN_ID;
+    if (this.#settings !== undefined && opts.chainId !== undefined && opts.chainId !== this.#settings.chainId) {
+      throw new EvmConfigError(
+        `the EVM chain id option is ${opts.chainId} but this database was created with ${this.#settings.chainId}. Use ${this.#settings.chainId} or a new data directory`,
+      );
+    }
+    this.#common = createEvmCommon(chainId);
+    this.#decodeCtx = {
+      common: createTxCommon(chainId),
+      chainId,
+      allowUnprotectedTxs: opts.allowUnprotectedTxs ?? false,
+    };
+    this.reader = new EvmReaderImpl({
+      db: this.db,
+      common: () => this.#common,
+      txCommon: () => this.#decodeCtx.common,
+      settings: () => this.#settings,
+      pendingNonce: (addr) => this.pendingNonce(addr),
+      decode: (raw) => this.#cache.decode(raw, this.#decodeCtx),
+    });
+  }
+
+  /** Wraps an open store (the app closes it on close()). */
+  static async open(kv: KvStore, opts: EvmAppOptions): Promise<EvmApplication> {
+    return new EvmApplication(kv, opts);
+  }
+
+  /** The dev accounts (funded at genesis when app_state funds nobody), with private keys. */
+  devAccounts(): DevAccount[] {
+    return this.#devAccounts;
+  }
+
+  chainId(): bigint {
+    return this.#decodeCtx.chainId;
+  }
+
+  // ---- ABCI ---------------------------------------------------------------------------------------
+
+  async info(): Promise<InfoResponse> {
+    const m = this.db.meta();
+    return {
+      data: JSON.stringify({ evm_chain_id: this.#decodeCtx.chainId.toString() }),
+      version: ABCI_VERSION,
+      appVersion: 0n,
+      // Only genesis state (height initial_height-1): CometBFT must still see 0 and run InitChain.
+      lastBlockHeight:
+        m === undefined || this.#settings === undefined || m.height < this.#settings.initialHeight ? 0 : m.height,
+      lastBlockAppHash: m?.appHash ?? EMPTY_BYTES,
+    };
+  }
+
+  async initChain(req: InitChainRequest): Promise<InitChainResponse> {
+    const existing = this.db.meta();
+    if (existing !== undefined && existing.height >= req.initialHeight) {
+      throw new EvmAppSequenceError(
+        `InitChain called but the EVM state is already at height ${existing.height}. Remove the app's data directory to start a new chain`,
+      );
+    }
+    const genesis = parseEvmGenesis(req.appStateBytes, this.#devAccounts);
+    const coinbase = this.#opts.coinbase === undefined ? genesis.coinbase : hexToBytes(this.#opts.coinbase);
+    if (coinbase !== undefined && coinbase.length !== 20) {
+      throw new EvmConfigError(`coinbase "${this.#opts.coinbase}" is not a 20-byte hex address. Use a 0x address`);
+    }
+    const settings: ChainSettings = {
+      chainId: this.#decodeCtx.chainId,
+      initialHeight: req.initialHeight,
+      maxGas: req.consensusParams.block.maxGas,
+      coinbase,
+      feeMarket: genesis.feeMarket,
+    };
+    const accounts = new Map<string, GenesisAccount>();
+    if (genesis.preinstalls) {
+      for (const p of PREINSTALLS) {
+        const address = hexToBytes(p.address) as Uint8Array;
+        accounts.set(bytesToHex(address), {
+          address,
+          balance: 0n,
+          nonce: 0n,
+          code: hexToBytes(p.code) as Uint8Array,
+          storage: [],
+        });
+      }
+    }
+    for (const a of genesis.accounts) accounts.set(bytesToHex(a.address), a);
+    const diff: StateDiff = { accounts: [], storage: [], codes: [] };
+    for (const a of accounts.values()) {
+      const codeHash = a.code.length === 0 ? KECCAK256_NULL : keccak256(a.code);
+      if (a.code.length > 0) diff.codes.push({ hash: codeHash, code: a.code });
+      diff.accounts.push({
+        addr: a.address,
+        account: { exists: true, nonce: a.nonce, balance: a.balance, codeHash, incarnation: 0 },
+      });
+      for (const s of a.storage) {
+        const value = stripZeros(s.value);
+        if (value.length > 0) diff.storage.push({ addr: a.address, incarnation: 0, slot: s.slot, value });
+      }
+    }
+    const height = req.initialHeight - 1;
+    const appHash = chainAppHash(new Uint8Array(32), height, diffHash(diff));
+    const meta: AppMeta = {
+      height,
+      appHash,
+      earliestStateHeight: height,
+      feeMarket: { baseFee: settings.feeMarket.baseFee, blockGasWanted: 0n },
+    };
+    this.db.beginCommit();
+    try {
+      await this.#kv.transaction(() => {
+        this.db.putSettings(settings);
+        this.db.writeHeight(meta, diff, undefined, []);
+      });
+      this.db.endCommit(meta, diff);
+    } catch (err) {
+      this.db.endCommit(undefined, undefined);
+      throw err;
+    }
+    this.#settings = settings;
+    this.log.info(
+      { height, accounts: accounts.size, appHash: bytesToHex(appHash), chainId: settings.chainId.toString() },
+      "EVM genesis state written",
+    );
+    return { validators: [], appHash };
+  }
+
+  async checkTx(req: CheckTxRequest): Promise<CheckTxResponse> {
+    let d: DecodedTx | undefined;
+    try {
+      d = this.#cache.decode(req.tx, this.#decodeCtx);
+      this.#admit(d);
+      return {
+        code: CHECK_TX_CODES.ok,
+        data: EMPTY_BYTES,
+        log: "",
+        info: "",
+        gasWanted: d.gasLimit,
+        gasUsed: 0n,
+        events: [],
+        codespace: "",
+      };
+    } catch (err) {
+      if (!(err instanceof InvalidEthTxError)) throw err;
+      return {
+        code: err.code,
+        data: EMPTY_BYTES,
+        log: err.message,
+        info: "",
+        gasWanted: d?.gasLimit ?? 0n,
+        gasUsed: 0n,
+        events: [],
+        codespace: CHECK_TX_CODESPACE,
+      };
+    }
+  }
+
+  /** Stateful admission (Cosmos EVM ante handler order), then records the nonce as pending. */
+  #admit(d: DecodedTx): void {
+    const settings = this.#requireSettings();
+    if (settings.maxGas > 0n && d.gasLimit > settings.maxGas) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.outOfGas,
+        `tx gas (${d.gasLimit}) exceeds block gas limit (${settings.maxGas})`,
+      );
+    }
+    const meta = this.db.meta() as AppMeta;
+    const baseFee = baseFeeWei(baseFeeForHeight(meta.height + 1, settings.feeMarket, meta.feeMarket, settings.maxGas));
+    if (d.maxFeePerGas < baseFee) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.insufficientFee,
+        `max fee per gas less than block base fee (${d.maxFeePerGas} < ${baseFee}): insufficient fee. Raise maxFeePerGas to at least ${baseFee}`,
+      );
+    }
+    const acct = this.db.readAccount(d.from, meta.height);
+    if (acct.exists && !equalBytes(acct.codeHash, KECCAK256_NULL) && !isDelegation(this.db.readCode(acct.codeHash))) {
+      throw new InvalidEthTxError(CHECK_TX_CODES.invalidType, `sender not an eoa: address 0x${d.fromHex}`);
+    }
+    if (d.nonce < acct.nonce) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.invalidSequence,
+        `nonce too low: next nonce ${acct.nonce}, tx nonce ${d.nonce}`,
+      );
+    }
+    const pending = this.#checkState.get(d.fromHex);
+    const taken = pending?.nonces.get(d.nonce);
+    if (taken !== undefined) {
+      if (taken.key === d.key) return;
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.invalidSequence,
+        `replacement transaction underpriced: nonce ${d.nonce} of 0x${d.fromHex} is already pending and this mempool does not replace txs. Wait for it to be included, or use nonce ${this.pendingNonce(d.from)}`,
+      );
+    }
+    const next = pending?.next ?? acct.nonce;
+    if (d.nonce >= next + BigInt(this.#maxNonceGap)) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.invalidSequence,
+        `nonce too high: next nonce ${next}, tx nonce ${d.nonce}; txs may skip at most ${this.#maxNonceGap - 1} nonces and wait for the gap to be filled`,
+      );
+    }
+    const spend = pending?.spend ?? 0n;
+    if (acct.balance < spend + d.cost) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.insufficientFunds,
+        `insufficient funds for gas * price + value: address 0x${d.fromHex} have ${acct.balance - spend} want ${d.cost}`,
+      );
+    }
+    const p = pending ?? { nonces: new Map(), spend: 0n, next: acct.nonce };
+    p.nonces.set(d.nonce, { key: d.key, cost: d.cost });
+    p.spend += d.cost;
+    while (p.nonces.has(p.next)) p.next++;
+    if (pending === undefined) this.#checkState.set(d.fromHex, p);
+  }
+
+  /**
+   * The next nonce for `address` counting txs admitted by CheckTx since the last block (contiguous
+   * from the committed nonce; queued future nonces after a gap are not counted), for
+   * eth_getTransactionCount(…, "pending").
+   */
+  pendingNonce(address: Uint8Array): bigint {
+    const meta = this.db.meta();
+    if (meta === undefined) return 0n;
+    const committed = this.db.readAccount(address, meta.height).nonce;
+    const p = this.#checkState.get(bytesToHex(address));
+    return p === undefined || p.next < committed ? committed : p.next;
+  }
+
+  async prepareProposal(req: PrepareProposalRequest): Promise<{ txs: Uint8Array[] }> {
+    const settings = this.#requireSettings();
+    const meta = this.db.meta() as AppMeta;
+    const baseFee = baseFeeWei(baseFeeForHeight(req.height, settings.feeMarket, meta.feeMarket, settings.maxGas));
+    const maxGas = settings.maxGas;
+    const out: Uint8Array[] = [];
+    let bytes = 0;
+    let gas = 0n;
+    const senders = new Map<
+      string,
+      { next: bigint; balance: bigint; blocked: boolean; queued: Map<bigint, DecodedTx> }
+    >();
+
+    const take = (d: DecodedTx, s: { next: bigint; balance: bigint; blocked: boolean }): boolean => {
+      const size = txProtoSize(d.raw.length);
+      if (req.maxTxBytes >= 0 && bytes + size > req.maxTxBytes) return false;
+      if (maxGas > -1n && gas + d.gasLimit > maxGas) return false;
+      if (d.cost > s.balance) return false;
+      bytes += size;
+      gas += d.gasLimit;
+      s.balance -= d.cost;
+      s.next++;
+      out.push(d.raw);
+      return true;
+    };
+
+    for (const raw of req.txs) {
+      let d: DecodedTx;
+      try {
+        d = this.#cache.decode(raw, this.#decodeCtx);
+      } catch {
+        continue;
+      }
+      if (d.maxFeePerGas < baseFee) continue;
+      let s = senders.get(d.fromHex);
+      if (s === undefined) {
+        const acct = this.db.readAccount(d.from, meta.height);
+        s = { next: acct.nonce, balance: acct.balance, blocked: false, queued: new Map() };
+        senders.set(d.fromHex, s);
+      }
+      if (s.blocked || d.nonce < s.next) continue;
+      if (d.nonce > s.next) {
+        if (!s.queued.has(d.nonce)) s.queued.set(d.nonce, d);
+        continue;
+      }
+      if (!take(d, s)) {
+        s.blocked = true;
+        continue;
+      }
+      // Txs that arrived before the one filling their gap follow it now.
+      for (let q = s.queued.get(s.next); q !== undefined; q = s.queued.get(s.next)) {
+        s.queued.delete(q.nonce);
+        if (!take(q, s)) {
+          s.blocked = true;
+          break;
+        }
+      }
+    }
+    return { txs: out };
+  }
+
+  async processProposal(req: ProcessProposalRequest): Promise<"accept" | "reject"> {
+    for (const raw of req.txs) {
+      try {
+        this.#cache.decode(raw, this.#decodeCtx);
+      } catch (err) {
+        if (!(err instanceof InvalidEthTxError)) throw err;
+        this.log.info({ height: req.height, reason: err.message }, "rejecting proposal with an invalid Ethereum tx");
+        return "reject";
+      }
+    }
+    return "accept";
+  }
+
+  async finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse> {
+    const settings = this.#requireSettings();
+    const meta = this.db.meta() as AppMeta;
+    if (req.height !== meta.height + 1) {
+      throw new EvmAppSequenceError(
+        `FinalizeBlock for height ${req.height} but the EVM state is at height ${meta.height}. Blocks must be finalized in order`,
+      );
+    }
+    const fm = settings.feeMarket;
+    const baseFeeDec = baseFeeForHeight(req.height, fm, meta.feeMarket, settings.maxGas);
+    const baseFee = baseFeeWei(baseFeeDec);
+    const coinbase = settings.coinbase ?? (req.proposerAddress.length === 20 ? req.proposerAddress : ZERO_ADDRESS);
+    const ctx: ExecBlockContext = {
+      height: req.height,
+      timestamp: req.time / 1_000_000_000n,
+      coinbase,
+      baseFee,
+      gasLimit: settings.maxGas > 0n ? settings.maxGas : MAX_UINT64,
+      hash: req.hash,
+    };
+    const exec = await this.#blockExecutor();
+    exec.begin(ctx, this.db.reader(meta.height), fm.minGasMultiplier);
+
+    const txResults: ExecTxResult[] = [];
+    const receipts: EvmReceipt[] = [];
+    const bloom = new Uint8Array(256);
+    const keys: string[] = [];
+    let logIndex = 0;
+    for (let i = 0; i < req.txs.length; i++) {
+      const raw = req.txs[i] as Uint8Array;
+      let d: DecodedTx;
+      try {
+        d = this.#cache.decode(raw, this.#decodeCtx);
+      } catch (err) {
+        if (!(err instanceof InvalidEthTxError)) throw err;
+        txResults.push(failedResult(err, 0n));
+        continue;
+      }
+      keys.push(d.key);
+      const o = await exec.apply(d);
+      if (o.kind === "invalid") {
+        txResults.push(failedResult(o.error, d.gasLimit));
+        continue;
+      }
+      const txIndex = receipts.length;
+      const logs = o.logs.map((l) => ({ ...l, logIndex: logIndex++ }));
+      const receipt: EvmReceipt = {
+        height: req.height,
+        txIndex,
+        cometIndex: i,
+        txHash: d.hash,
+        rawTx: d.raw,
+        type: d.type,
+        from: d.from,
+        to: d.to,
+        nonce: d.nonce,
+        gasLimit: d.gasLimit,
+        contractAddress: o.contractAddress,
+        status: o.status,
+        gasUsed: o.gasUsed,
+        cumulativeGasUsed: o.cumulativeGasUsed,
+        effectiveGasPrice: o.effectiveGasPrice,
+        logs,
+        logsBloom: o.logsBloom,
+        vmError: o.vmError,
+        returnData: o.returnData,
+      };
+      receipts.push(receipt);
+      for (let b = 0; b < 256; b++) bloom[b] = (bloom[b] as number) | (o.logsBloom[b] as number);
+      txResults.push({
+        code: 0,
+        data: EMPTY_BYTES,
+        log: "",
+        info: "",
+        gasWanted: d.gasLimit,
+        gasUsed: o.gasUsed,
+        events: txEvents(receipt, d, req),
+        codespace: "",
+      });
+    }
+
+    const diff = exec.overlay.diff();
+    const appHash = chainAppHash(meta.appHash, req.height, diffHash(diff));
+    const feeMarket = nextFeeMarketState(fm, meta.feeMarket, baseFeeDec, exec.gasWanted, exec.gasUsed);
+    const block: EvmBlock = {
+      height: req.height,
+      hash: req.hash,
+      parentHash: req.block?.header?.lastBlockId?.hash ?? new Uint8Array(32),
+      timestamp: ctx.timestamp,
+      timeNs: req.time,
+      proposer: req.proposerAddress,
+      coinbase,
+      baseFee,
+      gasLimit: ctx.gasLimit,
+      gasUsed: exec.gasUsed,
+      gasWanted: exec.gasWanted,
+      logsBloom: bloom,
+      // Not part of consensus: computed when first read (EvmStateDb.block), off the block path.
+      transactionsRoot: receipts.length === 0 ? EMPTY_TRIE_ROOT : EMPTY_BYTES,
+      receiptsRoot: receipts.length === 0 ? EMPTY_TRIE_ROOT : EMPTY_BYTES,
+      appHash,
+      txHashes: receipts.map((r) => r.txHash),
+    };
+    this.#pending = {
+      meta: { height: req.height, appHash, earliestStateHeight: meta.earliestStateHeight, feeMarket },
+      diff,
+      block,
+      receipts,
+      keys,
+    };
+    const events: AbciEvent[] = [];
+    if (baseFeeDec !== undefined) {
+      events.push({
+        type: "fee_market",
+        attributes: [attr("base_fee", formatDec(baseFeeDec)), attr("mode", "BeginBlock")],
+      });
+      events.push({
+        type: "evm_fee_market",
+        attributes: [attr("base_fee", baseFee.toString()), attr("mode", "BeginBlock")],
+      });
+    }
+    events.push({
+      type: "block_bloom",
+      attributes: [attr("bloom", `0x${bytesToHex(bloom)}`, false), attr("mode", "EndBlock")],
+    });
+    events.push({
+      type: "block_gas",
+      attributes: [
+        attr("height", String(req.height)),
+        attr("amount", feeMarket.blockGasWanted.toString()),
+        attr("mode", "EndBlock"),
+      ],
+    });
+    return { events, txResults, validatorUpdates: [], appHash };
+  }
+
+  async commit(): Promise<CommitResponse> {
+    const p = this.#pending;
+    if (p === undefined) return { retainHeight: 0 };
+    const prev = this.db.meta() as AppMeta;
+    const h = p.meta.height;
+    const earliest =
+      this.#pruning === "archive"
+        ? prev.earliestStateHeight
+        : Math.max(prev.earliestStateHeight, h - this.#pruning + 1);
+    const meta: AppMeta = { ...p.meta, earliestStateHeight: earliest };
+    this.db.beginCommit();
+    try {
+      await this.#kv.transaction(() => {
+        this.db.writeHeight(meta, p.diff, p.block, p.receipts);
+        if (earliest > prev.earliestStateHeight) this.db.prune(prev.earliestStateHeight + 1, earliest);
+      });
+      this.db.endCommit(meta, p.diff);
+    } catch (err) {
+      this.db.endCommit(undefined, undefined);
+      throw err;
+    }
+    this.#pending = undefined;
+    // The mempool rechecks what is left after each block; CheckTx rebuilds its view from those rechecks.
+    this.#checkState = new Map();
+    for (const k of p.keys) this.#cache.delete(k);
+    return { retainHeight: 0 };
+  }
+
+  async query(req: QueryRequest): Promise<QueryResponse> {
+    const base = {
+      index: 0n,
+      key: req.data,
+      proofOps: undefined,
+      info: "",
+    };
+    const latest = this.db.latestHeight();
+    const height = req.height === 0 ? latest : req.height;
+    const fail = (code: number, log: string): QueryResponse => ({
+      ...base,
+      code,
+      log,
+      value: EMPTY_BYTES,
+      height,
+      codespace: CHECK_TX_CODESPACE,
+    });
+    const parts = req.path.split("/").filter((s) => s !== "");
+    if (parts[0] !== "evm" || parts.length < 2) {
+      return fail(6, `unknown query path ${req.path}. Use /evm/account|balance|nonce|code|storage/<0xaddress>`);
+    }
+    const kind = parts[1] as string;
+    if (!QUERY_KINDS.has(kind)) {
+      return fail(6, `unknown query path ${req.path}. Use /evm/account|balance|nonce|code|storage/<0xaddress>`);
+    }
+    const addrText = parts[2] ?? new TextDecoder().decode(req.data);
+    let address = hexToBytes(addrText.trim());
+    if ((address === undefined || address.length !== 20) && req.data.length === 20 && parts[2] === undefined) {
+      address = req.data;
+    }
+    if (address === undefined || address.length !== 20) {
+      return fail(7, `invalid address "${addrText}". Put a 0x-prefixed 20-byte address in the path or in data`);
+    }
+    let reader: ReturnType<EvmStateDb["reader"]>;
+    try {
+      reader = this.db.reader(height);
+    } catch (err) {
+      if (err instanceof StateUnavailableError) return fail(26, err.message);
+      throw err;
+    }
+    const acct = reader.account(address);
+    const enc = new TextEncoder();
+    let value: Uint8Array;
+    switch (kind) {
+      case "account":
+        value = enc.encode(
+          JSON.stringify({
+            address: toChecksumAddress(address),
+            nonce: acct.nonce.toString(),
+            balance: acct.balance.toString(),
+            code_hash: `0x${bytesToHex(acct.codeHash)}`,
+          }),
+        );
+        break;
+      case "balance":
+        value = enc.encode(acct.balance.toString());
+        break;
+      case "nonce":
+        value = enc.encode(acct.nonce.toString());
+        break;
+      case "code":
+        value = acct.exists ? reader.code(acct.codeHash) : EMPTY_BYTES;
+        break;
+      case "storage": {
+        const slot = hexToBytes(parts[3] ?? "");
+        if (slot === undefined || slot.length > 32) {
+          return fail(7, `invalid storage slot "${parts[3] ?? ""}". Use /evm/storage/<0xaddress>/<0xslot>`);
+        }
+        value = setLengthLeft(reader.storage(address, acct.incarnation, setLengthLeft(slot, 32)), 32);
+        break;
+      }
+      default:
+        return fail(6, `unknown query path ${req.path}. Use /evm/account|balance|nonce|code|storage/<0xaddress>`);
+    }
+    return { ...base, code: 0, log: "", value, height, codespace: "" };
+  }
+
+  async close(): Promise<void> {
+    await this.#kv.close();
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  #requireSettings(): ChainSettings {
+    if (this.#settings === undefined || this.db.meta() === undefined) {
+      throw new EvmAppSequenceError("the EVM app has no genesis state yet. Call InitChain first");
+    }
+    return this.#settings;
+  }
+
+  async #blockExecutor(): Promise<TxExecutor> {
+    if (this.#executor === undefined) {
+      this.#executor = await TxExecutor.create(
+        this.#common,
+        this.db.latestReader(),
+        blockHashSource((n) => this.db.block(n)?.hash),
+      );
+    }
+    return this.#executor;
+  }
+}
+
+function failedResult(err: InvalidEthTxError, gasWanted: bigint): ExecTxResult {
+  return {
+    code: err.code,
+    data: EMPTY_BYTES,
+    log: err.message,
+    info: "",
+    gasWanted,
+    gasUsed: 0n,
+    events: [],
+    codespace: CHECK_TX_CODESPACE,
+  };
+}
+
+/**
+ * Cosmos EVM's per-tx events: the ante handler's `ethereum_tx` (hash, index), the msg server's
+ * `ethereum_tx` (amount, hashes, index, gas used, recipient, failure) and `message` (module, sender,
+ * type), plus Ethermint's `tx_log` (one `txLog` JSON per log, not indexed).
+ */
+function txEvents(r: EvmReceipt, d: DecodedTx, req: FinalizeBlockRequest): AbciEvent[] {
+  const ethHash = `0x${bytesToHex(r.txHash)}`;
+  const index = String(r.txIndex);
+  const execAttrs = [
+    attr("amount", d.value.toString()),
+    attr("ethereumTxHash", ethHash),
+    attr("txIndex", index),
+    attr("txGasUsed", r.gasUsed.toString()),
+    // CometBFT tx hash, lowercase hex as Cosmos EVM writes it (hex.EncodeToString).
+    attr("txHash", d.key),
+  ];
+  if (r.to !== undefined) execAttrs.push(attr("recipient", toChecksumAddress(r.to)));
+  if (r.status === 0) execAttrs.push(attr("ethereumTxFailed", r.vmError));
+  const events: AbciEvent[] = [
+    { type: "ethereum_tx", attributes: [attr("ethereumTxHash", ethHash), attr("txIndex", index)] },
+    { type: "ethereum_tx", attributes: execAttrs },
+  ];
+  if (r.logs.length > 0) {
+    const blockHash = `0x${bytesToHex(req.hash)}`;
+    events.push({
+      type: "tx_log",
+      attributes: r.logs.map((l) =>
+        attr(
+          "txLog",
+          JSON.stringify({
+            address: toChecksumAddress(l.address),
+            topics: l.topics.map((t) => `0x${bytesToHex(t)}`),
+            data: Buffer.from(l.data).toString("base64"),
+            blockNumber: r.height,
+            transactionHash: ethHash,
+            transactionIndex: r.txIndex,
+            blockHash,
+            logIndex: l.logIndex,
+            removed: false,
+          }),
+          false,
+        ),
+      ),
+    });
+  }
+  events.push({
+    type: "message",
+    attributes: [attr("module", "evm"), attr("sender", toChecksumAddress(r.from)), attr("txType", String(r.type))],
+  });
+  return events;
+}

@@ -1,0 +1,242 @@
+import { genTransactionsTrieRoot } from "@ethereumjs/block";
+import { createTxFromRLP } from "@ethereumjs/tx";
+import { ContractFactory, Interface, Wallet } from "ethers";
+import { afterEach, describe, expect, test } from "vitest";
+import erc20 from "../../../test/data/erc20.json" with { type: "json" };
+import { bytesToHex } from "../../util/bytes.js";
+import { ecrecoverNative, ecrecoverNoble } from "./crypto.js";
+import { StateUnavailableError } from "./errors.js";
+import { createTxCommon } from "./executor.js";
+import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
+import { parseEvmGenesis } from "./genesis.js";
+import { EMPTY_TRIE_ROOT } from "./records.js";
+import { closeTestChain, openTestChain, runBlock, type TestChain } from "./testing.js";
+import { createCallTracer, createStructLogger } from "./tracer.js";
+import { orderedTrieRoot } from "./trieRoot.js";
+
+const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
+const iface = new Interface(erc20.abi);
+const chains: TestChain[] = [];
+afterEach(async () => {
+  while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
+});
+
+describe("fee market", () => {
+  test("default: Cosmos EVM CalcGasBaseFee on 18-decimal Decs", () => {
+    const p = defaultFeeMarketParams();
+    // Empty parent, 15M target: -1/8.
+    expect(calcGasBaseFee(0n, 15_000_000n, 8n, p.baseFee, 0n)).toBe((p.baseFee * 7n) / 8n);
+    // Full parent (2× target): +1/8.
+    expect(calcGasBaseFee(30_000_000n, 15_000_000n, 8n, p.baseFee, 0n)).toBe((p.baseFee * 9n) / 8n);
+    // At least 1 wei up, never below min_gas_price.
+    expect(calcGasBaseFee(15_000_001n, 15_000_000n, 8n, 5n, 0n)).toBe(5n + DEC_ONE);
+    expect(calcGasBaseFee(0n, 15_000_000n, 8n, 100n * DEC_ONE, 90n * DEC_ONE)).toBe(90n * DEC_ONE);
+    expect(baseFeeForHeight(0, p, { baseFee: p.baseFee, blockGasWanted: 0n }, -1n)).toBe(p.baseFee);
+    expect(
+      baseFeeForHeight(1, { ...p, noBaseFee: true }, { baseFee: p.baseFee, blockGasWanted: 0n }, -1n),
+    ).toBeUndefined();
+    expect(formatDec(875_000_000n * DEC_ONE)).toBe("875000000.000000000000000000");
+    expect(parseDec("0.5")).toBe(DEC_ONE / 2n);
+  });
+
+  test("args: genesis feemarket params and accounts", () => {
+    const g = parseEvmGenesis(
+      new TextEncoder().encode(
+        JSON.stringify({
+          evm: {
+            alloc: { "0x00000000000000000000000000000000000000aa": { balance: "0x10", storage: { "0x01": "0x02" } } },
+          },
+          feemarket: { params: { base_fee: "7", min_gas_multiplier: "0", no_base_fee: false } },
+        }),
+      ),
+      [],
+    );
+    expect(g.accounts[0]?.balance).toBe(16n);
+    expect(g.accounts[0]?.storage[0]?.value.at(-1)).toBe(2);
+    expect(g.feeMarket.baseFee).toBe(7n * DEC_ONE);
+    expect(g.feeMarket.minGasMultiplier).toBe(0n);
+    expect(() =>
+      parseEvmGenesis(new TextEncoder().encode('{"evm":{"accounts":[{"address":"0x12"}]}}'), []),
+    ).toThrowErrorMatchingInlineSnapshot(
+      `[EvmConfigError: genesis app_state: evm.accounts[0].address has 1 bytes, expected 20. Check the value]`,
+    );
+  });
+});
+
+describe("crypto and roots", () => {
+  test("behavior: native and noble ecrecover agree", async () => {
+    const w = Wallet.createRandom();
+    const hash = hex("0x".padEnd(66, "ab"));
+    const sig = w.signingKey.sign(hash);
+    const a = ecrecoverNative(hash, BigInt(sig.v), hex(sig.r), hex(sig.s));
+    const b = ecrecoverNoble(hash, BigInt(sig.v), hex(sig.r), hex(sig.s));
+    expect(a).toEqual(b);
+    expect(`0x${bytesToHex(a)}`).toBe(`0x${w.signingKey.publicKey.slice(4)}`);
+  });
+
+  test("behavior: transactionsRoot matches ethereumjs's trie", async () => {
+    const w = Wallet.createRandom();
+    const common = createTxCommon(262144n);
+    for (const n of [1, 2, 17, 130]) {
+      const raws: Uint8Array[] = [];
+      for (let i = 0; i < n; i++) {
+        raws.push(
+          hex(
+            await w.signTransaction({
+              type: 2,
+              chainId: 262144n,
+              nonce: i,
+              to: w.address,
+              gasLimit: 21000n,
+              maxFeePerGas: 1n,
+              maxPriorityFeePerGas: 1n,
+            }),
+          ),
+        );
+      }
+      const expected = await genTransactionsTrieRoot(raws.map((r) => createTxFromRLP(r, { common })));
+      expect(orderedTrieRoot(raws)).toEqual(expected);
+    }
+    expect(orderedTrieRoot([])).toEqual(EMPTY_TRIE_ROOT);
+  });
+});
+
+describe("state history, pruning, calls and tracing", () => {
+  test("behavior: pruning keeps a window of heights", async () => {
+    const c = await openTestChain({ pruning: 2 });
+    chains.push(c);
+    const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
+    for (let i = 0; i < 4; i++) {
+      const tx = hex(
+        await w0.signTransaction({
+          type: 2,
+          chainId: 262144n,
+          nonce: i,
+          to: w1.address,
+          value: 1n,
+          gasLimit: 21000n,
+          maxFeePerGas: 10n ** 10n,
+          maxPriorityFeePerGas: 1n,
+        }),
+      );
+      await runBlock(c, [tx]);
+    }
+    expect(c.app.reader.earliestStateHeight()).toBe(3);
+    expect(c.app.reader.nonce(hex(w0.address), 3)).toBe(3n);
+    expect(c.app.reader.nonce(hex(w0.address), 4)).toBe(4n);
+    expect(() => c.app.reader.nonce(hex(w0.address), 2)).toThrow(StateUnavailableError);
+    expect(() => c.app.reader.nonce(hex(w0.address), 9)).toThrow(/height in the future/);
+    // An account untouched since genesis keeps its genesis version.
+    expect(c.app.reader.balance(hex(c.app.devAccounts()[5]?.address ?? ""), 3)).toBe(10_000n * 10n ** 18n);
+  });
+
+  test("behavior: eth_call with state overrides, from a contract, and traces", async () => {
+    const c = await openTestChain();
+    chains.push(c);
+    const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
+    const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
+    await runBlock(c, [
+      hex(
+        await w0.signTransaction({
+          type: 2,
+          chainId: 262144n,
+          nonce: 0,
+          data: deploy.data,
+          gasLimit: 400_000n,
+          maxFeePerGas: 10n ** 10n,
+          maxPriorityFeePerGas: 1n,
+        }),
+      ),
+    ]);
+    const token = c.app.reader.receipts(1)[0]?.contractAddress as Uint8Array;
+    const transfer = iface.encodeFunctionData("transfer", [w1.address, 5n]);
+    // w1 has no tokens; an override of its balance slot (keccak(addr . 0)) makes the call succeed.
+    const { keccak256 } = await import("./crypto.js");
+    const key = new Uint8Array(64);
+    key.set(hex(w1.address), 12);
+    const slot = keccak256(key);
+    const plain = await c.app.reader.call({ from: hex(w1.address), to: token, data: hex(transfer) });
+    expect(plain.status).toBe("reverted");
+    const overridden = await c.app.reader.call(
+      { from: hex(w1.address), to: token, data: hex(transfer) },
+      { overrides: [{ address: token, stateDiff: [{ slot, value: hex("0x64") }] }] },
+    );
+    expect(overridden.status).toBe("success");
+    expect(overridden.logs).toHaveLength(1);
+    // From the token contract itself (geth skips the EOA check for calls).
+    const fromContract = await c.app.reader.call({
+      from: token,
+      to: token,
+      data: hex(iface.encodeFunctionData("totalSupply")),
+    });
+    expect(fromContract.status).toBe("success");
+
+    const tx = hex(
+      await w0.signTransaction({
+        type: 2,
+        chainId: 262144n,
+        nonce: 1,
+        to: bytesToHex(token).replace(/^/, "0x"),
+        data: transfer,
+        gasLimit: 80_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      }),
+    );
+    await runBlock(c, [tx]);
+    const receipt = c.app.reader.receipts(2)[0];
+    const structs = await c.app.reader.traceTransaction(receipt?.txHash as Uint8Array, createStructLogger());
+    expect(structs.failed).toBe(false);
+    expect(structs.gas).toBe(receipt?.gasUsed);
+    expect(structs.structLogs.some((l) => l.op === "SSTORE")).toBe(true);
+    expect(structs.structLogs[0]?.depth).toBe(1);
+    const calls = await c.app.reader.traceTransaction(receipt?.txHash as Uint8Array, createCallTracer());
+    expect(calls?.type).toBe("CALL");
+    expect(calls?.to).toEqual(token);
+    const traced = await c.app.reader.traceCall(
+      { from: hex(w0.address), to: token, data: hex(transfer) },
+      createCallTracer(),
+    );
+    expect(traced?.error).toBeUndefined();
+  });
+});
+
+describe("EIP-7702", () => {
+  test("behavior: a set-code tx delegates an EOA, which can still send txs", async () => {
+    const c = await openTestChain();
+    chains.push(c);
+    const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
+    const target = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
+    const auth = await w1.authorize({ address: target, nonce: 0n, chainId: 262144n });
+    const raw = hex(
+      await w0.signTransaction({
+        type: 4,
+        chainId: 262144n,
+        nonce: 0,
+        to: w0.address,
+        gasLimit: 100_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+        authorizationList: [auth],
+      }),
+    );
+    expect((await c.app.checkTx({ tx: raw, type: 0 })).code).toBe(0);
+    await runBlock(c, [raw]);
+    expect(c.app.reader.receipts(1)[0]?.status).toBe(1);
+    expect(bytesToHex(c.app.reader.code(hex(w1.address)))).toBe(`ef0100${target.slice(2)}`);
+    expect(c.app.reader.nonce(hex(w1.address))).toBe(1n);
+    const fromDelegated = hex(
+      await w1.signTransaction({
+        type: 2,
+        chainId: 262144n,
+        nonce: 1,
+        to: w0.address,
+        value: 1n,
+        gasLimit: 50_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      }),
+    );
+    expect((await c.app.checkTx({ tx: fromDelegated, type: 0 })).code).toBe(0);
+  });
+});

@@ -1,0 +1,292 @@
+import { type Block, createBlock } from "@ethereumjs/block";
+import { type Common, createCustomCommon, Hardfork, Mainnet } from "@ethereumjs/common";
+import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
+import { paramsTx, type TypedTransaction } from "@ethereumjs/tx";
+import { Address, createContractAddress } from "@ethereumjs/util";
+import { createVM, runTx, type VM } from "@ethereumjs/vm";
+import { ecrecover } from "./crypto.js";
+import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
+import { DEC_ONE } from "./feeMarket.js";
+import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
+import { type EvmLog, equalBytes, KECCAK256_NULL, setLengthLeft, u64be } from "./records.js";
+import type { StateReader } from "./stateDb.js";
+import { OverlayStateManager } from "./stateManager.js";
+import { type DecodedTx, effectiveGasPrice } from "./txDecode.js";
+
+/** Block-level values the EVM sees (BlockContext). */
+export interface ExecBlockContext {
+  height: number;
+  /** Unix seconds. */
+  timestamp: bigint;
+  coinbase: Uint8Array;
+  baseFee: bigint;
+  /** GASLIMIT: block.max_gas, or 2^64-1 when unlimited (Cosmos EVM BlockGasLimit). */
+  gasLimit: bigint;
+  /** CometBFT block hash of this height (written to the EIP-2935 contract). */
+  hash: Uint8Array;
+}
+
+/** Outcome of one tx in a block: rejected before execution, or executed (success or EVM failure). */
+export type TxOutcome =
+  | { kind: "invalid"; error: InvalidEthTxError }
+  | {
+      kind: "executed";
+      status: 0 | 1;
+      /** Gas charged: EVM gas after refunds, raised to gasLimit·min_gas_multiplier. */
+      gasUsed: bigint;
+      cumulativeGasUsed: bigint;
+      effectiveGasPrice: bigint;
+      logs: EvmLog[];
+      logsBloom: Uint8Array;
+      contractAddress: Uint8Array | undefined;
+      returnData: Uint8Array;
+      vmError: string;
+    };
+
+/** PREVRANDAO/DIFFICULTY: Cosmos EVM sets Random to common.MaxHash. */
+const MAX_HASH = new Uint8Array(32).fill(0xff);
+const MAX_UINT64 = (1n << 64n) - 1n;
+const DELEGATION_PREFIX = Uint8Array.of(0xef, 0x01, 0x00);
+
+/** A view of `tx` whose sender is given rather than derived (runTx asks for it several times). */
+export function withSender(tx: TypedTransaction, from: Uint8Array): TypedTransaction {
+  const sender = new Address(from);
+  return Object.create(tx, { getSenderAddress: { value: () => sender } }) as TypedTransaction;
+}
+
+/** geth's texts for ethereumjs EVM errors (receipts' vmError, `ethereumTxFailed`). */
+export function vmErrorText(error: string | undefined): string {
+  if (error === undefined) return "";
+  if (error === "revert") return "execution reverted";
+  if (error === "invalid JUMP") return "invalid jump destination";
+  if (error === "static state change") return "write protection";
+  if (error === "create collision") return "contract address collision";
+  if (error === "insufficient balance") return "insufficient balance for transfer";
+  if (error === "initcode exceeds max initcode size") return "max initcode size exceeded";
+  if (error === "code size to deposit exceeds maximum code size") return "max code size exceeded";
+  if (error === "invalid bytecode deployed") return "invalid code: must not begin with 0xef";
+  return error;
+}
+
+/**
+ * KZG point evaluation (0x0a) needs a trusted-setup KZG library, which the app does not ship: the
+ * stub makes the precompile fail (consume the gas and revert), deterministically.
+ */
+const NO_KZG = {
+  blobToKzgCommitment: unavailable,
+  computeBlobProof: unavailable,
+  verifyProof: unavailable,
+  verifyBlobProofBatch: unavailable,
+  computeCells: unavailable,
+  computeCellsAndProofs: unavailable,
+  recoverCellsAndProofs: unavailable,
+  verifyCellKzgProofBatch: unavailable,
+};
+function unavailable(): never {
+  throw new RangeError("KZG is not available in this node");
+}
+
+/** ethereumjs Common for the chain: Prague, chain id, native ecrecover. */
+export function createEvmCommon(chainId: bigint): Common {
+  return createCustomCommon({ chainId: Number(chainId) }, Mainnet, {
+    hardfork: Hardfork.Prague,
+    customCrypto: { ecrecover, kzg: NO_KZG },
+  });
+}
+
+/**
+ * A Common for decoding txs. ethereumjs copies the Common into every tx and re-merges the tx params
+ * into it (Common.updateParams, ~50µs per tx, the largest cost of decoding): this one carries the tx
+ * params already and ignores further merges, so its copies are cheap. Not for VMs or blocks.
+ */
+export function createTxCommon(chainId: bigint): Common {
+  const common = createEvmCommon(chainId);
+  common.updateParams(paramsTx);
+  Object.defineProperty(common, "updateParams", { value: () => {}, enumerable: true, writable: true });
+  return common;
+}
+
+/** BLOCKHASH source: stored CometBFT block hashes (zero when unknown). */
+export function blockHashSource(lookup: (height: number) => Uint8Array | undefined): EVMMockBlockchainInterface {
+  const source: EVMMockBlockchainInterface = {
+    getBlock: async (n: number) => {
+      const h = lookup(n) ?? new Uint8Array(32);
+      return { hash: () => h };
+    },
+    putBlock: async () => {},
+    shallowCopy: () => source,
+  };
+  return source;
+}
+
+export function isDelegation(code: Uint8Array): boolean {
+  return code.length === 23 && equalBytes(code.subarray(0, 3), DELEGATION_PREFIX);
+}
+
+/**
+ * Runs a block's txs on one VM over an OverlayStateManager: the pre-execution checks Cosmos EVM's ante
+ * handlers make (as ABCI failures that leave state untouched), ethereumjs runTx, then the min gas
+ * multiplier charge. Used by FinalizeBlock and by replays (tracing).
+ */
+export class TxExecutor {
+  readonly vm: VM;
+  readonly overlay: OverlayStateManager;
+  readonly common: Common;
+  #block: Block | undefined;
+  #ctx: ExecBlockContext | undefined;
+  #minGasMultiplier = 0n;
+  gasUsed = 0n;
+  gasWanted = 0n;
+
+  private constructor(vm: VM, overlay: OverlayStateManager, common: Common) {
+    this.vm = vm;
+    this.overlay = overlay;
+    this.common = common;
+  }
+
+  static async create(common: Common, base: StateReader, blockchain: EVMMockBlockchainInterface): Promise<TxExecutor> {
+    const overlay = new OverlayStateManager(base);
+    const vm = await createVM({ common, stateManager: overlay, blockchain });
+    return new TxExecutor(vm, overlay, common);
+  }
+
+  get block(): Block {
+    if (this.#block === undefined) throw new RangeError("TxExecutor.begin was not called");
+    return this.#block;
+  }
+
+  /** Starts a block on `base`: fresh overlay, block context, EIP-2935 hash write. */
+  begin(ctx: ExecBlockContext, base: StateReader, minGasMultiplier: bigint): void {
+    this.overlay.reset(base);
+    this.#ctx = ctx;
+    this.#minGasMultiplier = minGasMultiplier;
+    this.gasUsed = 0n;
+    this.gasWanted = 0n;
+    this.#block = ethBlock(this.common, ctx);
+    // Cosmos EVM BeginBlock (SetHeaderHash): the current block's hash at slot height % window of the
+    // history contract, when the contract is installed.
+    const history = this.overlay.storedAccount(HISTORY_STORAGE_ADDRESS);
+    if (history.exists && !equalBytes(history.codeHash, KECCAK256_NULL) && ctx.hash.length === 32) {
+      const slot = setLengthLeft(u64be(ctx.height % HISTORY_SERVE_WINDOW), 32);
+      this.overlay.setStorageValue(HISTORY_STORAGE_ADDRESS, slot, ctx.hash);
+    }
+  }
+
+  /** Checks and runs one tx; state changes stay in the overlay. */
+  async apply(d: DecodedTx): Promise<TxOutcome> {
+    const ctx = this.#ctx;
+    if (ctx === undefined) throw new RangeError("TxExecutor.begin was not called");
+    const check = this.precheck(d, ctx);
+    if (check !== undefined) return { kind: "invalid", error: check };
+
+    let r: Awaited<ReturnType<typeof runTx>>;
+    try {
+      r = await runTx(this.vm, {
+        // The sender is known: skip ethereumjs re-deriving the address from the public key per call.
+        tx: withSender(d.tx, d.from),
+        block: this.block,
+        skipHardForkValidation: true,
+        skipBlockGasLimitValidation: true,
+        blockGasUsed: this.gasUsed,
+      });
+    } catch (err) {
+      return {
+        kind: "invalid",
+        error: new InvalidEthTxError(
+          CHECK_TX_CODES.txDecode,
+          `failed to apply transaction: ${(err as Error).message.replace(/ \(.*->.*\)$/, "")}`,
+          { cause: err },
+        ),
+      };
+    }
+    const price = effectiveGasPrice(d, ctx.baseFee);
+    let gasUsed = r.totalGasSpent;
+    // Cosmos EVM charges at least gasLimit·min_gas_multiplier (state_transition.go ApplyMessageWithConfig).
+    const floor = (d.gasLimit * this.#minGasMultiplier) / DEC_ONE;
+    if (floor > gasUsed) {
+      const extra = floor - gasUsed;
+      const sender = this.overlay.storedAccount(d.from);
+      this.overlay.setStoredAccount(d.from, { ...sender, balance: sender.balance - extra * price });
+      const tip = (price - ctx.baseFee) * extra;
+      if (tip > 0n) {
+        const cb = this.overlay.storedAccount(ctx.coinbase);
+        this.overlay.setStoredAccount(ctx.coinbase, { ...cb, exists: true, balance: cb.balance + tip });
+      }
+      gasUsed = floor;
+    }
+    this.gasUsed += gasUsed;
+    this.gasWanted += d.gasLimit;
+    const failed = r.execResult.exceptionError !== undefined;
+    const logs: EvmLog[] = failed
+      ? []
+      : (r.execResult.logs ?? []).map(([address, topics, data]) => ({ address, topics, data }));
+    return {
+      kind: "executed",
+      status: failed ? 0 : 1,
+      gasUsed,
+      cumulativeGasUsed: this.gasUsed,
+      effectiveGasPrice: price,
+      logs,
+      logsBloom: failed ? new Uint8Array(256) : r.bloom.bitvector,
+      contractAddress: d.to === undefined ? createContractAddress(new Address(d.from), d.nonce).bytes : undefined,
+      returnData: r.execResult.returnValue,
+      vmError: vmErrorText(r.execResult.exceptionError?.error),
+    };
+  }
+
+  /** Cosmos EVM ante checks against the block's current state; undefined when the tx may run. */
+  precheck(d: DecodedTx, ctx: ExecBlockContext): InvalidEthTxError | undefined {
+    const left = ctx.gasLimit - this.gasUsed;
+    if (d.gasLimit > left) {
+      return new InvalidEthTxError(
+        CHECK_TX_CODES.outOfGas,
+        `out of gas in location: block gas meter; tx gas ${d.gasLimit} exceeds the ${left} gas left in block ${ctx.height}`,
+      );
+    }
+    if (d.maxFeePerGas < ctx.baseFee) {
+      return new InvalidEthTxError(
+        CHECK_TX_CODES.insufficientFee,
+        `max fee per gas less than block base fee (${d.maxFeePerGas} < ${ctx.baseFee}): insufficient fee`,
+      );
+    }
+    const acct = this.overlay.storedAccount(d.from, d.fromHex);
+    if (acct.exists && !equalBytes(acct.codeHash, KECCAK256_NULL)) {
+      if (!isDelegation(this.overlay.codeByHash(acct.codeHash))) {
+        return new InvalidEthTxError(CHECK_TX_CODES.invalidType, `sender not an eoa: address 0x${d.fromHex}`);
+      }
+    }
+    if (d.nonce !== acct.nonce) {
+      return new InvalidEthTxError(
+        CHECK_TX_CODES.invalidSequence,
+        d.nonce < acct.nonce
+          ? `nonce too low: next nonce ${acct.nonce}, tx nonce ${d.nonce}`
+          : `nonce too high: next nonce ${acct.nonce}, tx nonce ${d.nonce}`,
+      );
+    }
+    if (acct.balance < d.cost) {
+      return new InvalidEthTxError(
+        CHECK_TX_CODES.insufficientFunds,
+        `insufficient funds for gas * price + value: address 0x${d.fromHex} have ${acct.balance} want ${d.cost}`,
+      );
+    }
+    return undefined;
+  }
+}
+
+/** The ethereumjs Block that carries the context into runTx. */
+export function ethBlock(common: Common, ctx: ExecBlockContext): Block {
+  return createBlock(
+    {
+      header: {
+        number: BigInt(ctx.height),
+        timestamp: ctx.timestamp,
+        coinbase: new Address(ctx.coinbase),
+        gasLimit: ctx.gasLimit > MAX_UINT64 ? MAX_UINT64 : ctx.gasLimit,
+        baseFeePerGas: ctx.baseFee,
+        mixHash: MAX_HASH,
+        difficulty: 0n,
+      },
+    },
+    { common, skipConsensusFormatValidation: true },
+  );
+}

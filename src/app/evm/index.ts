@@ -1,0 +1,63 @@
+// app/evm/: the EVM application (Cosmos EVM v0.5 compatible): signed Ethereum txs in CometBFT blocks,
+// executed by @ethereumjs/vm (Prague) over state in the app's own LMDB database; receipts, logs, fee
+// market, dev accounts, abci_query paths, and the read API (`EvmReader`) the Ethereum JSON-RPC server
+// uses. Does not own: consensus, the mempool, blocks (CometBFT's block store), any wire format.
+// See README.md for the design, the query paths and the EvmReader contract.
+export { ecrecoverBackend, ecrecoverNative, ecrecoverNoble, keccak256 } from "./crypto.js";
+export type { DevAccount } from "./devAccounts.js";
+export {
+  DEV_ACCOUNT_BALANCE_WEI,
+  DEV_ACCOUNT_COUNT,
+  DEV_MNEMONIC,
+  deriveDevAccounts,
+  formatDevAccounts,
+  toChecksumAddress,
+} from "./devAccounts.js";
+export {
+  CHECK_TX_CODES,
+  CHECK_TX_CODESPACE,
+  EvmAppError,
+  EvmAppSequenceError,
+  EvmCallError,
+  EvmCallTimeoutError,
+  EvmConfigError,
+  EvmNotSupportedError,
+  EvmStateCorruptionError,
+  GasEstimationError,
+  InvalidEthTxError,
+  StateUnavailableError,
+} from "./errors.js";
+export type { EvmAppOptions } from "./evmApplication.js";
+export {
+  createEvmApp,
+  DEFAULT_EVM_CHAIN_ID,
+  DEFAULT_MAX_NONCE_GAP,
+  DEFAULT_PRUNING_KEEP_RECENT,
+  EvmApplication,
+} from "./evmApplication.js";
+export { baseFeeForHeight, calcGasBaseFee, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
+export type {
+  AccessListEntry,
+  AuthorizationView,
+  CallArgs,
+  CallOptions,
+  CallResult,
+  EvmAccountView,
+  EvmLogView,
+  EvmReader,
+  EvmTxView,
+  LogFilter,
+  StateOverride,
+} from "./readerTypes.js";
+export type { EvmBlock, EvmLog, EvmLogRecord, EvmReceipt, FeeMarketParams } from "./records.js";
+export { EMPTY_TRIE_ROOT, KECCAK256_NULL } from "./records.js";
+export type {
+  CallFrame,
+  CallTracerOptions,
+  EvmTracer,
+  StructLog,
+  StructLoggerOptions,
+  StructLoggerResult,
+  TraceTxInfo,
+} from "./tracer.js";
+export { createCallTracer, createStructLogger } from "./tracer.js";

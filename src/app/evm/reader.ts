@@ -1,0 +1,569 @@
+import type { Common } from "@ethereumjs/common";
+import { createTx, getCalldataFloorGas, type TypedTransaction } from "@ethereumjs/tx";
+import { Address } from "@ethereumjs/util";
+import { runTx } from "@ethereumjs/vm";
+import { bytesToHex } from "../../util/bytes.js";
+import { keccak256 } from "./crypto.js";
+import { EvmCallError, EvmCallTimeoutError, GasEstimationError, StateUnavailableError } from "./errors.js";
+import { blockHashSource, type ExecBlockContext, TxExecutor, vmErrorText, withSender } from "./executor.js";
+import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
+import type {
+  CallArgs,
+  CallOptions,
+  CallResult,
+  EvmAccountView,
+  EvmLogView,
+  EvmReader,
+  EvmTxView,
+  LogFilter,
+  StateOverride,
+} from "./readerTypes.js";
+import { type ChainSettings, type EvmBlock, type EvmReceipt, setLengthLeft, stripZeros } from "./records.js";
+import type { EvmStateDb, StateReader } from "./stateDb.js";
+import type { OverlayStateManager } from "./stateManager.js";
+import type { EvmTracer } from "./tracer.js";
+import { type DecodedTx, maxBig } from "./txDecode.js";
+
+export interface EvmReaderDeps {
+  db: EvmStateDb;
+  common: () => Common;
+  /** The Common txs are built with (see createTxCommon). */
+  txCommon: () => Common;
+  settings: () => ChainSettings | undefined;
+  pendingNonce: (address: Uint8Array) => bigint;
+  decode: (raw: Uint8Array) => DecodedTx;
+}
+
+const DEFAULT_GAS_CAP = 25_000_000n;
+const DEFAULT_CALL_TIMEOUT_MS = 5000;
+const MAX_UINT64 = (1n << 64n) - 1n;
+const TX_GAS = 21000n;
+/** geth estimateGasErrorRatio. */
+const ESTIMATE_ERROR_RATIO = 0.015;
+
+function bloomMayContain(bloom: Uint8Array, hash: Uint8Array): boolean {
+  for (let i = 0; i < 6; i += 2) {
+    const bit = (((hash[i] as number) << 8) | (hash[i + 1] as number)) & 2047;
+    const byte = 255 - Math.floor(bit / 8);
+    if (((bloom[byte] as number) & (1 << (bit % 8))) === 0) return false;
+  }
+  return true;
+}
+
+export class EvmReaderImpl implements EvmReader {
+  readonly #d: EvmReaderDeps;
+  readonly #idle: TxExecutor[] = [];
+
+  constructor(deps: EvmReaderDeps) {
+    this.#d = deps;
+  }
+
+  chainId(): bigint {
+    return this.#d.common().chainId();
+  }
+
+  latestHeight(): number {
+    return this.#d.db.latestHeight();
+  }
+
+  earliestStateHeight(): number {
+    return this.#d.db.meta()?.earliestStateHeight ?? 0;
+  }
+
+  #reader(height?: number): StateReader {
+    return this.#d.db.reader(height ?? this.latestHeight());
+  }
+
+  account(address: Uint8Array, height?: number): EvmAccountView {
+    const a = this.#reader(height).account(address);
+    return { exists: a.exists, nonce: a.nonce, balance: a.balance, codeHash: a.codeHash };
+  }
+
+  balance(address: Uint8Array, height?: number): bigint {
+    return this.#reader(height).account(address).balance;
+  }
+
+  nonce(address: Uint8Array, height?: number): bigint {
+    return this.#reader(height).account(address).nonce;
+  }
+
+  code(address: Uint8Array, height?: number): Uint8Array {
+    const r = this.#reader(height);
+    const a = r.account(address);
+    return a.exists ? r.code(a.codeHash) : new Uint8Array(0);
+  }
+
+  storageAt(address: Uint8Array, slot: Uint8Array, height?: number): Uint8Array {
+    const r = this.#reader(height);
+    const a = r.account(address);
+    return setLengthLeft(r.storage(address, a.incarnation, setLengthLeft(slot, 32)), 32);
+  }
+
+  pendingNonce(address: Uint8Array): bigint {
+    return this.#d.pendingNonce(address);
+  }
+
+  block(height: number): EvmBlock | undefined {
+    return this.#d.db.block(height);
+  }
+
+  blockByHash(hash: Uint8Array): EvmBlock | undefined {
+    const h = this.#d.db.heightByBlockHash(hash);
+    return h === undefined ? undefined : this.#d.db.block(h);
+  }
+
+  receipts(height: number): EvmReceipt[] {
+    return this.#d.db.receipts(height);
+  }
+
+  receiptByHash(ethTxHash: Uint8Array): EvmReceipt | undefined {
+    const loc = this.#d.db.txLocation(ethTxHash);
+    return loc === undefined ? undefined : this.#d.db.receipt(loc.height, loc.index);
+  }
+
+  txLocation(ethTxHash: Uint8Array): { height: number; index: number } | undefined {
+    return this.#d.db.txLocation(ethTxHash);
+  }
+
+  transaction(ethTxHash: Uint8Array): EvmTxView | undefined {
+    const r = this.receiptByHash(ethTxHash);
+    if (r === undefined) return undefined;
+    const view = this.decodeTransaction(r.rawTx);
+    const block = this.#d.db.block(r.height);
+    view.location = { height: r.height, index: r.txIndex, blockHash: block?.hash ?? new Uint8Array(32) };
+    return view;
+  }
+
+  decodeTransaction(raw: Uint8Array): EvmTxView {
+    const d = this.#d.decode(raw);
+    const tx = d.tx;
+    const legacyPrice = d.type === 0 || d.type === 1;
+    return {
+      hash: d.hash,
+      raw: d.raw,
+      type: d.type,
+      chainId: d.chainId,
+      from: d.from,
+      to: d.to,
+      nonce: d.nonce,
+      gasLimit: d.gasLimit,
+      value: d.value,
+      input: tx.data,
+      gasPrice: legacyPrice ? d.maxFeePerGas : undefined,
+      maxFeePerGas: legacyPrice ? undefined : d.maxFeePerGas,
+      maxPriorityFeePerGas: legacyPrice ? undefined : d.maxPriorityFeePerGas,
+      accessList:
+        "accessList" in tx ? tx.accessList.map(([address, keys]) => ({ address, storageKeys: keys })) : undefined,
+      authorizationList:
+        "authorizationList" in tx
+          ? tx.authorizationList.map((a) => ({
+              chainId: toBig(a[0]),
+              address: a[1],
+              nonce: toBig(a[2]),
+              yParity: Number(toBig(a[3])),
+              r: toBig(a[4]),
+              s: toBig(a[5]),
+            }))
+          : undefined,
+      v: tx.v ?? 0n,
+      r: tx.r ?? 0n,
+      s: tx.s ?? 0n,
+      location: undefined,
+    };
+  }
+
+  logs(filter: LogFilter): EvmLogView[] {
+    const out: EvmLogView[] = [];
+    const addrs = filter.addresses ?? [];
+    const topics = filter.topics ?? [];
+    const addrSet = new Set(addrs.map((a) => bytesToHex(a)));
+    const topicSets = topics.map((t) => (t === null || t.length === 0 ? null : new Set(t.map((x) => bytesToHex(x)))));
+    const from = Math.max(filter.fromHeight, 0);
+    const to = Math.min(filter.toHeight, this.latestHeight());
+    for (let h = from; h <= to; h++) {
+      const block = this.#d.db.block(h);
+      if (block === undefined || block.txHashes.length === 0) continue;
+      if (!this.#bloomMatches(block.logsBloom, addrs, topics)) continue;
+      for (const r of this.#d.db.receipts(h)) {
+        for (const l of r.logs) {
+          if (addrSet.size > 0 && !addrSet.has(bytesToHex(l.address))) continue;
+          if (topicSets.length > l.topics.length) continue;
+          let ok = true;
+          for (let i = 0; i < topicSets.length; i++) {
+            const set = topicSets[i];
+            if (set != null && !set.has(bytesToHex(l.topics[i] as Uint8Array))) {
+              ok = false;
+              break;
+            }
+          }
+          if (!ok) continue;
+          out.push({
+            ...l,
+            height: h,
+            blockHash: block.hash,
+            blockTimestamp: block.timestamp,
+            txHash: r.txHash,
+            txIndex: r.txIndex,
+          });
+          if (filter.limit !== undefined && out.length >= filter.limit) return out;
+        }
+      }
+    }
+    return out;
+  }
+
+  #bloomMatches(bloom: Uint8Array, addrs: Uint8Array[], topics: (Uint8Array[] | null)[]): boolean {
+    if (addrs.length > 0 && !addrs.some((a) => bloomMayContain(bloom, keccak256(a)))) return false;
+    for (const t of topics) {
+      if (t === null || t.length === 0) continue;
+      if (!t.some((x) => bloomMayContain(bloom, keccak256(x)))) return false;
+    }
+    return true;
+  }
+
+  baseFee(height: number): bigint | undefined {
+    if (height === this.latestHeight() + 1) return this.nextBaseFee();
+    return this.#d.db.block(height)?.baseFee;
+  }
+
+  nextBaseFee(): bigint {
+    const s = this.#d.settings();
+    const m = this.#d.db.meta();
+    if (s === undefined || m === undefined) return 0n;
+    return baseFeeWei(baseFeeForHeight(m.height + 1, s.feeMarket, m.feeMarket, s.maxGas));
+  }
+
+  gasUsed(height: number): bigint | undefined {
+    return this.#d.db.block(height)?.gasUsed;
+  }
+
+  // ---- calls --------------------------------------------------------------------------------------
+
+  async #executor(): Promise<TxExecutor> {
+    const idle = this.#idle.pop();
+    if (idle !== undefined) return idle;
+    return TxExecutor.create(
+      this.#d.common(),
+      this.#reader(),
+      blockHashSource((n) => this.#d.db.block(n)?.hash),
+    );
+  }
+
+  #release(e: TxExecutor): void {
+    e.overlay.deadline = undefined;
+    e.overlay.pretendEoa = undefined;
+    if (this.#idle.length < 4) this.#idle.push(e);
+  }
+
+  #context(height: number): ExecBlockContext {
+    const s = this.#d.settings();
+    const b = this.#d.db.block(height);
+    const gasLimit = s === undefined || s.maxGas <= 0n ? MAX_UINT64 : s.maxGas;
+    if (b !== undefined) {
+      return {
+        height,
+        timestamp: b.timestamp,
+        coinbase: b.coinbase,
+        baseFee: b.baseFee,
+        gasLimit: b.gasLimit,
+        hash: b.hash,
+      };
+    }
+    return { height, timestamp: 0n, coinbase: new Uint8Array(20), baseFee: 0n, gasLimit, hash: new Uint8Array(32) };
+  }
+
+  async call(args: CallArgs, opts: CallOptions = {}): Promise<CallResult> {
+    return this.#run(args, opts, undefined).then((r) => r.result);
+  }
+
+  async traceCall<T>(args: CallArgs, tracer: EvmTracer<T>, opts: CallOptions = {}): Promise<T> {
+    const { result } = await this.#run(args, opts, tracer);
+    return tracer.result({
+      gasUsed: result.gasUsed,
+      failed: result.status !== "success",
+      returnData: result.returnData,
+      vmError: result.vmError,
+    });
+  }
+
+  async #run(
+    args: CallArgs,
+    opts: CallOptions,
+    tracer: EvmTracer<unknown> | undefined,
+  ): Promise<{ result: CallResult }> {
+    const height = opts.height ?? this.latestHeight();
+    const reader = this.#reader(height);
+    const exec = await this.#executor();
+    try {
+      const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+      const ctx = this.#context(height);
+      const zeroPrice =
+        (args.gasPrice ?? 0n) === 0n && (args.maxFeePerGas ?? 0n) === 0n && (args.maxPriorityFeePerGas ?? 0n) === 0n;
+      // geth runs calls with NoBaseFee: a call that names no price pays nothing.
+      if (zeroPrice) ctx.baseFee = 0n;
+      exec.begin(ctx, reader, 0n);
+      const overlay = exec.overlay;
+      applyOverrides(overlay, opts.overrides ?? []);
+      overlay.timeoutMs = timeoutMs;
+      overlay.deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
+      const from = args.from ?? new Uint8Array(20);
+      const cap = capOf(opts);
+      let gas = args.gas ?? cap;
+      if (gas > cap) gas = cap;
+      if (gas > ctx.gasLimit) gas = ctx.gasLimit;
+      const tx = this.#buildTx(args, gas, ctx.baseFee);
+      const price = effectivePrice(args, ctx.baseFee);
+      const acct = overlay.storedAccount(from);
+      const want = gas * price + (args.value ?? 0n);
+      if (acct.balance < want) {
+        throw new EvmCallError(
+          `insufficient funds for gas * price + value: address 0x${bytesToHex(from)} have ${acct.balance} want ${want}`,
+        );
+      }
+      const intrinsic = tx.getIntrinsicGas();
+      const floor = getCalldataFloorGas(tx, new Address(from));
+      const min = maxBig(intrinsic, floor);
+      if (gas < min) throw new EvmCallError(`intrinsic gas too low: have ${gas}, want ${min}`);
+      overlay.pretendEoa = from;
+      if (tracer !== undefined) tracer.attach(exec.vm.evm as never);
+      let r: Awaited<ReturnType<typeof runTx>>;
+      try {
+        r = await runTx(exec.vm, {
+          tx: withSender(tx, from),
+          block: exec.block,
+          skipNonce: true,
+          skipHardForkValidation: true,
+          skipBlockGasLimitValidation: true,
+        });
+      } catch (err) {
+        if (err instanceof EvmCallTimeoutError) throw err;
+        throw new EvmCallError((err as Error).message.replace(/ \(.*->.*\)$/, ""), { cause: err });
+      } finally {
+        if (tracer !== undefined) tracer.detach(exec.vm.evm as never);
+      }
+      const e = r.execResult.exceptionError;
+      return {
+        result: {
+          status: e === undefined ? "success" : e.error === "revert" ? "reverted" : "failed",
+          returnData: r.execResult.returnValue,
+          gasUsed: r.totalGasSpent,
+          vmError: vmErrorText(e?.error),
+          logs:
+            e === undefined
+              ? (r.execResult.logs ?? []).map(([address, topics, data]) => ({ address, topics, data }))
+              : [],
+        },
+      };
+    } finally {
+      this.#release(exec);
+    }
+  }
+
+  #buildTx(args: CallArgs, gas: bigint, baseFee: bigint): TypedTransaction {
+    const common = this.#d.txCommon();
+    const base = {
+      nonce: 0n,
+      gasLimit: gas,
+      ...(args.to === undefined ? {} : { to: new Address(args.to) }),
+      value: args.value ?? 0n,
+      data: args.data ?? new Uint8Array(0),
+    };
+    const accessList = (args.accessList ?? []).map((e) => ({
+      address: `0x${bytesToHex(e.address)}` as `0x${string}`,
+      storageKeys: e.storageKeys.map((k) => `0x${bytesToHex(setLengthLeft(k, 32))}` as `0x${string}`),
+    }));
+    try {
+      if (args.gasPrice !== undefined) {
+        if (args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined) {
+          throw new EvmCallError("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
+        }
+        return args.accessList === undefined
+          ? createTx({ ...base, type: 0, gasPrice: args.gasPrice }, { common })
+          : createTx({ ...base, type: 1, gasPrice: args.gasPrice, accessList }, { common });
+      }
+      const tip = args.maxPriorityFeePerGas ?? 0n;
+      const maxFee = args.maxFeePerGas ?? (args.maxPriorityFeePerGas === undefined ? 0n : baseFee + tip);
+      if (tip > maxFee) {
+        throw new EvmCallError(
+          `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${tip}, maxFeePerGas: ${maxFee}`,
+        );
+      }
+      if (args.authorizationList !== undefined && args.authorizationList.length > 0) {
+        if (args.to === undefined) throw new EvmCallError("EIP-7702 calls need a `to` address");
+        const authorizationList = args.authorizationList.map((a) => ({
+          chainId: `0x${a.chainId.toString(16)}` as `0x${string}`,
+          address: `0x${bytesToHex(a.address)}` as `0x${string}`,
+          nonce: `0x${a.nonce.toString(16)}` as `0x${string}`,
+          yParity: `0x${a.yParity.toString(16)}` as `0x${string}`,
+          r: `0x${a.r.toString(16)}` as `0x${string}`,
+          s: `0x${a.s.toString(16)}` as `0x${string}`,
+        }));
+        return createTx(
+          { ...base, type: 4, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, accessList, authorizationList },
+          { common },
+        );
+      }
+      return createTx({ ...base, type: 2, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, accessList }, { common });
+    } catch (err) {
+      if (err instanceof EvmCallError) throw err;
+      throw new EvmCallError(`invalid call arguments: ${(err as Error).message.replace(/ \(tx type=.*$/, "")}`, {
+        cause: err,
+      });
+    }
+  }
+
+  async estimateGas(args: CallArgs, opts: CallOptions = {}): Promise<bigint> {
+    const height = opts.height ?? this.latestHeight();
+    const ctx = this.#context(height);
+    const cap = capOf(opts);
+    let hi = args.gas !== undefined && args.gas >= TX_GAS ? args.gas : ctx.gasLimit;
+    if (hi > cap) hi = cap;
+    const price = effectivePrice(args, ctx.baseFee);
+    if (price > 0n) {
+      const from = args.from ?? new Uint8Array(20);
+      const balance = this.account(from, height).balance;
+      const value = args.value ?? 0n;
+      if (value > balance) throw new GasEstimationError("insufficient funds for transfer");
+      const allowance = (balance - value) / price;
+      if (hi > allowance) hi = allowance;
+    }
+    const attempt = async (gas: bigint): Promise<CallResult | EvmCallError> => {
+      try {
+        return await this.call({ ...args, gas }, { ...opts, height, gasCap: 0n });
+      } catch (err) {
+        if (err instanceof EvmCallError) return err;
+        throw err;
+      }
+    };
+    // Plain transfer to an account without code: 21000.
+    if (args.to !== undefined && (args.data === undefined || args.data.length === 0)) {
+      const code = this.code(args.to, height);
+      if (code.length === 0 && (opts.overrides ?? []).every((o) => o.code === undefined)) {
+        const r = await attempt(TX_GAS);
+        if (!(r instanceof EvmCallError) && r.status === "success") return TX_GAS;
+      }
+    }
+    const top = await attempt(hi);
+    if (top instanceof EvmCallError) {
+      if (/insufficient funds/.test(top.message)) throw new GasEstimationError(top.message);
+      if (/intrinsic gas too low/.test(top.message))
+        throw new GasEstimationError(`gas required exceeds allowance (${hi})`);
+      throw new GasEstimationError(top.message);
+    }
+    if (top.status === "reverted") {
+      throw new GasEstimationError(vmErrorText("revert"), top.returnData);
+    }
+    if (top.status !== "success") throw new GasEstimationError(`gas required exceeds allowance (${hi})`);
+    let lo = top.gasUsed - 1n;
+    // geth's optimistic guess: used gas plus the call stipend, with the 63/64 rule.
+    const optimistic = ((top.gasUsed + 2300n) * 64n) / 63n;
+    if (optimistic < hi) {
+      const r = await attempt(optimistic);
+      if (!(r instanceof EvmCallError) && r.status === "success") hi = optimistic;
+      else lo = optimistic;
+    }
+    while (lo + 1n < hi) {
+      if (Number(hi - lo) / Number(hi) < ESTIMATE_ERROR_RATIO) break;
+      let mid = (hi + lo) / 2n;
+      if (mid > lo * 2n) mid = lo * 2n;
+      const r = await attempt(mid);
+      if (!(r instanceof EvmCallError) && r.status === "success") hi = mid;
+      else lo = mid;
+    }
+    return hi;
+  }
+
+  // ---- tracing ------------------------------------------------------------------------------------
+
+  async traceTransaction<T>(
+    ethTxHash: Uint8Array,
+    tracer: EvmTracer<T>,
+    opts: { timeoutMs?: number } = {},
+  ): Promise<T> {
+    const loc = this.#d.db.txLocation(ethTxHash);
+    const settings = this.#d.settings();
+    const block = loc === undefined ? undefined : this.#d.db.block(loc.height);
+    if (loc === undefined || block === undefined || settings === undefined) {
+      throw new EvmCallError(`transaction 0x${bytesToHex(ethTxHash)} not found`);
+    }
+    if (loc.height - 1 < this.earliestStateHeight()) {
+      throw new StateUnavailableError(loc.height - 1, this.earliestStateHeight(), this.latestHeight());
+    }
+    const receipts = this.#d.db.receipts(loc.height);
+    const exec = await this.#executor();
+    try {
+      exec.begin(
+        {
+          height: block.height,
+          timestamp: block.timestamp,
+          coinbase: block.coinbase,
+          baseFee: block.baseFee,
+          gasLimit: block.gasLimit,
+          hash: block.hash,
+        },
+        this.#d.db.reader(loc.height - 1),
+        settings.feeMarket.minGasMultiplier,
+      );
+      const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+      exec.overlay.timeoutMs = timeoutMs;
+      exec.overlay.deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
+      for (const r of receipts) {
+        const d = this.#d.decode(r.rawTx);
+        if (r.txIndex !== loc.index) {
+          await exec.apply(d);
+          continue;
+        }
+        tracer.attach(exec.vm.evm as never);
+        let o: Awaited<ReturnType<TxExecutor["apply"]>>;
+        try {
+          o = await exec.apply(d);
+        } finally {
+          tracer.detach(exec.vm.evm as never);
+        }
+        if (o.kind === "invalid") throw new EvmCallError(o.error.message);
+        return tracer.result({
+          gasUsed: o.gasUsed,
+          failed: o.status === 0,
+          returnData: o.returnData,
+          vmError: o.vmError,
+        });
+      }
+      throw new EvmCallError(`transaction 0x${bytesToHex(ethTxHash)} not found in block ${loc.height}`);
+    } finally {
+      this.#release(exec);
+    }
+  }
+}
+
+function toBig(b: Uint8Array): bigint {
+  return b.length === 0 ? 0n : BigInt(`0x${bytesToHex(b)}`);
+}
+
+function capOf(opts: CallOptions): bigint {
+  const cap = opts.gasCap ?? DEFAULT_GAS_CAP;
+  return cap === 0n ? (1n << 63n) - 1n : cap;
+}
+
+function effectivePrice(args: CallArgs, baseFee: bigint): bigint {
+  if (args.gasPrice !== undefined) return args.gasPrice;
+  const tip = args.maxPriorityFeePerGas ?? 0n;
+  const maxFee = args.maxFeePerGas ?? (args.maxPriorityFeePerGas === undefined ? 0n : baseFee + tip);
+  const p = baseFee + tip;
+  return p < maxFee ? p : maxFee;
+}
+
+function applyOverrides(overlay: OverlayStateManager, overrides: StateOverride[]): void {
+  for (const o of overrides) {
+    const cur = overlay.storedAccount(o.address);
+    let next = { ...cur, exists: true };
+    if (o.balance !== undefined) next = { ...next, balance: o.balance };
+    if (o.nonce !== undefined) next = { ...next, nonce: o.nonce };
+    if (o.state !== undefined) next = { ...next, incarnation: next.incarnation + 1 };
+    overlay.setStoredAccount(o.address, next);
+    if (o.code !== undefined) overlay.setCode(o.address, o.code);
+    for (const s of o.state ?? []) overlay.setStorageValue(o.address, setLengthLeft(s.slot, 32), stripZeros(s.value));
+    for (const s of o.stateDiff ?? []) {
+      overlay.setStorageValue(o.address, setLengthLeft(s.slot, 32), stripZeros(s.value));
+    }
+  }
+}

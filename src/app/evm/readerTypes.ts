@@ -1,0 +1,176 @@
+import type { EvmBlock, EvmLogRecord, EvmReceipt } from "./records.js";
+import type { EvmTracer } from "./tracer.js";
+
+/**
+ * What the Ethereum JSON-RPC server reads from the EVM app (the app's `reader`). Domain values only:
+ * addresses/hashes are bytes, quantities bigint, heights number. Heights are CometBFT heights; the
+ * genesis state is at `initial_height - 1` (0). Methods taking `height` default to the latest committed
+ * height and throw StateUnavailableError outside [earliestStateHeight(), latestHeight()].
+ */
+export interface EvmReader {
+  chainId(): bigint;
+  /** Latest committed height (-1 before InitChain). */
+  latestHeight(): number;
+  /** Oldest height whose state is kept (pruning window). */
+  earliestStateHeight(): number;
+
+  account(address: Uint8Array, height?: number): EvmAccountView;
+  balance(address: Uint8Array, height?: number): bigint;
+  nonce(address: Uint8Array, height?: number): bigint;
+  code(address: Uint8Array, height?: number): Uint8Array;
+  /** 32-byte value of a storage slot (slot given as up to 32 bytes). */
+  storageAt(address: Uint8Array, slot: Uint8Array, height?: number): Uint8Array;
+  /** Committed nonce + txs of this sender admitted to the mempool since (eth_getTransactionCount "pending"). */
+  pendingNonce(address: Uint8Array): bigint;
+
+  /**
+   * eth_call: runs `args` on the state after `height`, in that block's context, without committing.
+   * Reverts and EVM failures are results (status), not exceptions; EvmCallError for calls that cannot
+   * start (insufficient funds for gas * price + value, intrinsic gas, fee below base fee),
+   * EvmCallTimeoutError past `timeoutMs`.
+   */
+  call(args: CallArgs, opts?: CallOptions): Promise<CallResult>;
+  /**
+   * eth_estimateGas: geth's binary search for the least gas limit that succeeds (plain transfers →
+   * 21000). GasEstimationError when no limit up to the cap works (revertData set when it reverted).
+   */
+  estimateGas(args: CallArgs, opts?: CallOptions): Promise<bigint>;
+
+  /** The EVM view of a committed block, or undefined (genesis, pruned by nothing: blocks are kept). */
+  block(height: number): EvmBlock | undefined;
+  blockByHash(hash: Uint8Array): EvmBlock | undefined;
+  /** Receipts of the block's executed EVM txs, in order (cumulativeGasUsed is block-wide). */
+  receipts(height: number): EvmReceipt[];
+  receiptByHash(ethTxHash: Uint8Array): EvmReceipt | undefined;
+  /** Where a committed Ethereum tx is: height and index among the block's EVM txs. */
+  txLocation(ethTxHash: Uint8Array): { height: number; index: number } | undefined;
+  /** A committed tx decoded (with sender and location). */
+  transaction(ethTxHash: Uint8Array): EvmTxView | undefined;
+  /** Decodes raw tx bytes (e.g. from the mempool) without location; throws InvalidEthTxError. */
+  decodeTransaction(raw: Uint8Array): EvmTxView;
+  /** Logs in [fromHeight, toHeight] matching the filter (block blooms skip blocks); stops after `limit`. */
+  logs(filter: LogFilter): EvmLogView[];
+  /** Base fee (wei) of the block at `height`; for latest+1, the base fee the next block will have. */
+  baseFee(height: number): bigint | undefined;
+  /** Base fee the next block will use. */
+  nextBaseFee(): bigint;
+  /** Gas used by the block at `height` (after Cosmos EVM's min-gas-multiplier floor). */
+  gasUsed(height: number): bigint | undefined;
+
+  /** Replays the block up to the tx and runs it with `tracer` attached; returns the tracer's result. */
+  traceTransaction<T>(ethTxHash: Uint8Array, tracer: EvmTracer<T>, opts?: { timeoutMs?: number }): Promise<T>;
+  /** A call with `tracer` attached. */
+  traceCall<T>(args: CallArgs, tracer: EvmTracer<T>, opts?: CallOptions): Promise<T>;
+}
+
+export interface EvmAccountView {
+  exists: boolean;
+  nonce: bigint;
+  balance: bigint;
+  codeHash: Uint8Array;
+}
+
+export interface AccessListEntry {
+  address: Uint8Array;
+  storageKeys: Uint8Array[];
+}
+
+export interface AuthorizationView {
+  chainId: bigint;
+  address: Uint8Array;
+  nonce: bigint;
+  yParity: number;
+  r: bigint;
+  s: bigint;
+}
+
+/** eth_call/eth_estimateGas arguments (geth TransactionArgs, decoded). */
+export interface CallArgs {
+  from?: Uint8Array;
+  to?: Uint8Array;
+  gas?: bigint;
+  gasPrice?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  value?: bigint;
+  data?: Uint8Array;
+  accessList?: AccessListEntry[];
+  authorizationList?: AuthorizationView[];
+}
+
+/** geth state override for one account; `state` replaces all storage, `stateDiff` patches slots. */
+export interface StateOverride {
+  address: Uint8Array;
+  balance?: bigint;
+  nonce?: bigint;
+  code?: Uint8Array;
+  state?: { slot: Uint8Array; value: Uint8Array }[];
+  stateDiff?: { slot: Uint8Array; value: Uint8Array }[];
+}
+
+export interface CallOptions {
+  /** State after this height and that block's context; default latest. */
+  height?: number;
+  overrides?: StateOverride[];
+  /** Gas cap (`[json-rpc] gas-cap`); 0 = none; default 25 000 000. */
+  gasCap?: bigint;
+  /** `evm-timeout`; 0 = none; default 5000. */
+  timeoutMs?: number;
+}
+
+export interface CallResult {
+  status: "success" | "reverted" | "failed";
+  /** Return data, or the revert data. */
+  returnData: Uint8Array;
+  /** EVM gas used, after refunds (no min-gas-multiplier floor). */
+  gasUsed: bigint;
+  /** "" on success; geth's text otherwise ("execution reverted", "out of gas", ...). */
+  vmError: string;
+  logs: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array }[];
+}
+
+export interface LogFilter {
+  fromHeight: number;
+  toHeight: number;
+  /** Any of these emitters; empty/undefined = any. */
+  addresses?: Uint8Array[];
+  /** Positional: each entry null (any) or alternatives. */
+  topics?: (Uint8Array[] | null)[];
+  /** Stop after this many logs (logs-cap); the caller decides whether that is an error. */
+  limit?: number;
+}
+
+export interface EvmLogView extends EvmLogRecord {
+  height: number;
+  blockHash: Uint8Array;
+  /** Block time, Unix seconds. */
+  blockTimestamp: bigint;
+  txHash: Uint8Array;
+  txIndex: number;
+}
+
+/** A decoded Ethereum tx with what the RPC tx object needs. */
+export interface EvmTxView {
+  hash: Uint8Array;
+  raw: Uint8Array;
+  type: number;
+  /** undefined for unprotected legacy txs. */
+  chainId: bigint | undefined;
+  from: Uint8Array;
+  to: Uint8Array | undefined;
+  nonce: bigint;
+  gasLimit: bigint;
+  value: bigint;
+  input: Uint8Array;
+  /** Legacy/2930: gasPrice; 1559/7702: undefined. */
+  gasPrice: bigint | undefined;
+  maxFeePerGas: bigint | undefined;
+  maxPriorityFeePerGas: bigint | undefined;
+  accessList: AccessListEntry[] | undefined;
+  authorizationList: AuthorizationView[] | undefined;
+  v: bigint;
+  r: bigint;
+  s: bigint;
+  /** Committed txs only. */
+  location: { height: number; index: number; blockHash: Uint8Array } | undefined;
+}

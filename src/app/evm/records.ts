@@ -1,0 +1,419 @@
+import { RLP } from "@ethereumjs/rlp";
+import { EvmStateCorruptionError } from "./errors.js";
+
+/**
+ * Domain records of the EVM app and their byte encodings (RLP) in its LMDB tables. Numbers are
+ * bigint (gas, wei) or number (heights, indexes); no wire formats here.
+ */
+
+/** keccak256 of the empty string: the code hash of an account without code. */
+export const KECCAK256_NULL = hex32("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+/** keccak256(rlp("")): the root of an empty trie (transactionsRoot/receiptsRoot of an empty block). */
+export const EMPTY_TRIE_ROOT = hex32("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421");
+
+function hex32(h: string): Uint8Array {
+  return new Uint8Array(Buffer.from(h, "hex"));
+}
+
+/** An account as stored. `exists: false` is a tombstone that keeps the incarnation after a deletion. */
+export interface StoredAccount {
+  exists: boolean;
+  nonce: bigint;
+  balance: bigint;
+  codeHash: Uint8Array;
+  /** Bumped when the account's storage is wiped (deletion, creation): older storage is no longer visible. */
+  incarnation: number;
+}
+
+export const MISSING_ACCOUNT: StoredAccount = Object.freeze({
+  exists: false,
+  nonce: 0n,
+  balance: 0n,
+  codeHash: KECCAK256_NULL,
+  incarnation: 0,
+}) as StoredAccount;
+
+export interface EvmLog {
+  address: Uint8Array;
+  topics: Uint8Array[];
+  data: Uint8Array;
+}
+
+/** A log as the chain recorded it: position in the block and in its tx. */
+export interface EvmLogRecord extends EvmLog {
+  /** Block-wide index (0-based, over the block's EVM txs). */
+  logIndex: number;
+}
+
+/** Receipt of an executed Ethereum tx (status 0 = reverted/failed in the EVM, 1 = success). */
+export interface EvmReceipt {
+  height: number;
+  /** Index among the block's executed EVM txs (`transactionIndex`). */
+  txIndex: number;
+  /** Position of the tx in the CometBFT block (`tx.height` + this index find it with `tx_search`). */
+  cometIndex: number;
+  txHash: Uint8Array;
+  /** The signed tx as submitted (typed envelope or legacy RLP). */
+  rawTx: Uint8Array;
+  type: number;
+  from: Uint8Array;
+  to: Uint8Array | undefined;
+  nonce: bigint;
+  gasLimit: bigint;
+  contractAddress: Uint8Array | undefined;
+  status: 0 | 1;
+  /** Gas charged (after refunds and Cosmos EVM's min-gas-multiplier floor). */
+  gasUsed: bigint;
+  cumulativeGasUsed: bigint;
+  effectiveGasPrice: bigint;
+  logs: EvmLogRecord[];
+  logsBloom: Uint8Array;
+  /** EVM error text ("" on success), e.g. "execution reverted", "out of gas". */
+  vmError: string;
+  /** Return data, or the revert data of a reverted tx. */
+  returnData: Uint8Array;
+}
+
+/** What the app records per committed height. */
+export interface EvmBlock {
+  height: number;
+  /** CometBFT block hash (the `hash` Cosmos EVM's JSON-RPC shows). */
+  hash: Uint8Array;
+  parentHash: Uint8Array;
+  /** Block time, Unix seconds. */
+  timestamp: bigint;
+  /** Block time in ns (CometBFT). */
+  timeNs: bigint;
+  /** CometBFT proposer (consensus address). */
+  proposer: Uint8Array;
+  /** Who received the priority fees (`miner`, `COINBASE`). */
+  coinbase: Uint8Array;
+  baseFee: bigint;
+  gasLimit: bigint;
+  gasUsed: bigint;
+  /** Sum of executed txs' gas limits (feeds the fee market). */
+  gasWanted: bigint;
+  logsBloom: Uint8Array;
+  transactionsRoot: Uint8Array;
+  receiptsRoot: Uint8Array;
+  /** App hash after this block (the header of the next block carries it). */
+  appHash: Uint8Array;
+  txHashes: Uint8Array[];
+}
+
+// ---- scalar helpers -------------------------------------------------------------------------------
+
+export function bigintToBytes(n: bigint): Uint8Array {
+  if (n === 0n) return new Uint8Array(0);
+  let h = n.toString(16);
+  if (h.length % 2 === 1) h = `0${h}`;
+  return new Uint8Array(Buffer.from(h, "hex"));
+}
+
+export function bytesToBigint(b: Uint8Array): bigint {
+  if (b.length === 0) return 0n;
+  return BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex")}`);
+}
+
+function num(b: Uint8Array): number {
+  return Number(bytesToBigint(b));
+}
+
+export function stripZeros(b: Uint8Array): Uint8Array {
+  let i = 0;
+  while (i < b.length && b[i] === 0) i++;
+  return i === 0 ? b : b.subarray(i);
+}
+
+export function setLengthLeft(b: Uint8Array, length: number): Uint8Array {
+  if (b.length >= length) return b.length === length ? b : b.subarray(b.length - length);
+  const out = new Uint8Array(length);
+  out.set(b, length - b.length);
+  return out;
+}
+
+export function u64be(n: number | bigint): Uint8Array {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, BigInt(n));
+  return out;
+}
+
+export function readU64be(b: Uint8Array, offset = 0): number {
+  return Number(new DataView(b.buffer, b.byteOffset + offset, 8).getBigUint64(0));
+}
+
+export function u32be(n: number): Uint8Array {
+  const out = new Uint8Array(4);
+  new DataView(out.buffer).setUint32(0, n);
+  return out;
+}
+
+type Nested = Uint8Array | Nested[];
+
+function asBytes(v: Nested | undefined, what: string): Uint8Array {
+  if (!(v instanceof Uint8Array)) throw new EvmStateCorruptionError(what);
+  return v;
+}
+
+function asList(v: Nested | undefined, what: string): Nested[] {
+  if (!Array.isArray(v)) throw new EvmStateCorruptionError(what);
+  return v;
+}
+
+function decodeList(bytes: Uint8Array, what: string): Nested[] {
+  try {
+    return asList(RLP.decode(bytes) as Nested, what);
+  } catch (err) {
+    if (err instanceof EvmStateCorruptionError) throw err;
+    throw new EvmStateCorruptionError(what, { cause: err });
+  }
+}
+
+// ---- accounts -------------------------------------------------------------------------------------
+
+export function encodeAccount(a: StoredAccount): Uint8Array {
+  if (!a.exists) return RLP.encode([bigintToBytes(BigInt(a.incarnation))]);
+  const codeHash = equalBytes(a.codeHash, KECCAK256_NULL) ? new Uint8Array(0) : a.codeHash;
+  return RLP.encode([bigintToBytes(a.nonce), bigintToBytes(a.balance), codeHash, bigintToBytes(BigInt(a.incarnation))]);
+}
+
+export function decodeAccount(bytes: Uint8Array): StoredAccount {
+  const l = decodeList(bytes, "an account record");
+  if (l.length === 1) return { ...MISSING_ACCOUNT, incarnation: num(asBytes(l[0], "an account record")) };
+  const codeHash = asBytes(l[2], "an account record");
+  return {
+    exists: true,
+    nonce: bytesToBigint(asBytes(l[0], "an account record")),
+    balance: bytesToBigint(asBytes(l[1], "an account record")),
+    codeHash: codeHash.length === 0 ? KECCAK256_NULL : codeHash,
+    incarnation: num(asBytes(l[3], "an account record")),
+  };
+}
+
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// ---- receipts -------------------------------------------------------------------------------------
+
+function encodeLogs(logs: EvmLogRecord[]): Nested[] {
+  return logs.map((l) => [l.address, l.topics, l.data, bigintToBytes(BigInt(l.logIndex))]);
+}
+
+function decodeLogs(v: Nested | undefined): EvmLogRecord[] {
+  return asList(v, "receipt logs").map((item) => {
+    const l = asList(item, "a log");
+    return {
+      address: asBytes(l[0], "a log"),
+      topics: asList(l[1], "log topics").map((t) => asBytes(t, "a log topic")),
+      data: asBytes(l[2], "a log"),
+      logIndex: num(asBytes(l[3], "a log")),
+    };
+  });
+}
+
+const EMPTY = new Uint8Array(0);
+
+export function encodeReceipt(r: EvmReceipt): Uint8Array {
+  return RLP.encode([
+    bigintToBytes(BigInt(r.cometIndex)),
+    r.txHash,
+    r.rawTx,
+    bigintToBytes(BigInt(r.type)),
+    r.from,
+    r.to ?? EMPTY,
+    bigintToBytes(r.nonce),
+    bigintToBytes(r.gasLimit),
+    r.contractAddress ?? EMPTY,
+    bigintToBytes(BigInt(r.status)),
+    bigintToBytes(r.gasUsed),
+    bigintToBytes(r.cumulativeGasUsed),
+    bigintToBytes(r.effectiveGasPrice),
+    encodeLogs(r.logs),
+    r.logsBloom,
+    new TextEncoder().encode(r.vmError),
+    r.returnData,
+  ]);
+}
+
+export function decodeReceipt(height: number, txIndex: number, bytes: Uint8Array): EvmReceipt {
+  const w = "a receipt";
+  const l = decodeList(bytes, w);
+  const to = asBytes(l[5], w);
+  const contract = asBytes(l[8], w);
+  return {
+    height,
+    txIndex,
+    cometIndex: num(asBytes(l[0], w)),
+    txHash: asBytes(l[1], w),
+    rawTx: asBytes(l[2], w),
+    type: num(asBytes(l[3], w)),
+    from: asBytes(l[4], w),
+    to: to.length === 0 ? undefined : to,
+    nonce: bytesToBigint(asBytes(l[6], w)),
+    gasLimit: bytesToBigint(asBytes(l[7], w)),
+    contractAddress: contract.length === 0 ? undefined : contract,
+    status: num(asBytes(l[9], w)) === 1 ? 1 : 0,
+    gasUsed: bytesToBigint(asBytes(l[10], w)),
+    cumulativeGasUsed: bytesToBigint(asBytes(l[11], w)),
+    effectiveGasPrice: bytesToBigint(asBytes(l[12], w)),
+    logs: decodeLogs(l[13]),
+    logsBloom: asBytes(l[14], w),
+    vmError: new TextDecoder().decode(asBytes(l[15], w)),
+    returnData: asBytes(l[16], w),
+  };
+}
+
+// ---- blocks ---------------------------------------------------------------------------------------
+
+export function encodeBlock(b: EvmBlock): Uint8Array {
+  return RLP.encode([
+    bigintToBytes(BigInt(b.height)),
+    b.hash,
+    b.parentHash,
+    bigintToBytes(b.timestamp),
+    bigintToBytes(b.timeNs < 0n ? 0n : b.timeNs),
+    b.proposer,
+    b.coinbase,
+    bigintToBytes(b.baseFee),
+    bigintToBytes(b.gasLimit),
+    bigintToBytes(b.gasUsed),
+    bigintToBytes(b.gasWanted),
+    b.logsBloom,
+    b.transactionsRoot,
+    b.receiptsRoot,
+    b.appHash,
+    b.txHashes,
+  ]);
+}
+
+export function decodeBlock(bytes: Uint8Array): EvmBlock {
+  const w = "a block record";
+  const l = decodeList(bytes, w);
+  return {
+    height: num(asBytes(l[0], w)),
+    hash: asBytes(l[1], w),
+    parentHash: asBytes(l[2], w),
+    timestamp: bytesToBigint(asBytes(l[3], w)),
+    timeNs: bytesToBigint(asBytes(l[4], w)),
+    proposer: asBytes(l[5], w),
+    coinbase: asBytes(l[6], w),
+    baseFee: bytesToBigint(asBytes(l[7], w)),
+    gasLimit: bytesToBigint(asBytes(l[8], w)),
+    gasUsed: bytesToBigint(asBytes(l[9], w)),
+    gasWanted: bytesToBigint(asBytes(l[10], w)),
+    logsBloom: asBytes(l[11], w),
+    transactionsRoot: asBytes(l[12], w),
+    receiptsRoot: asBytes(l[13], w),
+    appHash: asBytes(l[14], w),
+    txHashes: asList(l[15], w).map((h) => asBytes(h, w)),
+  };
+}
+
+// ---- app meta -------------------------------------------------------------------------------------
+
+/** Fee market parameters (x/feemarket Params); Dec values are bigint scaled by 1e18. */
+export interface FeeMarketParams {
+  noBaseFee: boolean;
+  baseFeeChangeDenominator: bigint;
+  elasticityMultiplier: bigint;
+  /** Initial base fee (Dec, wei·1e18). */
+  baseFee: bigint;
+  enableHeight: number;
+  /** Dec, wei·1e18. */
+  minGasPrice: bigint;
+  /** Dec (0.5 = 5e17). */
+  minGasMultiplier: bigint;
+}
+
+/** The fee market's moving state: params.BaseFee and the block gas wanted of the last block. */
+export interface FeeMarketState {
+  /** Dec, wei·1e18: the last block's base fee (before the first block, the initial one). */
+  baseFee: bigint;
+  /** max(gasWanted·minGasMultiplier, gasUsed) of the last block. */
+  blockGasWanted: bigint;
+}
+
+/** Chain-level settings fixed at genesis (every validator must agree: they change the app hash). */
+export interface ChainSettings {
+  chainId: bigint;
+  initialHeight: number;
+  /** Consensus params block.max_gas at genesis (-1 = unlimited). */
+  maxGas: bigint;
+  /** Fixed fee recipient, or undefined to credit the proposer's address bytes. */
+  coinbase: Uint8Array | undefined;
+  feeMarket: FeeMarketParams;
+}
+
+/** Committed app state pointer. */
+export interface AppMeta {
+  height: number;
+  appHash: Uint8Array;
+  /** Oldest height whose state is still kept. */
+  earliestStateHeight: number;
+  feeMarket: FeeMarketState;
+}
+
+export function encodeMeta(m: AppMeta): Uint8Array {
+  return RLP.encode([
+    bigintToBytes(BigInt(m.height)),
+    m.appHash,
+    bigintToBytes(BigInt(m.earliestStateHeight)),
+    bigintToBytes(m.feeMarket.baseFee),
+    bigintToBytes(m.feeMarket.blockGasWanted),
+  ]);
+}
+
+export function decodeMeta(bytes: Uint8Array): AppMeta {
+  const w = "the app state record";
+  const l = decodeList(bytes, w);
+  return {
+    height: num(asBytes(l[0], w)),
+    appHash: asBytes(l[1], w),
+    earliestStateHeight: num(asBytes(l[2], w)),
+    feeMarket: { baseFee: bytesToBigint(asBytes(l[3], w)), blockGasWanted: bytesToBigint(asBytes(l[4], w)) },
+  };
+}
+
+export function encodeSettings(s: ChainSettings): Uint8Array {
+  const f = s.feeMarket;
+  return RLP.encode([
+    bigintToBytes(s.chainId),
+    bigintToBytes(BigInt(s.initialHeight)),
+    new TextEncoder().encode(s.maxGas.toString()),
+    s.coinbase ?? EMPTY,
+    [
+      f.noBaseFee ? Uint8Array.of(1) : EMPTY,
+      bigintToBytes(f.baseFeeChangeDenominator),
+      bigintToBytes(f.elasticityMultiplier),
+      bigintToBytes(f.baseFee),
+      bigintToBytes(BigInt(f.enableHeight)),
+      bigintToBytes(f.minGasPrice),
+      bigintToBytes(f.minGasMultiplier),
+    ],
+  ]);
+}
+
+export function decodeSettings(bytes: Uint8Array): ChainSettings {
+  const w = "the chain settings record";
+  const l = decodeList(bytes, w);
+  const f = asList(l[4], w);
+  const coinbase = asBytes(l[3], w);
+  return {
+    chainId: bytesToBigint(asBytes(l[0], w)),
+    initialHeight: num(asBytes(l[1], w)),
+    maxGas: BigInt(new TextDecoder().decode(asBytes(l[2], w))),
+    coinbase: coinbase.length === 0 ? undefined : coinbase,
+    feeMarket: {
+      noBaseFee: asBytes(f[0], w).length > 0,
+      baseFeeChangeDenominator: bytesToBigint(asBytes(f[1], w)),
+      elasticityMultiplier: bytesToBigint(asBytes(f[2], w)),
+      baseFee: bytesToBigint(asBytes(f[3], w)),
+      enableHeight: num(asBytes(f[4], w)),
+      minGasPrice: bytesToBigint(asBytes(f[5], w)),
+      minGasMultiplier: bytesToBigint(asBytes(f[6], w)),
+    },
+  };
+}

@@ -1,0 +1,380 @@
+import { RLP } from "@ethereumjs/rlp";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { type KvStore, type KvTable, prefixEnd } from "../../store/index.js";
+import { bytesToHex } from "../../util/bytes.js";
+import { StateUnavailableError } from "./errors.js";
+import {
+  type AppMeta,
+  type ChainSettings,
+  decodeAccount,
+  decodeBlock,
+  decodeMeta,
+  decodeReceipt,
+  decodeSettings,
+  type EvmBlock,
+  type EvmReceipt,
+  encodeAccount,
+  encodeBlock,
+  encodeMeta,
+  encodeReceipt,
+  encodeSettings,
+  equalBytes,
+  KECCAK256_NULL,
+  MISSING_ACCOUNT,
+  readU64be,
+  type StoredAccount,
+  u32be,
+  u64be,
+} from "./records.js";
+import { encodeReceiptForTrie, orderedTrieRoot } from "./trieRoot.js";
+
+/**
+ * The EVM app's LMDB layout. State is kept twice: "latest" tables (one entry per account / slot, what
+ * CheckTx and execution read) and "history" tables keyed by `key ‖ ^height` (bitwise-not big-endian,
+ * so a forward seek from `key ‖ ^h` finds the newest version at or below h). A changelog per height
+ * lists the history keys written then; pruning height p deletes the versions those keys superseded.
+ *
+ *   acct   addr(20)                          → account        acct_h  addr ‖ ^h               → account
+ *   stor   addr ‖ inc(4) ‖ slot(32)          → value (trimmed) stor_h  addr ‖ inc ‖ slot ‖ ^h → value ("" = 0)
+ *   code   codeHash(32) → code               chg     h(8) → rlp([[table, key]...])
+ *   blk    h(8) → block   rcpt h(8) ‖ i(4) → receipt   txh ethHash → h ‖ i   bhash cometHash → h
+ *   meta   "app" → AppMeta, "settings" → ChainSettings
+ */
+
+const T_ACCT = 0;
+const T_STOR = 1;
+const MAX_U64 = (1n << 64n) - 1n;
+
+function inverted(height: number): Uint8Array {
+  return u64be(MAX_U64 - BigInt(height));
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+export function storageKey(addr: Uint8Array, incarnation: number, slot: Uint8Array): Uint8Array {
+  const out = new Uint8Array(56);
+  out.set(addr, 0);
+  out.set(u32be(incarnation), 20);
+  out.set(slot, 24);
+  return out;
+}
+
+/** Read access to the state as of one height. */
+export interface StateReader {
+  readonly height: number;
+  account(addr: Uint8Array): StoredAccount;
+  storage(addr: Uint8Array, incarnation: number, slot: Uint8Array): Uint8Array;
+  code(codeHash: Uint8Array): Uint8Array;
+}
+
+/** One block's state writes, as the overlay collected them (only values that changed). */
+export interface StateDiff {
+  accounts: { addr: Uint8Array; account: StoredAccount }[];
+  storage: { addr: Uint8Array; incarnation: number; slot: Uint8Array; value: Uint8Array }[];
+  codes: { hash: Uint8Array; code: Uint8Array }[];
+}
+
+/**
+ * Deterministic hash of a diff: entries in key order, each length-prefixed. The app hash chains
+ * these: appHash(h) = keccak(appHash(h-1) ‖ h ‖ diffHash(h)), so it commits to the whole state history.
+ */
+export function diffHash(diff: StateDiff): Uint8Array {
+  const h = keccak_256.create();
+  const put = (tag: number, key: Uint8Array, value: Uint8Array) => {
+    h.update(Uint8Array.of(tag));
+    h.update(u32be(key.length));
+    h.update(key);
+    h.update(u32be(value.length));
+    h.update(value);
+  };
+  const accts = [...diff.accounts].sort((a, b) => Buffer.compare(a.addr, b.addr));
+  for (const a of accts) put(1, a.addr, encodeAccount(a.account));
+  const slots = diff.storage
+    .map((s) => ({ key: storageKey(s.addr, s.incarnation, s.slot), value: s.value }))
+    .sort((a, b) => Buffer.compare(a.key, b.key));
+  for (const s of slots) put(2, s.key, s.value);
+  const codes = [...diff.codes].sort((a, b) => Buffer.compare(a.hash, b.hash));
+  for (const c of codes) put(3, c.hash, c.code);
+  return h.digest();
+}
+
+export function chainAppHash(prev: Uint8Array, height: number, diff: Uint8Array): Uint8Array {
+  const h = keccak_256.create();
+  h.update(prev);
+  h.update(u64be(height));
+  h.update(diff);
+  return h.digest();
+}
+
+const META_APP = new TextEncoder().encode("app");
+const META_SETTINGS = new TextEncoder().encode("settings");
+const EMPTY = new Uint8Array(0);
+
+export class EvmStateDb {
+  readonly kv: KvStore;
+  readonly #acct: KvTable;
+  readonly #acctH: KvTable;
+  readonly #stor: KvTable;
+  readonly #storH: KvTable;
+  readonly #code: KvTable;
+  readonly #chg: KvTable;
+  readonly #blk: KvTable;
+  readonly #rcpt: KvTable;
+  readonly #txh: KvTable;
+  readonly #bhash: KvTable;
+  readonly #meta: KvTable;
+  #latest: AppMeta | undefined;
+  /** True while a block's writes are being committed: readers of the previous height use history. */
+  #committing = false;
+  /** Small cache of latest accounts (hex address → account), refreshed by each commit. */
+  readonly #acctCache = new Map<string, StoredAccount>();
+  readonly #codeCache = new Map<string, Uint8Array>();
+  readonly #blockCache = new Map<number, EvmBlock>();
+
+  constructor(kv: KvStore) {
+    this.kv = kv;
+    this.#acct = kv.table("evm_acct");
+    this.#acctH = kv.table("evm_acct_h");
+    this.#stor = kv.table("evm_stor");
+    this.#storH = kv.table("evm_stor_h");
+    this.#code = kv.table("evm_code");
+    this.#chg = kv.table("evm_chg");
+    this.#blk = kv.table("evm_blk");
+    this.#rcpt = kv.table("evm_rcpt");
+    this.#txh = kv.table("evm_txh");
+    this.#bhash = kv.table("evm_bhash");
+    this.#meta = kv.table("evm_meta");
+    const m = this.#meta.get(META_APP);
+    this.#latest = m === undefined ? undefined : decodeMeta(m);
+  }
+
+  /** Committed pointer, undefined before InitChain. */
+  meta(): AppMeta | undefined {
+    return this.#latest;
+  }
+
+  settings(): ChainSettings | undefined {
+    const s = this.#meta.get(META_SETTINGS);
+    return s === undefined ? undefined : decodeSettings(s);
+  }
+
+  latestHeight(): number {
+    return this.#latest?.height ?? -1;
+  }
+
+  /** A reader of the state after `height` (0 = genesis). Throws StateUnavailableError outside the kept window. */
+  reader(height: number): StateReader {
+    const m = this.#latest;
+    if (m === undefined || height > m.height || height < m.earliestStateHeight) {
+      throw new StateUnavailableError(height, m?.earliestStateHeight ?? 0, m?.height ?? 0);
+    }
+    return new VersionedReader(this, height);
+  }
+
+  latestReader(): StateReader {
+    return this.reader(this.latestHeight());
+  }
+
+  /** Reads through the latest tables only while they still describe `height`. */
+  useLatest(height: number): boolean {
+    return !this.#committing && this.#latest !== undefined && this.#latest.height === height;
+  }
+
+  readAccount(addr: Uint8Array, height: number): StoredAccount {
+    if (this.useLatest(height)) {
+      const key = bytesToHex(addr);
+      const cached = this.#acctCache.get(key);
+      if (cached !== undefined) return cached;
+      const v = this.#acct.get(addr);
+      const a = v === undefined ? MISSING_ACCOUNT : decodeAccount(v);
+      if (this.#acctCache.size >= 200_000) this.#acctCache.clear();
+      this.#acctCache.set(key, a);
+      return a;
+    }
+    const v = this.#seek(this.#acctH, addr, height);
+    return v === undefined ? MISSING_ACCOUNT : decodeAccount(v);
+  }
+
+  readStorage(addr: Uint8Array, incarnation: number, slot: Uint8Array, height: number): Uint8Array {
+    const key = storageKey(addr, incarnation, slot);
+    if (this.useLatest(height)) return this.#stor.get(key) ?? EMPTY;
+    return this.#seek(this.#storH, key, height) ?? EMPTY;
+  }
+
+  readCode(codeHash: Uint8Array): Uint8Array {
+    if (equalBytes(codeHash, KECCAK256_NULL)) return EMPTY;
+    const key = bytesToHex(codeHash);
+    const cached = this.#codeCache.get(key);
+    if (cached !== undefined) return cached;
+    const code = this.#code.get(codeHash) ?? EMPTY;
+    if (this.#codeCache.size >= 1000) this.#codeCache.clear();
+    this.#codeCache.set(key, code);
+    return code;
+  }
+
+  #seek(table: KvTable, key: Uint8Array, height: number): Uint8Array | undefined {
+    const end = prefixEnd(key);
+    const range =
+      end === undefined ? { gte: concat(key, inverted(height)) } : { gte: concat(key, inverted(height)), lt: end };
+    for (const e of table.range({ ...range, limit: 1 })) {
+      if (e.key.length !== key.length + 8) return undefined;
+      return e.value;
+    }
+    return undefined;
+  }
+
+  // ---- blocks and receipts ----------------------------------------------------------------------
+
+  /** The block record; its tx/receipt roots are computed on first read and cached. */
+  block(height: number): EvmBlock | undefined {
+    const cached = this.#blockCache.get(height);
+    if (cached !== undefined) return cached;
+    const v = this.#blk.get(u64be(height));
+    if (v === undefined) return undefined;
+    const b = decodeBlock(v);
+    if (b.transactionsRoot.length === 0 || b.receiptsRoot.length === 0) {
+      const receipts = this.receipts(height);
+      b.transactionsRoot = orderedTrieRoot(receipts.map((r) => r.rawTx));
+      b.receiptsRoot = orderedTrieRoot(receipts.map(encodeReceiptForTrie));
+      if (this.#blockCache.size >= 256) this.#blockCache.clear();
+      this.#blockCache.set(height, b);
+    }
+    return b;
+  }
+
+  heightByBlockHash(hash: Uint8Array): number | undefined {
+    const v = this.#bhash.get(hash);
+    return v === undefined ? undefined : readU64be(v);
+  }
+
+  receipts(height: number): EvmReceipt[] {
+    const out: EvmReceipt[] = [];
+    for (const { key, value } of this.#rcpt.range({ prefix: u64be(height) })) {
+      out.push(decodeReceipt(height, new DataView(key.buffer, key.byteOffset + 8, 4).getUint32(0), value));
+    }
+    return out;
+  }
+
+  receipt(height: number, index: number): EvmReceipt | undefined {
+    const v = this.#rcpt.get(concat(u64be(height), u32be(index)));
+    return v === undefined ? undefined : decodeReceipt(height, index, v);
+  }
+
+  txLocation(ethHash: Uint8Array): { height: number; index: number } | undefined {
+    const v = this.#txh.get(ethHash);
+    if (v === undefined) return undefined;
+    return { height: readU64be(v), index: new DataView(v.buffer, v.byteOffset + 8, 4).getUint32(0) };
+  }
+
+  // ---- writes -----------------------------------------------------------------------------------
+
+  /** Writes the chain settings (once, at InitChain). Call inside kv.transaction. */
+  putSettings(s: ChainSettings): void {
+    this.#meta.put(META_SETTINGS, encodeSettings(s));
+  }
+
+  /**
+   * Writes one height: state diff (latest + history + changelog), block, receipts, indexes, pointer.
+   * Call inside kv.transaction; then call `committed(meta, diff)` after it resolved.
+   */
+  writeHeight(meta: AppMeta, diff: StateDiff, block: EvmBlock | undefined, receipts: EvmReceipt[]): void {
+    const h = meta.height;
+    const inv = inverted(h);
+    const changes: Uint8Array[][] = [];
+    for (const { addr, account } of diff.accounts) {
+      const enc = encodeAccount(account);
+      if (account.exists || account.incarnation > 0) this.#acct.put(addr, enc);
+      else this.#acct.remove(addr);
+      this.#acctH.put(concat(addr, inv), enc);
+      changes.push([Uint8Array.of(T_ACCT), addr]);
+    }
+    for (const s of diff.storage) {
+      const key = storageKey(s.addr, s.incarnation, s.slot);
+      if (s.value.length === 0) this.#stor.remove(key);
+      else this.#stor.put(key, s.value);
+      this.#storH.put(concat(key, inv), s.value);
+      changes.push([Uint8Array.of(T_STOR), key]);
+    }
+    for (const c of diff.codes) this.#code.put(c.hash, c.code);
+    if (changes.length > 0) this.#chg.put(u64be(h), RLP.encode(changes));
+    if (block !== undefined) {
+      this.#blk.put(u64be(h), encodeBlock(block));
+      if (block.hash.length > 0) this.#bhash.put(block.hash, u64be(h));
+    }
+    for (const r of receipts) {
+      this.#rcpt.put(concat(u64be(h), u32be(r.txIndex)), encodeReceipt(r));
+      this.#txh.put(r.txHash, concat(u64be(h), u32be(r.txIndex)));
+    }
+    this.#meta.put(META_APP, encodeMeta(meta));
+  }
+
+  /**
+   * Drops history versions no longer needed once `earliest` is the oldest kept height: for each height
+   * p in (previous earliest, earliest], the versions superseded by the writes at p. Inside kv.transaction.
+   */
+  prune(fromHeight: number, toHeight: number): void {
+    for (let p = fromHeight; p <= toHeight; p++) {
+      const v = this.#chg.get(u64be(p));
+      if (v === undefined) continue;
+      if (p === 0) {
+        // Genesis writes supersede nothing.
+        this.#chg.remove(u64be(p));
+        continue;
+      }
+      const invOlder = inverted(p - 1);
+      for (const item of RLP.decode(v) as Uint8Array[][]) {
+        const [t, key] = item as [Uint8Array, Uint8Array];
+        const table = t[0] === T_ACCT ? this.#acctH : this.#storH;
+        const end = prefixEnd(key);
+        const range = end === undefined ? { gte: concat(key, invOlder) } : { gte: concat(key, invOlder), lt: end };
+        const stale: Uint8Array[] = [];
+        for (const e of table.range(range)) if (e.key.length === key.length + 8) stale.push(e.key);
+        for (const k of stale) table.remove(k);
+      }
+      this.#chg.remove(u64be(p));
+    }
+  }
+
+  /** Marks the start of a commit: readers of the current height switch to history tables. */
+  beginCommit(): void {
+    this.#committing = true;
+  }
+
+  /** After the transaction of writeHeight resolved (or failed: pass undefined to keep the old pointer). */
+  endCommit(meta: AppMeta | undefined, diff: StateDiff | undefined): void {
+    if (meta !== undefined) {
+      this.#latest = meta;
+      if (diff !== undefined) {
+        for (const { addr, account } of diff.accounts) this.#acctCache.set(bytesToHex(addr), account);
+      }
+    }
+    this.#committing = false;
+  }
+}
+
+class VersionedReader implements StateReader {
+  readonly height: number;
+  readonly #db: EvmStateDb;
+
+  constructor(db: EvmStateDb, height: number) {
+    this.#db = db;
+    this.height = height;
+  }
+
+  account(addr: Uint8Array): StoredAccount {
+    return this.#db.readAccount(addr, this.height);
+  }
+
+  storage(addr: Uint8Array, incarnation: number, slot: Uint8Array): Uint8Array {
+    return this.#db.readStorage(addr, incarnation, slot, this.height);
+  }
+
+  code(codeHash: Uint8Array): Uint8Array {
+    return this.#db.readCode(codeHash);
+  }
+}

@@ -1,0 +1,281 @@
+import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
+import { Account, type Address } from "@ethereumjs/util";
+import { bytesToHex } from "../../util/bytes.js";
+import { keccak256 } from "./crypto.js";
+import { EvmCallTimeoutError, EvmNotSupportedError } from "./errors.js";
+import { encodeAccount, equalBytes, KECCAK256_NULL, type StoredAccount, stripZeros } from "./records.js";
+import type { StateDiff, StateReader } from "./stateDb.js";
+
+/** keccak256(rlp("")): the storage root ethereumjs expects of an account without storage (EIP-7610 check). */
+const EMPTY_STORAGE_ROOT = new Uint8Array(
+  Buffer.from("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421", "hex"),
+);
+
+interface AccountEntry {
+  addr: Uint8Array;
+  account: StoredAccount;
+}
+
+interface SlotEntry {
+  addr: Uint8Array;
+  incarnation: number;
+  slot: Uint8Array;
+  value: Uint8Array;
+}
+
+type Undo =
+  | { kind: "account"; key: string; prev: AccountEntry | undefined }
+  | { kind: "slot"; key: string; prev: SlotEntry | undefined };
+
+/**
+ * An ethereumjs state manager that keeps a block's (or a call's) writes in memory over a read-only
+ * StateReader of one height. Checkpoints are an undo journal (O(writes), not O(state) as in
+ * SimpleStateManager). At the end of a block `diff()` hands the changed values to the store.
+ *
+ * Storage wipes (contract creation, self-destruct) bump the account's incarnation instead of deleting
+ * slots: storage is keyed by (address, incarnation, slot), so older slots simply stop being visible.
+ * Storage roots are not tracked: every account reports the empty root (EIP-7610's collision check then
+ * only looks at nonce and code).
+ */
+export class OverlayStateManager implements StateManagerInterface {
+  #base: StateReader;
+  readonly #accounts = new Map<string, AccountEntry>();
+  readonly #slots = new Map<string, SlotEntry>();
+  readonly #codes = new Map<string, Uint8Array>();
+  readonly #reads = new Map<string, StoredAccount>();
+  #journal: Undo[] = [];
+  #checkpoints: number[] = [];
+  #original = new Map<string, Uint8Array>();
+  /**
+   * eth_call from a contract: geth skips the EOA check (SkipFromEOACheck). This address reports no
+   * code to ethereumjs' account checks, while its real code stays in place.
+   */
+  pretendEoa: Uint8Array | undefined;
+  /** performance.now() deadline for calls; undefined for block execution. */
+  deadline: number | undefined;
+  timeoutMs = 0;
+
+  readonly originalStorageCache = {
+    get: async (address: Address, key: Uint8Array): Promise<Uint8Array> => {
+      const k = `${bytesToHex(address.bytes)}${bytesToHex(key)}`;
+      const v = this.#original.get(k);
+      if (v !== undefined) return v;
+      const cur = await this.getStorage(address, key);
+      this.#original.set(k, cur);
+      return cur;
+    },
+    clear: (): void => {
+      this.#original = new Map();
+    },
+  };
+
+  constructor(base: StateReader) {
+    this.#base = base;
+  }
+
+  get base(): StateReader {
+    return this.#base;
+  }
+
+  /** Drops every write and starts over on `base` (a new block). */
+  reset(base: StateReader): void {
+    this.#base = base;
+    this.#accounts.clear();
+    this.#slots.clear();
+    this.#codes.clear();
+    this.#reads.clear();
+    this.#journal = [];
+    this.#checkpoints = [];
+    this.#original = new Map();
+    this.pretendEoa = undefined;
+    this.deadline = undefined;
+  }
+
+  #check(): void {
+    if (this.deadline !== undefined && performance.now() > this.deadline) {
+      throw new EvmCallTimeoutError(this.timeoutMs);
+    }
+  }
+
+  /** Current account (overlay, else base); never mutate the result. */
+  storedAccount(addr: Uint8Array, key = bytesToHex(addr)): StoredAccount {
+    const e = this.#accounts.get(key);
+    if (e !== undefined) return e.account;
+    let a = this.#reads.get(key);
+    if (a === undefined) {
+      this.#check();
+      a = this.#base.account(addr);
+      this.#reads.set(key, a);
+    }
+    return a;
+  }
+
+  /** Replaces an account (journaled). */
+  setStoredAccount(addr: Uint8Array, account: StoredAccount, key = bytesToHex(addr)): void {
+    if (this.#checkpoints.length > 0) this.#journal.push({ kind: "account", key, prev: this.#accounts.get(key) });
+    this.#accounts.set(key, { addr, account });
+  }
+
+  async getAccount(address: Address): Promise<Account | undefined> {
+    const a = this.storedAccount(address.bytes);
+    if (!a.exists) return undefined;
+    const codeHash =
+      this.pretendEoa !== undefined && equalBytes(this.pretendEoa, address.bytes) ? KECCAK256_NULL : a.codeHash;
+    return new Account(a.nonce, a.balance, EMPTY_STORAGE_ROOT, codeHash);
+  }
+
+  async putAccount(address: Address, account?: Account): Promise<void> {
+    if (account === undefined) return this.deleteAccount(address);
+    const addr = address.bytes;
+    const key = bytesToHex(addr);
+    const cur = this.storedAccount(addr, key);
+    const keepCode = this.pretendEoa !== undefined && equalBytes(this.pretendEoa, addr);
+    this.setStoredAccount(
+      addr,
+      {
+        exists: true,
+        nonce: account.nonce,
+        balance: account.balance,
+        codeHash: keepCode ? cur.codeHash : account.codeHash,
+        incarnation: cur.incarnation,
+      },
+      key,
+    );
+  }
+
+  async deleteAccount(address: Address): Promise<void> {
+    const addr = address.bytes;
+    const key = bytesToHex(addr);
+    const cur = this.storedAccount(addr, key);
+    if (!cur.exists) return;
+    this.setStoredAccount(
+      addr,
+      { exists: false, nonce: 0n, balance: 0n, codeHash: KECCAK256_NULL, incarnation: cur.incarnation + 1 },
+      key,
+    );
+  }
+
+  async modifyAccountFields(address: Address, fields: AccountFields): Promise<void> {
+    const account = (await this.getAccount(address)) ?? new Account();
+    if (fields.nonce !== undefined) account.nonce = fields.nonce;
+    if (fields.balance !== undefined) account.balance = fields.balance;
+    if (fields.codeHash !== undefined) account.codeHash = fields.codeHash;
+    await this.putAccount(address, account);
+  }
+
+  async putCode(address: Address, value: Uint8Array): Promise<void> {
+    this.setCode(address.bytes, value);
+  }
+
+  setCode(addr: Uint8Array, value: Uint8Array): void {
+    const hash = value.length === 0 ? KECCAK256_NULL : keccak256(value);
+    if (value.length > 0) this.#codes.set(bytesToHex(hash), value);
+    const key = bytesToHex(addr);
+    const cur = this.storedAccount(addr, key);
+    this.setStoredAccount(addr, { ...cur, exists: true, codeHash: hash }, key);
+  }
+
+  async getCode(address: Address): Promise<Uint8Array> {
+    const a = this.storedAccount(address.bytes);
+    if (!a.exists || equalBytes(a.codeHash, KECCAK256_NULL)) return new Uint8Array(0);
+    return this.codeByHash(a.codeHash);
+  }
+
+  codeByHash(hash: Uint8Array): Uint8Array {
+    return this.#codes.get(bytesToHex(hash)) ?? this.#base.code(hash);
+  }
+
+  async getCodeSize(address: Address): Promise<number> {
+    return (await this.getCode(address)).length;
+  }
+
+  storageValue(addr: Uint8Array, slot: Uint8Array): Uint8Array {
+    const addrKey = bytesToHex(addr);
+    const a = this.storedAccount(addr, addrKey);
+    const key = `${addrKey}${a.incarnation}:${bytesToHex(slot)}`;
+    const e = this.#slots.get(key);
+    if (e !== undefined) return e.value;
+    this.#check();
+    return this.#base.storage(addr, a.incarnation, slot);
+  }
+
+  async getStorage(address: Address, key: Uint8Array): Promise<Uint8Array> {
+    return this.storageValue(address.bytes, key);
+  }
+
+  async putStorage(address: Address, slot: Uint8Array, value: Uint8Array): Promise<void> {
+    this.setStorageValue(address.bytes, slot, value);
+  }
+
+  setStorageValue(addr: Uint8Array, slot: Uint8Array, value: Uint8Array): void {
+    const addrKey = bytesToHex(addr);
+    const a = this.storedAccount(addr, addrKey);
+    const key = `${addrKey}${a.incarnation}:${bytesToHex(slot)}`;
+    if (this.#checkpoints.length > 0) this.#journal.push({ kind: "slot", key, prev: this.#slots.get(key) });
+    this.#slots.set(key, { addr, incarnation: a.incarnation, slot: slot.slice(), value: stripZeros(value).slice() });
+  }
+
+  async clearStorage(address: Address): Promise<void> {
+    const addr = address.bytes;
+    const key = bytesToHex(addr);
+    const cur = this.storedAccount(addr, key);
+    this.setStoredAccount(addr, { ...cur, incarnation: cur.incarnation + 1 }, key);
+  }
+
+  async checkpoint(): Promise<void> {
+    this.#checkpoints.push(this.#journal.length);
+  }
+
+  async commit(): Promise<void> {
+    this.#checkpoints.pop();
+    if (this.#checkpoints.length === 0) this.#journal = [];
+  }
+
+  async revert(): Promise<void> {
+    const mark = this.#checkpoints.pop() ?? 0;
+    for (let i = this.#journal.length - 1; i >= mark; i--) {
+      const u = this.#journal[i] as Undo;
+      if (u.kind === "account") {
+        if (u.prev === undefined) this.#accounts.delete(u.key);
+        else this.#accounts.set(u.key, u.prev);
+      } else if (u.prev === undefined) this.#slots.delete(u.key);
+      else this.#slots.set(u.key, u.prev);
+    }
+    this.#journal.length = mark;
+    if (this.#checkpoints.length === 0) this.#journal = [];
+  }
+
+  async getStateRoot(): Promise<Uint8Array> {
+    throw new EvmNotSupportedError("state roots are not tracked by the EVM app; the app hash commits to the state");
+  }
+
+  async setStateRoot(): Promise<void> {
+    throw new EvmNotSupportedError("state roots are not tracked by the EVM app; open a reader at a height instead");
+  }
+
+  async hasStateRoot(): Promise<boolean> {
+    throw new EvmNotSupportedError("state roots are not tracked by the EVM app");
+  }
+
+  clearCaches(): void {}
+
+  shallowCopy(): StateManagerInterface {
+    return new OverlayStateManager(this.#base);
+  }
+
+  /** The block's writes that differ from the base, for the store and the app hash. */
+  diff(): StateDiff {
+    const diff: StateDiff = { accounts: [], storage: [], codes: [] };
+    for (const [key, e] of this.#accounts) {
+      const before = this.#reads.get(key) ?? this.#base.account(e.addr);
+      if (!equalBytes(encodeAccount(before), encodeAccount(e.account)) || before.exists !== e.account.exists) {
+        diff.accounts.push({ addr: e.addr, account: e.account });
+      }
+    }
+    for (const s of this.#slots.values()) {
+      if (!equalBytes(this.#base.storage(s.addr, s.incarnation, s.slot), s.value)) diff.storage.push(s);
+    }
+    for (const [hex, code] of this.#codes) diff.codes.push({ hash: new Uint8Array(Buffer.from(hex, "hex")), code });
+    return diff;
+  }
+}

@@ -1,0 +1,112 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultConsensusParams, type FinalizeBlockResponse } from "../../types/index.js";
+import { silentLogger } from "../../util/logger.js";
+import { createEvmApp, type EvmApplication, type EvmAppOptions } from "./evmApplication.js";
+
+/** Helpers for tests and benchmarks that drive the EVM app through the Application interface. */
+
+export interface TestChain {
+  app: EvmApplication;
+  dir: string;
+  height: number;
+  /** Next block time (ns); advances 1 s per block. */
+  timeNs: bigint;
+  proposer: Uint8Array;
+}
+
+export async function openTestChain(
+  opts: Partial<EvmAppOptions> & { maxGas?: bigint; appState?: unknown; dir?: string } = {},
+): Promise<TestChain> {
+  const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), "cometh-evm-")));
+  const { maxGas, appState, dir: _dir, ...rest } = opts;
+  const app = await createEvmApp({ dbDir: dir, log: silentLogger(), ...rest });
+  const chain: TestChain = {
+    app,
+    dir,
+    height: 0,
+    timeNs: 1_700_000_000n * 1_000_000_000n,
+    proposer: new Uint8Array(20).fill(0xaa),
+  };
+  const meta = app.db.meta();
+  if (meta === undefined) {
+    const params = defaultConsensusParams();
+    if (maxGas !== undefined) params.block.maxGas = maxGas;
+    await app.initChain({
+      time: chain.timeNs,
+      chainId: "cometh-test",
+      consensusParams: params,
+      validators: [],
+      appStateBytes: appState === undefined ? new Uint8Array() : new TextEncoder().encode(JSON.stringify(appState)),
+      initialHeight: 1,
+    });
+  } else {
+    chain.height = meta.height;
+    chain.timeNs += BigInt(meta.height) * 1_000_000_000n;
+  }
+  return chain;
+}
+
+export async function closeTestChain(chain: TestChain, opts: { keep?: boolean } = {}): Promise<void> {
+  await chain.app.close();
+  if (opts.keep !== true) await rm(chain.dir, { recursive: true, force: true });
+}
+
+/** A block hash for height h (deterministic, distinct per height). */
+export function fakeBlockHash(height: number): Uint8Array {
+  const h = new Uint8Array(32);
+  new DataView(h.buffer).setUint32(28, height);
+  h[0] = 0xbb;
+  return h;
+}
+
+/**
+ * One block through PrepareProposal → ProcessProposal → FinalizeBlock → Commit. `prepare: false`
+ * finalizes `txs` as given (a block another proposer built).
+ */
+export async function runBlock(
+  chain: TestChain,
+  txs: Uint8Array[],
+  opts: { prepare?: boolean; maxTxBytes?: number } = {},
+): Promise<{ txs: Uint8Array[]; response: FinalizeBlockResponse }> {
+  const height = chain.height + 1;
+  const common = {
+    misbehavior: [],
+    height,
+    time: chain.timeNs,
+    nextValidatorsHash: new Uint8Array(32),
+    proposerAddress: chain.proposer,
+  };
+  let blockTxs = txs;
+  if (opts.prepare !== false) {
+    const p = await chain.app.prepareProposal({
+      ...common,
+      maxTxBytes: opts.maxTxBytes ?? 22_020_096,
+      txs,
+      localLastCommit: { round: 0, votes: [] },
+    });
+    blockTxs = p.txs;
+  }
+  const hash = fakeBlockHash(height);
+  const verdict = await chain.app.processProposal({
+    ...common,
+    txs: blockTxs,
+    proposedLastCommit: { round: 0, votes: [] },
+    hash,
+  });
+  if (verdict !== "accept") throw new RangeError(`proposal at height ${height} rejected`);
+  const response = await chain.app.finalizeBlock({
+    ...common,
+    txs: blockTxs,
+    decidedLastCommit: { round: 0, votes: [] },
+    hash,
+    block: {
+      header: { lastBlockId: { hash: height === 1 ? new Uint8Array(32) : fakeBlockHash(height - 1) } },
+    } as never,
+  });
+  await chain.app.commit();
+  chain.height = height;
+  chain.timeNs += 1_000_000_000n;
+  return { txs: blockTxs, response };
+}

@@ -1,0 +1,255 @@
+import { createHash } from "node:crypto";
+import type { Common } from "@ethereumjs/common";
+import { RLP } from "@ethereumjs/rlp";
+import {
+  create1559FeeMarketTxFromBytesArray,
+  createAccessList2930TxFromBytesArray,
+  createEOACode7702TxFromBytesArray,
+  createLegacyTxFromBytesArray,
+  getCalldataFloorGas,
+  type TypedTransaction,
+} from "@ethereumjs/tx";
+import { bytesToHex } from "../../util/bytes.js";
+import { keccak256 } from "./crypto.js";
+import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
+import { bytesToBigint } from "./records.js";
+
+/** An Ethereum tx decoded, signature-checked and measured once; cached between CheckTx and execution. */
+export interface DecodedTx {
+  raw: Uint8Array;
+  /** sha256 hex of the raw bytes: the CometBFT tx key (also the mempool's). */
+  key: string;
+  /** keccak256 of the signed encoding: the Ethereum tx hash. */
+  hash: Uint8Array;
+  tx: TypedTransaction;
+  type: number;
+  /** undefined for an unprotected (pre-EIP-155) legacy tx. */
+  chainId: bigint | undefined;
+  from: Uint8Array;
+  fromHex: string;
+  to: Uint8Array | undefined;
+  nonce: bigint;
+  gasLimit: bigint;
+  /** gasPrice for legacy/2930 txs. */
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  value: bigint;
+  /** max(intrinsic gas, EIP-7623 floor): the least gas limit the tx can have. */
+  minGas: bigint;
+  /** gasLimit·maxFeePerGas + value: what the sender must hold for the tx to be admitted. */
+  cost: bigint;
+}
+
+export interface DecodeContext {
+  common: Common;
+  chainId: bigint;
+  allowUnprotectedTxs: boolean;
+}
+
+const TX_TYPES = { legacy: 0, accessList: 1, feeMarket: 2, blob: 3, setCode: 4 } as const;
+
+export function txKey(raw: Uint8Array): string {
+  return createHash("sha256").update(raw).digest("hex");
+}
+
+function decodeFail(reason: string, cause?: unknown): InvalidEthTxError {
+  return new InvalidEthTxError(
+    CHECK_TX_CODES.txDecode,
+    `tx parse error: ${reason}. Send a signed Ethereum tx (RLP legacy or an EIP-2718 envelope of type 1, 2 or 4)`,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+function fields(payload: Uint8Array): Uint8Array[] {
+  let decoded: unknown;
+  try {
+    decoded = RLP.decode(payload);
+  } catch (err) {
+    throw decodeFail(`rlp: ${(err as Error).message}`, err);
+  }
+  if (!Array.isArray(decoded)) throw decodeFail("expected an RLP list");
+  return decoded as Uint8Array[];
+}
+
+/**
+ * Decodes and checks everything about a tx that does not depend on state: envelope type, chain id,
+ * replay protection, signature (sender recovery), fee caps, intrinsic gas and the calldata floor.
+ * Throws InvalidEthTxError with the ABCI code and a geth-worded log.
+ */
+export function decodeEthTx(raw: Uint8Array, ctx: DecodeContext, key: string = txKey(raw)): DecodedTx {
+  if (raw.length === 0) throw decodeFail("empty tx");
+  const first = raw[0] as number;
+  let type: number;
+  let values: Uint8Array[];
+  let chainId: bigint | undefined;
+  if (first >= 0xc0) {
+    type = TX_TYPES.legacy;
+    values = fields(raw);
+    if (values.length !== 9) throw decodeFail(`legacy tx has ${values.length} fields, expected 9`);
+    const v = bytesToBigint(values[6] as Uint8Array);
+    if (v === 27n || v === 28n) {
+      if (!ctx.allowUnprotectedTxs) {
+        throw new InvalidEthTxError(
+          CHECK_TX_CODES.invalidSigner,
+          "only replay-protected (EIP-155) transactions allowed over RPC. Sign with a chain id, or start the node with unprotected txs allowed",
+        );
+      }
+      chainId = undefined;
+    } else if (v >= 35n) {
+      chainId = (v - 35n) / 2n;
+    } else {
+      throw new InvalidEthTxError(CHECK_TX_CODES.invalidSigner, `invalid transaction v value ${v}`);
+    }
+  } else {
+    type = first;
+    if (type === TX_TYPES.blob) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.txDecode,
+        "transaction type not supported: EIP-4844 blob transactions are not accepted by this chain. Send a type 0, 1, 2 or 4 tx",
+      );
+    }
+    if (type !== TX_TYPES.accessList && type !== TX_TYPES.feeMarket && type !== TX_TYPES.setCode) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.txDecode,
+        `transaction type not supported: type ${type}. Send a type 0, 1, 2 or 4 tx`,
+      );
+    }
+    values = fields(raw.subarray(1));
+    const c = values[0];
+    if (!(c instanceof Uint8Array)) throw decodeFail("chain id is not a byte string");
+    chainId = bytesToBigint(c);
+  }
+  if (chainId !== undefined && chainId !== ctx.chainId) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.invalidChainId,
+      `incorrect chain-id; expected ${ctx.chainId}, got ${chainId}. Sign the tx for chain id ${ctx.chainId}`,
+    );
+  }
+
+  let tx: TypedTransaction;
+  const opts = { common: ctx.common };
+  try {
+    if (type === TX_TYPES.legacy) tx = createLegacyTxFromBytesArray(values, opts);
+    // ethereumjs validates the shape of each field; the tuple types only name it.
+    else if (type === TX_TYPES.accessList) tx = createAccessList2930TxFromBytesArray(values as never, opts);
+    else if (type === TX_TYPES.feeMarket) tx = create1559FeeMarketTxFromBytesArray(values as never, opts);
+    else tx = createEOACode7702TxFromBytesArray(values as never, opts);
+  } catch (err) {
+    throw decodeFail((err as Error).message.replace(/ \(tx type=.*$/, ""), err);
+  }
+  if (type === TX_TYPES.setCode && "authorizationList" in tx && tx.authorizationList.length === 0) {
+    throw decodeFail("EIP-7702 transaction with empty auth list");
+  }
+  if (!tx.isSigned()) throw new InvalidEthTxError(CHECK_TX_CODES.invalidSigner, "transaction is not signed");
+
+  let fromAddress: ReturnType<TypedTransaction["getSenderAddress"]>;
+  try {
+    fromAddress = tx.getSenderAddress();
+  } catch (err) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.invalidSigner,
+      "signature verification failed: invalid transaction v, r, s values. Sign the tx again",
+      { cause: err },
+    );
+  }
+
+  const maxFeePerGas = "maxFeePerGas" in tx ? tx.maxFeePerGas : tx.gasPrice;
+  const maxPriorityFeePerGas = "maxPriorityFeePerGas" in tx ? tx.maxPriorityFeePerGas : tx.gasPrice;
+  if (maxPriorityFeePerGas > maxFeePerGas) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.insufficientFee,
+      `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${maxPriorityFeePerGas}, maxFeePerGas: ${maxFeePerGas}`,
+    );
+  }
+  const intrinsic = tx.getIntrinsicGas();
+  if (tx.gasLimit < intrinsic) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.outOfGas,
+      `intrinsic gas too low: gas ${tx.gasLimit}, minimum needed ${intrinsic}`,
+    );
+  }
+  const floor = getCalldataFloorGas(tx, fromAddress);
+  if (tx.gasLimit < floor) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.outOfGas,
+      `insufficient gas for floor data gas cost: gas ${tx.gasLimit}, minimum needed ${floor}`,
+    );
+  }
+  const from = fromAddress.bytes;
+  return {
+    raw,
+    key,
+    hash: keccak256(raw),
+    tx,
+    type,
+    chainId,
+    from,
+    fromHex: bytesToHex(from),
+    to: tx.to?.bytes,
+    nonce: tx.nonce,
+    gasLimit: tx.gasLimit,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+    value: tx.value,
+    minGas: maxBig(intrinsic, floor),
+    cost: tx.gasLimit * maxFeePerGas + tx.value,
+  };
+}
+
+/** Math.min/max do not take bigints. */
+export function minBig(a: bigint, b: bigint): bigint {
+  if (a < b) return a;
+  return b;
+}
+
+export function maxBig(a: bigint, b: bigint): bigint {
+  if (a > b) return a;
+  return b;
+}
+
+/** The price per gas the tx pays in a block with `baseFee` (EIP-1559 effective gas price). */
+export function effectiveGasPrice(d: DecodedTx, baseFee: bigint): bigint {
+  if (d.type === TX_TYPES.legacy || d.type === TX_TYPES.accessList) return d.maxFeePerGas;
+  const tip = d.maxFeePerGas - baseFee;
+  return baseFee + minBig(tip, d.maxPriorityFeePerGas);
+}
+
+/** A bounded cache of decoded txs by CometBFT key: CheckTx decodes, prepare/process/finalize reuse. */
+export class DecodedTxCache {
+  readonly #max: number;
+  readonly #map = new Map<string, DecodedTx>();
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  get(key: string): DecodedTx | undefined {
+    return this.#map.get(key);
+  }
+
+  set(d: DecodedTx): void {
+    if (this.#map.size >= this.#max) {
+      // Evict the oldest eighth at once (Map iterates in insertion order).
+      let n = Math.ceil(this.#max / 8);
+      for (const k of this.#map.keys()) {
+        this.#map.delete(k);
+        if (--n <= 0) break;
+      }
+    }
+    this.#map.set(d.key, d);
+  }
+
+  delete(key: string): void {
+    this.#map.delete(key);
+  }
+
+  /** Decodes through the cache. */
+  decode(raw: Uint8Array, ctx: DecodeContext): DecodedTx {
+    const key = txKey(raw);
+    const hit = this.#map.get(key);
+    if (hit !== undefined) return hit;
+    const d = decodeEthTx(raw, ctx, key);
+    this.set(d);
+    return d;
+  }
+}
