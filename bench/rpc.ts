@@ -152,6 +152,7 @@ async function main(): Promise<void> {
 
     const runs: [string, number, string][] = [
       ["bare node:http (ceiling)", barePort, "/"],
+      ["health (transport only)", nodePort, "/health"],
       ["status", nodePort, "/status"],
       ["block", nodePort, `/block?height=${Math.max(1, height - 1)}`],
       ["dump_consensus_state", nodePort, "/dump_consensus_state"],
@@ -162,6 +163,9 @@ async function main(): Promise<void> {
       await load(name, port, path, 1, connections); // warm-up
       results.push(await load(name, port, path, seconds, connections));
     }
+    // The ceiling again at the end: the higher of the two runs is the reference.
+    const again = await load("bare node:http (ceiling)", barePort, "/", seconds, connections);
+    if (results[0] !== undefined && again.rps > results[0].rps) results[0] = again;
     const ceiling = results[0]?.rps ?? 1;
     console.log(
       `cometh bench:rpc (${connections} connections, ${seconds}s per route, node ${process.version}, chain height ${height})`,

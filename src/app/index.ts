@@ -1,6 +1,13 @@
 // app/: the Application interface (ABCI 2.0 shaped, in process) and the built-in apps.
 // Owns: application logic and its state. Does not own: blocks, consensus, mempool, RPC.
 export type { Application } from "./application.js";
-export { createEvmApp, EvmApplication, type EvmAppOptions, type EvmReader } from "./evm/index.js";
+export {
+  createEvmApp,
+  type DevAccount,
+  EvmApplication,
+  type EvmAppOptions,
+  type EvmReader,
+  formatDevAccounts,
+} from "./evm/index.js";
 export type { KvStoreAppOptions } from "./kvstore/index.js";
 export { createKvStoreApp, KvStoreApplication } from "./kvstore/index.js";

@@ -165,10 +165,14 @@ export function buildProgram(io: CliIo = processIo): Command {
       const log = createNodeLogger(config);
       for (const w of config.warnings) log.warn(w);
       // Loaded on demand so that init/show-*/version work without the node's dependencies.
-      const { startNode } = await import("../node/index.js");
+      const { startNode, formatDevAccounts } = await import("../node/index.js");
       const node = await startNode(config, log);
       io.out(`cometh node ${node.nodeKey.id} on chain ${node.genesis.chainId} (home ${config.home})`);
       for (const addr of node.rpcAddresses) io.out(`node RPC listening on ${addr}`);
+      if (node.devAccounts.length > 0) {
+        io.out(`\n${formatDevAccounts([...node.devAccounts])}\n`);
+        io.out("WARNING: these accounts and keys are public; never use them on a real network.\n");
+      }
       let stopping = false;
       const onSignal = (signal: NodeJS.Signals) => {
         if (stopping) return;

@@ -38,7 +38,7 @@ describe("defaults", () => {
     const expected: Omit<NodeConfig, "home" | "files" | "warnings"> = {
       base: {
         version: "0.38.25",
-        proxyApp: "kvstore",
+        proxyApp: "evm",
         moniker: hostname(),
         dbBackend: "lmdb",
         dbDir: h("data"),
@@ -392,7 +392,7 @@ describe("errors", () => {
     );
     writeConfig('proxy_app = "tcp://127.0.0.1:26658"\n');
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
-      `"<home>/config/config.toml: proxy_app must be one of "kvstore"; got "tcp://127.0.0.1:26658". cometh runs the application in process and has no ABCI socket or gRPC client"`,
+      `"<home>/config/config.toml: proxy_app must be one of "evm", "kvstore"; got "tcp://127.0.0.1:26658". cometh runs the application in process and has no ABCI socket or gRPC client"`,
     );
   });
 

@@ -45,7 +45,7 @@ function table<const S extends Record<string, Setting<unknown>>>(
 }
 
 /** Built-in applications `proxy_app` can name (cometh has no ABCI socket client). */
-export const PROXY_APPS = ["kvstore"] as const;
+export const PROXY_APPS = ["evm", "kvstore"] as const;
 export type ProxyApp = (typeof PROXY_APPS)[number];
 
 /** EVM JSON-RPC namespaces `[json-rpc] api` can switch on. */
@@ -84,9 +84,10 @@ const base = table("config.toml", "", "Main Base Config Options", {
     flag: false,
     check: (s) => (s === "" || semver.test(s) ? undefined : `must be a semantic version such as "${COMETBFT_VERSION}"`),
   }),
-  proxyApp: oneOf("proxy_app", "kvstore", PROXY_APPS, {
+  proxyApp: oneOf("proxy_app", "evm", PROXY_APPS, {
     doc:
-      "The application, compiled into cometh and run in process.\n" +
+      "The application, compiled into cometh and run in process:\n" +
+      '"evm" (Ethereum transactions in an EVM, the default) or "kvstore" (CometBFT\'s key=value test app).\n' +
       "CometBFT also accepts a TCP or UNIX socket address of an external ABCI\n" +
       "application here; cometh has no ABCI socket client.",
     hint: "cometh runs the application in process and has no ABCI socket or gRPC client",

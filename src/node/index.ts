@@ -2,5 +2,7 @@
 // mempool → events/indexer → consensus → RPC), wiring them through their narrow interfaces (the
 // RPC's services, consensus's deps), and stopping them in reverse. Does not own: any protocol
 // logic, wire formats or printing (cli/ prints what startNode returns).
+
+export { formatDevAccounts } from "../app/index.js";
 export { DB_FILES, type RunningNode, startNode } from "./node.js";
 export { ShutdownStack } from "./shutdownStack.js";

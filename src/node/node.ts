@@ -1,6 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type Application, createKvStoreApp } from "../app/index.js";
+import { type Application, createEvmApp, createKvStoreApp, type DevAccount, EvmApplication } from "../app/index.js";
 import { loadGenesis, loadOrGenerateNodeKey, type NodeConfig, type NodeKey } from "../config/index.js";
 import { type Consensus, type ConsensusOptions, createConsensus } from "../consensus/index.js";
 import { EventBus } from "../events/index.js";
@@ -26,6 +26,10 @@ export interface RunningNode {
   readonly consensus: Consensus;
   readonly mempool: Mempool;
   readonly blockStore: BlockStore;
+  /** The application (EvmApplication when proxy_app = "evm"). */
+  readonly app: Application;
+  /** Dev accounts the EVM app funded at genesis (empty for other apps or funded genesis files). */
+  readonly devAccounts: readonly DevAccount[];
   /** Stops everything in the reverse order of start; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -35,6 +39,7 @@ export const DB_FILES = {
   node: "node.lmdb",
   txIndex: "tx_index.lmdb",
   kvstoreApp: "kvstore.db",
+  evmApp: "evm.db",
 } as const;
 
 /** Last height the tx indexer has written, kept beside the block store so a crash can be caught up. */
@@ -139,6 +144,8 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     consensus,
     mempool,
     blockStore,
+    app,
+    devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     stop: () => {
       stopped ??= stack.unwind();
       return stopped;
@@ -151,6 +158,13 @@ async function createApp(config: NodeConfig, log: Logger): Promise<Application> 
   switch (config.base.proxyApp) {
     case "kvstore":
       return createKvStoreApp({ dbDir: join(config.base.dbDir, DB_FILES.kvstoreApp), log: appLog });
+    case "evm":
+      return createEvmApp({
+        dbDir: join(config.base.dbDir, DB_FILES.evmApp),
+        log: appLog,
+        chainId: BigInt(config.evm.evmChainId),
+        allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
+      });
   }
 }
 

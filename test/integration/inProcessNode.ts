@@ -24,6 +24,7 @@ export async function startInProcessNode(overrides: ConfigOverrides = {}): Promi
     "--p2p.laddr": "tcp://127.0.0.1:0",
     "--json-rpc.enable": false,
     "--consensus.timeout_commit": "100ms",
+    "--proxy_app": "kvstore",
     ...overrides,
   });
   const level = process.env.COMETH_TEST_LOG;
