@@ -169,6 +169,9 @@ export function buildProgram(io: CliIo = processIo): Command {
       const node = await startNode(config, log);
       io.out(`cometh node ${node.nodeKey.id} on chain ${node.genesis.chainId} (home ${config.home})`);
       for (const addr of node.rpcAddresses) io.out(`node RPC listening on ${addr}`);
+      if (node.evmRpc !== undefined) {
+        io.out(`Ethereum JSON-RPC listening on http://${node.evmRpc.http} and ws://${node.evmRpc.ws}`);
+      }
       if (node.devAccounts.length > 0) {
         io.out(`\n${formatDevAccounts([...node.devAccounts])}\n`);
         io.out("WARNING: these accounts and keys are public; never use them on a real network.\n");

@@ -8,10 +8,12 @@ import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } f
 import { Mempool } from "../mempool/index.js";
 import { FilePV } from "../privval/index.js";
 import { type CometRpcConfig, type RunningCometRpc, startCometRpc } from "../rpc/comet/index.js";
+import { type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
 import { BlockStore, type KvStore, openKvStore, StateStore } from "../store/index.js";
 import type { GenesisDoc } from "../types/index.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
 import { buildCometServices } from "./services.js";
 import { ShutdownStack } from "./shutdownStack.js";
@@ -23,6 +25,8 @@ export interface RunningNode {
   readonly nodeKey: NodeKey;
   /** Bound node RPC addresses, e.g. `tcp://127.0.0.1:26657` (real ports when 0 was asked for). */
   readonly rpcAddresses: readonly string[];
+  /** Bound Ethereum JSON-RPC addresses (`host:port`), when `[json-rpc] enable` and the app is the EVM. */
+  readonly evmRpc: { readonly http: string; readonly ws: string } | undefined;
   readonly consensus: Consensus;
   readonly mempool: Mempool;
   readonly blockStore: BlockStore;
@@ -91,8 +95,10 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
   const indexer = await createIndexer(config, genesis, dbDir);
   stack.push("indexer", () => indexer.close());
   const meta = db.table("node");
+  const evmFeed = new EvmFeed();
   const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), (height) => {
     void db.transaction(() => meta.put(INDEXED_HEIGHT_KEY, heightBytes(height)));
+    evmFeed.newBlock(height);
   });
   stack.push("event delivery", () => publisher.flush());
 
@@ -135,12 +141,23 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     stack.push("node RPC", () => (rpc as RunningCometRpc).close());
   }
 
+  let evmRpc: RunningEvmRpc | undefined;
+  if (config.jsonRpc.enable && app instanceof EvmApplication) {
+    evmRpc = await startEvmRpc(
+      config.jsonRpc,
+      buildEvmServices({ config, genesis, nodeKey, app, mempool, blockStore, feed: evmFeed }),
+      log.child({ module: "json-rpc" }),
+    );
+    stack.push("Ethereum JSON-RPC", () => (evmRpc as RunningEvmRpc).close());
+  }
+
   let stopped: Promise<void> | undefined;
   return {
     config,
     genesis,
     nodeKey,
     rpcAddresses: rpc?.addresses ?? [],
+    evmRpc: evmRpc === undefined ? undefined : { http: evmRpc.httpAddress, ws: evmRpc.wsAddress },
     consensus,
     mempool,
     blockStore,

@@ -68,6 +68,30 @@ export class ServerError extends RpcError {
   }
 }
 
+/** -32002: the request ran past the server's write deadline (geth's errcodeTimeout). */
+export class RequestTimeoutError extends RpcError {
+  static readonly code = -32002;
+  constructor(data?: string, opts: { message?: string; cause?: unknown } = {}) {
+    super(RequestTimeoutError.code, opts.message ?? "request timed out", { data, cause: opts.cause });
+  }
+}
+
+/** -32003: a batch answer grew past the response size limit (geth's errcodeResponseTooLarge). */
+export class ResponseTooLargeError extends RpcError {
+  static readonly code = -32003;
+  constructor(data?: string, opts: { message?: string; cause?: unknown } = {}) {
+    super(ResponseTooLargeError.code, opts.message ?? "response too large", { data, cause: opts.cause });
+  }
+}
+
+/** 3: an EVM call reverted; `data` is the 0x-hex revert payload (geth's revertError). */
+export class ExecutionRevertedError extends RpcError {
+  static readonly code = 3;
+  constructor(data: string, opts: { message?: string; cause?: unknown } = {}) {
+    super(ExecutionRevertedError.code, opts.message ?? "execution reverted", { data, cause: opts.cause });
+  }
+}
+
 /** The failure text of anything thrown (an Error's message, else its string form). */
 export function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;

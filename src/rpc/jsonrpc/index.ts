@@ -29,12 +29,15 @@ export {
   successResponse,
 } from "./envelope.js";
 export {
+  ExecutionRevertedError,
   errorText,
   InternalError,
   InvalidParamsError,
   InvalidRequestError,
   MethodNotFoundError,
   ParseError,
+  RequestTimeoutError,
+  ResponseTooLargeError,
   RpcError,
   type RpcErrorOptions,
   ServerError,

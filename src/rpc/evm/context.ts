@@ -1,0 +1,63 @@
+import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
+import type { WireValue } from "../jsonrpc/index.js";
+import type { FilterManager } from "./filters/filterManager.js";
+import type { ChainFeed } from "./subscriptions/chainFeed.js";
+
+/** What a method handler sees besides its arguments. */
+
+/** The `[json-rpc]` settings the handlers read (caps: 0 = unlimited). */
+export interface EvmRpcSettings {
+  /** gas-cap for eth_call/estimateGas/traceCall; 0 = no cap. */
+  readonly gasCap: bigint;
+  readonly evmTimeoutMs: number;
+  /** txfee-cap in wei; 0 = no cap. */
+  readonly txFeeCapWei: bigint;
+  readonly filterCap: number;
+  readonly feeHistoryCap: number;
+  readonly logsCap: number;
+  readonly blockRangeCap: number;
+  readonly allowUnprotectedTxs: boolean;
+  readonly allowInsecureUnlock: boolean;
+  readonly enableProfiling: boolean;
+  /** Enabled namespaces (rpc is always on). */
+  readonly namespaces: ReadonlySet<string>;
+}
+
+/** Process-wide debug profiling state (debug_startCPUProfile, setGCPercent…). */
+export interface ProfilerState {
+  gcPercent: number;
+  blockProfileRate: number;
+  mutexProfileFraction: number;
+  /** Stops the running CPU profile and writes it; undefined when none runs. */
+  stopCpuProfile: (() => Promise<string>) | undefined;
+}
+
+/** State built once when the server starts, shared by every transport and connection. */
+export interface EvmRuntime {
+  readonly settings: EvmRpcSettings;
+  readonly filters: FilterManager;
+  readonly feed: ChainFeed;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly profiler: ProfilerState;
+}
+
+/** A WebSocket connection's side for eth_subscribe. */
+export interface SubscriptionSink {
+  /** Pushes an `eth_subscription` notification; false once the connection is gone. */
+  notify(subscription: string, result: WireValue): boolean;
+  /** Live subscriptions: id → cancel. */
+  readonly subscriptions: Map<string, () => void>;
+  /** Runs `fn` after the current call's answer has been written (so pushes never overtake it). */
+  afterReply(fn: () => void): void;
+}
+
+export interface EvmCallContext {
+  /** Full method name, e.g. "eth_getBalance". */
+  readonly method: string;
+  readonly transport: "http" | "ws";
+  readonly runtime: EvmRuntime;
+  /** Set over WebSocket. */
+  readonly sink: SubscriptionSink | undefined;
+}

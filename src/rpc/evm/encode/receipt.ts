@@ -1,0 +1,40 @@
+import type { WireValue } from "../../jsonrpc/index.js";
+import type { EvmLog, EvmReceipt } from "../services.js";
+import { toAddress, toData, toQuantity } from "./hex.js";
+
+/** Receipts and logs in geth's field order (MarshalReceipt, types.Log). */
+
+export function encodeLog(l: EvmLog): WireValue {
+  return {
+    address: toAddress(l.address),
+    topics: l.topics.map(toData),
+    data: toData(l.data),
+    blockNumber: toQuantity(l.blockNumber),
+    transactionHash: toData(l.transactionHash),
+    transactionIndex: toQuantity(l.transactionIndex),
+    blockHash: toData(l.blockHash),
+    blockTimestamp: toQuantity(l.blockTimestamp),
+    logIndex: toQuantity(l.logIndex),
+    // No reorgs under CometBFT's instant finality.
+    removed: false,
+  };
+}
+
+export function encodeReceipt(r: EvmReceipt): WireValue {
+  return {
+    blockHash: toData(r.blockHash),
+    blockNumber: toQuantity(r.blockNumber),
+    transactionHash: toData(r.transactionHash),
+    transactionIndex: toQuantity(r.transactionIndex),
+    from: toAddress(r.from),
+    to: r.to === undefined ? null : toAddress(r.to),
+    gasUsed: toQuantity(r.gasUsed),
+    cumulativeGasUsed: toQuantity(r.cumulativeGasUsed),
+    contractAddress: r.contractAddress === undefined ? null : toAddress(r.contractAddress),
+    logs: r.logs.map(encodeLog),
+    logsBloom: toData(r.logsBloom),
+    type: toQuantity(r.type),
+    effectiveGasPrice: toQuantity(r.effectiveGasPrice),
+    status: toQuantity(r.status),
+  };
+}

@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, test } from "vitest";
+import { ManualClock } from "../../../util/clock.js";
+import { toData } from "../encode/hex.js";
+import { rpcCall } from "../testing/evmClient.js";
+import { GWEI, LOGGER, signTx } from "../testing/fakeServices.js";
+import { type FakeEvmRpc, startFakeEvmRpc } from "../testing/startFakeEvmRpc.js";
+import { FILTER_TIMEOUT_MS } from "./filterManager.js";
+
+/** Polling filters on an injected clock, filter-cap, logs-cap and block-range-cap. */
+
+describe("filters", () => {
+  let f: FakeEvmRpc | undefined;
+  afterEach(async () => {
+    await f?.close();
+    f = undefined;
+  });
+
+  test("behavior: a filter expires 5 minutes after its last poll", async () => {
+    const clock = new ManualClock();
+    f = await startFakeEvmRpc({}, { clock });
+    const id = (await rpcCall(f.url, "eth_newBlockFilter")).result;
+    clock.advance(FILTER_TIMEOUT_MS - 1000);
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [id])).result).toEqual([]);
+    // Polling restarted the timer.
+    clock.advance(FILTER_TIMEOUT_MS - 1000);
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [id])).result).toEqual([]);
+    clock.advance(FILTER_TIMEOUT_MS);
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [id])).error).toEqual({
+      code: -32000,
+      message: "filter not found",
+    });
+    expect(f.rpc.runtime.filters.size()).toBe(0);
+  });
+
+  test("behavior: eth_getFilterLogs does not keep a filter alive", async () => {
+    const clock = new ManualClock();
+    f = await startFakeEvmRpc({}, { clock });
+    const id = (await rpcCall(f.url, "eth_newFilter", [{ fromBlock: "0x0", address: toData(LOGGER) }])).result;
+    clock.advance(FILTER_TIMEOUT_MS - 1);
+    expect((await rpcCall(f.url, "eth_getFilterLogs", [id])).result).toHaveLength(2);
+    clock.advance(1);
+    expect((await rpcCall(f.url, "eth_getFilterLogs", [id])).error.message).toBe("filter not found");
+  });
+
+  test("error: filter-cap counts every kind", async () => {
+    f = await startFakeEvmRpc({ filterCap: 3 });
+    await rpcCall(f.url, "eth_newBlockFilter");
+    await rpcCall(f.url, "eth_newPendingTransactionFilter");
+    const id = (await rpcCall(f.url, "eth_newFilter", [{}])).result;
+    expect((await rpcCall(f.url, "eth_newFilter", [{}])).error).toEqual({
+      code: -32000,
+      message: "error creating filter: max limit reached",
+    });
+    expect((await rpcCall(f.url, "eth_newBlockFilter")).error.message).toBe(
+      "error creating block filter: max limit reached",
+    );
+    expect((await rpcCall(f.url, "eth_newPendingTransactionFilter")).error.message).toBe(
+      "error creating pending tx filter: max limit reached",
+    );
+    await rpcCall(f.url, "eth_uninstallFilter", [id]);
+    expect((await rpcCall(f.url, "eth_newBlockFilter")).result).toMatch(/^0x/);
+  });
+
+  test("error: pending log filters are refused", async () => {
+    f = await startFakeEvmRpc();
+    expect((await rpcCall(f.url, "eth_newFilter", [{ toBlock: "pending" }])).error.message).toBe(
+      "pending logs are not supported",
+    );
+  });
+
+  test("behavior: log filters respect numeric bounds and criteria", async () => {
+    f = await startFakeEvmRpc();
+    const head = Number((await rpcCall(f.url, "eth_blockNumber")).result);
+    const bounded = (await rpcCall(f.url, "eth_newFilter", [{ toBlock: `0x${head.toString(16)}` }])).result;
+    const open = (await rpcCall(f.url, "eth_newFilter", [{ topics: [null, null] }])).result;
+    const key = f.node.keys[0];
+    if (key === undefined) throw new TypeError("no key");
+    const nonce = BigInt((await rpcCall(f.url, "eth_getTransactionCount", [toData(key.address), "pending"])).result);
+    await f.node.submit(
+      signTx({ type: 0, nonce, gasPrice: 2n * GWEI, gasLimit: 60000n, to: LOGGER, value: 1n }, key).raw,
+    );
+    await f.node.mine();
+    await f.rpc.runtime.feed.idle();
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [bounded])).result).toEqual([]);
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [open])).result).toHaveLength(1);
+  });
+
+  test("error: block-range-cap and logs-cap", async () => {
+    f = await startFakeEvmRpc({ blockRangeCap: 1, logsCap: 1 });
+    expect((await rpcCall(f.url, "eth_getLogs", [{ fromBlock: "0x0", toBlock: "0x3" }])).error).toEqual({
+      code: -32000,
+      message: "maximum [from, to] blocks distance: 1",
+    });
+    expect((await rpcCall(f.url, "eth_getLogs", [{ fromBlock: "0x1", toBlock: "0x2" }])).error).toEqual({
+      code: -32000,
+      message: "query returned more than 1 results",
+    });
+    expect((await rpcCall(f.url, "eth_getLogs", [{ fromBlock: "0x2", toBlock: "0x2" }])).result).toHaveLength(1);
+  });
+
+  test("behavior: block filters buffer every new block in order", async () => {
+    f = await startFakeEvmRpc();
+    const id = (await rpcCall(f.url, "eth_newBlockFilter")).result;
+    const b1 = await f.node.mine();
+    const b2 = await f.node.mine();
+    await f.rpc.runtime.feed.idle();
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [id])).result).toEqual([toData(b1.hash), toData(b2.hash)]);
+    const pending = (await rpcCall(f.url, "eth_newPendingTransactionFilter", [])).result;
+    f.node.announcePending(new Uint8Array(32).fill(7));
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [pending])).result).toEqual([
+      toData(new Uint8Array(32).fill(7)),
+    ]);
+  });
+});

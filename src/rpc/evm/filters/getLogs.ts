@@ -1,0 +1,60 @@
+import type { EvmRpcSettings } from "../context.js";
+import { invalidParams, serverError } from "../errors.js";
+import type { BlockSpec, FilterCriteria } from "../params.js";
+import type { EvmLog, EvmServices } from "../services.js";
+
+/**
+ * eth_getLogs and eth_getFilterLogs: resolve the range (blockHash form or from/to with tags,
+ * default latest), check it against the head and block-range-cap, then ask the node with
+ * logs-cap + 1 so that an oversized answer is detected without reading further.
+ */
+
+export const PENDING_LOGS_UNSUPPORTED = "pending logs are not supported";
+
+function rangeEnd(spec: BlockSpec | undefined, head: number): number {
+  if (spec === undefined) return head;
+  if (spec.kind === "number") return spec.number;
+  if (spec.tag === "pending") throw serverError(PENDING_LOGS_UNSUPPORTED);
+  return head;
+}
+
+/** The [from, to] heights of a criteria (not yet checked against the caps). */
+export async function resolveLogRange(
+  criteria: FilterCriteria,
+  services: EvmServices,
+): Promise<{ from: number; to: number }> {
+  if (criteria.blockHash !== undefined) {
+    const block = await services.chain.blockByHash(criteria.blockHash);
+    if (block === undefined) throw serverError("unknown block");
+    return { from: block.number, to: block.number };
+  }
+  const head = services.chain.latestHeight();
+  const from = rangeEnd(criteria.fromBlock, head);
+  const to = rangeEnd(criteria.toBlock, head);
+  if (from > to) throw invalidParams("invalid block range params");
+  if (to > head) throw invalidParams("block range extends beyond current head block");
+  return { from, to };
+}
+
+export async function getLogs(
+  criteria: FilterCriteria,
+  services: EvmServices,
+  settings: EvmRpcSettings,
+): Promise<readonly EvmLog[]> {
+  const { from, to } = await resolveLogRange(criteria, services);
+  if (settings.blockRangeCap > 0 && to - from > settings.blockRangeCap) {
+    throw serverError(`maximum [from, to] blocks distance: ${settings.blockRangeCap}`);
+  }
+  const limit = settings.logsCap > 0 ? settings.logsCap + 1 : Number.MAX_SAFE_INTEGER;
+  const logs = await services.chain.logs({
+    fromBlock: from,
+    toBlock: to,
+    addresses: criteria.addresses,
+    topics: criteria.topics,
+    limit,
+  });
+  if (settings.logsCap > 0 && logs.length > settings.logsCap) {
+    throw serverError(`query returned more than ${settings.logsCap} results`);
+  }
+  return logs;
+}

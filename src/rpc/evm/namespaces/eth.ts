@@ -1,0 +1,301 @@
+import { bytesEqual } from "../../../util/bytes.js";
+import type { WireValue } from "../../jsonrpc/index.js";
+import { encodeBlock, encodeHeader } from "../encode/block.js";
+import { padBytes, toAddress, toData, toQuantity } from "../encode/hex.js";
+import { encodeLog, encodeReceipt } from "../encode/receipt.js";
+import { encodeTransaction, txLocationInBlock } from "../encode/transaction.js";
+import { invalidParams, serverError } from "../errors.js";
+import { getLogs } from "../filters/getLogs.js";
+import { method, type Namespace, notImplemented } from "../method.js";
+import { decodeStorageKey, ParamError, p } from "../params.js";
+import type { AccessListEntry, EvmBlock, EvmServices, EvmTx } from "../services.js";
+import { subscribe, unsubscribe } from "../subscriptions/subscribe.js";
+import { signTransaction } from "../tx/buildTx.js";
+import { TypedDataError, typedDataHash } from "../tx/eip712.js";
+import { personalMessageHash } from "../tx/signatures.js";
+import { callGas, checkCallArgs, doCall, estimateGas, withEvmTimeout } from "./execution.js";
+import { feeHistory } from "./feeHistory.js";
+import { blockByRef, blockBySpec, stateHeight } from "./resolve.js";
+import {
+  checkTxFee,
+  pendingNonce,
+  requireKeyring,
+  sendWithKeyring,
+  signDigest27,
+  submitRawTransaction,
+} from "./sending.js";
+
+/**
+ * The eth namespace (Cosmos EVM v0.5 §2.1, answers shaped by the execution-apis). Not-found
+ * objects are `null` (COMPAT rule 4), never errors.
+ */
+
+/** eth/65, as Cosmos EVM reports. */
+const PROTOCOL_VERSION = "0x41";
+
+function encodeBlockOrNull(b: EvmBlock | undefined, fullTx: boolean): WireValue {
+  return b === undefined ? null : encodeBlock(b, fullTx);
+}
+
+function txAt(b: EvmBlock | undefined, index: number): WireValue {
+  const tx = b?.transactions[index];
+  return b === undefined || tx === undefined ? null : encodeTransaction(tx, txLocationInBlock(b, index));
+}
+
+/** eth_gasPrice: next base fee + suggested tip, never below the node's minimum (Cosmos EVM §2.1). */
+async function gasPrice(s: EvmServices): Promise<bigint> {
+  const [base, tip, min] = await Promise.all([s.fees.nextBaseFee(), s.fees.suggestTipCap(), s.fees.minGasPrice()]);
+  const price = (base ?? 0n) + tip;
+  return price > min ? price : min;
+}
+
+/** geth's storageProof key echo: 32-byte keys as given, shorter ones as quantities. */
+function proofKey(text: string, key: Uint8Array): string {
+  const body = text.startsWith("0x") || text.startsWith("0X") ? text.slice(2) : text;
+  if (body.length === 64) return toData(key);
+  return toQuantity(BigInt(toData(key)));
+}
+
+async function findPending(s: EvmServices, from: Uint8Array, nonce: bigint): Promise<EvmTx | undefined> {
+  const { pending, queued } = await s.mempool.content();
+  return [...pending, ...queued].find((tx) => bytesEqual(tx.from, from) && tx.nonce === nonce);
+}
+
+export const eth = {
+  blockNumber: method([], (_, s) => toQuantity(s.chain.latestHeight())),
+  chainId: method([], (_, s) => toQuantity(s.node.chainId())),
+  protocolVersion: method([], () => PROTOCOL_VERSION),
+  syncing: method([], async (_, s) => {
+    const st = await s.node.syncStatus();
+    if (!st.catchingUp) return false;
+    return {
+      startingBlock: toQuantity(st.startingBlock),
+      currentBlock: toQuantity(st.currentBlock),
+      highestBlock: toQuantity(st.highestBlock),
+    };
+  }),
+  accounts: method([], async (_, s, ctx) => {
+    if (!ctx.runtime.settings.allowInsecureUnlock) throw serverError("account unlock with HTTP access is forbidden");
+    return ((await s.keyring?.accounts()) ?? []).map(toAddress);
+  }),
+  gasPrice: method([], async (_, s) => toQuantity(await gasPrice(s))),
+  maxPriorityFeePerGas: method([], async (_, s) => toQuantity(await s.fees.suggestTipCap())),
+  feeHistory: method([p.hexOrDecimal, p.block, p.floatList], ([count, newest, percentiles], s, ctx) =>
+    feeHistory(count, newest, percentiles, s, ctx),
+  ),
+
+  // State
+  getBalance: method([p.address, p.blockRef], async ([who, ref], s) =>
+    toQuantity(await s.state.balance(who, await stateHeight(ref, s))),
+  ),
+  getCode: method([p.address, p.blockRef], async ([who, ref], s) =>
+    toData(await s.state.code(who, await stateHeight(ref, s))),
+  ),
+  getStorageAt: method([p.address, p.string, p.blockRef], async ([who, keyText, ref], s) => {
+    let key: Uint8Array;
+    try {
+      key = decodeStorageKey(keyText);
+    } catch (err) {
+      if (err instanceof ParamError) throw invalidParams(`unable to decode storage key: ${err.message}`);
+      throw err;
+    }
+    const value = await s.state.storage(who, key, await stateHeight(ref, s));
+    return toData(padBytes(value, 32));
+  }),
+  getTransactionCount: method([p.address, p.blockRef], async ([who, ref], s) => {
+    if (ref.kind === "tag" && ref.tag === "pending") return toQuantity(await pendingNonce(who, s));
+    return toQuantity(await s.state.nonce(who, await stateHeight(ref, s)));
+  }),
+  getProof: method([p.address, p.stringList, p.blockRef], async ([who, keyTexts, ref], s) => {
+    const keys = keyTexts.map((k, i) => {
+      try {
+        return decodeStorageKey(k);
+      } catch (err) {
+        if (err instanceof ParamError) throw invalidParams(`invalid argument 1: storage key ${i}: ${err.message}`);
+        throw err;
+      }
+    });
+    const proof = await s.state.proof(who, keys, await stateHeight(ref, s));
+    return {
+      address: toAddress(proof.address),
+      accountProof: proof.accountProof.map(toData),
+      balance: toQuantity(proof.balance),
+      codeHash: toData(proof.codeHash),
+      nonce: toQuantity(proof.nonce),
+      storageHash: toData(proof.storageHash),
+      storageProof: proof.storageProof.map((sp, i) => ({
+        key: proofKey(keyTexts[i] ?? "", sp.key),
+        value: toQuantity(sp.value),
+        proof: sp.proof.map(toData),
+      })),
+    };
+  }),
+
+  // Execution
+  call: method(
+    [p.callRequest, p.optional(p.blockRef), p.optional(p.stateOverrides)],
+    async ([req, ref, overrides], s, ctx) => toData(await doCall(req, await stateHeight(ref, s), overrides, s, ctx)),
+  ),
+  estimateGas: method(
+    [p.callRequest, p.optional(p.blockRef), p.optional(p.stateOverrides)],
+    async ([req, ref, overrides], s, ctx) =>
+      toQuantity(await estimateGas(req, await stateHeight(ref, s), overrides, s, ctx)),
+  ),
+  createAccessList: method(
+    [p.callRequest, p.optional(p.blockRef), p.optional(p.stateOverrides)],
+    async ([req, ref, overrides], s, ctx) => {
+      checkCallArgs(req, s.node.chainId());
+      const height = await stateHeight(ref, s);
+      const gas = callGas(req, ctx.runtime.settings.gasCap);
+      const opts = (signal: AbortSignal, timeoutMs: number) =>
+        overrides === undefined
+          ? { height, gasCap: gas, timeoutMs, signal }
+          : { height, gasCap: gas, timeoutMs, signal, overrides };
+      const encodeList = (list: readonly AccessListEntry[]) =>
+        list.map((e) => ({ address: toAddress(e.address), storageKeys: e.storageKeys.map(toData) }));
+      const create = s.execution.createAccessList;
+      if (create !== undefined) {
+        const r = await withEvmTimeout(ctx, (signal, t) => create.call(s.execution, { ...req, gas }, opts(signal, t)));
+        return { accessList: encodeList(r.accessList), gasUsed: toQuantity(r.gasUsed), error: r.error };
+      }
+      // Cosmos EVM v0.5 does not trace accesses: the given list (or []) with the call's gas.
+      const r = await withEvmTimeout(ctx, (signal, t) => s.execution.call({ ...req, gas }, opts(signal, t)));
+      return {
+        accessList: encodeList(req.accessList ?? []),
+        gasUsed: toQuantity(r.gasUsed),
+        error: r.status === "success" ? undefined : r.status === "reverted" ? "execution reverted" : r.error,
+      };
+    },
+  ),
+
+  // Sending and signing
+  sendRawTransaction: method([p.data], ([raw], s, ctx) => submitRawTransaction(raw, s, ctx)),
+  sendTransaction: method([p.callRequest], ([req], s, ctx) => sendWithKeyring(req, s, ctx)),
+  sign: method([p.address, p.data], ([who, data], s, ctx) => signDigest27(s, ctx, who, personalMessageHash(data))),
+  signTypedData: method([p.address, p.any], ([who, typed], s, ctx) => {
+    let digest: Uint8Array;
+    try {
+      digest = typedDataHash(typed);
+    } catch (err) {
+      if (err instanceof TypedDataError) throw invalidParams(`invalid argument 1: ${err.message}`);
+      throw err;
+    }
+    return signDigest27(s, ctx, who, digest);
+  }),
+  fillTransaction: notImplemented("cometh does not fill transactions (see docs/compatibility.md)"),
+  resend: method(
+    [p.callRequest, p.optional(p.quantity), p.optional(p.uint64)],
+    async ([req, newPrice, newGas], s, ctx) => {
+      if (req.nonce === undefined) throw serverError("missing transaction nonce in transaction spec");
+      const keyring = requireKeyring(s, ctx);
+      const from = req.from;
+      if (from === undefined) throw serverError('missing "from": name the dev keyring account that signs');
+      const old = await findPending(s, from, req.nonce);
+      if (old === undefined) {
+        throw serverError(`transaction from ${toAddress(from)} with nonce ${req.nonce} not found in the mempool`);
+      }
+      const gasLimit = newGas ?? old.gasLimit;
+      const feeMarket = old.maxFeePerGas !== undefined;
+      const price = newPrice ?? (feeMarket ? old.maxFeePerGas : old.gasPrice) ?? 0n;
+      const tip = old.maxPriorityFeePerGas ?? 0n;
+      checkTxFee(gasLimit, price, ctx.runtime.settings.txFeeCapWei);
+      const raw = await signTransaction(
+        {
+          type: feeMarket ? 2 : old.type === 1 ? 1 : 0,
+          chainId: s.node.chainId(),
+          nonce: old.nonce,
+          gasLimit,
+          to: old.to,
+          value: old.value,
+          data: old.input,
+          accessList: old.accessList ?? [],
+          ...(feeMarket
+            ? { maxFeePerGas: price, maxPriorityFeePerGas: tip < price ? tip : price }
+            : { gasPrice: price }),
+        },
+        (digest) => keyring.signDigest(from, digest),
+      );
+      return submitRawTransaction(raw, s, ctx);
+    },
+  ),
+
+  // Blocks
+  getBlockByNumber: method([p.block, p.bool], async ([spec, full], s) =>
+    encodeBlockOrNull(await blockBySpec(spec, s), full),
+  ),
+  getBlockByHash: method([p.hash, p.bool], async ([hash, full], s) =>
+    encodeBlockOrNull(await s.chain.blockByHash(hash), full),
+  ),
+  getHeaderByNumber: method([p.block], async ([spec], s) => {
+    const b = await blockBySpec(spec, s);
+    return b === undefined ? null : encodeHeader(b);
+  }),
+  getHeaderByHash: method([p.hash], async ([hash], s) => {
+    const b = await s.chain.blockByHash(hash);
+    return b === undefined ? null : encodeHeader(b);
+  }),
+  getBlockTransactionCountByNumber: method([p.block], async ([spec], s) => {
+    const b = await blockBySpec(spec, s);
+    return b === undefined ? null : toQuantity(b.transactions.length);
+  }),
+  getBlockTransactionCountByHash: method([p.hash], async ([hash], s) => {
+    const b = await s.chain.blockByHash(hash);
+    return b === undefined ? null : toQuantity(b.transactions.length);
+  }),
+  getBlockReceipts: method([p.blockRef], async ([ref], s) => {
+    const b = await blockByRef(ref, s);
+    if (b === undefined) return null;
+    const receipts = await s.chain.blockReceipts(b.number);
+    return receipts === undefined ? null : receipts.map(encodeReceipt);
+  }),
+  getUncleCountByBlockHash: method([p.hash], async ([hash], s) =>
+    (await s.chain.blockByHash(hash)) === undefined ? null : "0x0",
+  ),
+  getUncleCountByBlockNumber: method([p.block], async ([spec], s) =>
+    (await blockBySpec(spec, s)) === undefined ? null : "0x0",
+  ),
+  getUncleByBlockHashAndIndex: method([p.hash, p.index], () => null),
+  getUncleByBlockNumberAndIndex: method([p.block, p.index], () => null),
+
+  // Transactions
+  getTransactionByHash: method([p.hash], async ([hash], s) => {
+    const mined = await s.chain.transactionByHash(hash);
+    if (mined !== undefined) return encodeTransaction(mined.tx, mined.location);
+    const pending = await s.mempool.transactionByHash(hash);
+    return pending === undefined ? null : encodeTransaction(pending, undefined);
+  }),
+  getTransactionByBlockHashAndIndex: method([p.hash, p.index], async ([hash, index], s) =>
+    txAt(await s.chain.blockByHash(hash), index),
+  ),
+  getTransactionByBlockNumberAndIndex: method([p.block, p.index], async ([spec, index], s) =>
+    txAt(await blockBySpec(spec, s), index),
+  ),
+  getTransactionReceipt: method([p.hash], async ([hash], s) => {
+    const r = await s.chain.receiptByHash(hash);
+    return r === undefined ? null : encodeReceipt(r);
+  }),
+  getTransactionLogs: method([p.hash], async ([hash], s) => {
+    const r = await s.chain.receiptByHash(hash);
+    return r === undefined ? null : r.logs.map(encodeLog);
+  }),
+
+  // Logs and filters
+  getLogs: method([p.filter], async ([criteria], s, ctx) =>
+    (await getLogs(criteria, s, ctx.runtime.settings)).map(encodeLog),
+  ),
+  newFilter: method([p.filter], ([criteria], _s, ctx) => ctx.runtime.filters.newLogFilter(criteria)),
+  newBlockFilter: method([], (_, _s, ctx) => ctx.runtime.filters.newBlockFilter()),
+  newPendingTransactionFilter: method([p.optional(p.bool)], (_, _s, ctx) =>
+    ctx.runtime.filters.newPendingTransactionFilter(),
+  ),
+  getFilterChanges: method([p.string], ([id], _s, ctx) => ctx.runtime.filters.changes(id)),
+  getFilterLogs: method([p.string], async ([id], _s, ctx) => (await ctx.runtime.filters.logs(id)).map(encodeLog)),
+  uninstallFilter: method([p.string], ([id], _s, ctx) => ctx.runtime.filters.uninstall(id)),
+  subscribe: method([p.string, p.optional(p.any)], ([kind, options], s, ctx) => subscribe(kind, options, s, ctx), {
+    wsOnly: true,
+  }),
+  unsubscribe: method([p.string], ([id], _s, ctx) => {
+    if (ctx.sink === undefined) throw serverError("subscription not found");
+    return unsubscribe(id, ctx);
+  }),
+} satisfies Namespace;

@@ -1,0 +1,149 @@
+import { bytesEqual } from "../../../util/bytes.js";
+import type { EvmCallContext } from "../context.js";
+import { toData } from "../encode/hex.js";
+import { serverError } from "../errors.js";
+import { type CallRequest, type DevKeyring, type EvmServices, TX_TYPE } from "../services.js";
+import { signTransaction, type UnsignedTx } from "../tx/buildTx.js";
+import { RawTxDecodeError, summarizeRawTx } from "../tx/rawTx.js";
+import { estimateGas } from "./execution.js";
+
+/**
+ * Sending transactions: eth_sendRawTransaction's checks before CheckTx, the pending nonce, and
+ * the dev keyring path (defaults as geth's setDefaults, sign, submit).
+ */
+
+/** The sender's next nonce including its executable mempool txs (what wallets ask with "pending"). */
+export async function pendingNonce(address: Uint8Array, s: EvmServices): Promise<bigint> {
+  let next = await s.state.nonce(address, s.chain.latestHeight());
+  const { pending } = await s.mempool.content();
+  for (const tx of pending) {
+    if (bytesEqual(tx.from, address) && tx.nonce >= next) next = tx.nonce + 1n;
+  }
+  return next;
+}
+
+/** geth checkTxFee: gas × fee cap must stay under txfee-cap (0 = no cap). */
+export function checkTxFee(gas: bigint, feeCap: bigint, capWei: bigint): void {
+  if (capWei === 0n) return;
+  const fee = gas * feeCap;
+  if (fee <= capWei) return;
+  const eth = (wei: bigint) => (Number(wei / 10n ** 12n) / 1e6).toFixed(2);
+  throw serverError(`tx fee (${eth(fee)} ether) exceeds the configured cap (${eth(capWei)} ether)`);
+}
+
+/** eth_sendRawTransaction: decode, EIP-155 and chain-id checks, fee cap, then CheckTx. */
+export async function submitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCallContext): Promise<string> {
+  let summary: ReturnType<typeof summarizeRawTx>;
+  try {
+    summary = summarizeRawTx(raw);
+  } catch (err) {
+    if (err instanceof RawTxDecodeError) throw serverError(err.message, err);
+    throw err;
+  }
+  const settings = ctx.runtime.settings;
+  const chainId = s.node.chainId();
+  if (summary.chainId === undefined) {
+    if (!settings.allowUnprotectedTxs) {
+      throw serverError("only replay-protected (EIP-155) transactions allowed over RPC");
+    }
+  } else if (summary.chainId !== chainId) {
+    throw serverError(`incorrect chain-id; expected ${chainId}, got ${summary.chainId}`);
+  }
+  checkTxFee(summary.gasLimit, summary.feeCap, settings.txFeeCapWei);
+  const result = await s.mempool.submit(raw);
+  if (!result.accepted) throw serverError(result.log === "" ? `CheckTx failed with code ${result.code}` : result.log);
+  return toData(result.hash);
+}
+
+/** The keyring, when unlocked access is allowed; otherwise geth/Cosmos EVM's errors. */
+export function requireKeyring(s: EvmServices, ctx: EvmCallContext): DevKeyring {
+  if (!ctx.runtime.settings.allowInsecureUnlock) throw serverError("account unlock with HTTP access is forbidden");
+  if (s.keyring === undefined) {
+    throw serverError("this node has no dev keyring: sign the transaction yourself and use eth_sendRawTransaction");
+  }
+  return s.keyring;
+}
+
+async function requireAccount(keyring: DevKeyring, address: Uint8Array | undefined): Promise<Uint8Array> {
+  if (address === undefined) throw serverError('missing "from": name the dev keyring account that signs');
+  const accounts = await keyring.accounts();
+  if (!accounts.some((a) => bytesEqual(a, address))) {
+    throw serverError(`unknown account ${toData(address)}: it is not in the node's dev keyring`);
+  }
+  return address;
+}
+
+/** geth TransactionArgs.setDefaults for a keyring-signed transaction. */
+export async function fillTransaction(req: CallRequest, s: EvmServices, ctx: EvmCallContext): Promise<UnsignedTx> {
+  const chainId = s.node.chainId();
+  if (req.chainId !== undefined && req.chainId !== chainId) {
+    throw serverError(`chainId does not match node's (have=${req.chainId}, want=${chainId})`);
+  }
+  if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
+    throw serverError("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
+  }
+  if (req.blobVersionedHashes !== undefined && req.blobVersionedHashes.length > 0) {
+    throw serverError("transaction type not supported: blob transactions cannot be sent through the dev keyring");
+  }
+  if (req.authorizationList !== undefined && req.authorizationList.length > 0) {
+    throw serverError("transaction type not supported: set-code transactions cannot be sent through the dev keyring");
+  }
+  const from = req.from as Uint8Array;
+  const nonce = req.nonce ?? (await pendingNonce(from, s));
+  const accessList = req.accessList ?? [];
+  let fees: Pick<UnsignedTx, "type" | "gasPrice" | "maxFeePerGas" | "maxPriorityFeePerGas">;
+  const baseFee = await s.fees.nextBaseFee();
+  if (req.gasPrice !== undefined || (baseFee === undefined && req.maxFeePerGas === undefined)) {
+    let gasPrice = req.gasPrice;
+    if (gasPrice === undefined) {
+      gasPrice = await s.fees.suggestTipCap();
+      const min = await s.fees.minGasPrice();
+      if (gasPrice < min) gasPrice = min;
+    }
+    fees = { type: req.accessList === undefined ? TX_TYPE.legacy : TX_TYPE.accessList, gasPrice };
+  } else {
+    const tip = req.maxPriorityFeePerGas ?? (await s.fees.suggestTipCap());
+    const feeCap = req.maxFeePerGas ?? tip + 2n * (baseFee ?? 0n);
+    if (feeCap < tip) throw serverError(`maxFeePerGas (${feeCap}) < maxPriorityFeePerGas (${tip})`);
+    fees = { type: TX_TYPE.dynamicFee, maxFeePerGas: feeCap, maxPriorityFeePerGas: tip };
+  }
+  const priced: CallRequest = { ...req, nonce };
+  if (fees.gasPrice !== undefined) priced.gasPrice = fees.gasPrice;
+  if (fees.maxFeePerGas !== undefined) priced.maxFeePerGas = fees.maxFeePerGas;
+  if (fees.maxPriorityFeePerGas !== undefined) priced.maxPriorityFeePerGas = fees.maxPriorityFeePerGas;
+  const gasLimit = req.gas ?? (await estimateGas(priced, s.chain.latestHeight(), undefined, s, ctx));
+  return {
+    ...fees,
+    chainId,
+    nonce,
+    gasLimit,
+    to: req.to,
+    value: req.value ?? 0n,
+    data: req.data ?? new Uint8Array(0),
+    accessList,
+  };
+}
+
+/** Fills, signs with the keyring and submits; returns the tx hash. */
+export async function sendWithKeyring(req: CallRequest, s: EvmServices, ctx: EvmCallContext): Promise<string> {
+  const keyring = requireKeyring(s, ctx);
+  const from = await requireAccount(keyring, req.from);
+  const unsigned = await fillTransaction({ ...req, from }, s, ctx);
+  checkTxFee(unsigned.gasLimit, unsigned.gasPrice ?? unsigned.maxFeePerGas ?? 0n, ctx.runtime.settings.txFeeCapWei);
+  const raw = await signTransaction(unsigned, (digest) => keyring.signDigest(from, digest));
+  return submitRawTransaction(raw, s, ctx);
+}
+
+/** Signs a 32-byte digest with a keyring account; V as 27/28 (eth_sign convention). */
+export async function signDigest27(
+  s: EvmServices,
+  ctx: EvmCallContext,
+  address: Uint8Array,
+  digest: Uint8Array,
+): Promise<string> {
+  const keyring = requireKeyring(s, ctx);
+  await requireAccount(keyring, address);
+  const sig = new Uint8Array(await keyring.signDigest(address, digest));
+  sig[64] = (sig[64] ?? 0) + 27;
+  return toData(sig);
+}

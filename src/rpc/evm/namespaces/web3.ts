@@ -1,0 +1,16 @@
+import { toData } from "../encode/hex.js";
+import { method, type Namespace } from "../method.js";
+import { p } from "../params.js";
+import { keccak256 } from "../tx/signatures.js";
+
+/** web3: client identity and keccak256 of hex-decoded data (geth; COMPAT rule 4 over v0.5's raw-text hashing). */
+
+/** geth's one-line form: Name/vVersion/os-arch/runtime. */
+export function clientVersion(version: string): string {
+  return `cometh/v${version}/${process.platform}-${process.arch}/node${process.versions.node}`;
+}
+
+export const web3 = {
+  clientVersion: method([], (_, s) => clientVersion(s.node.version())),
+  sha3: method([p.data], ([data]) => toData(keccak256(data))),
+} satisfies Namespace;

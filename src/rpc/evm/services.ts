@@ -1,0 +1,493 @@
+/**
+ * What the EVM JSON-RPC server needs from the node, and nothing more. Structural interfaces in
+ * domain terms: wei and gas are `bigint`, bytes/hashes/addresses are `Uint8Array` (32-byte hashes,
+ * 20-byte addresses), heights and indexes are `number`. node/ adapts the EVM application, the block
+ * store, the mempool and the event bus to these shapes; rpc/evm never sees wire formats from them.
+ *
+ * Reads may answer synchronously or with a promise (`Awaitable`). A read that cannot be served
+ * (pruned state, a storage failure) throws; its message reaches the client as a -32000 error, so
+ * word it the way geth does ("missing trie node …", "nonce too low: …").
+ */
+
+export type Awaitable<T> = T | Promise<T>;
+
+export interface EvmServices {
+  chain: ChainReader;
+  state: StateReader;
+  execution: Executor;
+  mempool: MempoolAccess;
+  fees: FeeOracle;
+  events: EvmEventSource;
+  node: NodeInfoSource;
+  /** Absent: debug_trace* answer "tracing is not available on this node". */
+  tracer?: Tracer;
+  /** Absent: eth_accounts is `[]` and signing methods answer "no dev keyring". */
+  keyring?: DevKeyring;
+  /** Absent: admin_addPeer/removePeer answer false, admin_peers is `[]`. */
+  p2p?: PeerControl;
+  /** Absent: miner_setEtherbase and miner_setGasPrice answer false. */
+  miner?: MinerControl;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chain data
+
+/** One access-list entry (EIP-2930). */
+export interface AccessListEntry {
+  readonly address: Uint8Array;
+  readonly storageKeys: readonly Uint8Array[];
+}
+
+/** One EIP-7702 authorization tuple. */
+export interface Authorization {
+  readonly chainId: bigint;
+  readonly address: Uint8Array;
+  readonly nonce: bigint;
+  readonly yParity: number;
+  readonly r: bigint;
+  readonly s: bigint;
+}
+
+/** Ethereum transaction type numbers. */
+export const TX_TYPE = { legacy: 0, accessList: 1, dynamicFee: 2, blob: 3, setCode: 4 } as const;
+
+/** A signed Ethereum transaction, decoded (the app's @ethereumjs/tx object maps onto this). */
+export interface EvmTx {
+  /** keccak256 of the signed encoding (the Ethereum tx hash). */
+  readonly hash: Uint8Array;
+  /** 0 legacy, 1 EIP-2930, 2 EIP-1559, 3 EIP-4844, 4 EIP-7702. */
+  readonly type: number;
+  /** Recovered sender. */
+  readonly from: Uint8Array;
+  /** Undefined for contract creation. */
+  readonly to: Uint8Array | undefined;
+  readonly nonce: bigint;
+  readonly gasLimit: bigint;
+  readonly value: bigint;
+  readonly input: Uint8Array;
+  /** Types 0 and 1. */
+  readonly gasPrice?: bigint;
+  /** Types 2, 3 and 4. */
+  readonly maxFeePerGas?: bigint;
+  readonly maxPriorityFeePerGas?: bigint;
+  /** Undefined for an unprotected (pre-EIP-155) legacy tx. */
+  readonly chainId: bigint | undefined;
+  readonly accessList?: readonly AccessListEntry[];
+  readonly authorizationList?: readonly Authorization[];
+  readonly maxFeePerBlobGas?: bigint;
+  readonly blobVersionedHashes?: readonly Uint8Array[];
+  /** Legacy: 27/28 or chainId·2+35/36; typed: the y parity (0/1). */
+  readonly v: bigint;
+  readonly r: bigint;
+  readonly s: bigint;
+}
+
+/** Where a mined transaction sits. */
+export interface TxLocation {
+  readonly blockHash: Uint8Array;
+  readonly blockNumber: number;
+  /** Unix seconds of the block. */
+  readonly blockTimestamp: number;
+  /** Position among the block's EVM transactions. */
+  readonly index: number;
+  /** The block's base fee, for the effective gas price of EIP-1559 txs. */
+  readonly baseFeePerGas: bigint | undefined;
+}
+
+/**
+ * A committed block seen as an Ethereum block. `hash` is the CometBFT block hash (32 bytes) and
+ * `number` the CometBFT height, so that the hash in newHeads, eth_getBlockBy* and receipts agree.
+ */
+export interface EvmBlock {
+  readonly number: number;
+  readonly hash: Uint8Array;
+  /** Zero hash for the first block. */
+  readonly parentHash: Uint8Array;
+  /** Unix seconds. */
+  readonly timestamp: number;
+  readonly gasLimit: bigint;
+  readonly gasUsed: bigint;
+  /** Undefined when the block has no EIP-1559 base fee. */
+  readonly baseFeePerGas: bigint | undefined;
+  /** 20-byte fee recipient (the proposer's account). */
+  readonly miner: Uint8Array;
+  /** 256 bytes: OR of the receipts' blooms. */
+  readonly logsBloom: Uint8Array;
+  readonly stateRoot: Uint8Array;
+  readonly transactionsRoot: Uint8Array;
+  readonly receiptsRoot: Uint8Array;
+  /** Byte size of the block (RLP length of the synthesized Ethereum block). */
+  readonly size: number;
+  /** Defaults to empty. */
+  readonly extraData?: Uint8Array;
+  /** The block's EVM transactions in order. */
+  readonly transactions: readonly EvmTx[];
+}
+
+/** One log as stored with its receipt. */
+export interface EvmLog {
+  readonly address: Uint8Array;
+  /** 0 to 4 32-byte topics. */
+  readonly topics: readonly Uint8Array[];
+  readonly data: Uint8Array;
+  readonly blockNumber: number;
+  readonly blockHash: Uint8Array;
+  readonly blockTimestamp: number;
+  readonly transactionHash: Uint8Array;
+  readonly transactionIndex: number;
+  /** Block-wide index among the block's logs. */
+  readonly logIndex: number;
+}
+
+/** A transaction receipt. */
+export interface EvmReceipt {
+  readonly transactionHash: Uint8Array;
+  readonly transactionIndex: number;
+  readonly blockHash: Uint8Array;
+  readonly blockNumber: number;
+  readonly from: Uint8Array;
+  readonly to: Uint8Array | undefined;
+  readonly type: number;
+  /** 1 success, 0 failure. */
+  readonly status: 0 | 1;
+  readonly gasUsed: bigint;
+  /** Sum of gasUsed of this and every earlier EVM tx in the block. */
+  readonly cumulativeGasUsed: bigint;
+  readonly effectiveGasPrice: bigint;
+  /** Set for contract creations. */
+  readonly contractAddress: Uint8Array | undefined;
+  readonly logs: readonly EvmLog[];
+  readonly logsBloom: Uint8Array;
+}
+
+/** A log query over a height range, already resolved to numbers and validated against the caps. */
+export interface LogQuery {
+  readonly fromBlock: number;
+  readonly toBlock: number;
+  /** Any of these emitters; empty = any address. */
+  readonly addresses: readonly Uint8Array[];
+  /**
+   * Positional topic criteria: position i matches when `null` (wildcard) or when the log's topic i
+   * is one of the listed hashes. A log with fewer topics than criteria never matches.
+   */
+  readonly topics: readonly (readonly Uint8Array[] | null)[];
+  /** Stop after this many matches (the RPC then reports logs-cap exceeded). */
+  readonly limit: number;
+}
+
+/** Blocks, transactions, receipts and logs of the committed chain. */
+export interface ChainReader {
+  /** The latest committed height (eth_blockNumber); 0 before the first block. */
+  latestHeight(): number;
+  /**
+   * The block at `number`. Number 0 is the genesis block (`earliest`): the node may synthesize it
+   * from the genesis state, or answer undefined when it cannot.
+   */
+  blockByNumber(number: number): Awaitable<EvmBlock | undefined>;
+  blockByHash(hash: Uint8Array): Awaitable<EvmBlock | undefined>;
+  /** A mined transaction and its location. */
+  transactionByHash(hash: Uint8Array): Awaitable<{ tx: EvmTx; location: TxLocation } | undefined>;
+  receiptByHash(hash: Uint8Array): Awaitable<EvmReceipt | undefined>;
+  /** Every receipt of the block in order; undefined when the block is unknown. */
+  blockReceipts(number: number): Awaitable<readonly EvmReceipt[] | undefined>;
+  /** Logs matching the query exactly, in chain order (block, then log index); at most `limit`. */
+  logs(query: LogQuery): Awaitable<readonly EvmLog[]>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+/** An account proof (eth_getProof, EIP-1186). */
+export interface AccountProof {
+  readonly address: Uint8Array;
+  readonly accountProof: readonly Uint8Array[];
+  readonly balance: bigint;
+  readonly codeHash: Uint8Array;
+  readonly nonce: bigint;
+  readonly storageHash: Uint8Array;
+  readonly storageProof: readonly { key: Uint8Array; value: bigint; proof: readonly Uint8Array[] }[];
+}
+
+/**
+ * Account state after block `height` was committed (height 0 = the genesis state). The RPC only
+ * asks for heights ≤ latestHeight().
+ */
+export interface StateReader {
+  balance(address: Uint8Array, height: number): Awaitable<bigint>;
+  nonce(address: Uint8Array, height: number): Awaitable<bigint>;
+  code(address: Uint8Array, height: number): Awaitable<Uint8Array>;
+  /** The 32-byte value of `slot` (32 bytes). */
+  storage(address: Uint8Array, slot: Uint8Array, height: number): Awaitable<Uint8Array>;
+  proof(address: Uint8Array, slots: readonly Uint8Array[], height: number): Awaitable<AccountProof>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution
+
+/** eth_call / eth_estimateGas arguments after decoding (geth TransactionArgs). */
+export interface CallRequest {
+  from?: Uint8Array;
+  /** Undefined: contract creation. */
+  to?: Uint8Array;
+  gas?: bigint;
+  gasPrice?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  maxFeePerBlobGas?: bigint;
+  value?: bigint;
+  nonce?: bigint;
+  data?: Uint8Array;
+  accessList?: readonly AccessListEntry[];
+  chainId?: bigint;
+  blobVersionedHashes?: readonly Uint8Array[];
+  authorizationList?: readonly Authorization[];
+  /** The `type` field when the client sent one. */
+  type?: number;
+}
+
+/** A geth-style state override for one account. */
+export interface AccountOverride {
+  balance?: bigint;
+  nonce?: bigint;
+  code?: Uint8Array;
+  /** Replaces the whole storage. */
+  state?: ReadonlyMap<string, Uint8Array>;
+  /** Changes only these slots. Map keys are 0x-hex slot strings (32 bytes, lowercase). */
+  stateDiff?: ReadonlyMap<string, Uint8Array>;
+  /** Moves the precompile at this account to another address. */
+  movePrecompileToAddress?: Uint8Array;
+}
+
+/** Overrides keyed by lowercase 0x-hex address. */
+export type StateOverrides = ReadonlyMap<string, AccountOverride>;
+
+export interface CallOptions {
+  /** Run on the state after this block. */
+  readonly height: number;
+  /** Exact gas limit to run with (the RPC already applied gas-cap and defaults). */
+  readonly gasCap: bigint;
+  /** evm-timeout; the RPC also aborts `signal` when it passes. */
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+  readonly overrides?: StateOverrides;
+}
+
+/**
+ * The outcome of executing a call. Failures before execution (insufficient funds, nonce,
+ * intrinsic gas) are thrown with geth's message instead.
+ */
+export interface CallResult {
+  /** `reverted`: REVERT opcode; `failed`: any other VM error (out of gas, invalid opcode…). */
+  readonly status: "success" | "reverted" | "failed";
+  /** Return data, or the revert payload. */
+  readonly returnData: Uint8Array;
+  readonly gasUsed: bigint;
+  /** The VM error text for `failed` (geth wording, e.g. "out of gas"). */
+  readonly error?: string;
+}
+
+export interface Executor {
+  call(request: CallRequest, opts: CallOptions): Promise<CallResult>;
+  /**
+   * Optional: the lowest gas limit that succeeds, or the failing CallResult when even
+   * `opts.gasCap` fails. When absent the RPC runs geth's binary search over `call` (each try sets
+   * the request's `gas`).
+   */
+  estimateGas?(request: CallRequest, opts: CallOptions): Promise<bigint | CallResult>;
+  /**
+   * Optional: the access list the call touches (eth_createAccessList). When absent the RPC answers
+   * the given list (or []) with the call's gasUsed, as Cosmos EVM v0.5 does.
+   */
+  createAccessList?(
+    request: CallRequest,
+    opts: CallOptions,
+  ): Promise<{ accessList: readonly AccessListEntry[]; gasUsed: bigint; error?: string }>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mempool
+
+/** CheckTx's verdict on a submitted transaction. */
+export type SubmitResult =
+  | { readonly accepted: true; readonly hash: Uint8Array }
+  /** `log` is shown to the client; keep geth's wording ("nonce too low", "insufficient funds"). */
+  | { readonly accepted: false; readonly code: number; readonly log: string };
+
+export interface MempoolAccess {
+  /** Sends signed tx bytes through the node mempool (CheckTx). */
+  submit(raw: Uint8Array): Promise<SubmitResult>;
+  /** Transactions waiting for a block: executable (`pending`) and nonce-gapped (`queued`). */
+  content(): Awaitable<{ pending: readonly EvmTx[]; queued: readonly EvmTx[] }>;
+  /** A waiting transaction by hash. */
+  transactionByHash(hash: Uint8Array): Awaitable<EvmTx | undefined>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fees
+
+export interface FeeOracle {
+  /** Base fee of the block after the latest one; undefined when the fee market is off. */
+  nextBaseFee(): Awaitable<bigint | undefined>;
+  /** Suggested priority fee per gas (eth_maxPriorityFeePerGas). */
+  suggestTipCap(): Awaitable<bigint>;
+  /** The node's minimum gas price; eth_gasPrice never answers less. */
+  minGasPrice(): Awaitable<bigint>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/** Push notifications from the node; each returns its unsubscribe function. */
+export interface EvmEventSource {
+  /** Called once per committed block, after it is readable through ChainReader, in height order. */
+  onNewBlock(listener: (height: number) => void): () => void;
+  /** Called for each Ethereum tx this node's CheckTx accepted. */
+  onPendingTransaction(listener: (hash: Uint8Array) => void): () => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node information
+
+export interface SyncStatus {
+  readonly catchingUp: boolean;
+  readonly startingBlock: number;
+  readonly currentBlock: number;
+  readonly highestBlock: number;
+}
+
+/** What admin_nodeInfo shows. */
+export interface NodeIdentity {
+  /** The p2p node id. */
+  readonly id: string;
+  /** Moniker. */
+  readonly name: string;
+  /** p2p listen address, e.g. tcp://0.0.0.0:26656. */
+  readonly listenAddr: string;
+  /** CometBFT chain_id string. */
+  readonly network: string;
+}
+
+/** One connected peer (admin_peers). */
+export interface PeerView {
+  readonly id: string;
+  readonly name: string;
+  readonly remoteAddress: string;
+  readonly inbound: boolean;
+}
+
+export interface NodeInfoSource {
+  /** EIP-155 chain id (`[evm] evm-chain-id`). */
+  chainId(): bigint;
+  /** The node's software version, e.g. "0.1.0". */
+  version(): string;
+  syncStatus(): Awaitable<SyncStatus>;
+  peerCount(): Awaitable<number>;
+  listening(): Awaitable<boolean>;
+  identity(): NodeIdentity;
+  /** Home directory (admin_datadir). */
+  dataDir(): string;
+}
+
+/** p2p actions for admin_*. */
+export interface PeerControl {
+  peers(): Awaitable<readonly PeerView[]>;
+  /** Dials `url` (id@host:port); `persistent` for trusted peers. */
+  addPeer(url: string, persistent: boolean): Awaitable<boolean>;
+  removePeer(url: string): Awaitable<boolean>;
+}
+
+export interface MinerControl {
+  setEtherbase(address: Uint8Array): Awaitable<boolean>;
+  setGasPrice(wei: bigint): Awaitable<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tracing
+
+/** debug_trace* options after decoding (geth TraceConfig). */
+export interface TraceConfig {
+  /** Undefined: the struct (opcode) logger. */
+  readonly tracer: "callTracer" | undefined;
+  /** callTracer: only the top call. */
+  readonly onlyTopCall: boolean;
+  /** callTracer: include logs in frames. */
+  readonly withLog: boolean;
+  readonly disableStack: boolean;
+  readonly disableStorage: boolean;
+  readonly enableMemory: boolean;
+  readonly enableReturnData: boolean;
+  /** Max struct logs (0 = no limit). */
+  readonly limit: number;
+  readonly timeoutMs: number;
+}
+
+export interface StructLog {
+  readonly pc: number;
+  readonly op: string;
+  readonly gas: bigint;
+  readonly gasCost: bigint;
+  readonly depth: number;
+  readonly refund?: bigint;
+  readonly error?: string;
+  readonly stack?: readonly bigint[];
+  /** 32-byte words. */
+  readonly memory?: readonly Uint8Array[];
+  /** Slot → value, both 32 bytes, as 0x-hex keys. */
+  readonly storage?: ReadonlyMap<string, Uint8Array>;
+  readonly returnData?: Uint8Array;
+}
+
+export interface CallFrame {
+  /** CALL, STATICCALL, DELEGATECALL, CALLCODE, CREATE, CREATE2, SELFDESTRUCT. */
+  readonly type: string;
+  readonly from: Uint8Array;
+  readonly to: Uint8Array | undefined;
+  readonly value: bigint | undefined;
+  readonly gas: bigint;
+  readonly gasUsed: bigint;
+  readonly input: Uint8Array;
+  readonly output?: Uint8Array;
+  readonly error?: string;
+  readonly revertReason?: string;
+  readonly calls?: readonly CallFrame[];
+  readonly logs?: readonly { address: Uint8Array; topics: readonly Uint8Array[]; data: Uint8Array; position: number }[];
+}
+
+export type TraceResult =
+  | {
+      readonly kind: "struct";
+      readonly gas: bigint;
+      readonly failed: boolean;
+      readonly returnValue: Uint8Array;
+      readonly structLogs: readonly StructLog[];
+    }
+  | { readonly kind: "call"; readonly frame: CallFrame };
+
+export interface Tracer {
+  /** Replays the block up to the tx and traces it. Throws for unknown txs. */
+  traceTransaction(hash: Uint8Array, config: TraceConfig): Promise<TraceResult>;
+  /** Traces every EVM tx of the block; a failing trace gives `error` for that tx. */
+  traceBlock(
+    height: number,
+    config: TraceConfig,
+  ): Promise<readonly { txHash: Uint8Array; result?: TraceResult; error?: string }[]>;
+  /** Traces a call on the state after `opts.height`. */
+  traceCall(request: CallRequest, config: TraceConfig, opts: CallOptions): Promise<TraceResult>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dev keyring
+
+/** Node-held keys for eth_accounts, eth_sendTransaction, eth_sign* and personal_*. */
+export interface DevKeyring {
+  accounts(): Awaitable<readonly Uint8Array[]>;
+  /**
+   * Signs a 32-byte digest with the key of `address`: 65 bytes r‖s‖yParity (0/1). Throws when the
+   * keyring has no key for the address.
+   */
+  signDigest(address: Uint8Array, digest: Uint8Array): Awaitable<Uint8Array>;
+  /** Adds a secp256k1 private key; returns its address. */
+  importRawKey(privateKey: Uint8Array, password: string): Awaitable<Uint8Array>;
+  /** Creates a new key; returns its address. */
+  newAccount(password: string): Awaitable<Uint8Array>;
+}

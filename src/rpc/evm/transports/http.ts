@@ -1,0 +1,114 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { EvmRuntime } from "../context.js";
+import type { EvmServices } from "../services.js";
+import { applyCors } from "./cors.js";
+import { handlePayload } from "./handler.js";
+
+/**
+ * JSON-RPC over HTTP as Cosmos EVM serves it (gorilla mux with only `POST /`, geth's
+ * rpc.Server.ServeHTTP checks): other paths 404, other methods 405, a Content-Length over the
+ * body limit 413, a content type other than application/json(-rpc)/jsonrequest 415. Each request
+ * gets http-timeout − 100 ms before its unfinished calls answer -32002 (geth).
+ */
+
+/** geth's defaultBodyLimit. */
+export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
+const ACCEPTED_TYPES = new Set(["application/json", "application/json-rpc", "application/jsonrequest"]);
+
+export interface HttpHandlerDeps {
+  readonly services: EvmServices;
+  readonly runtime: EvmRuntime;
+  readonly maxBodyBytes: number;
+  readonly batchRequestLimit: number;
+  readonly batchResponseMaxSize: number;
+  readonly httpTimeoutMs: number;
+}
+
+function sendText(res: ServerResponse, status: number, text: string, contentType = "text/plain; charset=utf-8"): void {
+  if (res.headersSent || res.writableEnded) return;
+  const body = Buffer.from(text, "utf8");
+  res.statusCode = status;
+  res.setHeader("Content-Type", contentType);
+  res.setHeader("Content-Length", body.length);
+  res.end(body);
+}
+
+/** Reads the body, or undefined once it passes `limit` bytes. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (tooLarge) return;
+      if (size > limit) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    const done = () => resolve(tooLarge ? undefined : Buffer.concat(chunks));
+    req.on("end", done);
+    req.on("error", done);
+    req.on("close", done);
+  });
+}
+
+function contentTypeOk(req: IncomingMessage): boolean {
+  const raw = req.headers["content-type"];
+  if (raw === undefined) return false;
+  const media = raw.split(";")[0]?.trim().toLowerCase() ?? "";
+  return ACCEPTED_TYPES.has(media);
+}
+
+export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (applyCors(req, res)) return;
+    const path = (req.url ?? "/").split("?")[0];
+    if (path !== "/") {
+      sendText(res, 404, "404 page not found\n");
+      return;
+    }
+    if (req.method !== "POST") {
+      sendText(res, 405, "method not allowed\n");
+      return;
+    }
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (Number.isFinite(declared) && declared > deps.maxBodyBytes) {
+      res.setHeader("Connection", "close");
+      sendText(res, 413, `content length too large (${declared}>${deps.maxBodyBytes})\n`);
+      req.resume();
+      return;
+    }
+    if (!contentTypeOk(req)) {
+      sendText(res, 415, "invalid content type, only application/json is supported\n");
+      req.resume();
+      return;
+    }
+    const started = Date.now();
+    const body = await readBody(req, deps.maxBodyBytes);
+    if (body === undefined) {
+      res.setHeader("Connection", "close");
+      sendText(res, 413, `content length too large (>${deps.maxBodyBytes})\n`);
+      return;
+    }
+    const answer = await handlePayload(body.toString("utf8"), {
+      services: deps.services,
+      runtime: deps.runtime,
+      transport: "http",
+      sink: undefined,
+      batchRequestLimit: deps.batchRequestLimit,
+      batchResponseMaxSize: deps.batchResponseMaxSize,
+      deadline: deps.httpTimeoutMs > 0 ? started + Math.max(deps.httpTimeoutMs - 100, 1) : undefined,
+    });
+    sendText(res, 200, answer ?? "", "application/json");
+  };
+  return (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      deps.runtime.log.error({ err }, "EVM RPC HTTP handler failed");
+      sendText(res, 500, "internal server error\n");
+    });
+  };
+}
