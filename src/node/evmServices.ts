@@ -1,21 +1,21 @@
 import { readFileSync } from "node:fs";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import type { EvmApplication } from "../app/index.js";
 import {
-  type CallArgs,
-  type CallOptions as AppCallOptions,
+  type EvmBlock as AppBlock,
   type CallFrame as AppCallFrame,
+  type CallOptions as AppCallOptions,
+  type EvmReceipt as AppReceipt,
+  type CallArgs,
   createCallTracer,
   createStructLogger,
   type DevAccount,
-  type EvmBlock as AppBlock,
   type EvmLogView,
-  type EvmReceipt as AppReceipt,
   type EvmTxView,
   GasEstimationError,
   type StateOverride,
 } from "../app/evm/index.js";
+import type { EvmApplication } from "../app/index.js";
 import type { NodeConfig, NodeKey } from "../config/index.js";
 import type { Mempool } from "../mempool/index.js";
 import type {
@@ -69,7 +69,9 @@ export interface EvmServiceParts {
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version?: string;
+    };
     return pkg.version ?? "0.0.0";
   } catch {
     return "0.0.0";
@@ -114,9 +116,12 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     return {
       number: b.height,
       hash: b.hash,
-      parentHash: b.parentHash,
+      // The first block has no parent: geth and Cosmos EVM show the zero hash.
+      parentHash: b.parentHash.length === 32 ? b.parentHash : new Uint8Array(32),
       timestamp: Number(b.timestamp),
-      gasLimit: b.gasLimit,
+      // Cosmos EVM (BlockMaxGasFromConsensusParams): no block gas limit (max_gas -1) shows as max
+      // uint32, "to not error with javascript dev tooling" that only handles 53-bit numbers.
+      gasLimit: b.gasLimit >= 1n << 63n ? 0xffffffffn : b.gasLimit,
       gasUsed: b.gasUsed,
       baseFeePerGas: b.baseFee,
       miner: b.coinbase,
@@ -410,7 +415,12 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
   };
 }
 
-function resultOf(r: { status: CallResult["status"]; returnData: Uint8Array; gasUsed: bigint; vmError: string }): CallResult {
+function resultOf(r: {
+  status: CallResult["status"];
+  returnData: Uint8Array;
+  gasUsed: bigint;
+  vmError: string;
+}): CallResult {
   return {
     status: r.status,
     returnData: r.returnData,

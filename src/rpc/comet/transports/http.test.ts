@@ -151,6 +151,28 @@ describe("JSON-RPC over HTTP: envelope, errors and batches (spec §1.3, §1.4)",
     expect((await rawHttp(f.base, { path: "/health" })).status).toBe(200);
   });
 
+  test("error: requests that do not parse get net/http's plain-text 431 and 400", async () => {
+    const exchange = (bytes: string) =>
+      new Promise<string>((resolve) => {
+        const addr = new URL(f.base);
+        const sock = connect(Number(addr.port), addr.hostname, () => sock.write(bytes, () => undefined));
+        let data = "";
+        sock.on("data", (d) => {
+          data += d.toString("latin1");
+        });
+        sock.on("error", () => undefined);
+        sock.on("close", () => resolve(data));
+      });
+    const goError = (status: string) =>
+      `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${status}`;
+    expect(await exchange(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(1_500_000)}\r\n\r\n`)).toBe(
+      goError("431 Request Header Fields Too Large"),
+    );
+    expect(await exchange("GARBAGE\r\n\r\n")).toBe(goError("400 Bad Request"));
+    expect(await exchange("GET /health HTTP/1.1\r\nNo Colon Here\r\n\r\n")).toBe(goError("400 Bad Request"));
+    expect((await rawHttp(f.base, { path: "/health" })).status).toBe(200);
+  });
+
   test("behavior: empty body lists the endpoints as HTML", async () => {
     const r = await rawHttp(f.base, { method: "POST", path: "/", body: "" });
     expect(r.status).toBe(200);

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Logger } from "../../../util/logger.js";
 import type { RouteTable } from "../../jsonrpc/index.js";
 import type { CometCallContext, CometRuntime } from "../context.js";
@@ -100,6 +101,38 @@ function validate(c: CometRpcConfig): void {
 export function routesFor(unsafe: boolean): RouteTable<CometServices, CometCallContext> {
   if (unsafe) return cometRoutes;
   return Object.fromEntries(Object.entries(cometRoutes).filter(([, r]) => r.unsafe !== true));
+}
+
+/** How Go's http.Server answers a request it cannot read (net/http server.go, conn.serve). */
+const GO_ERROR_HEADERS = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n";
+const GO_HEADER_TOO_LARGE = `HTTP/1.1 431 Request Header Fields Too Large${GO_ERROR_HEADERS}431 Request Header Fields Too Large`;
+const GO_BAD_REQUEST = `HTTP/1.1 400 Bad Request${GO_ERROR_HEADERS}400 Bad Request`;
+/** Go's rstAvoidanceDelay: close the write side, then wait before closing so the client reads the answer. */
+const CLOSE_DELAY_MS = 500;
+
+/** Sockets already answered by {@link onClientError}; the failed parser reports every later chunk again. */
+const answeredClientErrors = new WeakSet<Duplex>();
+
+/**
+ * http.Server 'clientError': a request that does not parse (headers over max_header_bytes, a
+ * malformed request line) gets Go's plain-text answer instead of Node's bodiless one. Request
+ * timeouts keep Node's 408; anything else cuts the socket.
+ */
+function onClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (answeredClientErrors.has(socket)) return;
+  // Node's own handler (socketOnError) answers only when no response has started on the socket.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  const canAnswer = socket.writable && inFlight?.headersSent !== true;
+  const code = err.code ?? "";
+  if (canAnswer && code.startsWith("HPE_")) {
+    answeredClientErrors.add(socket);
+    socket.end(code === "HPE_HEADER_OVERFLOW" ? GO_HEADER_TOO_LARGE : GO_BAD_REQUEST);
+    setTimeout(() => socket.destroy(), CLOSE_DELAY_MS).unref();
+    return;
+  }
+  if (canAnswer && code === "ERR_HTTP_REQUEST_TIMEOUT")
+    socket.write("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n");
+  socket.destroy();
 }
 
 /** Go's `ip:port` form: IPv6 in brackets, IPv4-mapped IPv6 written as plain IPv4. */
@@ -209,6 +242,7 @@ export async function startCometRpc(
         tls === undefined
           ? createHttpServer(serverOptions, handler)
           : createHttpsServer({ ...serverOptions, ...tls }, handler);
+      http.on("clientError", onClientError);
       http.on("upgrade", (req: IncomingMessage, socket, head: Buffer) => {
         upgraded.add(req.socket);
         ws.handleUpgrade(req, socket, head, addrOf(req.socket));

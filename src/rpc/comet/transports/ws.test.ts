@@ -264,6 +264,30 @@ describe("WebSocket transport (spec §1.5, §4)", () => {
     }
   });
 
+  test("error: text frames that are not UTF-8 are decoded like gorilla + encoding/json, not closed with 1007", async () => {
+    const c = await WsTestClient.connect(wsUrl(f));
+    try {
+      // Outside a string: a parse error. Inside one: U+FFFD, so here an unknown method.
+      const closed = c.closed.then(({ code }) => ({ closedWith: code }));
+      expect(await Promise.race([c.sendRaw(Buffer.from([0x7b, 0xff, 0x7d]), ""), closed])).toMatchObject({
+        error: { code: -32700, message: "Parse error. Invalid JSON" },
+      });
+      const bad = Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":9,"method":"health'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}'),
+      ]);
+      expect(await c.sendRaw(bad, "9")).toEqual({
+        jsonrpc: "2.0",
+        id: 9,
+        error: { code: -32601, message: "Method not found" },
+      });
+      expect(await c.sendRaw(req(10, "health"), "10")).toEqual({ jsonrpc: "2.0", id: 10, result: {} });
+    } finally {
+      await c.close();
+    }
+  });
+
   test("error: a frame over max_body_bytes closes the connection with 1009", async () => {
     const small = await startFakeRpc({ maxBodyBytes: 1000 });
     try {

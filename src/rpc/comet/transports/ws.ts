@@ -198,7 +198,14 @@ export interface WsTransport {
 }
 
 export function createWsTransport(opts: WsOptions): WsTransport {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxBodyBytes, perMessageDeflate: false });
+  // gorilla/websocket does not check that text frames are UTF-8; Go's JSON decoder then turns invalid
+  // bytes into U+FFFD or a parse error. ws would instead close the connection with 1007.
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: opts.maxBodyBytes,
+    perMessageDeflate: false,
+    skipUTF8Validation: true,
+  });
   const connections = new Set<WsConnection>();
   return {
     connections,

@@ -1,0 +1,239 @@
+import { readFileSync } from "node:fs";
+import { Contract, ContractFactory, JsonRpcProvider, parseEther, parseUnits, Wallet, WebSocketProvider } from "ethers";
+import { createPublicClient, createWalletClient, http, parseAbi, webSocket } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { Web3 } from "web3";
+import { type InProcessNode, startInProcessNode } from "./inProcessNode.js";
+
+/**
+ * The Ethereum JSON-RPC of a real node (EVM app, consensus, LMDB) with the real clients: ethers v6,
+ * viem and web3.js v4 — transfers, an ERC-20 deploy and transfer, logs, filters, subscriptions,
+ * gas estimation, revert reasons, nonces and EIP-1559 fee fields.
+ */
+
+const KEYS = [
+  "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+  "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+  "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+] as const;
+const ERC20 = JSON.parse(readFileSync(new URL("../data/erc20.json", import.meta.url), "utf8")) as {
+  abi: string[];
+  bytecode: string;
+};
+
+let n: InProcessNode;
+let httpUrl: string;
+let wsUrl: string;
+let provider: JsonRpcProvider;
+
+beforeAll(async () => {
+  n = await startInProcessNode({
+    "--proxy_app": "evm",
+    "--json-rpc.enable": true,
+    "--json-rpc.address": "127.0.0.1:0",
+    "--json-rpc.ws-address": "127.0.0.1:0",
+    "--json-rpc.api": "eth,net,web3,txpool,debug,personal",
+  });
+  const evm = n.node.evmRpc;
+  if (evm === undefined) throw new Error("the Ethereum JSON-RPC did not start");
+  httpUrl = `http://${evm.http}`;
+  wsUrl = `ws://${evm.ws}`;
+  provider = new JsonRpcProvider(httpUrl, undefined, { staticNetwork: true, pollingInterval: 100 });
+  await n.node.consensus.waitForHeight(1);
+});
+
+afterAll(async () => {
+  provider?.destroy();
+  await n?.close();
+});
+
+describe("ethers v6", () => {
+  test("default: chain id, dev balances and block number", async () => {
+    expect((await provider.getNetwork()).chainId).toBe(262144n);
+    const w = new Wallet(KEYS[0]);
+    expect(await provider.getBalance(w.address, 0)).toBe(parseEther("10000"));
+    expect(await provider.getBlockNumber()).toBeGreaterThanOrEqual(1);
+  });
+
+  test("behavior: a transfer is mined with a receipt, EIP-1559 fees accounted to the wei", async () => {
+    const w = new Wallet(KEYS[1], provider);
+    const to = new Wallet(KEYS[2]).address;
+    const before = await provider.getBalance(w.address);
+    const toBefore = await provider.getBalance(to);
+    const fee = await provider.getFeeData();
+    expect(fee.maxFeePerGas).not.toBeNull();
+    const tx = await w.sendTransaction({ to, value: parseEther("1.25"), type: 2 });
+    const r = await tx.wait();
+    expect(r?.status).toBe(1);
+    if (!r) return;
+    const block = await provider.getBlock(r.blockNumber);
+    expect(block?.hash).toBe(r.blockHash);
+    expect(block?.baseFeePerGas).not.toBeNull();
+    // effectiveGasPrice = min(maxFee, baseFee + tip); the sender pays gasUsed × that, plus the value.
+    const baseFee = block?.baseFeePerGas ?? 0n;
+    const tip = tx.maxPriorityFeePerGas ?? 0n;
+    const maxFee = tx.maxFeePerGas ?? 0n;
+    const price = baseFee + tip < maxFee ? baseFee + tip : maxFee;
+    expect(r.gasPrice).toBe(price);
+    const after = await provider.getBalance(w.address);
+    expect(before - after).toBe(parseEther("1.25") + r.gasUsed * r.gasPrice);
+    expect((await provider.getBalance(to)) - toBefore).toBe(parseEther("1.25"));
+    const got = await provider.getTransaction(tx.hash);
+    expect(got?.blockNumber).toBe(r.blockNumber);
+  });
+
+  test("behavior: ERC-20 deploy, transfer, Transfer log in the receipt and getLogs", async () => {
+    const w = new Wallet(KEYS[0], provider);
+    const factory = new ContractFactory(ERC20.abi, ERC20.bytecode, w);
+    const token = await factory.deploy();
+    await token.waitForDeployment();
+    const address = await token.getAddress();
+    expect((await provider.getCode(address)).length).toBeGreaterThan(2);
+    const c = new Contract(address, ERC20.abi, w);
+    const to = new Wallet(KEYS[3]).address;
+    const estimate = await c.getFunction("transfer").estimateGas(to, parseUnits("5", 18));
+    expect(estimate).toBeGreaterThan(21000n);
+    const tx = await c.getFunction("transfer")(to, parseUnits("5", 18));
+    const r = await tx.wait();
+    expect(r.status).toBe(1);
+    const parsed = r.logs.map((l: { topics: string[]; data: string }) => c.interface.parseLog(l));
+    expect(parsed[0]?.name).toBe("Transfer");
+    expect(parsed[0]?.args[1]).toBe(to);
+    expect(await c.getFunction("balanceOf")(to)).toBe(parseUnits("5", 18));
+    const logs = await provider.getLogs({
+      address,
+      fromBlock: r.blockNumber,
+      toBlock: r.blockNumber,
+      topics: [c.interface.getEvent("Transfer")?.topicHash ?? null],
+    });
+    expect(logs).toHaveLength(1);
+    expect(logs[0]?.transactionHash).toBe(r.hash);
+
+    // A revert's reason reaches the client, from eth_call and eth_estimateGas.
+    const poor = new Wallet(KEYS[2], provider);
+    const asPoor = new Contract(address, ERC20.abi, poor);
+    await expect(asPoor.getFunction("transfer").staticCall(to, 1n)).rejects.toMatchObject({
+      reason: "ERC20: transfer amount exceeds balance",
+    });
+    await expect(asPoor.getFunction("transfer").estimateGas(to, 1n)).rejects.toMatchObject({
+      reason: "ERC20: transfer amount exceeds balance",
+    });
+  });
+
+  test("invalid: nonce too low and a replayed tx are refused with geth's texts", async () => {
+    const w = new Wallet(KEYS[3], provider);
+    const nonce = await provider.getTransactionCount(w.address);
+    const tx = await w.sendTransaction({ to: w.address, value: 1n, nonce });
+    await tx.wait();
+    const stale = await w.signTransaction({
+      to: w.address,
+      value: 2n,
+      nonce,
+      gasLimit: 21000n,
+      maxFeePerGas: parseUnits("10", "gwei"),
+      maxPriorityFeePerGas: 1n,
+      chainId: 262144n,
+    });
+    await expect(provider.send("eth_sendRawTransaction", [stale])).rejects.toThrow(/nonce too low/);
+    const otherChain = await w.signTransaction({
+      to: w.address,
+      value: 2n,
+      nonce: nonce + 1,
+      gasLimit: 21000n,
+      maxFeePerGas: parseUnits("10", "gwei"),
+      maxPriorityFeePerGas: 1n,
+      chainId: 1n,
+    });
+    await expect(provider.send("eth_sendRawTransaction", [otherChain])).rejects.toThrow(/chain/i);
+  });
+
+  test("behavior: filters see new blocks and logs", async () => {
+    const blockFilter = (await provider.send("eth_newBlockFilter", [])) as string;
+    const h = await provider.getBlockNumber();
+    // Two heights later the first new block has certainly reached the filters.
+    await n.node.consensus.waitForHeight(h + 2);
+    const changes = (await provider.send("eth_getFilterChanges", [blockFilter])) as string[];
+    expect(changes.length).toBeGreaterThanOrEqual(1);
+    expect(changes[0]).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await provider.send("eth_uninstallFilter", [blockFilter])).toBe(true);
+  });
+
+  test("behavior: WebSocket newHeads carry the same hash as eth_getBlockByNumber", async () => {
+    const ws = new WebSocketProvider(wsUrl, undefined, { staticNetwork: true });
+    try {
+      const head = await new Promise<{ number: string; hash: string }>((resolve) => {
+        void ws.send("eth_subscribe", ["newHeads"]).then((id: string) => {
+          ws.websocket.onmessage = (ev: { data: unknown }) => {
+            const msg = JSON.parse(String(ev.data)) as {
+              params?: { subscription: string; result: { number: string; hash: string } };
+            };
+            if (msg.params?.subscription === id) resolve(msg.params.result);
+          };
+        });
+      });
+      const block = await provider.getBlock(Number(head.number));
+      expect(block?.hash).toBe(head.hash);
+    } finally {
+      await ws.destroy();
+    }
+  });
+});
+
+describe("viem", () => {
+  test("default: public and wallet clients send and read", async () => {
+    const client = createPublicClient({ transport: http(httpUrl) });
+    expect(await client.getChainId()).toBe(262144);
+    const account = privateKeyToAccount(KEYS[2]);
+    const chain = {
+      id: 262144,
+      name: "cometh",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [httpUrl] } },
+    } as const;
+    const wallet = createWalletClient({ account, chain, transport: http(httpUrl) });
+    const hash = await wallet.sendTransaction({ to: privateKeyToAccount(KEYS[3]).address, value: 12345n });
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+    expect(receipt.status).toBe("success");
+    const tx = await client.getTransaction({ hash });
+    expect(tx.value).toBe(12345n);
+    const abi = parseAbi(["function balanceOf(address) view returns (uint256)"]);
+    expect(abi).toHaveLength(1);
+  });
+
+  test("behavior: watchBlocks over WebSocket", async () => {
+    const client = createPublicClient({ transport: webSocket(wsUrl) });
+    const block = await new Promise<bigint>((resolve, reject) => {
+      const unwatch = client.watchBlocks({
+        onBlock: (b) => {
+          unwatch();
+          resolve(b.number);
+        },
+        onError: reject,
+      });
+    });
+    expect(block).toBeGreaterThan(0n);
+  });
+});
+
+describe("web3.js v4", () => {
+  test("default: chain id, balance, transfer receipt", async () => {
+    const web3 = new Web3(httpUrl);
+    expect(await web3.eth.getChainId()).toBe(262144n);
+    const account = web3.eth.accounts.privateKeyToAccount(KEYS[1]);
+    const signed = await account.signTransaction({
+      to: web3.eth.accounts.privateKeyToAccount(KEYS[0]).address,
+      value: 1000n,
+      gas: 21000n,
+      maxFeePerGas: parseUnits("10", "gwei"),
+      maxPriorityFeePerGas: 1n,
+      nonce: await web3.eth.getTransactionCount(account.address, "pending"),
+      chainId: 262144n,
+      type: 2n,
+    });
+    const receipt = await web3.eth.sendSignedTransaction(signed.rawTransaction);
+    expect(receipt.status).toBe(1n);
+    expect(await web3.eth.getBalance(account.address)).toBeGreaterThan(0n);
+  });
+});
