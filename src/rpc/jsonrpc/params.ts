@@ -30,7 +30,15 @@ export interface ParamCodec<T> {
   fromBytes?(bytes: Uint8Array): T;
   /** Whether the value counts as unset (Go reflect IsZero), for cache decisions. */
   isZero(value: T): boolean;
+  /**
+   * cmtjson checks some kinds on the raw bytes before any JSON parsing (int64 and HexBytes must be
+   * quoted); a URI argument that falls through to JSON decoding gets that check first.
+   */
+  checkRaw?(text: string): void;
 }
+
+const isQuotedRaw = (text: string) =>
+  text === "null" || (text.length >= 2 && text.startsWith('"') && text.endsWith('"'));
 
 export type ParamValue<C> = C extends ParamCodec<infer T> ? T : never;
 
@@ -63,6 +71,10 @@ function intCodec(goType: IntType): ParamCodec<bigint> {
     uriForm: "int",
     zero: 0n,
     isZero: (v) => v === 0n,
+    checkRaw(text) {
+      if (!isQuotedRaw(text))
+        throw new ParamDecodeError(`invalid 64-bit integer encoding ${goQuote(text)}, expected string`);
+    },
     decode(node) {
       if (node.kind === "null") return 0n;
       if (node.kind !== "string") {
@@ -132,6 +144,9 @@ const hexBytesCodec: ParamCodec<Uint8Array> = {
   uriForm: "bytes",
   zero: EMPTY,
   isZero: (v) => v.length === 0,
+  checkRaw(text) {
+    if (!isQuotedRaw(text)) throw new ParamDecodeError(`invalid hex string: ${text}`);
+  },
   decode(node) {
     if (node.kind === "null") return EMPTY;
     if (node.kind !== "string") throw new ParamDecodeError(`invalid hex string: ${node.raw}`);
@@ -162,9 +177,10 @@ function optional<T>(inner: ParamCodec<T>): ParamCodec<T | undefined> {
     isZero: (v) => v === undefined,
     decode: (node) => (node.kind === "null" ? undefined : inner.decode(node)),
   };
-  const { fromBytes } = inner;
-  if (fromBytes !== undefined) return { ...codec, fromBytes: (b) => fromBytes(b) };
-  return codec;
+  const { fromBytes, checkRaw } = inner;
+  const withRaw = checkRaw === undefined ? codec : { ...codec, checkRaw: (t: string) => checkRaw(t) };
+  if (fromBytes !== undefined) return { ...withRaw, fromBytes: (b) => fromBytes(b) };
+  return withRaw;
 }
 
 /** A codec for a value with its own JSON decoder (e.g. an interface type such as Evidence). */
@@ -355,6 +371,7 @@ export function decodeUriParam<T>(codec: ParamCodec<T>, arg: string): T {
     const node = parseInner(arg);
     return codec.fromBytes(new Uint8Array(Buffer.from(stringCodec.decode(node), "utf8")));
   }
+  codec.checkRaw?.(arg);
   return codec.decode(parseInner(arg));
 }
 
