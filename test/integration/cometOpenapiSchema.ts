@@ -10,7 +10,7 @@ import { parse } from "yaml";
  * proves each one is needed by validating the same answers against the uncorrected document.
  */
 
-export const OPENAPI_FILE = fileURLToPath(new URL("../../../shared/spec/cometbft-openapi-v0.38.yaml", import.meta.url));
+export const OPENAPI_FILE = fileURLToPath(new URL("../spec/cometbft-openapi-v0.38.yaml", import.meta.url));
 
 /** One change to the document: `value` replaces whatever sits at the JSON pointer `at`. */
 export interface SchemaOverride {

@@ -9,9 +9,7 @@ import { parseYaml } from "./yaml.js";
  * Test support only.
  */
 
-export const EXECUTION_APIS_DIR = fileURLToPath(
-  new URL("../../../../../shared/spec/execution-apis/src/", import.meta.url),
-);
+export const EXECUTION_APIS_DIR = fileURLToPath(new URL("../../../../test/spec/execution-apis/src/", import.meta.url));
 
 export interface OpenRpcMethod {
   readonly name: string;
