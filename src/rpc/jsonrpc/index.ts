@@ -54,6 +54,7 @@ export {
   RawJson,
   type WireValue,
 } from "./json.js";
+export { type LimitedListener, listenLimited, type SocketTarget } from "./limitedListener.js";
 export {
   decodeJsonParams,
   decodeUriParam,

@@ -1,5 +1,5 @@
-import { existsSync, unlinkSync } from "node:fs";
-import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
+import type { Socket } from "node:net";
+import { type LimitedListener, listenLimited } from "../../jsonrpc/index.js";
 
 /**
  * Listeners for `[rpc] laddr` (comma-separated `tcp://host:port` or `unix:///path`), with
@@ -67,56 +67,24 @@ export async function listen(
   maxOpen: number,
   onConnection: (socket: Socket) => void,
 ): Promise<Listener> {
-  let open = 0;
-  const waiting: Socket[] = [];
-  const admit = (socket: Socket) => {
-    open++;
-    socket.once("close", () => {
-      open--;
-      let next = waiting.shift();
-      while (next?.destroyed) next = waiting.shift();
-      if (next !== undefined) admit(next);
-    });
-    onConnection(socket);
-  };
-  const server: NetServer = createNetServer({ pauseOnConnect: true }, (socket) => {
-    if (maxOpen > 0 && open >= maxOpen) {
-      waiting.push(socket);
-      return;
-    }
-    admit(socket);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err) =>
-      reject(new ListenAddressError(`failed to listen on ${describe(target)}: ${err.message}`, { cause: err })),
+  let l: LimitedListener;
+  try {
+    l = await listenLimited(
+      target.kind === "unix" ? { unixPath: target.path } : { host: target.host, port: target.port },
+      maxOpen,
+      onConnection,
     );
-    if (target.kind === "unix") server.listen(target.path, resolve);
-    else server.listen({ host: target.host === "" ? undefined : target.host, port: target.port }, resolve);
-  });
+  } catch (err) {
+    throw new ListenAddressError(`failed to listen on ${describe(target)}: ${(err as Error).message}`, { cause: err });
+  }
   let address: string;
-  if (target.kind === "unix") address = `unix://${target.path}`;
+  if (target.kind === "unix" || l.bound === undefined) address = `unix://${describe(target)}`;
   else {
-    const a = server.address() as AddressInfo;
+    const a = l.bound;
     const host = target.host === "" ? "" : a.family === "IPv6" ? `[${a.address}]` : a.address;
     address = `tcp://${host}:${a.port}`;
   }
-  return {
-    address,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of waiting.splice(0)) s.destroy();
-        server.close(() => {
-          if (target.kind === "unix" && existsSync(target.path)) {
-            try {
-              unlinkSync(target.path);
-            } catch {
-              // Already gone.
-            }
-          }
-          resolve();
-        });
-      }),
-  };
+  return { address, close: () => l.close() };
 }
 
 function describe(t: ListenTarget): string {

@@ -1,5 +1,6 @@
-import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { type ListenAddress, parseListenAddress } from "../../../config/index.js";
+import { type LimitedListener, listenLimited } from "../../jsonrpc/index.js";
 import { EvmRpcConfigError } from "../errors.js";
 
 /**
@@ -28,42 +29,18 @@ export async function listen(
   maxOpen: number,
   onConnection: (socket: Socket) => void,
 ): Promise<Listener> {
-  let open = 0;
-  const waiting: Socket[] = [];
-  const admit = (socket: Socket) => {
-    open++;
-    socket.once("close", () => {
-      open--;
-      let next = waiting.shift();
-      while (next?.destroyed) next = waiting.shift();
-      if (next !== undefined) admit(next);
-    });
-    onConnection(socket);
-  };
-  const server: Server = createServer({ pauseOnConnect: true }, (socket) => {
-    if (maxOpen > 0 && open >= maxOpen) waiting.push(socket);
-    else admit(socket);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err) => {
-      const where = target.protocol === "unix" ? target.path : `${target.host}:${target.port}`;
-      reject(new EvmRpcConfigError(`failed to listen on ${where}: ${err.message}`));
-    });
-    if (target.protocol === "unix") server.listen(target.path, resolve);
-    else server.listen({ host: target.host === "" ? undefined : target.host, port: target.port }, resolve);
-  });
-  let address: string;
-  if (target.protocol === "unix") address = target.path;
-  else {
-    const a = server.address() as AddressInfo;
-    address = a.family === "IPv6" ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+  const where = target.protocol === "unix" ? target.path : `${target.host}:${target.port}`;
+  let l: LimitedListener;
+  try {
+    l = await listenLimited(
+      target.protocol === "unix" ? { unixPath: target.path } : { host: target.host, port: target.port },
+      maxOpen,
+      onConnection,
+    );
+  } catch (err) {
+    throw new EvmRpcConfigError(`failed to listen on ${where}: ${(err as Error).message}`);
   }
-  return {
-    address,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of waiting.splice(0)) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  const a = l.bound;
+  const address = a === undefined ? where : a.family === "IPv6" ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+  return { address, close: () => l.close() };
 }

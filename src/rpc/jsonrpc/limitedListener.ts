@@ -1,0 +1,62 @@
+import { existsSync, unlinkSync } from "node:fs";
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+
+/** Where to listen: a unix socket path, or a TCP host ("" = every interface) and port (0 = any free port). */
+export type SocketTarget = { readonly unixPath: string } | { readonly host: string; readonly port: number };
+
+export interface LimitedListener {
+  /** The bound TCP address (undefined for a unix socket). */
+  readonly bound: AddressInfo | undefined;
+  /** Stops accepting, drops connections still waiting for a slot, removes a unix socket file. */
+  close(): Promise<void>;
+}
+
+/**
+ * A listener for both RPC servers that hands each accepted connection to `onConnection`, at most
+ * `maxOpen` at a time (0 = unlimited). Like Go's netutil.LimitListener, extra connections wait
+ * unread until one closes. Rejects with the listen error as Node reports it; callers word it.
+ */
+export async function listenLimited(
+  target: SocketTarget,
+  maxOpen: number,
+  onConnection: (socket: Socket) => void,
+): Promise<LimitedListener> {
+  let open = 0;
+  const waiting: Socket[] = [];
+  const admit = (socket: Socket) => {
+    open++;
+    socket.once("close", () => {
+      open--;
+      let next = waiting.shift();
+      while (next?.destroyed) next = waiting.shift();
+      if (next !== undefined) admit(next);
+    });
+    onConnection(socket);
+  };
+  const server: Server = createServer({ pauseOnConnect: true }, (socket) => {
+    if (maxOpen > 0 && open >= maxOpen) waiting.push(socket);
+    else admit(socket);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    if ("unixPath" in target) server.listen(target.unixPath, resolve);
+    else server.listen({ host: target.host === "" ? undefined : target.host, port: target.port }, resolve);
+  });
+  return {
+    bound: "unixPath" in target ? undefined : (server.address() as AddressInfo),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of waiting.splice(0)) s.destroy();
+        server.close(() => {
+          if ("unixPath" in target && existsSync(target.unixPath)) {
+            try {
+              unlinkSync(target.unixPath);
+            } catch {
+              // Already gone.
+            }
+          }
+          resolve();
+        });
+      }),
+  };
+}
