@@ -22,6 +22,7 @@ export {
 export { type ListenAddress, parseListenAddress } from "./listenAddress.js";
 export { LOG_LEVELS, type LogLevelName, type LogLevels, parseLogLevel } from "./logLevel.js";
 export {
+  type AppBaseConfig,
   type BaseConfig,
   type BlockSyncConfig,
   CONFIG_FILE_PATHS,

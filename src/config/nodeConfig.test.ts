@@ -151,6 +151,7 @@ describe("defaults", () => {
         maxOpenConnections: 3,
         namespace: "cometbft",
       },
+      appBase: { pruning: "default", pruningKeepRecent: 0 },
       jsonRpc: {
         enable: true,
         address: "127.0.0.1:8545",
@@ -487,5 +488,14 @@ describe("errors", () => {
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
       `"<home>/config/app.toml: [json-rpc] gas-cap is also set as "rpc-gas-cap" with a different value; set only one of "gas-cap", "rpc-gas-cap""`,
     );
+  });
+});
+
+describe("app.toml pruning", () => {
+  test("invalid: custom pruning needs at least 2 kept heights", () => {
+    expect(() => loadNodeConfig("/nonexistent-home", { "--pruning": "custom", "--pruning-keep-recent": "1" })).toThrow(
+      /pruning-keep-recent.*\(1\) must be at least 2 when pruning = "custom"/,
+    );
+    expect(loadNodeConfig("/nonexistent-home", { "--pruning": "nothing" }).appBase.pruning).toBe("nothing");
   });
 });

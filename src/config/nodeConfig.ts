@@ -27,6 +27,7 @@ export type ConsensusConfig = TableValues<"consensus">;
 export type StorageConfig = TableValues<"storage">;
 export type TxIndexConfig = TableValues<"txIndex">;
 export type InstrumentationConfig = TableValues<"instrumentation">;
+export type AppBaseConfig = TableValues<"appBase">;
 export type JsonRpcConfig = TableValues<"jsonRpc">;
 export type EvmConfig = TableValues<"evm">;
 
@@ -51,6 +52,8 @@ export interface NodeConfig {
   storage: StorageConfig;
   txIndex: TxIndexConfig;
   instrumentation: InstrumentationConfig;
+  /** app.toml top-level keys (pruning). */
+  appBase: AppBaseConfig;
   jsonRpc: JsonRpcConfig;
   evm: EvmConfig;
 }
@@ -147,6 +150,7 @@ export function loadNodeConfig(home: string, overrides: ConfigOverrides = {}): N
     storage: out.storage as StorageConfig,
     txIndex: out.txIndex as TxIndexConfig,
     instrumentation: out.instrumentation as InstrumentationConfig,
+    appBase: out.appBase as AppBaseConfig,
     jsonRpc: out.jsonRpc as JsonRpcConfig,
     evm: out.evm as EvmConfig,
   };
@@ -289,6 +293,13 @@ function validateCrossSettings(c: NodeConfig, overrides: ConfigOverrides): void 
       where(c.files.config, "--statesync.enable"),
       "[statesync] enable",
       "must be false: cometh does not implement state sync",
+    );
+  }
+  if (c.appBase.pruning === "custom" && c.appBase.pruningKeepRecent < 2) {
+    throw new ConfigError(
+      where(c.files.app, "--pruning-keep-recent"),
+      "pruning-keep-recent",
+      `(${c.appBase.pruningKeepRecent}) must be at least 2 when pruning = "custom"`,
     );
   }
   if (c.jsonRpc.enable && c.jsonRpc.api.length === 0) {

@@ -429,6 +429,19 @@ const instrumentation = table("config.toml", "instrumentation", "Instrumentation
   namespace: str("namespace", "cometbft", { doc: "Instrumentation namespace" }),
 });
 
+const appBase = table("app.toml", "", "Base Configuration", {
+  pruning: oneOf("pruning", "default", ["default", "nothing", "everything", "custom"] as const, {
+    doc:
+      "How much past EVM state is kept for queries at old heights (eth_call, eth_getBalance):\n" +
+      "default: the last 362880 heights; nothing: all heights (archive node);\n" +
+      "everything: the last 2 heights; custom: the last pruning-keep-recent heights.",
+  }),
+  pruningKeepRecent: int("pruning-keep-recent", 0, {
+    doc: 'Heights of state kept when pruning = "custom" (at least 2).',
+    min: 0,
+  }),
+});
+
 const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {
   enable: bool("enable", true, { doc: "Enable defines if the JSON-RPC server should be enabled." }),
   address: listenAddr("address", "127.0.0.1:8545", {
@@ -526,6 +539,7 @@ export const SETTINGS = {
   storage,
   txIndex,
   instrumentation,
+  appBase,
   jsonRpc,
   evm,
 } as const;

@@ -181,6 +181,7 @@ async function createApp(config: NodeConfig, log: Logger): Promise<Application> 
         log: appLog,
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
+        pruning: pruningWindow(config),
       });
   }
 }
@@ -193,6 +194,20 @@ async function createIndexer(config: NodeConfig, genesis: GenesisDoc, dbDir: str
       return createKvIndexer(await openKvStore(join(dbDir, DB_FILES.txIndex)));
     case "psql":
       return createPsqlIndexer({ connectionString: config.txIndex.psqlConn, chainId: genesis.chainId });
+  }
+}
+
+/** Cosmos SDK's pruning strategies as a number of kept heights ("nothing" keeps everything). */
+function pruningWindow(config: NodeConfig): number | "archive" {
+  switch (config.appBase.pruning) {
+    case "nothing":
+      return "archive";
+    case "everything":
+      return 2;
+    case "custom":
+      return config.appBase.pruningKeepRecent;
+    case "default":
+      return 362_880;
   }
 }
 
