@@ -87,12 +87,12 @@ function sendText(
   headers: Record<string, string> = {},
 ): void {
   if (res.headersSent || res.writableEnded) return;
-  const buf = Buffer.from(body, "utf8");
   res.statusCode = status;
   res.setHeader("Content-Type", contentType);
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.setHeader("Content-Length", buf.length);
-  res.end(buf);
+  res.setHeader("Content-Length", Buffer.byteLength(body, "utf8"));
+  // A string body goes out in one write together with the headers (a Buffer costs a writev).
+  res.end(body, "utf8");
 }
 
 function sendJson(res: ServerResponse, status: number, body: string, cacheable = false): void {
