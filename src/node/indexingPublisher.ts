@@ -13,12 +13,12 @@ export class IndexingPublisher implements EventPublisher {
   readonly #bus: EventBus;
   readonly #indexer: Indexer;
   readonly #log: Logger;
-  readonly #onIndexed: (height: number) => void;
+  readonly #onIndexed: (block: ConsensusEventMap["NewBlock"]) => void;
   /** The chain of index writes and the events waiting behind them, in publication order. */
   #tail: Promise<void> = Promise.resolve();
   #pending = 0;
 
-  constructor(bus: EventBus, indexer: Indexer, log: Logger, onIndexed: (height: number) => void) {
+  constructor(bus: EventBus, indexer: Indexer, log: Logger, onIndexed: (block: ConsensusEventMap["NewBlock"]) => void) {
     this.#bus = bus;
     this.#indexer = indexer;
     this.#log = log;
@@ -37,10 +37,10 @@ export class IndexingPublisher implements EventPublisher {
             txs: nb.block.data.txs,
             txResults: nb.resultFinalizeBlock.txResults,
           });
-          this.#onIndexed(height);
         } catch (err) {
           this.#log.error({ err, height }, "failed to index block");
         }
+        this.#onIndexed(nb);
       });
     }
     if (this.#pending === 0) {

@@ -15,6 +15,7 @@ import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
+import { NodeMetrics, serveMetrics } from "./metrics.js";
 import { buildCometServices } from "./services.js";
 import { ShutdownStack } from "./shutdownStack.js";
 
@@ -27,6 +28,8 @@ export interface RunningNode {
   readonly rpcAddresses: readonly string[];
   /** Bound Ethereum JSON-RPC addresses (`host:port`), when `[json-rpc] enable` and the app is the EVM. */
   readonly evmRpc: { readonly http: string; readonly ws: string } | undefined;
+  /** Bound Prometheus address (`host:port`) when `[instrumentation] prometheus = true`. */
+  readonly metricsAddress: string | undefined;
   readonly consensus: Consensus;
   readonly mempool: Mempool;
   readonly blockStore: BlockStore;
@@ -96,9 +99,18 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
   stack.push("indexer", () => indexer.close());
   const meta = db.table("node");
   const evmFeed = new EvmFeed();
-  const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), (height) => {
+  let metrics: NodeMetrics | undefined;
+  let metricsAddress: string | undefined;
+  const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), ({ block }) => {
+    const height = block.header.height;
     void db.transaction(() => meta.put(INDEXED_HEIGHT_KEY, heightBytes(height)));
     evmFeed.newBlock(height);
+    metrics?.onBlock(
+      height,
+      block.header.time,
+      block.data.txs.length,
+      blockStore.loadBlockMeta(height)?.blockSize ?? 0,
+    );
   });
   stack.push("event delivery", () => publisher.flush());
 
@@ -151,6 +163,21 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     stack.push("Ethereum JSON-RPC", () => (evmRpc as RunningEvmRpc).close());
   }
 
+  if (config.instrumentation.prometheus) {
+    const m = new NodeMetrics(config.instrumentation.namespace, genesis.chainId, {
+      chainState: () => consensus.chainState(),
+      mempoolSize: () => mempool.size(),
+      mempoolSizeBytes: () => mempool.sizeBytes(),
+      round: () => consensus.roundStateView().round,
+    });
+    metrics = m;
+    const { host, port } = splitHostPort(config.instrumentation.prometheusListenAddr);
+    const served = await serveMetrics(m, host, port, config.instrumentation.maxOpenConnections, log);
+    metricsAddress = served.address;
+    log.info({ address: served.address }, "Prometheus metrics listening");
+    stack.push("metrics server", () => served.close());
+  }
+
   let stopped: Promise<void> | undefined;
   return {
     config,
@@ -158,6 +185,7 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     nodeKey,
     rpcAddresses: rpc?.addresses ?? [],
     evmRpc: evmRpc === undefined ? undefined : { http: evmRpc.httpAddress, ws: evmRpc.wsAddress },
+    metricsAddress,
     consensus,
     mempool,
     blockStore,
@@ -260,6 +288,13 @@ function cometRpcConfig(config: NodeConfig): CometRpcConfig {
 /** CometBFT resolves relative TLS paths against the config directory. */
 function resolveIn(config: NodeConfig, file: string): string {
   return file.startsWith("/") ? file : join(config.home, "config", file);
+}
+
+/** ":26660", "127.0.0.1:26660", "tcp://0.0.0.0:26660" → host and port. */
+function splitHostPort(addr: string): { host: string; port: number } {
+  const text = addr.replace(/^tcp:\/\//, "");
+  const i = text.lastIndexOf(":");
+  return { host: text.slice(0, i).replace(/^\[|\]$/g, ""), port: Number(text.slice(i + 1)) };
 }
 
 function heightBytes(height: number): Uint8Array {
