@@ -193,6 +193,11 @@ export function buildProgram(io: CliIo = processIo): Command {
       };
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
+      // A stray rejected promise is a bug somewhere, but must not take a running validator down:
+      // consensus state is safe (WAL, fsynced signer) and the node keeps serving; it is logged loudly.
+      process.on("unhandledRejection", (reason: unknown) => {
+        log.error({ err: reason }, "unhandled promise rejection (a bug: please report it)");
+      });
     }),
   );
 
