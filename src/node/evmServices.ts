@@ -10,6 +10,7 @@ import {
   createCallTracer,
   createStructLogger,
   type DevAccount,
+  EMPTY_TRIE_ROOT,
   type EvmLogView,
   type EvmTxView,
   GasEstimationError,
@@ -243,16 +244,43 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
 
   const keyring = p.app.devAccounts().length > 0 ? new DevKeys(p.app.devAccounts()) : undefined;
 
+  /**
+   * Block 0 (`earliest`, and `latest` before the first block): the genesis, synthesized. Its hash is
+   * the zero hash, which is also what block 1 shows as its parent.
+   */
+  const genesisBlock = (): EvmBlock => {
+    const maxGas = p.genesis.consensusParams.block.maxGas;
+    return {
+      number: 0,
+      hash: new Uint8Array(32),
+      parentHash: new Uint8Array(32),
+      timestamp: Number(p.genesis.genesisTime / 1_000_000_000n),
+      gasLimit: maxGas < 0n ? 0xffffffffn : maxGas,
+      gasUsed: 0n,
+      baseFeePerGas: reader.baseFee(0) ?? reader.nextBaseFee(),
+      miner: new Uint8Array(20),
+      logsBloom: new Uint8Array(256),
+      stateRoot: p.genesis.appHash.length === 32 ? p.genesis.appHash : new Uint8Array(32),
+      transactionsRoot: EMPTY_TRIE_ROOT,
+      receiptsRoot: EMPTY_TRIE_ROOT,
+      size: 0,
+      transactions: [],
+    };
+  };
+  const isZeroHash = (h: Uint8Array) => h.length === 32 && h.every((b) => b === 0);
+
   return {
     chain: {
       latestHeight: () => Math.max(0, reader.latestHeight()),
       blockByNumber: (n) => {
         const b = reader.block(n);
-        return b === undefined ? undefined : blockOf(b);
+        if (b === undefined) return n === 0 ? genesisBlock() : undefined;
+        return blockOf(b);
       },
       blockByHash: (h) => {
         const b = reader.blockByHash(h);
-        return b === undefined ? undefined : blockOf(b);
+        if (b === undefined) return isZeroHash(h) ? genesisBlock() : undefined;
+        return blockOf(b);
       },
       transactionByHash: (h) => {
         const v = reader.transaction(h);
@@ -275,7 +303,7 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
       },
       blockReceipts: (n) => {
         const block = reader.block(n);
-        if (block === undefined) return undefined;
+        if (block === undefined) return n === 0 ? [] : undefined;
         return reader.receipts(n).map((r) => receiptOf(r, block));
       },
       logs: (q) =>

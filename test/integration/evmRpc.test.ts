@@ -57,6 +57,15 @@ describe("ethers v6", () => {
     expect(await provider.getBlockNumber()).toBeGreaterThanOrEqual(1);
   });
 
+  test("default: the genesis is block 0 and block 1's parent", async () => {
+    const g = (await provider.send("eth_getBlockByNumber", ["earliest", false])) as { number: string; hash: string };
+    expect(g.number).toBe("0x0");
+    const b1 = (await provider.send("eth_getBlockByNumber", ["0x1", false])) as { parentHash: string };
+    expect(b1.parentHash).toBe(g.hash);
+    const byHash = (await provider.send("eth_getBlockByHash", [g.hash, false])) as { number: string };
+    expect(byHash.number).toBe("0x0");
+  });
+
   test("behavior: a transfer is mined with a receipt, EIP-1559 fees accounted to the wei", async () => {
     const w = new Wallet(KEYS[1], provider);
     const to = new Wallet(KEYS[2]).address;
