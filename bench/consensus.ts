@@ -37,6 +37,7 @@ async function withNode<T>(flags: Record<string, string | boolean>, fn: (node: R
     const config = loadNodeConfig(home, {
       "--rpc.laddr": "",
       "--json-rpc.enable": false,
+      "--proxy_app": "kvstore",
       "--consensus.timeout_commit": "0s",
       "--log_level": "error",
       ...flags,
@@ -71,9 +72,10 @@ async function kvTxsPerSecond(trial: number): Promise<{ txsPerSec: number; block
     const enc = new TextEncoder();
     const t0 = performance.now();
     // Admission runs concurrently with block production, as RPC clients would drive it.
-    const admissions: Promise<unknown>[] = [];
+    const admissions: Promise<{ code: number; log: string }>[] = [];
     for (let i = 0; i < TXS; i++) admissions.push(mempool.checkTx(enc.encode(`bench${trial}-${i}=v${i}`)));
-    await Promise.all(admissions);
+    const refused = (await Promise.all(admissions)).filter((r) => r.code !== 0);
+    if (refused.length > 0) throw new RangeError(`${refused.length} txs refused by CheckTx: ${refused[0]?.log}`);
     // Every tx is committed once the mempool is empty after a block.
     while (mempool.size() > 0) await node.consensus.waitForHeight(node.consensus.chainState().lastBlockHeight + 1);
     const elapsed = performance.now() - t0;

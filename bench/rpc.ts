@@ -114,6 +114,8 @@ async function main(): Promise<void> {
         "--rpc.laddr",
         "tcp://127.0.0.1:0",
         "--json-rpc.enable=false",
+        "--proxy_app",
+        "kvstore",
         "--log_level",
         "error",
         "--rpc.max_open_connections",

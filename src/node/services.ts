@@ -48,9 +48,26 @@ export function buildCometServices(p: ServiceParts): CometServices {
     moniker: p.config.base.moniker,
     other: { txIndex: p.config.txIndex.indexer === "null" ? "off" : "on", rpcAddress: p.config.rpc.laddr },
   });
+  // Validator sets of a height never change once stored (updates take effect at H+2), so the few
+  // heights status/validators/dump ask for again and again are kept decoded.
+  const validatorCache = new Map<number, ReturnType<StateStore["loadValidators"]>>();
+  const state = {
+    loadValidators: (height: number) => {
+      const hit = validatorCache.get(height);
+      if (hit !== undefined) return hit;
+      const vs = p.stateStore.loadValidators(height);
+      if (vs !== undefined) {
+        if (validatorCache.size >= 16) validatorCache.delete(validatorCache.keys().next().value as number);
+        validatorCache.set(height, vs);
+      }
+      return vs;
+    },
+    loadConsensusParams: (height: number) => p.stateStore.loadConsensusParams(height),
+    loadFinalizeBlockResponse: (height: number) => p.stateStore.loadFinalizeBlockResponse(height),
+  };
   return {
     blocks: p.blockStore,
-    state: p.stateStore,
+    state,
     app: p.app,
     mempool: p.mempool,
     events: p.bus,
