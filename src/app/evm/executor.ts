@@ -133,6 +133,7 @@ export class TxExecutor {
   readonly overlay: OverlayStateManager;
   readonly common: Common;
   #block: Block | undefined;
+  #blockKey = "";
   #ctx: ExecBlockContext | undefined;
   #minGasMultiplier = 0n;
   gasUsed = 0n;
@@ -162,7 +163,13 @@ export class TxExecutor {
     this.#minGasMultiplier = minGasMultiplier;
     this.gasUsed = 0n;
     this.gasWanted = 0n;
-    this.#block = ethBlock(this.common, ctx);
+    // Building a block copies Common and rebuilds its parameter cache (a large share of an eth_call);
+    // the same context (every call at the latest height) reuses the block, which is immutable.
+    const key = `${ctx.height}|${ctx.timestamp}|${Buffer.from(ctx.coinbase).toString("hex")}|${ctx.gasLimit}|${ctx.baseFee}`;
+    if (key !== this.#blockKey || this.#block === undefined) {
+      this.#block = ethBlock(this.common, ctx);
+      this.#blockKey = key;
+    }
     // Cosmos EVM BeginBlock (SetHeaderHash): the current block's hash at slot height % window of the
     // history contract, when the contract is installed.
     const history = this.overlay.storedAccount(HISTORY_STORAGE_ADDRESS);
