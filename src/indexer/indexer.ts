@@ -39,5 +39,7 @@ export interface BlockIndexInput {
 export interface Indexer extends TxIndexReader {
   /** Indexes the block and its txs; the writes are durable once this resolves. Re-indexing a block is harmless. */
   indexBlock(input: BlockIndexInput): Promise<void>;
+  /** The highest height indexed so far (0 when none): the node re-indexes what a crash left behind. */
+  lastIndexedHeight(): number | Promise<number>;
   close(): Promise<void>;
 }

@@ -339,6 +339,12 @@ class KvStoreIndexer implements KvIndexer {
     return heights;
   }
 
+  lastIndexedHeight(): number {
+    this.#assertOpen();
+    for (const { key } of this.#t.blockHeights.range({ reverse: true, limit: 1 })) return new KeyReader(key).u64();
+    return 0;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

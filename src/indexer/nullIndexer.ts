@@ -9,6 +9,7 @@ export function createNullIndexer(): Indexer {
     txIndexEnabled: false,
     blockIndexEnabled: false,
     indexBlock: () => Promise.resolve(),
+    lastIndexedHeight: () => 0,
     getTx: () => undefined,
     searchTxs: () => [],
     searchBlocks: () => [],

@@ -224,6 +224,17 @@ class PsqlIndexer implements Indexer {
     return [...targets].map(Number);
   }
 
+  async lastIndexedHeight(): Promise<number> {
+    this.#assertOpen();
+    const r = await this.#query(
+      "reading the last indexed height",
+      "SELECT MAX(height) AS h FROM blocks WHERE chain_id = $1",
+      [this.#chainId],
+    );
+    const h = (r.rows[0] as { h: string | number | null } | undefined)?.h;
+    return h === null || h === undefined ? 0 : Number(h);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

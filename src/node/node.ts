@@ -9,7 +9,7 @@ import { Mempool } from "../mempool/index.js";
 import { FilePV } from "../privval/index.js";
 import { type CometRpcConfig, type RunningCometRpc, startCometRpc } from "../rpc/comet/index.js";
 import { type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
-import { BlockStore, type KvStore, openKvStore, StateStore } from "../store/index.js";
+import { BlockStore, openKvStore, StateStore } from "../store/index.js";
 import type { GenesisDoc } from "../types/index.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -48,9 +48,6 @@ export const DB_FILES = {
   kvstoreApp: "kvstore.db",
   evmApp: "evm.db",
 } as const;
-
-/** Last height the tx indexer has written, kept beside the block store so a crash can be caught up. */
-const INDEXED_HEIGHT_KEY = new TextEncoder().encode("indexer/height");
 
 /**
  * Builds and starts the node in dependency order: stores → app → mempool → events/indexer →
@@ -97,13 +94,11 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
   stack.push("event bus", () => bus.close());
   const indexer = await createIndexer(config, genesis, dbDir);
   stack.push("indexer", () => indexer.close());
-  const meta = db.table("node");
   const evmFeed = new EvmFeed();
   let metrics: NodeMetrics | undefined;
   let metricsAddress: string | undefined;
   const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), ({ block }) => {
     const height = block.header.height;
-    void db.transaction(() => meta.put(INDEXED_HEIGHT_KEY, heightBytes(height)));
     evmFeed.newBlock(height);
     metrics?.onBlock(
       height,
@@ -126,7 +121,7 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     log: log.child({ module: "consensus" }),
   });
   // Blocks committed while the indexer was behind (a crash between commit and index write).
-  await catchUpIndexer(indexer, blockStore, stateStore, meta, db, log);
+  await catchUpIndexer(indexer, blockStore, stateStore, log);
 
   await consensus.start();
   stack.push("consensus", () => consensus.stop());
@@ -297,27 +292,16 @@ function splitHostPort(addr: string): { host: string; port: number } {
   return { host: text.slice(0, i).replace(/^\[|\]$/g, ""), port: Number(text.slice(i + 1)) };
 }
 
-function heightBytes(height: number): Uint8Array {
-  const b = new Uint8Array(8);
-  new DataView(b.buffer).setBigUint64(0, BigInt(height));
-  return b;
-}
-
 async function catchUpIndexer(
   indexer: Indexer,
   blockStore: BlockStore,
   stateStore: StateStore,
-  meta: ReturnType<KvStore["table"]>,
-  db: KvStore,
   log: Logger,
 ): Promise<void> {
   if (!indexer.txIndexEnabled && !indexer.blockIndexEnabled) return;
-  const raw = meta.get(INDEXED_HEIGHT_KEY);
-  const indexed =
-    raw === undefined ? blockStore.base() - 1 : Number(new DataView(raw.buffer, raw.byteOffset, 8).getBigUint64(0));
   const top = blockStore.height();
-  if (top === 0 || indexed >= top) return;
-  const from = Math.max(indexed + 1, blockStore.base());
+  const from = Math.max((await indexer.lastIndexedHeight()) + 1, blockStore.base());
+  if (top === 0 || from > top) return;
   log.info({ from, to: top }, "indexing blocks committed while the indexer was behind");
   for (let h = from; h <= top; h++) {
     const block = blockStore.loadBlock(h);
@@ -335,5 +319,4 @@ async function catchUpIndexer(
       log.error({ err, height: h }, "failed to index block");
     }
   }
-  await db.transaction(() => meta.put(INDEXED_HEIGHT_KEY, heightBytes(top)));
 }

@@ -129,6 +129,11 @@ export function describeIndexerBehaviour(name: string, open: () => Promise<Index
       expect(idx.blockIndexEnabled).toBe(true);
     });
 
+    test("default: lastIndexedHeight is the highest indexed block, 0 when empty", async () => {
+      expect(await idx.lastIndexedHeight()).toBe(Math.max(...FIXTURE.map((b) => b.height)));
+      expect(await (await fresh()).lastIndexedHeight()).toBe(0);
+    });
+
     test("default: getTx returns the stored TxResult", async () => {
       const got = await idx.getTx(hashOf("d=4"));
       expect(got).toEqual({
