@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import {
   COMETBFT_VERSION,
@@ -14,6 +13,7 @@ import {
   type NodeConfig,
   NodeKeyFileError,
   normalizeFlagName,
+  packageVersion,
   resetHome,
   resolveHome,
 } from "../config/index.js";
@@ -51,11 +51,6 @@ const USER_ERRORS = [
   DoubleSignError,
   InvalidSignRequestError,
 ] as const;
-
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
-  return pkg.version ?? "0.0.0";
-}
 
 /** pino level for a log_level name ("none" silences). */
 function pinoLevel(level: LogLevelName): string {

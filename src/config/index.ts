@@ -50,6 +50,7 @@ export {
   nodeIdFromPubKey,
   saveNodeKey,
 } from "./nodeKey.js";
+export { packageVersion } from "./packageVersion.js";
 export { renderConfigFile } from "./renderConfigFile.js";
 export type { Setting, SettingKind, TomlInput } from "./setting.js";
 export {

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import {
@@ -6,6 +5,7 @@ import {
   type CallFrame as AppCallFrame,
   type CallOptions as AppCallOptions,
   type EvmReceipt as AppReceipt,
+  baseFeeWei,
   type CallArgs,
   createCallTracer,
   createStructLogger,
@@ -17,7 +17,7 @@ import {
   type StateOverride,
 } from "../app/evm/index.js";
 import type { EvmApplication } from "../app/index.js";
-import type { NodeConfig, NodeKey } from "../config/index.js";
+import { type NodeConfig, type NodeKey, packageVersion } from "../config/index.js";
 import type { Mempool } from "../mempool/index.js";
 import type {
   CallFrame,
@@ -66,17 +66,6 @@ export interface EvmServiceParts {
   mempool: Mempool;
   blockStore: BlockStore;
   feed: EvmFeed;
-}
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: string;
-    };
-    return pkg.version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
 }
 
 function hexKey(b: Uint8Array): string {
@@ -392,9 +381,15 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     },
     fees: {
       nextBaseFee: () => reader.nextBaseFee(),
-      // Cosmos EVM's SuggestGasTipCap: the most the base fee can rise in one block.
-      suggestTipCap: () => reader.nextBaseFee() / 8n,
-      minGasPrice: () => 0n,
+      // Cosmos EVM's SuggestGasTipCap: the most the base fee can rise in one block,
+      // baseFee × (elasticity − 1) / change denominator.
+      suggestTipCap: () => {
+        const fm = p.app.feeMarketParams();
+        if (fm.noBaseFee || fm.baseFeeChangeDenominator === 0n) return 0n;
+        return (reader.nextBaseFee() * (fm.elasticityMultiplier - 1n)) / fm.baseFeeChangeDenominator;
+      },
+      // x/feemarket min_gas_price (a Dec) in wei.
+      minGasPrice: () => baseFeeWei(p.app.feeMarketParams().minGasPrice),
     },
     events: p.feed,
     node: {

@@ -66,6 +66,28 @@ describe("ethers v6", () => {
     expect(byHash.number).toBe("0x0");
   });
 
+  test("default: eth_maxPriorityFeePerGas is the most the base fee can rise in one block (Cosmos EVM)", async () => {
+    // One batch: both answers describe the same head.
+    const res = await fetch(httpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify([
+        { jsonrpc: "2.0", id: 1, method: "eth_feeHistory", params: ["0x1", "latest", []] },
+        { jsonrpc: "2.0", id: 2, method: "eth_maxPriorityFeePerGas", params: [] },
+        { jsonrpc: "2.0", id: 3, method: "eth_gasPrice", params: [] },
+      ]),
+    });
+    const [history, tip, gasPrice] = (await res.json()) as [
+      { result: { baseFeePerGas: string[] } },
+      { result: string },
+      { result: string },
+    ];
+    const next = BigInt(history.result.baseFeePerGas[1] ?? "0x0");
+    // x/feemarket defaults: elasticity 2, change denominator 8.
+    expect(BigInt(tip.result)).toBe(next / 8n);
+    expect(BigInt(gasPrice.result)).toBeGreaterThanOrEqual(next);
+  });
+
   test("behavior: a transfer is mined with a receipt, EIP-1559 fees accounted to the wei", async () => {
     const w = new Wallet(KEYS[1], provider);
     const to = new Wallet(KEYS[2]).address;

@@ -38,7 +38,7 @@ import {
   isDelegation,
   TxExecutor,
 } from "./executor.js";
-import { baseFeeForHeight, baseFeeWei, formatDec, nextFeeMarketState } from "./feeMarket.js";
+import { baseFeeForHeight, baseFeeWei, defaultFeeMarketParams, formatDec, nextFeeMarketState } from "./feeMarket.js";
 import { type GenesisAccount, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
 import { EvmReaderImpl } from "./reader.js";
 import type { EvmReader } from "./readerTypes.js";
@@ -49,6 +49,7 @@ import {
   type EvmBlock,
   type EvmReceipt,
   equalBytes,
+  type FeeMarketParams,
   KECCAK256_NULL,
   setLengthLeft,
   stripZeros,
@@ -202,6 +203,11 @@ export class EvmApplication implements Application {
 
   chainId(): bigint {
     return this.#decodeCtx.chainId;
+  }
+
+  /** The fee market parameters in force (genesis `feemarket.params`; x/feemarket defaults before InitChain). */
+  feeMarketParams(): FeeMarketParams {
+    return this.#settings?.feeMarket ?? defaultFeeMarketParams();
   }
 
   // ---- ABCI ---------------------------------------------------------------------------------------

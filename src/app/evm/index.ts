@@ -35,7 +35,14 @@ export {
   DEFAULT_PRUNING_KEEP_RECENT,
   EvmApplication,
 } from "./evmApplication.js";
-export { baseFeeForHeight, calcGasBaseFee, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
+export {
+  baseFeeForHeight,
+  baseFeeWei,
+  calcGasBaseFee,
+  defaultFeeMarketParams,
+  formatDec,
+  parseDec,
+} from "./feeMarket.js";
 export type {
   AccessListEntry,
   AuthorizationView,
