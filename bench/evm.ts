@@ -50,13 +50,14 @@ import { type ChildProcess, fork, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { Agent, createServer, request } from "node:http";
-import { connect, createServer as createNetServer, type Socket } from "node:net";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { HDNodeWallet, Interface, Transaction } from "ethers";
 import erc20 from "../test/data/erc20.json" with { type: "json" };
+import { type LoadResult, loadRaw, percentile } from "./load.js";
 
 const { values } = parseArgs({
   options: {
@@ -171,22 +172,10 @@ function parseTarget(url: string): Target {
 // ---------------------------------------------------------------------------------------------------------
 // Load generation.
 
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
 async function load(target: Target, payload: string, seconds: number, connections: number): Promise<LoadResult> {
   if (values.client !== "raw" && values.client !== "agent") throw new RangeError("--client must be raw or agent");
   return values.client === "raw"
-    ? loadRaw(target, payload, seconds, connections)
+    ? loadRaw(target, { method: "POST", body: payload, ok: (text) => text.includes('"result"') }, seconds, connections)
     : loadAgent(target, payload, seconds, connections);
 }
 
@@ -215,109 +204,6 @@ async function loadAgent(target: Target, payload: string, seconds: number, conne
   );
   const elapsed = (performance.now() - t0) / 1000;
   agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
-}
-
-/**
- * Length of the complete HTTP/1.1 response at the start of `buf` (Content-Length or chunked body), 0 while
- * incomplete, -1 when it has neither (the server would close to end it).
- */
-function responseLength(buf: Buffer): number {
-  const headerEnd = buf.indexOf("\r\n\r\n");
-  if (headerEnd < 0) return 0;
-  const head = buf.toString("latin1", 0, headerEnd);
-  const cl = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-  if (cl?.[1] !== undefined) {
-    const total = headerEnd + 4 + Number(cl[1]);
-    return buf.length >= total ? total : 0;
-  }
-  if (!/\r\ntransfer-encoding:\s*chunked/i.test(head)) return -1;
-  let at = headerEnd + 4;
-  for (;;) {
-    const eol = buf.indexOf("\r\n", at);
-    if (eol < 0) return 0;
-    const size = Number.parseInt(buf.toString("latin1", at, eol), 16);
-    if (size === 0) {
-      const end = buf.indexOf("\r\n\r\n", eol);
-      return end < 0 ? 0 : end + 4;
-    }
-    at = eol + 2 + size + 2;
-    if (at > buf.length) return 0;
-  }
-}
-
-/**
- * Minimal HTTP/1.1 keep-alive client over node:net: `connections` sockets, one request in flight per socket
- * (no pipelining), so the generator is not what limits a fast server on a small machine.
- */
-async function loadRaw(target: Target, payload: string, seconds: number, connections: number): Promise<LoadResult> {
-  const body = Buffer.from(payload);
-  const req = Buffer.concat([
-    Buffer.from(
-      `POST ${target.path} HTTP/1.1\r\nHost: ${target.host}:${target.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
-      "latin1",
-    ),
-    body,
-  ]);
-  const latencies: number[] = [];
-  let errors = 0;
-  const t0 = performance.now();
-  const deadline = t0 + seconds * 1000;
-  const lane = () =>
-    new Promise<void>((done) => {
-      let sent = 0;
-      let buf: Buffer = Buffer.alloc(0);
-      let socket: Socket;
-      const finish = () => {
-        socket.destroy();
-        done();
-      };
-      const fire = () => {
-        if (performance.now() >= deadline) {
-          finish();
-          return;
-        }
-        sent = performance.now();
-        socket.write(req);
-      };
-      const open = () => {
-        buf = Buffer.alloc(0);
-        sent = 0;
-        socket = connect({ host: target.host, port: target.port, noDelay: true }, fire);
-        socket.setTimeout(10_000, () => socket.destroy(new RpcError("timed out")));
-        socket.on("data", (d: Buffer) => {
-          buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
-          const n = responseLength(buf);
-          if (n === 0) return;
-          if (n < 0) {
-            socket.destroy(new RpcError("response without length"));
-            return;
-          }
-          const ok = buf.subarray(9, 12).toString("latin1") === "200" && buf.subarray(0, n).includes('"result"');
-          if (ok) latencies.push(performance.now() - sent);
-          else errors++;
-          const close = /\r\nconnection:\s*close/i.test(buf.toString("latin1", 0, buf.indexOf("\r\n\r\n")));
-          buf = buf.subarray(n);
-          sent = 0;
-          if (close) {
-            socket.removeAllListeners("close");
-            socket.destroy();
-            if (performance.now() < deadline) open();
-            else done();
-          } else fire();
-        });
-        socket.on("error", () => undefined);
-        socket.on("close", () => {
-          if (sent !== 0) errors++;
-          if (performance.now() < deadline) setTimeout(open, 10);
-          else done();
-        });
-      };
-      open();
-    });
-  await Promise.all(Array.from({ length: connections }, lane));
-  const elapsed = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
   return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }

@@ -1,14 +1,15 @@
 // npm run bench:rpc [-- --seconds N --connections N]
-// Requests/s and latency of node RPC routes at N concurrent keep-alive connections (default 32),
+// Requests/s and latency of node RPC routes at N concurrent keep-alive connections (default 32, the
+// raw-socket client of bench/load.ts, which is faster than node:http's Agent),
 // next to a bare node:http server answering a fixed JSON body (the ceiling), measured in the same
 // run. Both servers run as child processes; the load generator runs here. Loopback only.
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { type LoadResult, loadRaw } from "./load.js";
 
 const { values } = parseArgs({
   options: {
@@ -36,57 +37,12 @@ if (values["bare-server"]) {
   await main();
 }
 
-interface Result {
+interface Result extends LoadResult {
   name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 async function load(name: string, port: number, path: string, seconds: number, connections: number): Promise<Result> {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  const latencies: number[] = [];
-  let errors = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const t0 = performance.now();
-      const req = request({ host: "127.0.0.1", port, path, agent }, (res) => {
-        res.on("data", () => undefined);
-        res.on("end", () => {
-          if (res.statusCode === 200) latencies.push(performance.now() - t0);
-          else errors++;
-          resolve();
-        });
-      });
-      req.on("error", () => {
-        errors++;
-        resolve();
-      });
-      req.end();
-    });
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < deadline) await one();
-    }),
-  );
-  const elapsed = (performance.now() - t0) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    rps: latencies.length / elapsed,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    errors,
-  };
+  return { name, ...(await loadRaw({ host: "127.0.0.1", port, path }, { method: "GET" }, seconds, connections)) };
 }
 
 async function getJson(port: number, path: string): Promise<unknown> {
