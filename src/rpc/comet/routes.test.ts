@@ -698,3 +698,24 @@ describe.each(TRANSPORTS)("an empty chain over %s", (transport: Transport) => {
 test("behavior: LATEST_HEIGHT fixture sanity", () => {
   expect(LATEST_HEIGHT).toBe(6);
 });
+
+describe("status answer reuse", () => {
+  test("behavior: the kept status answer is rebuilt when the chain moves", async () => {
+    const { cometRoutes } = await import("./routes.js");
+    const { createFakeNode } = await import("./testing/fakeServices.js");
+    const { encodeJson } = await import("../jsonrpc/index.js");
+    const node = createFakeNode();
+    let height = LATEST_HEIGHT - 1;
+    const services = { ...node.services, blocks: { ...node.services.blocks, height: () => height } };
+    const status = cometRoutes.status;
+    if (status === undefined) throw new Error("no status route");
+    const run = () => JSON.parse(encodeJson(status.run({}, services, {} as never) as never));
+    const first = run();
+    expect(first.sync_info.latest_block_height).toBe(String(LATEST_HEIGHT - 1));
+    expect(run()).toEqual(first);
+    height = LATEST_HEIGHT;
+    const second = run();
+    expect(second.sync_info.latest_block_height).toBe(String(LATEST_HEIGHT));
+    expect(second.sync_info.latest_block_hash).toBe(hexOf(blockIdAt(LATEST_HEIGHT).hash));
+  });
+});

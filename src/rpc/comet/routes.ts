@@ -1,7 +1,16 @@
 import type { Block } from "../../types/block.js";
 import type { Evidence } from "../../types/evidence.js";
 import { bytesEqual, bytesToHexUpper } from "../../util/bytes.js";
-import { defineRoutes, errorText, InternalError, type JsonNode, p, type WireValue } from "../jsonrpc/index.js";
+import {
+  defineRoutes,
+  EncodedJson,
+  encodeJson,
+  errorText,
+  InternalError,
+  type JsonNode,
+  p,
+  type WireValue,
+} from "../jsonrpc/index.js";
 import { broadcastTxAsync, broadcastTxCommit, broadcastTxSync } from "./broadcast.js";
 import type { CometCallContext } from "./context.js";
 import {
@@ -117,6 +126,18 @@ const evidenceParam = p.custom<Evidence | MissingVoteEvidence | undefined>({
 
 const route = defineRoutes<CometServices, CometCallContext>();
 
+interface StatusMemo {
+  latestHeight: number;
+  base: number;
+  catchingUp: boolean;
+  vals: unknown;
+  pubKey: unknown;
+  encoded: EncodedJson;
+}
+
+/** The last status answer per services object (see the status route). */
+const statusMemo = new WeakMap<CometServices, StatusMemo>();
+
 export const cometRoutes = route({
   subscribe: { params: { query: p.string }, transport: "ws", run: ({ query }, s, ctx) => subscribe(query, s, ctx) },
   unsubscribe: { params: { query: p.string }, transport: "ws", run: ({ query }, s, ctx) => unsubscribe(query, s, ctx) },
@@ -129,18 +150,38 @@ export const cometRoutes = route({
     run: (_, s) => {
       const latestHeight = s.blocks.height();
       const base = s.blocks.base();
+      const catchingUp = s.node.isCatchingUp();
       const pubKey = s.node.validatorPubKey();
-      const address = s.types.addressFromPubKey(pubKey);
       const vals = s.state.loadValidators(latestUncommittedHeight(s));
+      // Everything status reports changes only with a block, the validator set or sync: the encoded
+      // answer is kept per services object until one of them moves.
+      const memo = statusMemo.get(s);
+      if (
+        memo !== undefined &&
+        memo.latestHeight === latestHeight &&
+        memo.base === base &&
+        memo.catchingUp === catchingUp &&
+        memo.vals === vals &&
+        memo.pubKey === pubKey
+      ) {
+        return memo.encoded;
+      }
+      const address = s.types.addressFromPubKey(pubKey);
       const me = vals?.validators.find((v) => bytesEqual(v.address, address));
-      return encodeStatus({
-        nodeInfo: s.node.nodeInfo(),
-        latestHeight,
-        latest: latestHeight === 0 ? undefined : s.blocks.loadBlockMeta(latestHeight),
-        earliest: base === 0 ? undefined : s.blocks.loadBlockMeta(base),
-        catchingUp: s.node.isCatchingUp(),
-        validator: { address, pubKey, votingPower: me?.votingPower ?? 0n },
-      });
+      const encoded = new EncodedJson(
+        encodeJson(
+          encodeStatus({
+            nodeInfo: s.node.nodeInfo(),
+            latestHeight,
+            latest: latestHeight === 0 ? undefined : s.blocks.loadBlockMeta(latestHeight),
+            earliest: base === 0 ? undefined : s.blocks.loadBlockMeta(base),
+            catchingUp,
+            validator: { address, pubKey, votingPower: me?.votingPower ?? 0n },
+          }),
+        ),
+      );
+      statusMemo.set(s, { latestHeight, base, catchingUp, vals, pubKey, encoded });
+      return encoded;
     },
   },
 

@@ -1,4 +1,4 @@
-import type { DispatchResult } from "./dispatch.js";
+import { type DispatchResult, isPromise, type MaybePromise } from "./dispatch.js";
 import type { JsonRpcRequest, JsonRpcResponse } from "./envelope.js";
 import { InvalidRequestError } from "./errors.js";
 import type { ParsedPayload } from "./request.js";
@@ -14,19 +14,34 @@ export interface BatchOutcome {
   readonly cacheable: boolean;
 }
 
-export async function runBatch(
+export function runBatch(
   payload: ParsedPayload,
-  call: (req: JsonRpcRequest) => Promise<DispatchResult>,
-): Promise<BatchOutcome> {
+  call: (req: JsonRpcRequest) => MaybePromise<DispatchResult>,
+): MaybePromise<BatchOutcome> {
   const responses: JsonRpcResponse[] = [];
   let cacheable = true;
-  for (const req of payload.requests) {
-    if (req.id === undefined) continue;
-    const result = await call(req);
+  const { requests } = payload;
+  const add = (result: DispatchResult) => {
     responses.push(result.response);
     cacheable &&= result.cacheable;
-  }
-  return { responses, cacheable: cacheable && responses.length > 0 };
+  };
+  // In order, one at a time; synchronous answers stay synchronous.
+  const from = (start: number): MaybePromise<BatchOutcome> => {
+    for (let i = start; i < requests.length; i++) {
+      const req = requests[i] as JsonRpcRequest;
+      if (req.id === undefined) continue;
+      const result = call(req);
+      if (isPromise(result)) {
+        return result.then((r) => {
+          add(r);
+          return from(i + 1);
+        });
+      }
+      add(result);
+    }
+    return { responses, cacheable: cacheable && responses.length > 0 };
+  };
+  return from(0);
 }
 
 /** The error for a batch longer than `max` items (0 = unlimited), or undefined when it fits. */

@@ -76,30 +76,56 @@ function lookup<S, C>(table: RouteTable<S, C>, method: string, transport: Dispat
   return route;
 }
 
-async function runRoute<S, C>(
+/** A value now, or later: routes that answer synchronously skip the promise machinery. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Handlers are async functions or plain ones: a native promise is the only thenable they return. */
+export function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
+  return v instanceof Promise;
+}
+
+function succeeded<S, C>(
+  route: Route<S, C>,
+  args: ParamValues<ParamShape>,
+  id: JsonRpcId | undefined,
+  result: WireValue,
+): DispatchResult {
+  return { response: successResponse(id, result), cacheable: isCacheable(route, args) };
+}
+
+function failed(id: JsonRpcId | undefined, opts: DispatchOptions, err: unknown): DispatchResult {
+  return { response: errorResponse(id, opts.mapError(err)), cacheable: false };
+}
+
+function runRoute<S, C>(
   route: Route<S, C>,
   id: JsonRpcId | undefined,
   args: ParamValues<ParamShape>,
   services: S,
   ctx: C,
   opts: DispatchOptions,
-): Promise<DispatchResult> {
+): MaybePromise<DispatchResult> {
+  let result: WireValue | Promise<WireValue>;
   try {
-    const result = await route.run(args, services, ctx);
-    return { response: successResponse(id, result), cacheable: isCacheable(route, args) };
+    result = route.run(args, services, ctx);
   } catch (err) {
-    return { response: errorResponse(id, opts.mapError(err)), cacheable: false };
+    return failed(id, opts, err);
   }
+  if (!isPromise(result)) return succeeded(route, args, id, result);
+  return result.then(
+    (r) => succeeded(route, args, id, r),
+    (err) => failed(id, opts, err),
+  );
 }
 
 /** Runs one JSON-RPC request (not a notification) against the table. */
-export async function dispatchRequest<S, C>(
+export function dispatchRequest<S, C>(
   table: RouteTable<S, C>,
   req: JsonRpcRequest,
   services: S,
   ctx: C,
   opts: DispatchOptions,
-): Promise<DispatchResult> {
+): MaybePromise<DispatchResult> {
   const route = lookup(table, req.method, opts.transport);
   if (route === undefined) return { response: errorResponse(req.id, new MethodNotFoundError()), cacheable: false };
   let args: ParamValues<ParamShape>;
@@ -114,14 +140,14 @@ export async function dispatchRequest<S, C>(
 }
 
 /** Runs a URI call (`GET /<method>?a=..`); `get` returns "" for an absent argument. */
-export async function dispatchUri<S, C>(
+export function dispatchUri<S, C>(
   route: Route<S, C>,
   id: JsonRpcId,
   get: (name: string) => string,
   services: S,
   ctx: C,
   opts: DispatchOptions,
-): Promise<DispatchResult & { readonly paramsFailed: boolean }> {
+): MaybePromise<DispatchResult & { readonly paramsFailed: boolean }> {
   let args: ParamValues<ParamShape>;
   try {
     args = decodeUriParams(route.params, get);
@@ -130,7 +156,9 @@ export async function dispatchUri<S, C>(
     const detail = `error converting http params to arguments: ${err.message}`;
     return { response: errorResponse(id, new InvalidParamsError(detail)), cacheable: false, paramsFailed: true };
   }
-  return { ...(await runRoute(route, id, args, services, ctx, opts)), paramsFailed: false };
+  const run = runRoute(route, id, args, services, ctx, opts);
+  if (!isPromise(run)) return { response: run.response, cacheable: run.cacheable, paramsFailed: false };
+  return run.then((r) => ({ response: r.response, cacheable: r.cacheable, paramsFailed: false }));
 }
 
 /** The default error mapping: RPC errors pass through, anything else is -32603 with its text. */

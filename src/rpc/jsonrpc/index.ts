@@ -12,6 +12,8 @@ export {
   dispatchRequest,
   dispatchUri,
   isCacheable,
+  isPromise,
+  type MaybePromise,
   type Route,
   type RouteTable,
   routeParamNames,
@@ -44,6 +46,7 @@ export {
 } from "./errors.js";
 export {
   compactGoJson,
+  EncodedJson,
   encodeGoString,
   encodeJson,
   goQuote,

@@ -320,6 +320,17 @@ export class RawJson {
   }
 }
 
+/**
+ * JSON this writer produced earlier (encodeJson output), spliced in unchanged: lets a route keep the
+ * encoded form of an answer that only changes with the chain (status between blocks).
+ */
+export class EncodedJson {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 /** A value the writer accepts: what encoders build for the wire. `undefined` object members are left out. */
 export type WireValue =
   | null
@@ -328,14 +339,25 @@ export type WireValue =
   | bigint
   | string
   | RawJson
+  | EncodedJson
   | readonly WireValue[]
   | ReadonlyMap<string, WireValue>
   | { readonly [key: string]: WireValue | undefined };
 
 const HEX = "0123456789abcdef";
 
+/** Characters Go's encoder (HTML escaping on) writes escaped, and lone-surrogate candidates. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what Go escapes.
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\<>&\u2028\u2029\ud800-\udfff]/;
+
 /** Writes a JSON string the way Go's encoder does with HTML escaping on. */
 export function encodeGoString(s: string): string {
+  // Nearly every string on the wire (hex, base64, numbers as strings, names) needs no escape.
+  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
+  return escapeGoString(s);
+}
+
+function escapeGoString(s: string): string {
   let out = '"';
   let runStart = 0;
   for (let i = 0; i < s.length; i++) {
@@ -370,6 +392,19 @@ export function encodeGoString(s: string): string {
     }
   }
   return `${out}${s.slice(runStart)}"`;
+}
+
+/** Object keys recur on every answer; their encoded form (with the colon) is kept. */
+const keyCache = new Map<string, string>();
+const KEY_CACHE_LIMIT = 4096;
+
+function encodeKey(k: string): string {
+  let e = keyCache.get(k);
+  if (e === undefined) {
+    e = `${encodeGoString(k)}:`;
+    if (keyCache.size < KEY_CACHE_LIMIT) keyCache.set(k, e);
+  }
+  return e;
 }
 
 /** Go `json.Compact` with HTML escaping: drops insignificant whitespace, escapes <, >, &, U+2028/9 in strings. */
@@ -420,16 +455,30 @@ export function encodeJson(value: WireValue): string {
     case "string":
       return encodeGoString(value);
   }
+  if (value instanceof EncodedJson) return value.text;
   if (value instanceof RawJson) return compactGoJson(value.text);
-  if (Array.isArray(value)) return `[${(value as readonly WireValue[]).map(encodeJson).join(",")}]`;
-  const parts: string[] = [];
+  if (Array.isArray(value)) {
+    const items = value as readonly WireValue[];
+    if (items.length === 0) return "[]";
+    let out = `[${encodeJson(items[0] as WireValue)}`;
+    for (let i = 1; i < items.length; i++) out += `,${encodeJson(items[i] as WireValue)}`;
+    return `${out}]`;
+  }
+  let out = "{";
+  let first = true;
   if (value instanceof Map) {
-    for (const [k, v] of value as ReadonlyMap<string, WireValue>) parts.push(`${encodeGoString(k)}:${encodeJson(v)}`);
-    return `{${parts.join(",")}}`;
+    for (const [k, v] of value as ReadonlyMap<string, WireValue>) {
+      out += `${first ? "" : ","}${encodeKey(k)}${encodeJson(v)}`;
+      first = false;
+    }
+    return `${out}}`;
   }
-  for (const [k, v] of Object.entries(value as { [key: string]: WireValue | undefined })) {
+  const obj = value as { readonly [key: string]: WireValue | undefined };
+  for (const k in obj) {
+    const v = obj[k];
     if (v === undefined) continue;
-    parts.push(`${encodeGoString(k)}:${encodeJson(v)}`);
+    out += `${first ? "" : ","}${encodeKey(k)}${encodeJson(v)}`;
+    first = false;
   }
-  return `{${parts.join(",")}}`;
+  return `${out}}`;
 }

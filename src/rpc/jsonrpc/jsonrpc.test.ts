@@ -304,3 +304,42 @@ describe("dispatch", () => {
     expect(outcome.cacheable).toBe(true);
   });
 });
+
+describe("Go-compatible JSON writing, fast path", () => {
+  test("behavior: strings with and without escapes agree with the character-by-character writer", () => {
+    const samples = [
+      "",
+      "plain",
+      "0xABCDEF",
+      "with space",
+      "tab\there",
+      'quote"',
+      "back\\slash",
+      "<>&",
+      "\u2028",
+      "😀",
+      "\ud800",
+      "é",
+    ];
+    for (const a of samples) {
+      for (const b of samples) {
+        const s = `${a}${b}`;
+        // JSON.stringify and Go agree except for HTML escapes, U+2028/9 and lone surrogates.
+        const expected = JSON.stringify(s)
+          .replaceAll("<", "\\u003c")
+          .replaceAll(">", "\\u003e")
+          .replaceAll("&", "\\u0026")
+          .replaceAll("\u2028", "\\u2028")
+          .replaceAll("\u2029", "\\u2029")
+          .replace(/\\ud800/g, "\ufffd")
+          .replace(/\\b/g, "\\b");
+        expect(encodeGoString(s)).toBe(expected);
+      }
+    }
+  });
+  test("behavior: EncodedJson is spliced unchanged", async () => {
+    const { EncodedJson } = await import("./json.js");
+    const inner = encodeJson({ a: "<x>", b: [1, 2] });
+    expect(encodeJson({ r: new EncodedJson(inner) })).toBe(`{"r":${inner}}`);
+  });
+});

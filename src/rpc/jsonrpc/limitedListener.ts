@@ -14,7 +14,8 @@ export interface LimitedListener {
 /**
  * A listener for both RPC servers that hands each accepted connection to `onConnection`, at most
  * `maxOpen` at a time (0 = unlimited). Like Go's netutil.LimitListener, extra connections wait
- * unread until one closes. Rejects with the listen error as Node reports it; callers word it.
+ * unread until one closes. Sockets get TCP_NODELAY (as Go and node:http set it). Rejects with the
+ * listen error as Node reports it; callers word it.
  */
 export async function listenLimited(
   target: SocketTarget,
@@ -33,7 +34,7 @@ export async function listenLimited(
     });
     onConnection(socket);
   };
-  const server: Server = createServer({ pauseOnConnect: true }, (socket) => {
+  const server: Server = createServer({ pauseOnConnect: true, noDelay: true, keepAlive: true }, (socket) => {
     if (maxOpen > 0 && open >= maxOpen) waiting.push(socket);
     else admit(socket);
   });

@@ -312,7 +312,7 @@ export type ParamValues<P extends ParamShape> = { -readonly [K in keyof P]: Para
 
 function zeroValues<P extends ParamShape>(shape: P): ParamValues<P> {
   const out: Record<string, unknown> = {};
-  for (const [name, codec] of Object.entries(shape)) out[name] = codec.zero;
+  for (const name in shape) out[name] = (shape[name] as ParamCodec<unknown>).zero;
   return out as ParamValues<P>;
 }
 
@@ -379,10 +379,10 @@ export function decodeUriParam<T>(codec: ParamCodec<T>, arg: string): T {
 export function decodeUriParams<P extends ParamShape>(shape: P, get: (name: string) => string): ParamValues<P> {
   const values = zeroValues(shape);
   const out = values as Record<string, unknown>;
-  for (const [name, codec] of Object.entries(shape)) {
+  for (const name in shape) {
     const arg = get(name);
     if (arg === "") continue;
-    out[name] = decodeUriParam(codec, arg);
+    out[name] = decodeUriParam(shape[name] as ParamCodec<unknown>, arg);
   }
   return values;
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../../util/logger.js";
 import {
   batchLimitError,
+  type DispatchResult,
   dispatchRequest,
   dispatchUri,
   encodeResponse,
@@ -12,12 +13,15 @@ import {
   InvalidParamsError,
   InvalidRequestError,
   isFailure,
+  isPromise,
   type JsonRpcResponse,
+  type MaybePromise,
   MethodNotFoundError,
   type ParsedPayload,
   ParseError,
   parseRequestPayload,
   RequestDecodeError,
+  type Route,
   type RouteTable,
   routeParamNames,
   runBatch,
@@ -84,19 +88,22 @@ function sendText(
   status: number,
   contentType: string,
   body: string,
-  headers: Record<string, string> = {},
+  headers?: Record<string, string>,
 ): void {
   if (res.headersSent || res.writableEnded) return;
-  res.statusCode = status;
-  res.setHeader("Content-Type", contentType);
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.setHeader("Content-Length", Buffer.byteLength(body, "utf8"));
-  // A string body goes out in one write together with the headers (a Buffer costs a writev).
-  res.end(body, "utf8");
+  // Encoded once: Buffer.byteLength and a string write would each walk the text.
+  const bytes = Buffer.from(body, "utf8");
+  // One writeHead with every header (setHeader validates and stores each one separately).
+  const all: Record<string, string | number> = { "Content-Type": contentType, "Content-Length": bytes.length };
+  if (headers !== undefined) Object.assign(all, headers);
+  res.writeHead(status, all);
+  res.end(bytes);
 }
 
+const CACHEABLE_HEADERS = { "Cache-Control": CACHE_CONTROL };
+
 function sendJson(res: ServerResponse, status: number, body: string, cacheable = false): void {
-  sendText(res, status, "application/json", body, cacheable ? { "Cache-Control": CACHE_CONTROL } : {});
+  sendText(res, status, "application/json", body, cacheable ? CACHEABLE_HEADERS : undefined);
 }
 
 function bodyTooLarge(res: ServerResponse): void {
@@ -123,9 +130,87 @@ function endpointList(host: string, routes: RouteTable<CometServices, CometCallC
   return `${html}</body></html>`;
 }
 
+/** Whether the request can carry a body (Content-Length above 0 or a Transfer-Encoding). */
+function hasBody(req: IncomingMessage): boolean {
+  const h = req.headers;
+  if (h["transfer-encoding"] !== undefined) return true;
+  const cl = h["content-length"];
+  return cl !== undefined && cl !== "0";
+}
+
+/** `/<route>` with an optional query: the common shape, split without the WHATWG URL parser. */
+const SIMPLE_PATH = /^\/[A-Za-z0-9_]*(?:\?|$)/;
+
+const EMPTY_QUERY = new URLSearchParams();
+
+/** The path and query of a request target; unusual targets go through the URL parser as before. */
+function splitTarget(target: string): { path: string; query: URLSearchParams } {
+  if (SIMPLE_PATH.test(target)) {
+    const q = target.indexOf("?");
+    if (q < 0) return { path: target, query: EMPTY_QUERY };
+    return { path: target.slice(0, q), query: new URLSearchParams(target.slice(q + 1)) };
+  }
+  const url = new URL(target, "http://localhost");
+  return { path: url.pathname, query: url.searchParams };
+}
+
+/** Go: r.URL.Query().Get, then r.FormValue; "" when absent. */
+function uriArgs(query: URLSearchParams, form: URLSearchParams | undefined): (name: string) => string {
+  if (form === undefined) return (name) => query.get(name) || "";
+  return (name) => query.get(name) || form.get(name) || "";
+}
+
+function sendUriResult(res: ServerResponse, r: DispatchResult): void {
+  const failed = isFailure(r.response);
+  sendJson(res, failed ? 500 : 200, encodeResponse(r.response), !failed && r.cacheable);
+}
+
 function isFormRequest(req: IncomingMessage): boolean {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   return ["POST", "PUT", "PATCH"].includes(req.method ?? "GET") && type === "application/x-www-form-urlencoded";
+}
+
+/** Answers up to this size are handed to the socket at once; larger ones are watched until written. */
+const LARGE_ANSWER_BYTES = 64 * 1024;
+
+/** Cuts connections whose answer is not written within `timeoutMs` (http.Server WriteTimeout). */
+class WriteDeadlines {
+  private readonly deadlines = new Map<ServerResponse, number>();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+  private readonly every: number;
+  private readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+    this.every = Math.max(5, Math.min(1000, Math.floor(timeoutMs / 10)));
+  }
+
+  /** One map entry per request instead of a timer and a close listener each. */
+  track(res: ServerResponse): void {
+    this.deadlines.set(res, Date.now() + this.timeoutMs);
+    if (this.sweeper === undefined) {
+      this.sweeper = setInterval(() => this.sweep(), this.every);
+      this.sweeper.unref();
+    }
+  }
+
+  untrack(res: ServerResponse): void {
+    this.deadlines.delete(res);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    // Same timeout for all: insertion order is deadline order.
+    for (const [res, deadline] of this.deadlines) {
+      if (deadline > now) break;
+      this.deadlines.delete(res);
+      res.socket?.destroy();
+    }
+    if (this.deadlines.size === 0 && this.sweeper !== undefined) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
 }
 
 export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -134,9 +219,9 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
   const context = (req: IncomingMessage, transport: "uri" | "http", requestId: CometCallContext["requestId"]) =>
     ({ transport, remoteAddr: deps.remoteAddr(req), requestId, runtime, ws: undefined }) satisfies CometCallContext;
 
-  const dispatchOpts = {
-    mapError: toCometRpcError,
-  } as const;
+  const paramsError = (d: string) => new InvalidParamsError(d);
+  const httpOpts = { transport: "http", paramsError, mapError: toCometRpcError } as const;
+  const uriOpts = { transport: "uri", paramsError, mapError: toCometRpcError } as const;
 
   async function handleJsonRpc(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): Promise<void> {
     let bytes = body;
@@ -159,11 +244,7 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
       return;
     }
     const outcome = await runBatch(payload, (r) =>
-      dispatchRequest(routes, r, services, context(req, "http", r.id), {
-        transport: "http",
-        paramsError: (d) => new InvalidParamsError(d),
-        ...dispatchOpts,
-      }),
+      dispatchRequest(routes, r, services, context(req, "http", r.id), httpOpts),
     );
     if (outcome.responses.length === 0) {
       res.statusCode = 200;
@@ -174,44 +255,48 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
     sendJson(res, 200, encodeResponses(outcome.responses, { unwrapSingle: true }), outcome.cacheable);
   }
 
-  async function handleUri(
+  function handleUri(
     req: IncomingMessage,
     res: ServerResponse,
     name: string,
-    url: URL,
+    query: URLSearchParams,
     body: Buffer | undefined,
-  ): Promise<void> {
+  ): MaybePromise<void> {
     const route = routes[name];
     if (route === undefined) return notFound(res);
     if (route.transport === "ws") {
       sendJson(res, 404, encodeResponse(errorResponse(URI_ID, new MethodNotFoundError())));
       return;
     }
-    let formBody = body;
-    if (formBody === undefined && isFormRequest(req)) {
-      const read = await readBody(req, deps.maxBodyBytes);
-      formBody = read.ok ? read.bytes : Buffer.alloc(0);
+    if (body === undefined && isFormRequest(req)) {
+      return readBody(req, deps.maxBodyBytes).then((read) =>
+        runUri(req, res, route, query, read.ok ? read.bytes : Buffer.alloc(0)),
+      );
     }
-    const form =
-      formBody !== undefined && isFormRequest(req) ? new URLSearchParams(formBody.toString("utf8")) : undefined;
-    // Go: r.URL.Query().Get, then r.FormValue.
-    const get = (argName: string): string => url.searchParams.get(argName) || form?.get(argName) || "";
-    const result = await dispatchUri(route, URI_ID, get, services, context(req, "uri", URI_ID), {
-      transport: "uri",
-      paramsError: (d) => new InvalidParamsError(d),
-      ...dispatchOpts,
-    });
-    const failed = isFailure(result.response);
-    sendJson(res, failed ? 500 : 200, encodeResponse(result.response), !failed && result.cacheable);
+    return runUri(req, res, route, query, body);
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // PreChecksHandler (outermost, before X-Server-Time): body limit and batch limit.
-    let body: Buffer | undefined;
-    if (deps.maxRequestBatchSize > 0) {
-      const read = await readBody(req, deps.maxBodyBytes);
+  function runUri(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route<CometServices, CometCallContext>,
+    query: URLSearchParams,
+    formBody: Buffer | undefined,
+  ): MaybePromise<void> {
+    const form =
+      formBody !== undefined && isFormRequest(req) ? new URLSearchParams(formBody.toString("utf8")) : undefined;
+    const result = dispatchUri(route, URI_ID, uriArgs(query, form), services, context(req, "uri", URI_ID), uriOpts);
+    if (!isPromise(result)) return sendUriResult(res, result);
+    return result.then((r) => sendUriResult(res, r));
+  }
+
+  /** PreChecksHandler (outermost, before X-Server-Time): body limit and batch limit. */
+  function serve(req: IncomingMessage, res: ServerResponse): MaybePromise<void> {
+    // A request without a body (every URI GET) has nothing to pre-check.
+    if (deps.maxRequestBatchSize <= 0 || !hasBody(req)) return route(req, res, undefined);
+    return readBody(req, deps.maxBodyBytes).then((read) => {
       if (!read.ok) return bodyTooLarge(res);
-      body = read.bytes;
+      const body = read.bytes;
       let payload: ParsedPayload | undefined;
       try {
         payload = body.length === 0 ? undefined : parseRequestPayload(body.toString("utf8"));
@@ -223,37 +308,68 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
         sendJson(res, 200, encodeResponse(errorResponse(undefined, limitError)));
         return;
       }
-    }
-    // RecoverAndLogHandler
+      return route(req, res, body);
+    });
+  }
+
+  /** RecoverAndLogHandler, X-Server-Time, CORS and the mux. */
+  function route(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): MaybePromise<void> {
     res.setHeader("X-Server-Time", Math.floor(Date.now() / 1000).toString());
     try {
       if (deps.cors?.handle(req, res) === true) return;
-      const url = new URL(req.url ?? "/", "http://localhost");
-      const path = url.pathname;
-      if (path === "/") return await handleJsonRpc(req, res, body);
-      if (path === "/websocket") {
+      const { path, query } = splitTarget(req.url ?? "/");
+      let handled: MaybePromise<void>;
+      if (path === "/") handled = handleJsonRpc(req, res, body);
+      else if (path === "/websocket") {
         // A plain request on the WebSocket path: gorilla's Upgrade refusal.
         if (req.method !== "GET") sendText(res, 405, "text/plain; charset=utf-8", "Method Not Allowed\n");
         else sendText(res, 400, "text/plain; charset=utf-8", "Bad Request\n", { "Sec-Websocket-Version": "13" });
         return;
+      } else {
+        const name = path.slice(1);
+        if (name.includes("/") || !Object.hasOwn(routes, name)) return notFound(res);
+        handled = handleUri(req, res, name, query, body);
       }
-      const name = path.slice(1);
-      if (!name.includes("/") && Object.hasOwn(routes, name)) return await handleUri(req, res, name, url, body);
-      notFound(res);
+      if (!isPromise(handled)) return handled;
+      return handled.catch((err: unknown) => recover(req, res, err));
     } catch (err) {
-      log.error({ err, url: req.url }, "panic in RPC HTTP handler");
-      const failure: JsonRpcResponse = errorResponse(URI_ID, new InternalError(errorText(err), { cause: err }));
-      sendJson(res, 500, encodeResponse(failure));
+      recover(req, res, err);
     }
   }
 
+  function recover(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    log.error({ err, url: req.url }, "panic in RPC HTTP handler");
+    const failure: JsonRpcResponse = errorResponse(URI_ID, new InternalError(errorText(err), { cause: err }));
+    sendJson(res, 500, encodeResponse(failure));
+  }
+
+  function handlerFailed(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    log.error({ err, url: req.url }, "RPC HTTP handler failed");
+    deadlines.untrack(res);
+    if (!res.writableEnded) res.destroy();
+  }
+
+  const deadlines = new WriteDeadlines(deps.writeTimeoutMs);
+
   return (req, res) => {
-    // http.Server WriteTimeout: the connection is cut when the answer is not written in time.
-    const timer = setTimeout(() => req.socket.destroy(), deps.writeTimeoutMs);
-    res.once("close", () => clearTimeout(timer));
-    serve(req, res).catch((err: unknown) => {
-      log.error({ err }, "RPC HTTP handler failed");
-      if (!res.writableEnded) res.destroy();
-    });
+    let handled: MaybePromise<void>;
+    try {
+      handled = serve(req, res);
+    } catch (err) {
+      handlerFailed(req, res, err);
+      return;
+    }
+    if (isPromise(handled)) {
+      // Still being answered: the write deadline runs until the handler is done.
+      deadlines.track(res);
+      handled.then(
+        () => deadlines.untrack(res),
+        (err: unknown) => handlerFailed(req, res, err),
+      );
+    } else if (res.writableLength > LARGE_ANSWER_BYTES) {
+      // Answered, but too large to sit in the socket buffer: a client that does not read is cut.
+      deadlines.track(res);
+      res.once("finish", () => deadlines.untrack(res));
+    }
   };
 }
