@@ -196,6 +196,124 @@ export function buildProgram(io: CliIo = processIo): Command {
     }),
   );
 
+  const testnetOptions = (cmd: Command) =>
+    cmd
+      .option("--v <n>", "number of validators", "4")
+      .option("--n <n>", "number of non-validators", "0")
+      .option("--o <dir>", "directory to write the node homes to", "./mytestnet")
+      .option("--chain-id <id>", 'chain id (default: "test-chain-" and 6 random characters)')
+      .option("--initial-height <h>", "initial height of the chain", "1")
+      .option("--node-dir-prefix <prefix>", "prefix of each node's directory name and moniker", "node")
+      .option("--p2p-port <port>", "p2p port of node0 (node i: + 10 i on 127.0.0.1)", "26656")
+      .option("--json-rpc-port <port>", "Ethereum JSON-RPC port of node0 (node i: + 10 i)", "8545")
+      .option(
+        "--starting-ip-address <ip>",
+        "give node i this IPv4 address + i and the same ports everywhere (containers) instead of loopback ports",
+      )
+      .option("--populate-persistent-peers [bool]", "list every other node in persistent_peers", true)
+      .option("--proxy_app <app>", 'application of every node ("evm" or "kvstore")');
+
+  interface TestnetFlags {
+    v: string;
+    n: string;
+    o: string;
+    chainId?: string;
+    initialHeight: string;
+    nodeDirPrefix: string;
+    p2pPort: string;
+    jsonRpcPort: string;
+    startingIpAddress?: string;
+    populatePersistentPeers: boolean | string;
+    proxy_app?: string;
+  }
+
+  const wholeNumber = (flag: string, value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+      throw new ConfigError("testnet", flag, `must be a whole number (got "${value}")`);
+    }
+    return n;
+  };
+
+  const writeTestnet = async (opts: TestnetFlags) => {
+    const { createTestnet } = await import("../config/index.js");
+    const result = await createTestnet({
+      outputDir: opts.o,
+      validators: wholeNumber("--v", opts.v),
+      nonValidators: wholeNumber("--n", opts.n),
+      initialHeight: wholeNumber("--initial-height", opts.initialHeight),
+      nodeDirPrefix: opts.nodeDirPrefix,
+      p2pPort: wholeNumber("--p2p-port", opts.p2pPort),
+      jsonRpcPort: wholeNumber("--json-rpc-port", opts.jsonRpcPort),
+      populatePersistentPeers: opts.populatePersistentPeers !== false && opts.populatePersistentPeers !== "false",
+      ...(opts.chainId === undefined ? {} : { chainId: opts.chainId }),
+      ...(opts.startingIpAddress === undefined ? {} : { startingIp: opts.startingIpAddress }),
+      ...(opts.proxy_app === undefined ? {} : { proxyApp: opts.proxy_app }),
+    });
+    return result;
+  };
+
+  testnetOptions(
+    program
+      .command("testnet")
+      .description("Write the homes of a multi-validator network (one genesis, distinct ports, persistent peers)"),
+  ).action(
+    run(async (opts: TestnetFlags) => {
+      const result = await writeTestnet(opts);
+      io.out(`Successfully initialized ${result.nodes.length} node directories (chain ${result.chainId})`);
+      for (const n of result.nodes) {
+        io.out(
+          `${n.name}: ${n.home} id=${n.nodeId} p2p=${n.host}:${n.p2pPort} rpc=${n.host}:${n.rpcPort} json-rpc=${n.host}:${n.jsonRpcPort}${n.isValidator ? " (validator)" : ""}`,
+        );
+      }
+      io.out(
+        `Start one node with "npm start -- --home <dir>", or all of them with "npm run testnet -- --o ${opts.o}".`,
+      );
+    }),
+  );
+
+  testnetOptions(
+    program
+      .command("start-testnet")
+      .description("Start every node of a testnet directory (writing it first when it does not exist)"),
+  ).action(
+    run(async (opts: TestnetFlags) => {
+      const { existsSync, readdirSync } = await import("node:fs");
+      const { join, resolve } = await import("node:path");
+      const { loadNodeConfig } = await import("../config/index.js");
+      const out = resolve(opts.o);
+      const prefix = opts.nodeDirPrefix;
+      let names = existsSync(out) ? readdirSync(out).filter((d) => new RegExp(`^${prefix}\\d+$`).test(d)) : [];
+      if (names.length === 0) {
+        const result = await writeTestnet(opts);
+        io.out(`Wrote ${result.nodes.length} node homes under ${out} (chain ${result.chainId})`);
+        names = result.nodes.map((n) => n.name);
+      }
+      names.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+      const nodes = names.map((name) => {
+        const home = join(out, name);
+        loadNodeConfig(home);
+        return {
+          name,
+          home,
+          nodeId: "",
+          isValidator: true,
+          host: "",
+          p2pPort: 0,
+          rpcPort: 0,
+          jsonRpcPort: 0,
+          jsonRpcWsPort: 0,
+        };
+      });
+      const { runTestnetNodes } = await import("./testnetRunner.js");
+      const runner = runTestnetNodes(nodes, io);
+      const stop = () => runner.stop();
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+      io.exit(await runner.done);
+    }),
+  );
+
   program
     .command("show-node-id")
     .alias("show_node_id")

@@ -11,6 +11,7 @@ import { loadGenesis, saveGenesis } from "./genesis.js";
 import { CONFIG_FILE_PATHS, loadNodeConfig, type NodeConfig } from "./nodeConfig.js";
 import { loadOrGenerateNodeKey } from "./nodeKey.js";
 import { renderConfigFile } from "./renderConfigFile.js";
+import type { TomlInput } from "./setting.js";
 
 /** Environment variable naming the home directory (CometBFT: CMTHOME). */
 export const HOME_ENV = "COMETH_HOME";
@@ -43,6 +44,10 @@ export function randomChainId(): string {
 export interface InitHomeOptions {
   chainId?: string;
   moniker?: string;
+  /** More config.toml values for a new config file, by `table.key` (testnet ports and peers). */
+  config?: Record<string, TomlInput>;
+  /** More app.toml values for a new app.toml. */
+  appConfig?: Record<string, TomlInput>;
 }
 
 export interface InitHomeResult {
@@ -72,7 +77,10 @@ export async function initHome(home: string, opts: InitHomeOptions = {}): Promis
   } else {
     writeFileSync(
       configPath,
-      renderConfigFile("config.toml", opts.moniker !== undefined ? { moniker: opts.moniker } : {}),
+      renderConfigFile("config.toml", {
+        ...(opts.config ?? {}),
+        ...(opts.moniker !== undefined ? { moniker: opts.moniker } : {}),
+      }),
       {
         mode: 0o644,
       },
@@ -83,7 +91,7 @@ export async function initHome(home: string, opts: InitHomeOptions = {}): Promis
   if (existsSync(appPath)) {
     files.push({ path: appPath, action: "found" });
   } else {
-    writeFileSync(appPath, renderConfigFile("app.toml"), { mode: 0o644 });
+    writeFileSync(appPath, renderConfigFile("app.toml", opts.appConfig ?? {}), { mode: 0o644 });
     files.push({ path: appPath, action: "generated" });
   }
 

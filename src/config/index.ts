@@ -64,3 +64,11 @@ export {
   SETTINGS,
   type SettingEntry,
 } from "./settingsTable.js";
+export {
+  createTestnet,
+  TESTNET_PORT_STRIDE,
+  TESTNET_VALIDATOR_POWER,
+  type TestnetNode,
+  type TestnetOptions,
+  type TestnetResult,
+} from "./testnet.js";

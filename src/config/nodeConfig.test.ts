@@ -51,6 +51,7 @@ describe("defaults", () => {
         privValidatorLaddr: "",
         nodeKeyFile: h("config/node_key.json"),
         abci: "socket",
+        blockSyncMode: true,
         filterPeers: false,
         eventBusBufferCapacity: 0,
       },

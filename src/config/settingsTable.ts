@@ -130,6 +130,9 @@ const base = table("config.toml", "", "Main Base Config Options", {
   abci: oneOf("abci", "socket", ["socket", "grpc"] as const, {
     doc: "Mechanism to connect to the ABCI application: socket | grpc\n(ignored for the in-process applications named by proxy_app)",
   }),
+  blockSyncMode: bool("block_sync", true, {
+    doc: "If this node is many blocks behind the tip of the chain, BlockSync\nallows them to catchup quickly by downloading blocks in parallel\nand verifying their commits\n\nDeprecated: this key will be removed and BlockSync will be enabled unconditionally in the next major release.",
+  }),
   filterPeers: bool("filter_peers", false, {
     doc: "If true, query the ABCI app on connecting to a new peer\nso the app can decide if we should keep the connection or not",
   }),
