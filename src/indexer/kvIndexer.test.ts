@@ -146,3 +146,36 @@ describe("null indexer", () => {
     await idx.close();
   });
 });
+
+describe("lazy TxResult decoding", () => {
+  test("behavior: height and index come from the record head; tx and result decode on use", async () => {
+    const { decodeTxResult, decodeTxResultLazily, encodeTxResult } = await import("./txResultCodec.js");
+    const cases = [
+      { height: 0, index: 0 },
+      { height: 1, index: 0 },
+      { height: 300, index: 7 },
+      { height: 2 ** 40, index: 65_000 },
+    ];
+    for (const c of cases) {
+      const record = {
+        ...c,
+        tx: new Uint8Array([1, 2, 3]),
+        result: {
+          code: 0,
+          data: new Uint8Array([9]),
+          log: "ok",
+          info: "",
+          gasWanted: 5n,
+          gasUsed: 4n,
+          events: [{ type: "e", attributes: [{ key: "k", value: "v", index: true }] }],
+          codespace: "",
+        },
+      };
+      const bytes = encodeTxResult(record);
+      const lazy = decodeTxResultLazily(bytes);
+      const eager = decodeTxResult(bytes);
+      expect([lazy.height, lazy.index]).toEqual([c.height, c.index]);
+      expect({ height: lazy.height, index: lazy.index, tx: lazy.tx, result: lazy.result }).toEqual(eager);
+    }
+  });
+});

@@ -14,7 +14,7 @@ import {
   TX_HASH_KEY,
   TX_HEIGHT_KEY,
 } from "./searchPlan.js";
-import { decodeTxResult, encodeTxResult } from "./txResultCodec.js";
+import { decodeTxResult, decodeTxResultLazily, encodeTxResult } from "./txResultCodec.js";
 
 /**
  * The kv indexer over a store/ KvStore, answering like CometBFT v0.38's state/txindex/kv and
@@ -318,8 +318,9 @@ class KvStoreIndexer implements KvIndexer {
     if (plan.type !== "steps") return [];
     const out: IndexedTx[] = [];
     for (const hex of collectTargets(plan.steps, (step) => this.#txRows(step))) {
-      const tx = this.getTx(hexToBytes(hex) ?? new Uint8Array(0));
-      if (tx !== undefined) out.push(tx);
+      const raw = this.#t.txResults.get(hexToBytes(hex) ?? new Uint8Array(0));
+      // Copied: the record is decoded later, only if its page is asked for.
+      if (raw !== undefined) out.push(decodeTxResultLazily(new Uint8Array(raw)));
     }
     return out;
   }

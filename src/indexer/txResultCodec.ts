@@ -55,3 +55,69 @@ export function decodeTxResult(bytes: Uint8Array): IndexedTx {
   };
   return { height: Number(pb.height), index: pb.index, tx: new Uint8Array(pb.tx), result };
 }
+
+/** Reads a protobuf varint at `pos`; returns [value, next position] (undefined when malformed). */
+function readVarint(b: Uint8Array, pos: number): [number, number] | undefined {
+  let value = 0;
+  let mul = 1;
+  for (let i = pos; i < b.length && i < pos + 10; i++) {
+    const byte = b[i] as number;
+    value += (byte & 0x7f) * mul;
+    if ((byte & 0x80) === 0) return [value, i + 1];
+    mul *= 128;
+  }
+  return undefined;
+}
+
+/**
+ * A stored TxResult whose height and index are read from the record's first fields and whose tx and
+ * result are decoded on first use: searches sort and page many hits and decode only the page.
+ */
+class LazyIndexedTx implements IndexedTx {
+  readonly height: number;
+  readonly index: number;
+  #bytes: Uint8Array;
+  #decoded: IndexedTx | undefined;
+
+  constructor(bytes: Uint8Array, height: number, index: number) {
+    this.#bytes = bytes;
+    this.height = height;
+    this.index = index;
+  }
+
+  get tx(): Uint8Array {
+    return this.#full().tx;
+  }
+
+  get result(): ExecTxResult {
+    return this.#full().result;
+  }
+
+  #full(): IndexedTx {
+    this.#decoded ??= decodeTxResult(this.#bytes);
+    return this.#decoded;
+  }
+}
+
+/**
+ * Like decodeTxResult, but defers decoding tx and result. Height (field 1) and index (field 2) are
+ * read directly when the record starts with them, as encodeTxResult writes it; otherwise it decodes.
+ */
+export function decodeTxResultLazily(bytes: Uint8Array): IndexedTx {
+  let pos = 0;
+  let height = 0;
+  let index = 0;
+  // proto3 leaves zero fields out: field 1 (tag 0x08) and field 2 (tag 0x10) are each optional.
+  if (bytes[pos] === 0x08) {
+    const v = readVarint(bytes, pos + 1);
+    if (v === undefined) return decodeTxResult(bytes);
+    [height, pos] = v;
+  }
+  if (bytes[pos] === 0x10) {
+    const v = readVarint(bytes, pos + 1);
+    if (v === undefined) return decodeTxResult(bytes);
+    [index, pos] = v;
+  }
+  if (height > Number.MAX_SAFE_INTEGER || index > 0xffffffff) return decodeTxResult(bytes);
+  return new LazyIndexedTx(bytes, height, index);
+}
