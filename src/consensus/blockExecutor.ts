@@ -9,10 +9,12 @@ import {
   type CommitInfo,
   commitHash,
   dataHash,
+  type Evidence,
   evidenceHash,
   type FinalizeBlockResponse,
   hashConsensusParams,
   headerHash,
+  type MisbehaviorInfo,
   blockId as makeBlockId,
   makePartSet,
   medianTime,
@@ -34,6 +36,7 @@ import type {
   BlockStoreAccess,
   ConsensusApp,
   EventPublisher,
+  EvidencePoolAccess,
   FailPointHook,
   MempoolAccess,
   StateStoreAccess,
@@ -111,6 +114,28 @@ function commitInfoFor(commit: Commit, valSet: ValidatorSet | undefined, height:
   };
 }
 
+/** EvidenceList.ToABCI: one DUPLICATE_VOTE misbehavior per piece of evidence, for the app. */
+export function misbehaviorOf(evidence: readonly Evidence[]): MisbehaviorInfo[] {
+  return evidence.map((ev) => ({
+    type: "duplicateVote",
+    validatorAddress: ev.voteA.validatorAddress,
+    validatorPower: ev.validatorPower,
+    height: ev.voteA.height,
+    time: ev.timestamp,
+    totalVotingPower: ev.totalVotingPower,
+  }));
+}
+
+/**
+ * sm.EmptyEvidencePool: proposes nothing and accepts every block's evidence. For replaying blocks
+ * this node already committed (handshake), whose evidence was checked when they were decided.
+ */
+export const EMPTY_EVIDENCE_POOL: EvidencePoolAccess = {
+  pendingEvidence: () => ({ evidence: [], bytes: 0 }),
+  checkEvidence: () => {},
+  update: () => Promise.resolve(),
+};
+
 /** Hash of a block's header, cached per block object. */
 const hashCache = new WeakMap<Block, Uint8Array>();
 export function blockHash(block: Block): Uint8Array {
@@ -134,6 +159,8 @@ export interface BlockExecutorDeps {
   stateStore: StateStoreAccess;
   /** Absent during handshake replay (emptyMempool). */
   mempool?: MempoolAccess;
+  /** Without a pool, proposals carry no evidence and blocks carrying some are refused. */
+  evidence?: EvidencePoolAccess;
   events?: EventPublisher;
   clock: Clock;
   log: Logger;
@@ -158,7 +185,10 @@ export class BlockExecutor {
     this.opts = opts;
   }
 
-  /** Reaps the mempool, asks the app (PrepareProposal) and builds the block for `height`. */
+  /**
+   * Takes pending evidence (within evidence.max_bytes), reaps the mempool for the rest of the block,
+   * asks the app (PrepareProposal) and builds the block for `height`.
+   */
   async createProposalBlock(
     height: number,
     state: ChainState,
@@ -169,9 +199,12 @@ export class BlockExecutor {
     const unlimited = paramMaxBytes === -1;
     const maxBytes = unlimited ? MAX_BLOCK_SIZE_BYTES : paramMaxBytes;
     const maxGas = state.consensusParams.block.maxGas;
-    const dataBytes = maxDataBytes(maxBytes, 0, state.validators.size());
+    const { evidence, bytes: evidenceBytes } = this.deps.evidence?.pendingEvidence(
+      Number(state.consensusParams.evidence.maxBytes),
+    ) ?? { evidence: [], bytes: 0 };
+    const dataBytes = maxDataBytes(maxBytes, evidenceBytes, state.validators.size());
     const reaped = this.deps.mempool?.reapMaxBytesMaxGas(unlimited ? -1 : dataBytes, maxGas) ?? [];
-    const draft = this.makeBlock(height, state, reaped, lastCommit, proposerAddress);
+    const draft = this.makeBlock(height, state, reaped, lastCommit, proposerAddress, evidence);
     const localLastCommit =
       height === state.initialHeight
         ? { round: 0, votes: [] }
@@ -180,7 +213,7 @@ export class BlockExecutor {
       maxTxBytes: dataBytes,
       txs: reaped,
       localLastCommit,
-      misbehavior: [],
+      misbehavior: misbehaviorOf(evidence),
       height,
       time: draft.header.time,
       nextValidatorsHash: draft.header.nextValidatorsHash,
@@ -195,12 +228,19 @@ export class BlockExecutor {
         );
       }
     }
-    const block = this.makeBlock(height, state, res.txs, lastCommit, proposerAddress);
+    const block = this.makeBlock(height, state, res.txs, lastCommit, proposerAddress, evidence);
     return { block, parts: makePartSet(block) };
   }
 
   /** state.MakeBlock: header from state, BFT time (genesis time at the initial height). */
-  makeBlock(height: number, state: ChainState, txs: Uint8Array[], lastCommit: Commit, proposer: Uint8Array): Block {
+  makeBlock(
+    height: number,
+    state: ChainState,
+    txs: Uint8Array[],
+    lastCommit: Commit,
+    proposer: Uint8Array,
+    evidence: Evidence[] = [],
+  ): Block {
     const time = height === state.initialHeight ? state.lastBlockTime : medianTime(lastCommit, state.lastValidators);
     return {
       header: {
@@ -216,11 +256,11 @@ export class BlockExecutor {
         consensusHash: hashConsensusParams(state.consensusParams),
         appHash: state.appHash,
         lastResultsHash: state.lastResultsHash,
-        evidenceHash: evidenceHash([]),
+        evidenceHash: evidenceHash(evidence),
         proposerAddress: proposer,
       },
       data: { txs },
-      evidence: [],
+      evidence,
       lastCommit,
     };
   }
@@ -230,7 +270,7 @@ export class BlockExecutor {
     const res = await this.deps.app.processProposal({
       txs: block.data.txs,
       proposedLastCommit: buildLastCommitInfo(block, state.lastValidators, state.initialHeight),
-      misbehavior: [],
+      misbehavior: misbehaviorOf(block.evidence),
       hash: blockHash(block),
       height: block.header.height,
       time: block.header.time,
@@ -331,9 +371,19 @@ export class BlockExecutor {
     } else {
       throw new InvalidBlockError(`block height ${h.height} lower than initial height ${state.initialHeight}`);
     }
-    // No evidence pool yet: evidence cannot be verified, so blocks carrying it are refused.
+    // validateBlockBasic has checked Header.EvidenceHash against the list; the pool checks each piece.
     if (block.evidence.length > 0) {
-      throw new InvalidBlockError("block carries evidence, which this node cannot verify yet (no evidence pool)");
+      const pool = this.deps.evidence;
+      if (pool === undefined) {
+        throw new InvalidBlockError(
+          "block carries evidence, which this node cannot verify (no evidence pool). Configure an evidence pool",
+        );
+      }
+      try {
+        pool.checkEvidence(block.evidence, state);
+      } catch (err) {
+        throw new InvalidBlockError((err as Error).message, { cause: err });
+      }
     }
   }
 
@@ -354,7 +404,7 @@ export class BlockExecutor {
     const resp = await this.deps.app.finalizeBlock({
       txs: block.data.txs,
       decidedLastCommit: buildLastCommitInfo(block, state.lastValidators, state.initialHeight),
-      misbehavior: [],
+      misbehavior: misbehaviorOf(block.evidence),
       hash: blockHash(block),
       height: h.height,
       time: h.time,
@@ -379,6 +429,8 @@ export class BlockExecutor {
     const next = updateState(state, id, block, resp);
 
     const retainHeight = await this.commit(block, resp);
+    // state/execution.go: the pool learns the new state (and the committed evidence) right after Commit.
+    await this.deps.evidence?.update(next, block.evidence);
     fail("afterAppCommit");
 
     next.appHash = resp.appHash;
@@ -418,7 +470,10 @@ export class BlockExecutor {
     }
   }
 
-  /** state/execution.go fireEvents order: NewBlock, NewBlockHeader, NewBlockEvents, Tx…, ValidatorSetUpdates. */
+  /**
+   * state/execution.go fireEvents order: NewBlock, NewBlockHeader, NewBlockEvents, NewEvidence…, Tx…,
+   * ValidatorSetUpdates.
+   */
   private fireEvents(block: Block, id: BlockId, resp: FinalizeBlockResponse): void {
     const events = this.deps.events;
     if (events === undefined) return;
@@ -427,6 +482,7 @@ export class BlockExecutor {
       events.publish("NewBlock", { block, blockId: id, resultFinalizeBlock: resp });
       events.publish("NewBlockHeader", { header: block.header });
       events.publish("NewBlockEvents", { height, events: resp.events, numTxs: block.data.txs.length });
+      for (const evidence of block.evidence) events.publish("NewEvidence", { height, evidence });
       block.data.txs.forEach((tx, index) => {
         // biome-ignore lint/style/noNonNullAssertion: lengths checked in applyBlock
         events.publish("Tx", { height, index, tx, result: resp.txResults[index]! });
@@ -447,7 +503,7 @@ export class BlockExecutor {
       txs: block.data.txs,
       decidedLastCommit:
         h.height === initialHeight ? { round: 0, votes: [] } : commitInfoFor(block.lastCommit, lastVals, h.height),
-      misbehavior: [],
+      misbehavior: misbehaviorOf(block.evidence),
       hash: blockHash(block),
       height: h.height,
       time: h.time,

@@ -211,6 +211,7 @@ export class ConsensusState {
         blockStore: deps.blockStore,
         stateStore: deps.stateStore,
         mempool: deps.mempool,
+        ...(deps.evidencePool === undefined ? {} : { evidence: deps.evidencePool }),
         events: deps.events,
         clock: deps.clock,
         log: deps.log,
@@ -237,8 +238,10 @@ export class ConsensusState {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    const synced = this.adoptSyncedState();
     this.wal = await Wal.open(this.opts.walPath, { log: this.deps.log });
-    await this.catchupReplayWithRepair();
+    // SwitchToConsensus(state, skipWAL): after block sync the WAL only holds older heights.
+    if (!synced) await this.catchupReplayWithRepair();
     this.checkDoubleSigningRisk(this.height);
     if (this.waitForTxs()) {
       this.unsubscribeTxs = this.deps.mempool.onTxsAvailable(() => this.enqueue({ kind: "txsAvailable" }, false));
@@ -249,6 +252,23 @@ export class ConsensusState {
     // Peers added before start have not heard from us yet.
     this.broadcast(this.newRoundStepMessage());
     this.kick();
+  }
+
+  /**
+   * SwitchToConsensus: when block sync applied blocks after this object was built, the state store
+   * is ahead of this.state; take it over (last commit from the block store, next height) before
+   * starting. Returns true when it did.
+   */
+  private adoptSyncedState(): boolean {
+    const stored = this.deps.stateStore.load();
+    if (stored === undefined || stored.lastBlockHeight <= this.state.lastBlockHeight) return false;
+    this.deps.log.info(
+      { from: this.state.lastBlockHeight, to: stored.lastBlockHeight },
+      "switching to consensus: adopting the state block sync reached",
+    );
+    this.reconstructLastCommit(stored);
+    this.updateToState(stored);
+    return true;
   }
 
   /** Stops after the input being handled; closes the WAL. */

@@ -6,6 +6,7 @@ import type {
   ChainState,
   Commit,
   CommitResponse,
+  Evidence,
   ExecTxResult,
   FinalizeBlockRequest,
   FinalizeBlockResponse,
@@ -87,6 +88,7 @@ export interface ConsensusEventMap {
   NewBlockEvents: { height: number; events: AbciEvent[]; numTxs: number };
   Tx: { height: number; index: number; tx: Uint8Array; result: ExecTxResult };
   ValidatorSetUpdates: { validatorUpdates: Validator[] };
+  NewEvidence: { height: number; evidence: Evidence };
   NewRound: { height: number; round: number; step: string; proposer: { address: Uint8Array; index: number } };
   CompleteProposal: { height: number; round: number; step: string; blockId: BlockId };
   NewRoundStep: RoundStateEvent;
@@ -133,6 +135,19 @@ export interface EvidenceReporter {
   reportConflictingVotes(voteA: Vote, voteB: Vote): void;
 }
 
+/**
+ * The evidence pool as the block executor uses it (evidence/ EvidencePool satisfies it): evidence
+ * for proposals, checks of incoming blocks' evidence, and the update after each commit.
+ */
+export interface EvidencePoolAccess {
+  /** Pending evidence, oldest first, whose EvidenceList proto fits in `maxBytes` (-1: no cap); `bytes` is its size. */
+  pendingEvidence(maxBytes: number): { evidence: Evidence[]; bytes: number };
+  /** CheckEvidence: throws when a piece does not verify against `state`, is committed already or appears twice. */
+  checkEvidence(list: readonly Evidence[], state: ChainState): void;
+  /** After the block at state.lastBlockHeight is committed, with the evidence it carried. */
+  update(state: ChainState, committed: readonly Evidence[]): Promise<void>;
+}
+
 /** Named points where tests can simulate a crash (the hook throws; consensus halts there). */
 export type FailPoint =
   | "afterOwnMessageWal"
@@ -166,6 +181,8 @@ export interface ConsensusDeps {
   log: Logger;
   gossip?: Gossip;
   evidence?: EvidenceReporter;
+  /** Checks blocks' evidence and supplies it to proposals; without it blocks carrying evidence are refused. */
+  evidencePool?: EvidencePoolAccess;
   /** Test hook: called at each FailPoint; throwing simulates a crash there. */
   failPoint?: FailPointHook;
 }

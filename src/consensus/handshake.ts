@@ -11,7 +11,7 @@ import {
 import { bytesEqual, bytesToHexUpper } from "../util/bytes.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
-import { BlockExecutor } from "./blockExecutor.js";
+import { BlockExecutor, EMPTY_EVIDENCE_POOL } from "./blockExecutor.js";
 import type { BlockStoreAccess, ConsensusApp, EventPublisher, FailPointHook, StateStoreAccess } from "./deps.js";
 import {
   AppBlockHeightTooHighError,
@@ -230,6 +230,7 @@ class Replayer {
       app,
       blockStore,
       stateStore,
+      evidence: EMPTY_EVIDENCE_POOL, // sm.EmptyEvidencePool: replayed blocks were checked when decided
       ...(events === undefined ? {} : { events }),
       clock,
       log,

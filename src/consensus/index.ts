@@ -9,8 +9,10 @@ export {
   BlockExecutor,
   blockHash,
   buildLastCommitInfo,
+  EMPTY_EVIDENCE_POOL,
   MAX_BLOCK_SIZE_BYTES,
   maxDataBytes,
+  misbehaviorOf,
   updateState,
 } from "./blockExecutor.js";
 export { type Consensus, createConsensus } from "./consensus.js";
@@ -21,6 +23,7 @@ export type {
   ConsensusDeps,
   ConsensusEventMap,
   EventPublisher,
+  EvidencePoolAccess,
   EvidenceReporter,
   FailPoint,
   FailPointDetail,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { CheckTxRequest, CheckTxResponse, ExecTxResult } from "../types/index.js";
 import { silentLogger } from "../util/logger.js";
+import { TxInCacheError } from "./errors.js";
 import { Mempool, type MempoolOptions, txProtoSize } from "./mempool.js";
 
 const OPTS: MempoolOptions = {
@@ -254,6 +255,23 @@ describe("Mempool", () => {
     off();
     await mp.update(3, [], []);
     expect(fired).toBe(3);
+  });
+
+  test("behavior: onTxAdded reports each admitted tx with its sender, not rejected or duplicate ones", async () => {
+    const { app, mp } = newMempool();
+    app.invalid.add("bad");
+    const added: [string, string | undefined][] = [];
+    const off = mp.onTxAdded((t, info) => added.push([text(t), info.sender]));
+    await mp.checkTx(tx("a"));
+    await mp.checkTx(tx("b"), { sender: "peer1" });
+    await mp.checkTx(tx("bad"), { sender: "peer2" });
+    await expect(mp.checkTx(tx("a"), { sender: "peer3" })).rejects.toThrow(TxInCacheError);
+    off();
+    await mp.checkTx(tx("c"));
+    expect(added).toEqual([
+      ["a", undefined],
+      ["b", "peer1"],
+    ]);
   });
 
   test("behavior: lock() holds new admissions until released", async () => {

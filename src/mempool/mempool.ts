@@ -22,6 +22,18 @@ export interface MempoolOptions {
   recheck: boolean;
 }
 
+/** Where a tx comes from (CometBFT TxInfo). */
+export interface CheckTxOptions {
+  /** The p2p node ID of the peer that sent it; absent for local submissions (RPC). */
+  sender?: string;
+}
+
+/** What onTxAdded listeners learn besides the tx. */
+export interface TxAddedInfo {
+  /** The peer that sent the tx, if it came from one (its reactor does not echo the tx back). */
+  sender?: string;
+}
+
 export interface MempoolDeps {
   app: Pick<Application, "checkTx">;
   log: Logger;
@@ -68,6 +80,7 @@ export class Mempool {
   #height = 0;
   #notified = false;
   readonly #listeners = new Set<() => void>();
+  readonly #addedListeners = new Set<(tx: Uint8Array, info: TxAddedInfo) => void>();
 
   constructor(opts: MempoolOptions, deps: MempoolDeps) {
     this.#opts = {
@@ -87,17 +100,18 @@ export class Mempool {
    * Admits a tx: limits, seen-tx cache, then the app's CheckTx (type new). Resolves with the app's
    * response, also when it rejects the tx (code ≠ 0, not added). Throws MempoolFullError,
    * TxTooLargeError or TxInCacheError, checked in CometBFT's order. Waits while lock() is held.
+   * `opts.sender` names the peer it came from (passed on to onTxAdded listeners).
    */
-  async checkTx(tx: Uint8Array): Promise<CheckTxResponse> {
+  async checkTx(tx: Uint8Array, opts: CheckTxOptions = {}): Promise<CheckTxResponse> {
     if (!this.#lock.tryRead()) await this.#lock.read();
     try {
-      return await this.#admit(tx);
+      return await this.#admit(tx, opts.sender);
     } finally {
       this.#lock.releaseRead();
     }
   }
 
-  async #admit(tx: Uint8Array): Promise<CheckTxResponse> {
+  async #admit(tx: Uint8Array, sender: string | undefined): Promise<CheckTxResponse> {
     const size = tx.length;
     const count = this.#entries.size + this.#reservedCount;
     const bytes = this.#bytes + this.#reservedBytes;
@@ -131,6 +145,7 @@ export class Mempool {
     this.#append({ tx, key, gasWanted: res.gasWanted, height: this.#height, prev: undefined, next: undefined });
     this.#log.debug({ tx: key, height: this.#height, total: this.#entries.size }, "added valid transaction");
     this.#notifyTxsAvailable();
+    this.#notifyTxAdded(tx, sender);
     return res;
   }
 
@@ -272,6 +287,29 @@ export class Mempool {
     return () => {
       this.#listeners.delete(cb);
     };
+  }
+
+  /**
+   * Calls `cb` after each tx is admitted (from RPC or a peer), with the peer that sent it; the mempool
+   * reactor relays txs this way. Returns a function that unsubscribes.
+   */
+  onTxAdded(cb: (tx: Uint8Array, info: TxAddedInfo) => void): () => void {
+    this.#addedListeners.add(cb);
+    return () => {
+      this.#addedListeners.delete(cb);
+    };
+  }
+
+  #notifyTxAdded(tx: Uint8Array, sender: string | undefined): void {
+    if (this.#addedListeners.size === 0) return;
+    const info: TxAddedInfo = sender === undefined ? {} : { sender };
+    for (const cb of [...this.#addedListeners]) {
+      try {
+        cb(tx, info);
+      } catch (err) {
+        this.#log.error({ err }, "onTxAdded listener failed");
+      }
+    }
   }
 
   #notifyTxsAvailable(): void {

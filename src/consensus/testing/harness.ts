@@ -23,7 +23,16 @@ import type { ManualClock } from "../../util/clock.js";
 import { createLogger, type Logger, silentLogger } from "../../util/logger.js";
 import { type Consensus, createConsensus } from "../consensus.js";
 import { type ConsensusOptions, defaultConsensusOptions } from "../consensusState.js";
-import type { ConsensusApp, ConsensusEventMap, EventPublisher, FailPointHook, Gossip, Signer } from "../deps.js";
+import type {
+  ConsensusApp,
+  ConsensusEventMap,
+  EventPublisher,
+  EvidencePoolAccess,
+  EvidenceReporter,
+  FailPointHook,
+  Gossip,
+  Signer,
+} from "../deps.js";
 import type { ConsensusMessage } from "../messages.js";
 
 /** Test support: real store/mempool/kvstore/privval over in-memory databases and temp files. */
@@ -137,6 +146,12 @@ export interface StartNodeArgs {
   /** Every signature the node makes is recorded here (key: height/round/type). */
   signLog?: SignLog;
   log?: Logger;
+  /** Builds the node's evidence pool over its stores (reported conflicting votes, evidence in blocks). */
+  evidencePool?: (stores: {
+    blockStore: BlockStore;
+    stateStore: StateStore;
+    log: Logger;
+  }) => EvidenceReporter & EvidencePoolAccess;
 }
 
 /** A logger that keeps every record's message (and err text) for assertions. */
@@ -204,6 +219,7 @@ export async function createTestNode(args: StartNodeArgs): Promise<TestNode> {
   const blockStore = new BlockStore(disk.blockDb);
   const stateStore = new StateStore(disk.stateDb);
   const events = new RecordingEvents();
+  const evidencePool = args.evidencePool?.({ blockStore, stateStore, log });
   let signer: FilePV | undefined;
   if (disk.privKey !== undefined) {
     const keyPath = join(disk.dir, "priv_validator_key.json");
@@ -232,6 +248,7 @@ export async function createTestNode(args: StartNodeArgs): Promise<TestNode> {
     log,
     ...(args.gossip === undefined ? {} : { gossip: args.gossip }),
     ...(args.failPoint === undefined ? {} : { failPoint: args.failPoint }),
+    ...(evidencePool === undefined ? {} : { evidence: evidencePool, evidencePool }),
   });
   return { consensus, app, mempool, blockStore, stateStore, events, signer, disk };
 }

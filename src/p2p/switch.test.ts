@@ -1,0 +1,266 @@
+import { afterEach, describe, expect, test } from "vitest";
+import {
+  ChannelConflictError,
+  CurrentlyDialingOrExistingAddressError,
+  DialError,
+  SwitchAuthenticationFailureError,
+  SwitchConnectToSelfError,
+} from "./errors.js";
+import { parseNetAddress } from "./netAddress.js";
+import { mconnConfigFromP2P, type Switch } from "./switch.js";
+import { createTestSwitch, dialAddress, RecordingReactor, TEST_CHANNEL, testNodeKey } from "./testing/testSwitches.js";
+
+const running: Switch[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop()));
+});
+
+async function node(opts: Parameters<typeof createTestSwitch>[0] = {}): Promise<{ sw: Switch; r: RecordingReactor }> {
+  const sw = createTestSwitch(opts);
+  const r = new RecordingReactor();
+  sw.addReactor(r);
+  await sw.start();
+  running.push(sw);
+  return { sw, r };
+}
+
+const bytes = (...xs: number[]) => Uint8Array.from(xs);
+const hasPeer = (sw: Switch, id: string) => () => sw.peer(id) !== undefined;
+
+describe("Switch", () => {
+  test("default: starts on a real port with channels from the reactors", async () => {
+    const { sw } = await node({ externalAddress: "" });
+    expect(sw.isListening()).toBe(true);
+    expect(sw.listenAddress().port).toBeGreaterThan(0);
+    expect(sw.nodeInfo().listenAddr).toBe(`tcp://127.0.0.1:${sw.listenAddress().port}`);
+    expect([...sw.nodeInfo().channels]).toEqual([TEST_CHANNEL]);
+    expect(sw.listeners()).toEqual(["Listener(@)"]);
+    expect(sw.numPeers()).toEqual({ outbound: 0, inbound: 0, dialing: 0 });
+    await sw.stop();
+    expect(sw.isListening()).toBe(false);
+  });
+
+  test("error: two reactors on one channel", () => {
+    const sw = createTestSwitch();
+    sw.addReactor(new RecordingReactor("a"));
+    expect(() => sw.addReactor(new RecordingReactor("b"))).toThrowErrorMatchingInlineSnapshot(
+      `[ChannelConflictError: channel 40 has multiple reactors a & b. Give each reactor its own channel IDs]`,
+    );
+    expect(() => sw.addReactor(new RecordingReactor("c", [0x41, TEST_CHANNEL]))).toThrow(ChannelConflictError);
+  });
+
+  test("behavior: two switches connect via persistent peers and exchange messages", async () => {
+    const b = await node();
+    const a = await node();
+    a.sw.dialPeersAsync([dialAddress(b.sw)], { persistent: true });
+    await a.r.until(hasPeer(a.sw, b.sw.nodeId()), "A has B");
+    await b.r.until(hasPeer(b.sw, a.sw.nodeId()), "B has A");
+
+    const toB = a.sw.peer(b.sw.nodeId());
+    expect(toB?.isOutbound).toBe(true);
+    expect(toB?.isPersistent).toBe(true);
+    expect(toB?.socketAddr).toEqual(parseNetAddress(dialAddress(b.sw)));
+    const toA = b.sw.peer(a.sw.nodeId());
+    expect(toA?.isOutbound).toBe(false);
+    // Inbound peers are dialed back at their self-reported listen address.
+    expect(toA?.socketAddr).toEqual({ id: a.sw.nodeId(), host: "127.0.0.1", port: a.sw.listenAddress().port });
+    expect(a.sw.numPeers()).toEqual({ outbound: 1, inbound: 0, dialing: 0 });
+    expect(b.sw.numPeers()).toEqual({ outbound: 0, inbound: 1, dialing: 0 });
+
+    expect(await toB?.send(TEST_CHANNEL, bytes(1, 2, 3))).toBe(true);
+    await b.r.until(() => b.r.received.length === 1, "B receives");
+    expect(b.r.received[0]).toEqual({ channelId: TEST_CHANNEL, from: a.sw.nodeId(), msg: bytes(1, 2, 3) });
+    b.sw.broadcast(TEST_CHANNEL, bytes(9));
+    await a.r.until(() => a.r.received.length === 1, "A receives");
+    expect(a.r.received[0]?.msg).toEqual(bytes(9));
+
+    toA?.set("k", 42);
+    expect(toA?.get("k")).toBe(42);
+    expect(toA?.status().channels.map((c) => c.id)).toEqual([TEST_CHANNEL]);
+  });
+
+  test("behavior: sending on a channel the peer did not announce is refused locally", async () => {
+    const b = await node();
+    const sw = createTestSwitch();
+    const r = new RecordingReactor();
+    sw.addReactor(r);
+    sw.addReactor(new RecordingReactor("extra", [0x41]));
+    await sw.start();
+    running.push(sw);
+    const peer = await sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)));
+    expect(await peer.send(0x41, bytes(1))).toBe(false);
+    expect(peer.trySend(0x41, bytes(1))).toBe(false);
+    expect(await peer.send(TEST_CHANNEL, bytes(2))).toBe(true);
+    await b.r.until(() => b.r.received.length === 1, "B gets the message on the shared channel");
+    expect(peer.isRunning()).toBe(true);
+  });
+
+  test("behavior: three switches in a persistent ring all connect and broadcast", async () => {
+    const [x, y, z] = [await node(), await node(), await node()];
+    x.sw.addPersistentPeers([dialAddress(y.sw)]);
+    x.sw.dialPeersAsync([dialAddress(y.sw)]);
+    y.sw.dialPeersAsync([dialAddress(z.sw)], { persistent: true });
+    z.sw.dialPeersAsync([dialAddress(x.sw)], { persistent: true });
+    for (const n of [x, y, z]) await n.r.until(() => n.sw.peers().length === 2, "two peers each");
+    for (const n of [x, y, z]) expect(n.sw.numPeers()).toEqual({ outbound: 1, inbound: 1, dialing: 0 });
+
+    x.sw.broadcast(TEST_CHANNEL, bytes(7));
+    await y.r.until(() => y.r.received.length === 1, "y receives");
+    await z.r.until(() => z.r.received.length === 1, "z receives");
+    expect(y.r.received[0]?.from).toBe(x.sw.nodeId());
+    expect(z.r.received[0]?.from).toBe(x.sw.nodeId());
+  });
+
+  test("error: duplicate connections and self are refused", async () => {
+    const b = await node();
+    const key = testNodeKey();
+    const a = await node({ nodeKey: key });
+    const bAddr = parseNetAddress(dialAddress(b.sw));
+    await a.sw.dialPeerWithAddress(bAddr);
+    await b.r.until(hasPeer(b.sw, a.sw.nodeId()), "B has A");
+    const original = b.sw.peer(a.sw.nodeId());
+
+    await expect(a.sw.dialPeerWithAddress(bAddr)).rejects.toThrow(CurrentlyDialingOrExistingAddressError);
+    await expect(b.sw.dialPeerWithAddress(parseNetAddress(dialAddress(a.sw)))).rejects.toThrow(
+      CurrentlyDialingOrExistingAddressError,
+    );
+    await expect(a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(a.sw)))).rejects.toThrow(
+      SwitchConnectToSelfError,
+    );
+
+    // A second node with A's key gets in on its side, but B drops the duplicate at once.
+    const twin = await node({ nodeKey: key });
+    await twin.sw.dialPeerWithAddress(bAddr);
+    await twin.r.until(() => twin.r.removed.length === 1, "twin dropped by B");
+    expect(b.sw.peers()).toHaveLength(1);
+    expect(b.sw.peer(a.sw.nodeId())).toBe(original);
+    expect(b.r.removed).toHaveLength(0);
+  });
+
+  test("error: dialing a wrong ID or a closed port", async () => {
+    const b = await node();
+    const a = await node();
+    const wrongId = { ...parseNetAddress(dialAddress(b.sw)), id: testNodeKey().id };
+    await expect(a.sw.dialPeerWithAddress(wrongId)).rejects.toThrow(SwitchAuthenticationFailureError);
+    const port = b.sw.listenAddress().port;
+    await b.sw.stop();
+    await expect(a.sw.dialPeerWithAddress({ id: b.sw.nodeId(), host: "127.0.0.1", port })).rejects.toThrow(DialError);
+    expect(a.sw.numPeers().dialing).toBe(0);
+  });
+
+  test("behavior: inbound limit, unconditional peers exempt", async () => {
+    const unconditionalKey = testNodeKey();
+    const hub = await node({ maxNumInboundPeers: 1, unconditionalPeerIds: [unconditionalKey.id] });
+    const first = await node();
+    await first.sw.dialPeerWithAddress(parseNetAddress(dialAddress(hub.sw)));
+    await hub.r.until(() => hub.sw.numPeers().inbound === 1, "first inbound");
+
+    const second = await node();
+    await second.sw.dialPeerWithAddress(parseNetAddress(dialAddress(hub.sw)));
+    await second.r.until(() => second.r.removed.length === 1, "second refused");
+    expect(hub.sw.peer(second.sw.nodeId())).toBeUndefined();
+
+    const vip = await node({ nodeKey: unconditionalKey });
+    await vip.sw.dialPeerWithAddress(parseNetAddress(dialAddress(hub.sw)));
+    await hub.r.until(hasPeer(hub.sw, vip.sw.nodeId()), "unconditional accepted");
+    expect(hub.sw.numPeers()).toEqual({ outbound: 0, inbound: 1, dialing: 0 });
+    expect(hub.sw.peers()).toHaveLength(2);
+  });
+
+  test("error: a second peer from the same IP without allow_duplicate_ip", async () => {
+    const b = await node({ allowDuplicateIp: false });
+    const a = await node({ allowDuplicateIp: false });
+    const c = await node({ allowDuplicateIp: false });
+    await a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)));
+    await b.r.until(hasPeer(b.sw, a.sw.nodeId()), "B has A");
+    await expect(c.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)))).rejects.toThrow();
+    expect(b.sw.peers()).toHaveLength(1);
+    await expect(a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(c.sw)))).rejects.toThrow(
+      CurrentlyDialingOrExistingAddressError,
+    );
+  });
+
+  test("behavior: outbound limit applies to non-persistent dials only", async () => {
+    const [b, c] = [await node(), await node()];
+    const a = await node({ maxNumOutboundPeers: 1 });
+    await a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)));
+    await expect(a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(c.sw)))).rejects.toThrow(
+      /already have enough outbound peers/,
+    );
+    a.sw.addPersistentPeers([dialAddress(c.sw)]);
+    await a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(c.sw)));
+    expect(a.sw.peers()).toHaveLength(2);
+  });
+
+  test("behavior: a persistent peer is redialed after the other side restarts", async () => {
+    const bKey = testNodeKey();
+    const b1 = await node({ nodeKey: bKey });
+    const port = b1.sw.listenAddress().port;
+    const a = await node();
+    a.sw.dialPeersAsync([dialAddress(b1.sw)], { persistent: true });
+    await a.r.until(() => a.r.added.length === 1, "first connection");
+
+    await b1.sw.stop();
+    await a.r.until(() => a.r.removed.length === 1, "A notices B left");
+    expect(a.sw.peers()).toHaveLength(0);
+
+    const b2 = await node({ nodeKey: bKey, laddr: `tcp://127.0.0.1:${port}` });
+    await a.r.until(() => a.r.added.length === 2, "A redials B");
+    await b2.r.until(hasPeer(b2.sw, a.sw.nodeId()), "B sees A again");
+    expect(a.sw.peer(bKey.id)?.isPersistent).toBe(true);
+  });
+
+  test("behavior: stopPeerForError removes the peer everywhere; non-persistent peers stay gone", async () => {
+    const b = await node();
+    const a = await node();
+    const peer = await a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)));
+    await b.r.until(hasPeer(b.sw, a.sw.nodeId()), "B has A");
+
+    const reason = new DialError("x", "test reason");
+    a.sw.stopPeerForError(peer, reason);
+    expect(peer.isRunning()).toBe(false);
+    expect(a.sw.peers()).toHaveLength(0);
+    expect(a.r.removed).toEqual([{ peer, reason }]);
+    expect(await peer.send(TEST_CHANNEL, bytes(1))).toBe(false);
+    await b.r.until(() => b.r.removed.length === 1, "B notices");
+    a.sw.stopPeerForError(peer, reason); // already stopped: no-op
+    expect(a.r.removed).toHaveLength(1);
+  });
+
+  test("behavior: a reactor that throws in receive stops the peer", async () => {
+    const b = await node();
+    const a = await node();
+    b.r.poisonByte = 0xff;
+    const peer = await a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)));
+    await b.r.until(hasPeer(b.sw, a.sw.nodeId()), "B has A");
+    await peer.send(TEST_CHANNEL, bytes(0xff));
+    await b.r.until(() => b.r.removed.length === 1, "B stops A");
+    expect(String(b.r.removed[0]?.reason)).toMatch(/poisoned/);
+    await a.r.until(() => a.r.removed.length === 1, "A sees the disconnect");
+  });
+
+  test("args: dialPeersAsync throws on a malformed address before dialing", async () => {
+    const a = await node();
+    expect(() => a.sw.dialPeersAsync(["nope"])).toThrow(/does not contain ID/);
+    expect(a.sw.numPeers().dialing).toBe(0);
+  });
+
+  test("args: mconnConfigFromP2P maps the [p2p] settings", () => {
+    expect(
+      mconnConfigFromP2P({ flushThrottleTimeoutMs: 10, sendRate: 1, recvRate: 2, maxPacketMsgPayloadSize: 3 }),
+    ).toMatchObject({
+      flushThrottleMs: 10,
+      sendRateBytesPerSec: 1,
+      recvRateBytesPerSec: 2,
+      maxPacketMsgPayloadSize: 3,
+    });
+  });
+
+  test("behavior: reconnect delay grows and is capped by persistent_peers_max_dial_period", () => {
+    const sw = createTestSwitch({
+      persistentPeersMaxDialPeriodMs: 300,
+      reconnectBackoff: { baseMs: 100, jitterMs: 0, maxMs: 10_000, maxAttempts: 5 },
+    });
+    expect([0, 1, 2, 3, 4].map((i) => sw.reconnectDelayMs(i))).toEqual([0, 100, 200, 300, 300]);
+  });
+});
