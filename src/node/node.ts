@@ -1,22 +1,28 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type Application, createEvmApp, createKvStoreApp, type DevAccount, EvmApplication } from "../app/index.js";
+import { BlocksyncReactor } from "../blocksync/index.js";
 import { loadGenesis, loadOrGenerateNodeKey, type NodeConfig, type NodeKey } from "../config/index.js";
-import { type Consensus, type ConsensusOptions, createConsensus } from "../consensus/index.js";
+import { BlockExecutor, type Consensus, type ConsensusOptions, createConsensus } from "../consensus/index.js";
 import { EventBus } from "../events/index.js";
+import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
+import { AddrBook, mconnConfigFromP2P, PexReactor, Switch, splitAddressList } from "../p2p/index.js";
 import { FilePV } from "../privval/index.js";
+import { ConsensusReactor, MempoolReactor } from "../reactors/index.js";
 import { type CometRpcConfig, type RunningCometRpc, startCometRpc } from "../rpc/comet/index.js";
 import { type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
 import { BlockStore, openKvStore, StateStore } from "../store/index.js";
-import type { GenesisDoc } from "../types/index.js";
+import type { ChainState, GenesisDoc } from "../types/index.js";
+import { bytesEqual } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
 import { NodeMetrics, serveMetrics } from "./metrics.js";
-import { buildCometServices } from "./services.js";
+import { p2pAccess } from "./p2pServices.js";
+import { buildCometServices, nodeInfoFor } from "./services.js";
 import { ShutdownStack } from "./shutdownStack.js";
 
 /** A running node, as the CLI and tests hold it. */
@@ -31,6 +37,8 @@ export interface RunningNode {
   /** Bound Prometheus address (`host:port`) when `[instrumentation] prometheus = true`. */
   readonly metricsAddress: string | undefined;
   readonly consensus: Consensus;
+  /** The p2p switch (peers, `id@host:port` of its listener). */
+  readonly p2p: Switch;
   readonly mempool: Mempool;
   readonly blockStore: BlockStore;
   /** The application (EvmApplication when proxy_app = "evm"). */
@@ -109,6 +117,9 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
   });
   stack.push("event delivery", () => publisher.flush());
 
+  const evidencePool = new EvidencePool({ db, stateStore, blockStore, log: log.child({ module: "evidence" }) });
+  const consensusLog = log.child({ module: "consensus" });
+  const consensusReactor = new ConsensusReactor(consensusLog);
   const consensus = await createConsensus(consensusOptions(config), {
     app,
     blockStore,
@@ -118,13 +129,113 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     genesis,
     signer,
     clock: systemClock,
-    log: log.child({ module: "consensus" }),
+    log: consensusLog,
+    gossip: consensusReactor,
+    evidence: evidencePool,
+    evidencePool,
   });
+  consensusReactor.setConsensus(consensus);
   // Blocks committed while the indexer was behind (a crash between commit and index write).
   await catchUpIndexer(indexer, blockStore, stateStore, log);
 
-  await consensus.start();
+  // Block sync first unless this node alone can make blocks (node/node.go onlyValidatorIsUs).
+  const syncFirst = config.base.blockSyncMode && !onlyValidatorIsUs(consensus.chainState(), signer.address());
+  if (syncFirst) consensusReactor.waitSync();
+  const syncLog = log.child({ module: "blocksync" });
+  let consensusStarted = false;
+  const startConsensus = async () => {
+    if (consensusStarted) return;
+    consensusStarted = true;
+    consensusReactor.switchToConsensus();
+    await consensus.start();
+  };
+  const blocksync = new BlocksyncReactor(
+    {
+      blockStore,
+      blockExec: new BlockExecutor(
+        {
+          app,
+          blockStore,
+          stateStore,
+          mempool,
+          evidence: evidencePool,
+          events: publisher,
+          clock: systemClock,
+          log: syncLog,
+        },
+        { blockTimeToleranceMs: config.consensus.blockTimeToleranceMs },
+      ),
+      state: consensus.chainState(),
+      clock: systemClock,
+      log: syncLog,
+      onCaughtUp: async (_state, synced) => {
+        syncLog.info({ blocksSynced: synced }, "caught up: switching to consensus");
+        await startConsensus();
+      },
+    },
+    { enabled: syncFirst, localAddress: signer.address() },
+  );
   stack.push("consensus", () => consensus.stop());
+
+  const p2pLog = log.child({ module: "p2p" });
+  const p2p = config.p2p;
+  const addrBook = new AddrBook({
+    filePath: p2p.addrBookFile,
+    routabilityStrict: p2p.addrBookStrict,
+    log: p2pLog,
+  });
+  const sw = new Switch({
+    nodeKey: { id: nodeKey.id, privKey: nodeKey.privKey.bytes },
+    nodeInfo: nodeInfoFor(config, genesis, nodeKey, consensus),
+    laddr: p2p.laddr,
+    ...(p2p.externalAddress === "" ? {} : { externalAddress: p2p.externalAddress }),
+    maxNumInboundPeers: p2p.maxNumInboundPeers,
+    maxNumOutboundPeers: p2p.maxNumOutboundPeers,
+    unconditionalPeerIds: splitAddressList(p2p.unconditionalPeerIds),
+    privatePeerIds: splitAddressList(p2p.privatePeerIds),
+    persistentPeersMaxDialPeriodMs: p2p.persistentPeersMaxDialPeriodMs,
+    allowDuplicateIp: p2p.allowDuplicateIp,
+    handshakeTimeoutMs: p2p.handshakeTimeoutMs,
+    dialTimeoutMs: p2p.dialTimeoutMs,
+    mconfig: mconnConfigFromP2P(p2p),
+    log: p2pLog,
+    addrBook,
+  });
+  // CometBFT's order, which is also the order of NodeInfo.channels: blocksync, consensus, mempool, evidence, pex.
+  sw.addReactor(blocksync);
+  sw.addReactor(consensusReactor);
+  sw.addReactor(
+    new MempoolReactor(
+      mempool,
+      { broadcast: config.mempool.broadcast, maxTxBytes: config.mempool.maxTxBytes },
+      log.child({ module: "mempool" }),
+    ),
+  );
+  sw.addReactor(
+    new EvidenceReactor(evidencePool, {
+      log: log.child({ module: "evidence" }),
+      peerHeight: (peer) =>
+        consensus.peerStateViews().find((v) => v.nodeAddress.startsWith(`${peer.id}@`))?.roundState?.height,
+    }),
+  );
+  if (p2p.pex) {
+    sw.addReactor(
+      new PexReactor({
+        book: addrBook,
+        log: p2pLog,
+        seeds: splitAddressList(p2p.seeds),
+        seedMode: p2p.seedMode,
+        persistentPeersMaxDialPeriodMs: p2p.persistentPeersMaxDialPeriodMs,
+      }),
+    );
+  }
+  await addrBook.start();
+  stack.push("address book", () => addrBook.stop());
+  await sw.start();
+  stack.push("p2p switch", () => sw.stop());
+  const persistent = splitAddressList(p2p.persistentPeers);
+  if (persistent.length > 0) sw.dialPeersAsync(persistent, { persistent: true });
+  if (!syncFirst) await startConsensus();
 
   let rpc: RunningCometRpc | undefined;
   if (config.rpc.laddr !== "") {
@@ -142,6 +253,10 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
         bus,
         consensus,
         indexer,
+        p2p: p2pAccess(sw),
+        p2pNodeInfo: () => sw.nodeInfo(),
+        evidence: evidencePool,
+        isCatchingUp: () => blocksync.isSyncing(),
       }),
       log.child({ module: "rpc-server" }),
     );
@@ -182,6 +297,7 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     evmRpc: evmRpc === undefined ? undefined : { http: evmRpc.httpAddress, ws: evmRpc.wsAddress },
     metricsAddress,
     consensus,
+    p2p: sw,
     mempool,
     blockStore,
     app,
@@ -191,6 +307,12 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
       return stopped;
     },
   };
+}
+
+/** True when the validator set is this node alone: nobody else can make blocks to sync from. */
+function onlyValidatorIsUs(state: ChainState, address: Uint8Array): boolean {
+  const vals = state.validators.validators;
+  return vals.length === 1 && bytesEqual(vals[0]?.address ?? new Uint8Array(0), address);
 }
 
 async function createApp(config: NodeConfig, log: Logger): Promise<Application> {

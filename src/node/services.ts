@@ -4,8 +4,9 @@ import type { Consensus } from "../consensus/index.js";
 import { type EventBus, parseQuery } from "../events/index.js";
 import type { Indexer } from "../indexer/index.js";
 import type { Mempool } from "../mempool/index.js";
+import type { NodeInfo } from "../p2p/index.js";
 import type { FilePV } from "../privval/index.js";
-import type { CometServices, NodeInfoView } from "../rpc/comet/index.js";
+import type { CometServices, EvidenceAccess, NodeInfoView, P2PAccess } from "../rpc/comet/index.js";
 import type { BlockStore, StateStore } from "../store/index.js";
 import {
   addressFromPubKey,
@@ -15,6 +16,7 @@ import {
   proofsFromByteSlices,
   txHash,
 } from "../types/index.js";
+import { nodeInfoView } from "./p2pServices.js";
 
 /** CometBFT v0.38's p2p and block protocol versions (version/version.go). */
 const P2P_PROTOCOL = 8n;
@@ -34,20 +36,40 @@ export interface ServiceParts {
   bus: EventBus;
   consensus: Consensus;
   indexer: Indexer;
+  p2p?: P2PAccess;
+  /** The switch's NodeInfo (real listen port, channels of its reactors). */
+  p2pNodeInfo?: () => NodeInfo;
+  evidence?: EvidenceAccess;
+  /** Block sync still running. */
+  isCatchingUp?: () => boolean;
+}
+
+/** This node's DefaultNodeInfo before the switch fills in channels and the real port. */
+export function nodeInfoFor(
+  config: NodeConfig,
+  genesis: GenesisDoc,
+  nodeKey: NodeKey,
+  consensus: Pick<Consensus, "chainState">,
+): NodeInfo {
+  return {
+    protocolVersion: { p2p: P2P_PROTOCOL, block: BLOCK_PROTOCOL, app: consensus.chainState().appVersion },
+    id: nodeKey.id,
+    listenAddr: config.p2p.externalAddress !== "" ? config.p2p.externalAddress : config.p2p.laddr,
+    network: genesis.chainId,
+    version: COMETBFT_VERSION,
+    channels: CHANNELS,
+    moniker: config.base.moniker,
+    other: { txIndex: config.txIndex.indexer === "null" ? "off" : "on", rpcAddress: config.rpc.laddr },
+  };
 }
 
 /** The node RPC's view of the node (rpc/comet/services.ts), from the real subsystems. */
 export function buildCometServices(p: ServiceParts): CometServices {
-  const nodeInfo = (): NodeInfoView => ({
-    protocolVersion: { p2p: P2P_PROTOCOL, block: BLOCK_PROTOCOL, app: p.consensus.chainState().appVersion },
-    id: p.nodeKey.id,
-    listenAddr: p.config.p2p.externalAddress !== "" ? p.config.p2p.externalAddress : p.config.p2p.laddr,
-    network: p.genesis.chainId,
-    version: COMETBFT_VERSION,
-    channels: CHANNELS,
-    moniker: p.config.base.moniker,
-    other: { txIndex: p.config.txIndex.indexer === "null" ? "off" : "on", rpcAddress: p.config.rpc.laddr },
-  });
+  const nodeInfo = (): NodeInfoView => {
+    const n = p.p2pNodeInfo?.() ?? nodeInfoFor(p.config, p.genesis, p.nodeKey, p.consensus);
+    // The app version can change with a block; the switch's copy is from start.
+    return { ...nodeInfoView(n), protocolVersion: { ...n.protocolVersion, app: p.consensus.chainState().appVersion } };
+  };
   // Validator sets of a height never change once stored (updates take effect at H+2), so the few
   // heights status/validators/dump ask for again and again are kept decoded.
   const validatorCache = new Map<number, ReturnType<StateStore["loadValidators"]>>();
@@ -77,9 +99,11 @@ export function buildCometServices(p: ServiceParts): CometServices {
     node: {
       nodeInfo,
       validatorPubKey: () => p.signer.pubKey(),
-      isCatchingUp: () => false,
+      isCatchingUp: () => p.isCatchingUp?.() ?? false,
     },
     types: { formatVote, headerHash, txHash, proofsFromByteSlices, addressFromPubKey },
     genesis: p.genesis,
+    ...(p.p2p === undefined ? {} : { p2p: p.p2p }),
+    ...(p.evidence === undefined ? {} : { evidence: p.evidence }),
   };
 }

@@ -148,7 +148,7 @@ export async function makeTestnet(
     }),
     config: {
       log_level: "info",
-      "consensus.timeout_propose": "2s",
+      "consensus.timeout_propose": "600ms",
       "consensus.timeout_commit": "100ms",
       "rpc.unsafe": true,
       ...config,
