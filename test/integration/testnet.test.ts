@@ -1,4 +1,19 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  type ChannelDescriptor,
+  DEFAULT_MCONNECTION_CONFIG,
+  type Peer,
+  parseNetAddress,
+  type Reactor,
+  Switch,
+} from "../../src/p2p/index.js";
+import { loadPrivValidatorKey } from "../../src/privval/index.js";
+import { encodeConsensusMessage } from "../../src/reactors/index.js";
+import { generateEd25519PrivKey, SIGNED_MSG_TYPE, signBytes, type Vote, voteSignBytes } from "../../src/types/index.js";
+import { bytesToHexUpper } from "../../src/util/bytes.js";
+import { createLogger } from "../../src/util/logger.js";
 import { rpcGet } from "./testNode.js";
 import { makeTestnet, type Testnet, type TestnetProcess } from "./testnetHarness.js";
 
@@ -8,6 +23,31 @@ import { makeTestnet, type Testnet, type TestnetProcess } from "./testnetHarness
 interface DumpPeer {
   node_address: string;
   peer_state: { round_state: { height: string; round: string; step: number } };
+}
+
+/**
+ * The double-signing harness: a p2p peer that speaks only the consensus channels and sends votes
+ * signed with a real validator's key (read from its home) for two different blocks.
+ */
+class DoubleSigner implements Reactor {
+  readonly name = "double-signer";
+  peer: Peer | undefined;
+  channels(): readonly ChannelDescriptor[] {
+    return [0x20, 0x21, 0x22, 0x23].map((id) => ({
+      id,
+      priority: 1,
+      sendQueueCapacity: 100,
+      recvMessageCapacity: 22_020_096,
+      name: `consensus-${id}`,
+    }));
+  }
+  addPeer(peer: Peer): void {
+    this.peer = peer;
+  }
+  removePeer(): void {
+    this.peer = undefined;
+  }
+  receive(): void {}
 }
 
 async function maxHeight(nodes: readonly TestnetProcess[]): Promise<number> {
@@ -116,4 +156,90 @@ describe("a four-validator network on loopback", () => {
     const status = await rpcGet<{ sync_info: { catching_up: boolean } }>(d.rpcUrl, "status");
     expect(status.sync_info.catching_up).toBe(false);
   }, 300_000);
+
+  test("behavior: a validator that double-signs produces evidence that lands in a block", async () => {
+    const [a, , , d] = net.nodes as [TestnetProcess, TestnetProcess, TestnetProcess, TestnetProcess];
+    const key = loadPrivValidatorKey(join(d.node.home, "config", "priv_validator_key.json"));
+    const nodeKey = generateEd25519PrivKey();
+    const { nodeIdFromEd25519 } = await import("../../src/p2p/index.js");
+    const id = nodeIdFromEd25519(nodeKey.bytes.slice(32));
+    const signer = new DoubleSigner();
+    const sw = new Switch({
+      nodeKey: { id, privKey: nodeKey.bytes },
+      nodeInfo: {
+        protocolVersion: { p2p: 8n, block: 11n, app: 0n },
+        id,
+        listenAddr: "tcp://127.0.0.1:0",
+        network: net.chainId,
+        version: "0.38.25",
+        moniker: "double-signer",
+        other: { txIndex: "off", rpcAddress: "" },
+      },
+      laddr: "tcp://127.0.0.1:0",
+      maxNumInboundPeers: 1,
+      maxNumOutboundPeers: 1,
+      allowDuplicateIp: true,
+      handshakeTimeoutMs: 5000,
+      dialTimeoutMs: 2000,
+      mconfig: DEFAULT_MCONNECTION_CONFIG,
+      log: createLogger({ level: "silent", format: "plain" }),
+      dialRandomizerMs: 0,
+    });
+    sw.addReactor(signer);
+    await sw.start();
+    try {
+      await sw.dialPeerWithAddress(parseNetAddress(`${a.node.nodeId}@127.0.0.1:${a.node.p2pPort}`));
+      const peer = signer.peer as Peer;
+      const startHeight = await a.height();
+      let found: { height: number; evidence: unknown[] } | undefined;
+      for (let attempt = 0; attempt < 20 && found === undefined; attempt++) {
+        // Prevotes for the height and round node0 is deciding now, for two different blocks.
+        const cs = await rpcGet<{ round_state: { "height/round/step": string } }>(a.rpcUrl, "consensus_state");
+        const [h, r] = cs.round_state["height/round/step"].split("/").map(Number) as [number, number];
+        const vals = await rpcGet<{ validators: { address: string }[] }>(a.rpcUrl, "validators", {
+          height: String(h - 1),
+        });
+        const index = vals.validators.findIndex((v) => v.address === bytesToHexUpper(key.address));
+        for (const _ of [0, 1]) {
+          const vote: Vote = {
+            type: SIGNED_MSG_TYPE.prevote,
+            height: h,
+            round: r,
+            blockId: { hash: randomBytes(32), partSetHeader: { total: 1, hash: randomBytes(32) } },
+            timestamp: BigInt(Date.now()) * 1_000_000n,
+            validatorAddress: key.address,
+            validatorIndex: index,
+            signature: new Uint8Array(0),
+            extension: new Uint8Array(0),
+            extensionSignature: new Uint8Array(0),
+          };
+          vote.signature = signBytes(key.privKey, voteSignBytes(net.chainId, vote));
+          await peer.send(0x22, encodeConsensusMessage({ kind: "vote", vote }));
+        }
+        // The evidence is made when its height commits and proposed in a following block.
+        const deadline = Date.now() + 5000;
+        while (found === undefined && Date.now() < deadline) {
+          const top = await a.height();
+          for (let height = Math.max(startHeight, h); height <= top && found === undefined; height++) {
+            const b = await rpcGet<{ block: { evidence: { evidence: unknown[] } } }>(a.rpcUrl, "block", {
+              height: String(height),
+            });
+            if (b.block.evidence.evidence.length > 0) found = { height, evidence: b.block.evidence.evidence };
+          }
+          if (found === undefined) await new Promise((res) => setTimeout(res, 200));
+        }
+      }
+      expect(found, "no block carried the evidence").toBeDefined();
+      const ev = (found as { evidence: { type: string; value: { vote_a: { validator_address: string } } }[] })
+        .evidence[0];
+      expect(ev?.type).toBe("tendermint/DuplicateVoteEvidence");
+      expect(ev?.value.vote_a.validator_address).toBe(bytesToHexUpper(key.address));
+      // Every node committed the same block with it.
+      const height = (found as { height: number }).height;
+      await Promise.all(net.nodes.map((n) => n.waitForHeight(height)));
+      await expectSameChain(net.nodes, height);
+    } finally {
+      await sw.stop();
+    }
+  }, 120_000);
 });
