@@ -393,13 +393,18 @@ export class BlocksyncReactor implements Reactor {
     if (p2 !== undefined && p2 !== p1) this.stopPeer(p2, reason(p2));
   }
 
-  /** localNodeBlocksTheChain: with >= 1/3 of the power no one else can commit a block. */
+  /**
+   * localNodeBlocksTheChain: with >= 1/3 of the power no one else can commit a block. Compared
+   * exactly (3·power >= total): CometBFT's integer total/3 makes 1 of 4 equal validators "block the
+   * chain", so a restarted validator of a 4-node network would skip block sync although the other
+   * three kept committing.
+   */
   private localNodeBlocksTheChain(): boolean {
     const addr = this.opts.localAddress;
     if (addr === undefined) return false;
     const val = this.state.validators.getByAddress(addr);
     if (val === undefined) return false;
-    return val.validator.votingPower >= this.state.validators.totalVotingPower() / 3n;
+    return val.validator.votingPower * 3n >= this.state.validators.totalVotingPower();
   }
 
   private async maybeSwitchToConsensus(): Promise<void> {

@@ -128,6 +128,8 @@ describe("a four-validator network on loopback", () => {
     const target = (await maxHeight([a, b, c])) + 2;
     await d.waitForHeight(target, 60_000);
     await expectSameChain([a, d], target);
+    const synced = /caught up: switching to consensus.*blocksSynced[^0-9]*(\d+)/.exec(d.output());
+    expect(Number(synced?.[1] ?? 0), "caught up by block sync").toBeGreaterThan(0);
   }, 120_000);
 
   test("behavior: with two of four killed commits stop; restarted, they resume with no fork", async () => {
@@ -155,6 +157,10 @@ describe("a four-validator network on loopback", () => {
     await expectSameChain([a, d], target);
     const status = await rpcGet<{ sync_info: { catching_up: boolean } }>(d.rpcUrl, "status");
     expect(status.sync_info.catching_up).toBe(false);
+    // It was block sync (not consensus catch-up) that brought it back.
+    const synced = /caught up: switching to consensus.*blocksSynced[^0-9]*(\d+)/.exec(d.output());
+    expect(synced, d.output().slice(-3000)).not.toBeNull();
+    expect(Number(synced?.[1])).toBeGreaterThanOrEqual(90);
   }, 300_000);
 
   test("behavior: a validator that double-signs produces evidence that lands in a block", async () => {
@@ -236,10 +242,46 @@ describe("a four-validator network on loopback", () => {
       expect(ev?.value.vote_a.validator_address).toBe(bytesToHexUpper(key.address));
       // Every node committed the same block with it.
       const height = (found as { height: number }).height;
-      await Promise.all(net.nodes.map((n) => n.waitForHeight(height)));
+      await Promise.all(net.nodes.map((n) => n.waitForHeight(height + 2)));
       await expectSameChain(net.nodes, height);
+      // The app saw the misbehavior: the kvstore app lowers the validator's power by one (1 → 0: removed at H+2).
+      const vals = await rpcGet<{ validators: { address: string }[] }>(a.rpcUrl, "validators", {
+        height: String(height + 2),
+      });
+      expect(vals.validators.map((v) => v.address)).not.toContain(bytesToHexUpper(key.address));
     } finally {
       await sw.stop();
     }
   }, 120_000);
+
+  test("behavior: a kvstore val: tx changes a validator's power at H+2 on every node", async () => {
+    // node1: node3 lost its power to the double-sign test (the kvstore app lowers a misbehaving validator's power).
+    const [a, b] = net.nodes as [TestnetProcess, TestnetProcess, TestnetProcess, TestnetProcess];
+    const key = loadPrivValidatorKey(join(b.node.home, "config", "priv_validator_key.json"));
+    const tx = `val:ed25519!${Buffer.from(key.pubKey.bytes).toString("base64")}!3`;
+    const res = await rpcGet<{ height: string; tx_result: { code: number } }>(a.rpcUrl, "broadcast_tx_commit", {
+      tx: JSON.stringify(tx),
+    });
+    expect(res.tx_result.code).toBe(0);
+    const h = Number(res.height);
+    const results = await rpcGet<{ validator_updates: { power: string }[] | null }>(a.rpcUrl, "block_results", {
+      height: String(h),
+    });
+    expect(results.validator_updates?.map((u) => u.power)).toEqual(["3"]);
+    await Promise.all(net.nodes.map((n) => n.waitForHeight(h + 2)));
+    const address = bytesToHexUpper(key.address);
+    for (const n of net.nodes) {
+      const powerAt = async (height: number) => {
+        const v = await rpcGet<{ validators: { address: string; voting_power: string }[] }>(n.rpcUrl, "validators", {
+          height: String(height),
+        });
+        return v.validators.find((x) => x.address === address)?.voting_power;
+      };
+      expect(await powerAt(h + 1)).toBe("1");
+      expect(await powerAt(h + 2)).toBe("3");
+    }
+    // The network keeps committing with the new set.
+    await Promise.all(net.nodes.map((n) => n.waitForHeight(h + 5)));
+    await expectSameChain(net.nodes, h + 5);
+  }, 60_000);
 });

@@ -48,12 +48,14 @@ export class TestnetProcess {
     return this.child !== undefined;
   }
 
+  /** Output of the current (or last) run. */
   output(): string {
     return this.out;
   }
 
   async start(): Promise<void> {
     if (this.child !== undefined) return;
+    this.out = "";
     const child = spawn(
       process.execPath,
       ["--import", "tsx", "src/cli/main.ts", "start", "--home", this.node.home, "--json-rpc.enable=false"],
