@@ -70,6 +70,8 @@ async function main(): Promise<void> {
         "--rpc.laddr",
         "tcp://127.0.0.1:0",
         "--json-rpc.enable=false",
+        "--p2p.laddr",
+        "tcp://127.0.0.1:0",
         "--proxy_app",
         "kvstore",
         "--log_level",
