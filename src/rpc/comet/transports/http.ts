@@ -5,6 +5,7 @@ import {
   type DispatchResult,
   dispatchRequest,
   dispatchUri,
+  EncodedJson,
   encodeResponse,
   encodeResponses,
   errorResponse,
@@ -87,12 +88,12 @@ function sendText(
   res: ServerResponse,
   status: number,
   contentType: string,
-  body: string,
+  body: string | Buffer,
   headers?: Record<string, string>,
 ): void {
   if (res.headersSent || res.writableEnded) return;
   // Encoded once: Buffer.byteLength and a string write would each walk the text.
-  const bytes = Buffer.from(body, "utf8");
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
   // One writeHead with every header (setHeader validates and stores each one separately).
   const all: Record<string, string | number> = { "Content-Type": contentType, "Content-Length": bytes.length };
   if (headers !== undefined) Object.assign(all, headers);
@@ -102,7 +103,7 @@ function sendText(
 
 const CACHEABLE_HEADERS = { "Cache-Control": CACHE_CONTROL };
 
-function sendJson(res: ServerResponse, status: number, body: string, cacheable = false): void {
+function sendJson(res: ServerResponse, status: number, body: string | Buffer, cacheable = false): void {
   sendText(res, status, "application/json", body, cacheable ? CACHEABLE_HEADERS : undefined);
 }
 
@@ -160,9 +161,35 @@ function uriArgs(query: URLSearchParams, form: URLSearchParams | undefined): (na
   return (name) => query.get(name) || form.get(name) || "";
 }
 
+let serverTimeSecond = -1;
+let serverTimeText = "";
+
+/** X-Server-Time: Unix seconds, formatted once per second. */
+function serverTime(): string {
+  const now = Math.floor(Date.now() / 1000);
+  if (now !== serverTimeSecond) {
+    serverTimeSecond = now;
+    serverTimeText = now.toString();
+  }
+  return serverTimeText;
+}
+
+/** Whole URI answers (id -1) around a kept result (status between blocks), encoded once. */
+const uriAnswers = new WeakMap<EncodedJson, Buffer>();
+
+function uriAnswer(response: JsonRpcResponse): string | Buffer {
+  if (isFailure(response) || !(response.result instanceof EncodedJson)) return encodeResponse(response);
+  let bytes = uriAnswers.get(response.result);
+  if (bytes === undefined) {
+    bytes = Buffer.from(encodeResponse(response), "utf8");
+    uriAnswers.set(response.result, bytes);
+  }
+  return bytes;
+}
+
 function sendUriResult(res: ServerResponse, r: DispatchResult): void {
   const failed = isFailure(r.response);
-  sendJson(res, failed ? 500 : 200, encodeResponse(r.response), !failed && r.cacheable);
+  sendJson(res, failed ? 500 : 200, uriAnswer(r.response), !failed && r.cacheable);
 }
 
 function isFormRequest(req: IncomingMessage): boolean {
@@ -314,7 +341,7 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
 
   /** RecoverAndLogHandler, X-Server-Time, CORS and the mux. */
   function route(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): MaybePromise<void> {
-    res.setHeader("X-Server-Time", Math.floor(Date.now() / 1000).toString());
+    res.setHeader("X-Server-Time", serverTime());
     try {
       if (deps.cors?.handle(req, res) === true) return;
       const { path, query } = splitTarget(req.url ?? "/");
