@@ -210,6 +210,10 @@ export function buildProgram(io: CliIo = processIo): Command {
         "--starting-ip-address <ip>",
         "give node i this IPv4 address + i and the same ports everywhere (containers) instead of loopback ports",
       )
+      .option(
+        "--hostname-prefix <prefix>",
+        "give node i the host name <prefix><i> and the same ports everywhere (docker-compose) instead of loopback ports",
+      )
       .option("--populate-persistent-peers [bool]", "list every other node in persistent_peers", true)
       .option("--proxy_app <app>", 'application of every node ("evm" or "kvstore")');
 
@@ -223,6 +227,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     p2pPort: string;
     jsonRpcPort: string;
     startingIpAddress?: string;
+    hostnamePrefix?: string;
     populatePersistentPeers: boolean | string;
     proxy_app?: string;
   }
@@ -248,6 +253,7 @@ export function buildProgram(io: CliIo = processIo): Command {
       populatePersistentPeers: opts.populatePersistentPeers !== false && opts.populatePersistentPeers !== "false",
       ...(opts.chainId === undefined ? {} : { chainId: opts.chainId }),
       ...(opts.startingIpAddress === undefined ? {} : { startingIp: opts.startingIpAddress }),
+      ...(opts.hostnamePrefix === undefined ? {} : { hostnamePrefix: opts.hostnamePrefix }),
       ...(opts.proxy_app === undefined ? {} : { proxyApp: opts.proxy_app }),
     });
     return result;

@@ -55,6 +55,13 @@ describe("createTestnet", () => {
     expect(loadNodeConfig(r.nodes[0]?.home ?? "").p2p.laddr).toBe("tcp://0.0.0.0:26656");
   });
 
+  test("args: --hostname-prefix names the hosts and keeps the ports", async () => {
+    const r = await createTestnet({ outputDir: tempDir(), validators: 2, nonValidators: 0, hostnamePrefix: "val" });
+    expect(r.nodes.map((n) => `${n.host}:${n.p2pPort}`)).toEqual(["val0:26656", "val1:26656"]);
+    const peers = loadNodeConfig(r.nodes[0]?.home ?? "").p2p.persistentPeers;
+    expect(peers).toBe(`${r.nodes[1]?.nodeId}@val1:26656`);
+  });
+
   test("error: a non-empty node directory is refused", async () => {
     const out = tempDir();
     await createTestnet({ outputDir: out, validators: 1, nonValidators: 0 });

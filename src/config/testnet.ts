@@ -37,6 +37,11 @@ export interface TestnetOptions {
    * shifted by {@link TESTNET_PORT_STRIDE} × i.
    */
   startingIp?: string;
+  /**
+   * Give node i the host name `<prefix><i>` and the same ports everywhere (CometBFT's
+   * --hostname-prefix, for docker-compose networks). Ignored when startingIp is set.
+   */
+  hostnamePrefix?: string;
   /** Write persistent_peers listing every other node (default true). */
   populatePersistentPeers?: boolean;
   /** Which app each node runs (default: the config default, "evm"). */
@@ -111,9 +116,14 @@ export async function createTestnet(opts: TestnetOptions): Promise<TestnetResult
   const baseJsonRpc = opts.jsonRpcPort ?? 8545;
   const nodes: TestnetNode[] = [];
   for (let i = 0; i < total; i++) {
-    const shared = opts.startingIp !== undefined;
+    const shared = opts.startingIp !== undefined || opts.hostnamePrefix !== undefined;
     const offset = shared ? 0 : TESTNET_PORT_STRIDE * i;
-    const host = shared ? nthIp(opts.startingIp as string, i) : "127.0.0.1";
+    const host =
+      opts.startingIp !== undefined
+        ? nthIp(opts.startingIp, i)
+        : opts.hostnamePrefix !== undefined
+          ? `${opts.hostnamePrefix}${i}`
+          : "127.0.0.1";
     const home = join(out, `${prefix}${i}`);
     const given = opts.ports?.(i);
     nodes.push({
@@ -135,7 +145,7 @@ export async function createTestnet(opts: TestnetOptions): Promise<TestnetResult
   }
   const pubKeys = [];
   for (const n of nodes) {
-    const anyHost = opts.startingIp !== undefined ? "0.0.0.0" : "127.0.0.1";
+    const anyHost = opts.startingIp !== undefined || opts.hostnamePrefix !== undefined ? "0.0.0.0" : "127.0.0.1";
     const peers =
       (opts.populatePersistentPeers ?? true)
         ? nodes
