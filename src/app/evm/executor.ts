@@ -8,6 +8,7 @@ import { ecrecover } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { DEC_ONE } from "./feeMarket.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
+import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
 import { type EvmLog, equalBytes, KECCAK256_NULL, setLengthLeft, u64be } from "./records.js";
 import type { StateReader } from "./stateDb.js";
 import { OverlayStateManager } from "./stateManager.js";
@@ -146,6 +147,7 @@ export class TxExecutor {
   }
 
   static async create(common: Common, base: StateReader, blockchain: EVMMockBlockchainInterface): Promise<TxExecutor> {
+    await installJumpAnalysisCache();
     const overlay = new OverlayStateManager(base);
     const vm = await createVM({ common, stateManager: overlay, blockchain });
     return new TxExecutor(vm, overlay, common);

@@ -53,6 +53,7 @@ function bloomMayContain(bloom: Uint8Array, hash: Uint8Array): boolean {
 export class EvmReaderImpl implements EvmReader {
   readonly #d: EvmReaderDeps;
   readonly #idle: TxExecutor[] = [];
+  #lastContext: ExecBlockContext | undefined;
 
   constructor(deps: EvmReaderDeps) {
     this.#d = deps;
@@ -257,9 +258,20 @@ export class EvmReaderImpl implements EvmReader {
 
   #context(height: number): ExecBlockContext {
     const s = this.#d.settings();
+    // A stored block never changes: its context is kept for the height asked most (the latest).
+    const kept = this.#lastContext;
+    if (kept !== undefined && kept.height === height) return { ...kept };
     const b = this.#d.db.block(height);
     const gasLimit = s === undefined || s.maxGas <= 0n ? MAX_UINT64 : s.maxGas;
     if (b !== undefined) {
+      this.#lastContext = {
+        height,
+        timestamp: b.timestamp,
+        coinbase: b.coinbase,
+        baseFee: b.baseFee,
+        gasLimit: b.gasLimit,
+        hash: b.hash,
+      };
       return {
         height,
         timestamp: b.timestamp,
