@@ -165,7 +165,6 @@ class Parser {
   }
 
   private parseNumber(): void {
-    const digit = (ch: string | undefined) => ch !== undefined && ch >= "0" && ch <= "9";
     if (this.peekChar() === "-") {
       this.pos++;
       const c = this.peekChar();
@@ -305,6 +304,10 @@ class Parser {
       if (sep !== ",") throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after array element`);
     }
   }
+}
+
+function digit(ch: string | undefined): boolean {
+  return ch !== undefined && ch >= "0" && ch <= "9";
 }
 
 /** Go's name for a JSON value kind in `json: cannot unmarshal <kind> into ...` errors. */

@@ -15,7 +15,7 @@ import { TypedDataError, typedDataHash } from "../tx/eip712.js";
 import { personalMessageHash } from "../tx/signatures.js";
 import { callGas, checkCallArgs, doCall, estimateGas, withEvmTimeout } from "./execution.js";
 import { feeHistory } from "./feeHistory.js";
-import { blockByRef, blockBySpec, stateHeight } from "./resolve.js";
+import { blockByRef, blockBySpec, stateHeight, stateHeightNow } from "./resolve.js";
 import {
   checkTxFee,
   pendingNonce,
@@ -85,9 +85,13 @@ export const eth = {
   ),
 
   // State
-  getBalance: method([p.address, p.blockRef], async ([who, ref], s) =>
-    toQuantity(await s.state.balance(who, await stateHeight(ref, s))),
-  ),
+  getBalance: method([p.address, p.blockRef], ([who, ref], s) => {
+    // Tags and numbers (nearly every call) are answered without a promise.
+    const height = stateHeightNow(ref, s);
+    if (height === undefined) return stateHeight(ref, s).then(async (h) => toQuantity(await s.state.balance(who, h)));
+    const balance = s.state.balance(who, height);
+    return balance instanceof Promise ? balance.then(toQuantity) : toQuantity(balance);
+  }),
   getCode: method([p.address, p.blockRef], async ([who, ref], s) =>
     toData(await s.state.code(who, await stateHeight(ref, s))),
   ),

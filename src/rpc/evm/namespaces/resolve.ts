@@ -39,3 +39,14 @@ export async function blockByRef(ref: BlockRef, s: EvmServices): Promise<EvmBloc
   if (ref.kind === "hash") return s.chain.blockByHash(ref.hash);
   return blockBySpec(ref, s);
 }
+
+/**
+ * stateHeight without waiting when the reference is a tag or a number (every reference but a
+ * block hash): reads by tag are answered synchronously. Undefined for a hash reference.
+ */
+export function stateHeightNow(ref: BlockRef | undefined, s: EvmServices): number | undefined {
+  if (ref !== undefined && ref.kind === "hash") return undefined;
+  const height = ref === undefined ? s.chain.latestHeight() : specHeight(ref, s);
+  if (height > s.chain.latestHeight()) throw serverError("header not found");
+  return height;
+}

@@ -46,22 +46,51 @@ type CallOutcome = { readonly text: string; readonly resultBytes: number };
 
 const TIMED_OUT = Symbol("timed out");
 
-async function beforeDeadline<T>(work: Promise<T>, deadline: number | undefined): Promise<T | typeof TIMED_OUT> {
-  if (deadline === undefined) return work;
-  const left = deadline - Date.now();
-  if (left <= 0) return TIMED_OUT;
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), left);
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
+/**
+ * Calls still running, with their deadlines: one sweep timer for all of them instead of a timer
+ * per call. A call is answered TIMED_OUT at most one sweep period after its deadline.
+ */
+const running = new Set<{ readonly deadline: number; readonly expire: () => void }>();
+let sweeper: ReturnType<typeof setInterval> | undefined;
+const SWEEP_MS = 25;
+
+function sweepDeadlines(): void {
+  const now = Date.now();
+  for (const w of running) {
+    if (w.deadline > now) continue;
+    running.delete(w);
+    w.expire();
+  }
+  if (running.size === 0 && sweeper !== undefined) {
+    clearInterval(sweeper);
+    sweeper = undefined;
   }
 }
 
-async function runMessage(msg: EvmMessage, opts: PayloadOptions): Promise<WireValue> {
+function beforeDeadline<T>(work: Promise<T>, deadline: number | undefined): Promise<T | typeof TIMED_OUT> {
+  if (deadline === undefined) return work;
+  if (deadline - Date.now() <= 0) return Promise.resolve(TIMED_OUT);
+  return new Promise((resolve, reject) => {
+    const watch = { deadline, expire: () => resolve(TIMED_OUT) };
+    running.add(watch);
+    if (sweeper === undefined) {
+      sweeper = setInterval(sweepDeadlines, SWEEP_MS);
+      sweeper.unref();
+    }
+    work.then(
+      (v) => {
+        running.delete(watch);
+        resolve(v);
+      },
+      (err: unknown) => {
+        running.delete(watch);
+        reject(err);
+      },
+    );
+  });
+}
+
+function runMessage(msg: EvmMessage, opts: PayloadOptions): WireValue | Promise<WireValue> {
   const m = findMethod(msg.method, opts.runtime.settings.namespaces);
   if (m.wsOnly === true && opts.transport !== "ws") throw notificationsUnsupported();
   const args = decodeArgs(m, msg.params);
@@ -73,27 +102,44 @@ function failure(id: string, err: RpcError): CallOutcome {
   return { text: encodeFailure(id, err), resultBytes: 0 };
 }
 
-/** Runs one call; resolves to its answer text, or TIMED_OUT. */
-async function answer(msg: EvmMessage, opts: PayloadOptions): Promise<CallOutcome | typeof TIMED_OUT> {
+function succeeded(msg: EvmMessage & { kind: "call" }, result: WireValue): CallOutcome {
+  try {
+    const json = encodeJson(result);
+    return { text: encodeSuccessText(msg.id, json), resultBytes: json.length };
+  } catch (err) {
+    return failure(msg.id, internalError(`could not encode the result: ${(err as Error).message}`, err));
+  }
+}
+
+function failed(msg: EvmMessage & { kind: "call" }, opts: PayloadOptions, err: unknown): CallOutcome {
+  const rpcErr = toEvmRpcError(err);
+  if (rpcErr.code === -32000 || rpcErr.code === -32603) {
+    opts.runtime.log.debug({ method: msg.method, err }, "EVM RPC call failed");
+  }
+  return failure(msg.id, rpcErr);
+}
+
+/**
+ * Runs one call; its answer text, or TIMED_OUT. A method that answers synchronously (most reads)
+ * is answered without promises or a deadline timer: it cannot outlive the deadline.
+ */
+function answer(
+  msg: EvmMessage,
+  opts: PayloadOptions,
+): CallOutcome | typeof TIMED_OUT | Promise<CallOutcome | typeof TIMED_OUT> {
   if (msg.kind === "invalid") return failure(msg.id, invalidRequest());
-  const work = (async (): Promise<CallOutcome> => {
-    let result: WireValue;
-    try {
-      result = await runMessage(msg, opts);
-    } catch (err) {
-      const rpcErr = toEvmRpcError(err);
-      if (rpcErr.code === -32000 || rpcErr.code === -32603) {
-        opts.runtime.log.debug({ method: msg.method, err }, "EVM RPC call failed");
-      }
-      return failure(msg.id, rpcErr);
-    }
-    try {
-      const json = encodeJson(result);
-      return { text: encodeSuccessText(msg.id, json), resultBytes: json.length };
-    } catch (err) {
-      return failure(msg.id, internalError(`could not encode the result: ${(err as Error).message}`, err));
-    }
-  })();
+  const call = msg as EvmMessage & { kind: "call" };
+  let result: WireValue | Promise<WireValue>;
+  try {
+    result = runMessage(call, opts);
+  } catch (err) {
+    return failed(call, opts, err);
+  }
+  if (!(result instanceof Promise)) return succeeded(call, result);
+  const work = result.then(
+    (r) => succeeded(call, r),
+    (err: unknown) => failed(call, opts, err),
+  );
   return beforeDeadline(work, opts.deadline);
 }
 

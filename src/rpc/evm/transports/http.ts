@@ -26,11 +26,10 @@ export interface HttpHandlerDeps {
 
 function sendText(res: ServerResponse, status: number, text: string, contentType = "text/plain; charset=utf-8"): void {
   if (res.headersSent || res.writableEnded) return;
-  res.statusCode = status;
-  res.setHeader("Content-Type", contentType);
-  res.setHeader("Content-Length", Buffer.byteLength(text, "utf8"));
-  // A string body goes out in one write together with the headers (a Buffer costs a writev).
-  res.end(text, "utf8");
+  // Encoded once (Buffer.byteLength and a string write would each walk the text); one writeHead.
+  const bytes = Buffer.from(text, "utf8");
+  res.writeHead(status, { "Content-Type": contentType, "Content-Length": bytes.length });
+  res.end(bytes);
 }
 
 /** Reads the body, or undefined once it passes `limit` bytes. */
@@ -49,10 +48,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefin
       }
       chunks.push(chunk);
     });
-    const done = () => resolve(tooLarge ? undefined : Buffer.concat(chunks));
-    req.on("end", done);
-    req.on("error", done);
-    req.on("close", done);
+    // One listener per outcome, no named closure per request (tsx keeps function names at a cost).
+    req.on("end", () => resolve(tooLarge ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.on("error", () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
+    req.on("close", () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
   });
 }
 
