@@ -166,6 +166,12 @@ describe("EvmApplication", () => {
     });
     expect(logs).toHaveLength(1);
     expect(logs[0]?.logIndex).toBe(1);
+    // The second read comes from the decoded-receipts cache and must be the same.
+    const all = () => c.app.reader.logs({ fromHeight: c.height, toHeight: c.height, addresses: [token] });
+    const first = all();
+    expect(first).toHaveLength(2);
+    expect(all()).toEqual(first);
+    expect(first.map((l) => l.txHash)).toEqual(receipts.map((r) => r.txHash));
     const block = c.app.reader.block(c.height);
     expect(block?.logsBloom.some((b) => b !== 0)).toBe(true);
     expect(block?.txHashes).toHaveLength(2);

@@ -18,7 +18,14 @@ import type {
   LogFilter,
   StateOverride,
 } from "./readerTypes.js";
-import { type ChainSettings, type EvmBlock, type EvmReceipt, setLengthLeft, stripZeros } from "./records.js";
+import {
+  type ChainSettings,
+  type EvmBlock,
+  type EvmReceipt,
+  equalBytes,
+  setLengthLeft,
+  stripZeros,
+} from "./records.js";
 import type { EvmStateDb, StateReader } from "./stateDb.js";
 import type { OverlayStateManager } from "./stateManager.js";
 import type { EvmTracer } from "./tracer.js";
@@ -178,6 +185,8 @@ export class EvmReaderImpl implements EvmReader {
     const addrs = filter.addresses ?? [];
     const topics = filter.topics ?? [];
     const addrSet = new Set(addrs.map((a) => bytesToHex(a)));
+    // One emitter (the usual filter): compare bytes, no hex per log.
+    const onlyAddr = addrs.length === 1 ? addrs[0] : undefined;
     const topicSets = topics.map((t) => (t === null || t.length === 0 ? null : new Set(t.map((x) => bytesToHex(x)))));
     const from = Math.max(filter.fromHeight, 0);
     const to = Math.min(filter.toHeight, this.latestHeight());
@@ -185,9 +194,11 @@ export class EvmReaderImpl implements EvmReader {
       const block = this.#d.db.block(h);
       if (block === undefined || block.txHashes.length === 0) continue;
       if (!this.#bloomMatches(block.logsBloom, addrs, topics)) continue;
-      for (const r of this.#d.db.receipts(h)) {
+      for (const r of this.#d.db.receiptLogs(h)) {
         for (const l of r.logs) {
-          if (addrSet.size > 0 && !addrSet.has(bytesToHex(l.address))) continue;
+          if (onlyAddr !== undefined) {
+            if (!equalBytes(onlyAddr, l.address)) continue;
+          } else if (addrSet.size > 0 && !addrSet.has(bytesToHex(l.address))) continue;
           if (topicSets.length > l.topics.length) continue;
           let ok = true;
           for (let i = 0; i < topicSets.length; i++) {

@@ -112,11 +112,19 @@ export function bigintToBytes(n: bigint): Uint8Array {
 
 export function bytesToBigint(b: Uint8Array): bigint {
   if (b.length === 0) return 0n;
+  // Up to 6 bytes fit a double exactly: no hex string (most nonces, gas amounts, indexes).
+  if (b.length <= 6) return BigInt(smallNum(b));
   return BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex")}`);
 }
 
+function smallNum(b: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < b.length; i++) n = n * 256 + (b[i] as number);
+  return n;
+}
+
 function num(b: Uint8Array): number {
-  return Number(bytesToBigint(b));
+  return b.length <= 6 ? smallNum(b) : Number(bytesToBigint(b));
 }
 
 export function stripZeros(b: Uint8Array): Uint8Array {
@@ -215,6 +223,7 @@ function decodeLogs(v: Nested | undefined): EvmLogRecord[] {
 }
 
 const EMPTY = new Uint8Array(0);
+const UTF8 = new TextDecoder();
 
 export function encodeReceipt(r: EvmReceipt): Uint8Array {
   return RLP.encode([
@@ -261,9 +270,16 @@ export function decodeReceipt(height: number, txIndex: number, bytes: Uint8Array
     effectiveGasPrice: bytesToBigint(asBytes(l[12], w)),
     logs: decodeLogs(l[13]),
     logsBloom: asBytes(l[14], w),
-    vmError: new TextDecoder().decode(asBytes(l[15], w)),
+    vmError: UTF8.decode(asBytes(l[15], w)),
     returnData: asBytes(l[16], w),
   };
+}
+
+/** What eth_getLogs needs of a stored receipt: its tx hash and logs (the rest is not converted). */
+export function decodeReceiptLogs(bytes: Uint8Array): { txHash: Uint8Array; logs: EvmLogRecord[] } {
+  const w = "a receipt";
+  const l = decodeList(bytes, w);
+  return { txHash: asBytes(l[1], w), logs: decodeLogs(l[13]) };
 }
 
 // ---- blocks ---------------------------------------------------------------------------------------

@@ -10,8 +10,10 @@ import {
   decodeBlock,
   decodeMeta,
   decodeReceipt,
+  decodeReceiptLogs,
   decodeSettings,
   type EvmBlock,
+  type EvmLogRecord,
   type EvmReceipt,
   encodeAccount,
   encodeBlock,
@@ -115,6 +117,17 @@ const META_APP = new TextEncoder().encode("app");
 const META_SETTINGS = new TextEncoder().encode("settings");
 const EMPTY = new Uint8Array(0);
 
+/** A stored receipt as eth_getLogs reads it. */
+export interface ReceiptLogs {
+  readonly txIndex: number;
+  readonly txHash: Uint8Array;
+  readonly logs: readonly EvmLogRecord[];
+}
+
+/** Decoded receipt logs kept for at most this many heights and this many logs + receipts in all. */
+const LOGS_CACHE_HEIGHTS = 1024;
+const LOGS_CACHE_ENTRIES = 100_000;
+
 export class EvmStateDb {
   readonly kv: KvStore;
   readonly #acct: KvTable;
@@ -135,6 +148,9 @@ export class EvmStateDb {
   readonly #acctCache = new Map<string, StoredAccount>();
   readonly #codeCache = new Map<string, Uint8Array>();
   readonly #blockCache = new Map<number, EvmBlock>();
+  readonly #logsCache = new Map<number, readonly ReceiptLogs[]>();
+  readonly #logsCacheSizes = new Map<number, number>();
+  #logsCacheCount = 0;
 
   constructor(kv: KvStore) {
     this.kv = kv;
@@ -250,6 +266,42 @@ export class EvmStateDb {
   heightByBlockHash(hash: Uint8Array): number | undefined {
     const v = this.#bhash.get(hash);
     return v === undefined ? undefined : readU64be(v);
+  }
+
+  /**
+   * Each receipt's tx hash, index and logs only (eth_getLogs reads thousands). A committed block's
+   * receipts never change, so decoded ones are kept for the most recently read heights (like geth's
+   * receipts cache), bounded by height count and by total logs.
+   */
+  receiptLogs(height: number): readonly ReceiptLogs[] {
+    const kept = this.#logsCache.get(height);
+    if (kept !== undefined) {
+      // Most recently used last.
+      this.#logsCache.delete(height);
+      this.#logsCache.set(height, kept);
+      return kept;
+    }
+    const out: ReceiptLogs[] = [];
+    let count = 0;
+    for (const { key, value } of this.#rcpt.range({ prefix: u64be(height) })) {
+      const txIndex = new DataView(key.buffer, key.byteOffset + 8, 4).getUint32(0);
+      const r = { txIndex, ...decodeReceiptLogs(value) };
+      count += r.logs.length + 1;
+      out.push(r);
+    }
+    // Only heights already committed: the current height's receipts are still being written.
+    if (height <= this.latestHeight()) {
+      this.#logsCache.set(height, out);
+      this.#logsCacheCount += count;
+      this.#logsCacheSizes.set(height, count);
+      while (this.#logsCache.size > LOGS_CACHE_HEIGHTS || this.#logsCacheCount > LOGS_CACHE_ENTRIES) {
+        const oldest = this.#logsCache.keys().next().value as number;
+        this.#logsCache.delete(oldest);
+        this.#logsCacheCount -= this.#logsCacheSizes.get(oldest) ?? 0;
+        this.#logsCacheSizes.delete(oldest);
+      }
+    }
+    return out;
   }
 
   receipts(height: number): EvmReceipt[] {

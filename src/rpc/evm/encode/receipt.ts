@@ -1,23 +1,24 @@
-import type { WireValue } from "../../jsonrpc/index.js";
+import { EncodedJson, type WireValue } from "../../jsonrpc/index.js";
 import type { EvmLog, EvmReceipt } from "../services.js";
 import { toAddress, toData, toQuantity } from "./hex.js";
 
 /** Receipts and logs in geth's field order (MarshalReceipt, types.Log). */
 
+/**
+ * One log, written straight to JSON text: every value is a hex string, a number or `false`, so no
+ * escaping is needed, and eth_getLogs answers carry thousands of them.
+ */
 export function encodeLog(l: EvmLog): WireValue {
-  return {
-    address: toAddress(l.address),
-    topics: l.topics.map(toData),
-    data: toData(l.data),
-    blockNumber: toQuantity(l.blockNumber),
-    transactionHash: toData(l.transactionHash),
-    transactionIndex: toQuantity(l.transactionIndex),
-    blockHash: toData(l.blockHash),
-    blockTimestamp: toQuantity(l.blockTimestamp),
-    logIndex: toQuantity(l.logIndex),
-    // No reorgs under CometBFT's instant finality.
-    removed: false,
-  };
+  let topics = "";
+  for (let i = 0; i < l.topics.length; i++) topics += `${i === 0 ? "" : ","}"${toData(l.topics[i] as Uint8Array)}"`;
+  return new EncodedJson(
+    `{"address":"${toAddress(l.address)}","topics":[${topics}],"data":"${toData(l.data)}",` +
+      `"blockNumber":"${toQuantity(l.blockNumber)}","transactionHash":"${toData(l.transactionHash)}",` +
+      `"transactionIndex":"${toQuantity(l.transactionIndex)}","blockHash":"${toData(l.blockHash)}",` +
+      `"blockTimestamp":"${toQuantity(l.blockTimestamp)}","logIndex":"${toQuantity(l.logIndex)}",` +
+      // No reorgs under CometBFT's instant finality.
+      `"removed":false}`,
+  );
 }
 
 export function encodeReceipt(r: EvmReceipt): WireValue {
