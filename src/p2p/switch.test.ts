@@ -137,6 +137,26 @@ describe("Switch", () => {
     expect(b.r.removed).toHaveLength(0);
   });
 
+  test("behavior: two nodes dialing each other at once keep one connection, the one the lower ID dialed", async () => {
+    const a = await node();
+    const b = await node();
+    const [lower, higher] = a.sw.nodeId() < b.sw.nodeId() ? [a, b] : [b, a];
+    await Promise.allSettled([
+      a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw))),
+      b.sw.dialPeerWithAddress(parseNetAddress(dialAddress(a.sw))),
+    ]);
+    await lower.r.until(hasPeer(lower.sw, higher.sw.nodeId()), "lower has higher");
+    await higher.r.until(hasPeer(higher.sw, lower.sw.nodeId()), "higher has lower");
+    // Both sides settled on the same connection: outbound at the lower ID, inbound at the higher.
+    await lower.r.until(() => lower.sw.peer(higher.sw.nodeId())?.isOutbound === true, "lower keeps its dial");
+    await higher.r.until(() => higher.sw.peer(lower.sw.nodeId())?.isOutbound === false, "higher keeps the inbound");
+    expect(lower.sw.peers()).toHaveLength(1);
+    expect(higher.sw.peers()).toHaveLength(1);
+    // And it works: a message goes through.
+    lower.sw.broadcast(TEST_CHANNEL, bytes(3));
+    await higher.r.until(() => higher.r.received.length >= 1, "message over the kept connection");
+  });
+
   test("error: dialing a wrong ID or a closed port", async () => {
     const b = await node();
     const a = await node();

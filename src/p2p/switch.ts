@@ -661,7 +661,20 @@ export class Switch implements ReactorSwitch {
       throw new SwitchConnectToSelfError(formatNetAddress(origin.socketAddr));
     }
     // upgradeConnection already validated its NodeInfo and checked it is compatible with ours.
-    if (this.#peers.has(id)) throw new SwitchDuplicatePeerIdError(id);
+    const existing = this.#peers.get(id);
+    if (existing !== undefined) {
+      // Two nodes that dial each other at once would each refuse the other's connection and end
+      // with none. Both sides keep the connection dialed by the lower node ID instead.
+      const keeperIsOutbound = this.nodeId() < id;
+      if (existing.isOutbound === origin.isOutbound || origin.isOutbound !== keeperIsOutbound) {
+        throw new SwitchDuplicatePeerIdError(id);
+      }
+      this.#log.info(
+        { peer: id, kept: origin.isOutbound ? "outbound" : "inbound" },
+        "Replacing a duplicate connection: both sides keep the one dialed by the lower node ID",
+      );
+      this.#stopAndRemovePeer(existing, new SwitchDuplicatePeerIdError(id));
+    }
     const remoteHost = normalizeHost(conn.remoteHost);
     if (!this.#opts.allowDuplicateIp && [...this.#peers.values()].some((p) => p.remoteHost === remoteHost)) {
       throw new SwitchDuplicatePeerIpError(remoteHost);
