@@ -1,31 +1,8 @@
 import { TestSetupError } from "../../consensus/testing/harness.js";
-import type {
-  ConnectionStatus,
-  FlowStatus,
-  NetAddress,
-  NodeInfo,
-  Peer,
-  Reactor,
-  ReactorSwitch,
-} from "../../p2p/reactor.js";
+import type { ConnectionStatus, NetAddress, NodeInfo, Peer, Reactor, ReactorSwitch } from "../../p2p/reactor.js";
+import { fixtureNodeInfo, idleConnectionStatus } from "../../p2p/testing/peerFixtures.js";
 
 /** Test support: an in-memory network of switches, one reactor each, delivering asynchronously. */
-
-const IDLE_FLOW: FlowStatus = {
-  startMs: 0,
-  bytes: 0,
-  samples: 0,
-  instRate: 0,
-  curRate: 0,
-  avgRate: 0,
-  peakRate: 0,
-  bytesRem: 0,
-  durationMs: 0,
-  idleMs: 0,
-  timeRemMs: 0,
-  progress: 0,
-  active: false,
-};
 
 /** Rewrites (or drops, by returning undefined) a message in flight. */
 export type Tamper = (from: string, to: string, channelId: number, msg: Uint8Array) => Uint8Array | undefined;
@@ -54,16 +31,7 @@ class MemoryPeer implements Peer {
     this.localId = localId;
     this.id = remoteId;
     this.socketAddr = { id: remoteId, host: "127.0.0.1", port: 26656 };
-    this.nodeInfo = {
-      protocolVersion: { p2p: 8n, block: 11n, app: 0n },
-      id: remoteId,
-      listenAddr: "tcp://127.0.0.1:26656",
-      network: "test-chain",
-      version: "0.38.0",
-      channels: new Uint8Array([0x40]),
-      moniker: remoteId,
-      other: { txIndex: "on", rpcAddress: "" },
-    };
+    this.nodeInfo = fixtureNodeInfo(remoteId, [0x40]);
   }
 
   send(channelId: number, msg: Uint8Array): Promise<boolean> {
@@ -81,7 +49,7 @@ class MemoryPeer implements Peer {
   }
 
   status(): ConnectionStatus {
-    return { durationMs: 0, sendMonitor: IDLE_FLOW, recvMonitor: IDLE_FLOW, channels: [] };
+    return idleConnectionStatus();
   }
 
   get(key: string): unknown {

@@ -7,40 +7,9 @@ import type {
   Reactor,
   ReactorSwitch,
 } from "../../p2p/reactor.js";
+import { fixtureNodeInfo, idleConnectionStatus } from "../../p2p/testing/peerFixtures.js";
 
 /** Test support: peers and switches that live in memory (no sockets). */
-
-function nodeInfo(id: string, channels: readonly number[]): NodeInfo {
-  return {
-    protocolVersion: { p2p: 8n, block: 11n, app: 0n },
-    id,
-    listenAddr: "tcp://127.0.0.1:26656",
-    network: "test-chain",
-    version: "0.38.25",
-    channels: Uint8Array.from(channels),
-    moniker: id,
-    other: { txIndex: "on", rpcAddress: "tcp://127.0.0.1:26657" },
-  };
-}
-
-function idleStatus(): ConnectionStatus {
-  const flow = {
-    startMs: 0,
-    bytes: 0,
-    samples: 0,
-    instRate: 0,
-    curRate: 0,
-    avgRate: 0,
-    peakRate: 0,
-    bytesRem: 0,
-    durationMs: 0,
-    idleMs: 0,
-    timeRemMs: 0,
-    progress: 0,
-    active: false,
-  };
-  return { durationMs: 0, sendMonitor: flow, recvMonitor: flow, channels: [] };
-}
 
 /** A message a fake peer accepted. */
 export interface Sent {
@@ -73,7 +42,7 @@ export class FakePeer implements Peer {
     this.remoteHost = opts.host ?? "127.0.0.1";
     this.remotePort = opts.port ?? 40_001;
     this.socketAddr = { id, host: this.remoteHost, port: 26656 };
-    this.nodeInfo = nodeInfo(id, [0x20, 0x21, 0x22, 0x23, 0x30]);
+    this.nodeInfo = fixtureNodeInfo(id, [0x20, 0x21, 0x22, 0x23, 0x30]);
   }
 
   setFull(full: boolean): void {
@@ -104,7 +73,7 @@ export class FakePeer implements Peer {
   }
 
   status(): ConnectionStatus {
-    return idleStatus();
+    return idleConnectionStatus();
   }
 
   get(key: string): unknown {
@@ -167,7 +136,7 @@ class WirePeer implements Peer {
     this.isOutbound = outbound;
     this.remotePort = port;
     this.socketAddr = { id, host: "127.0.0.1", port };
-    this.nodeInfo = nodeInfo(id, [0x20, 0x21, 0x22, 0x23, 0x30]);
+    this.nodeInfo = fixtureNodeInfo(id, [0x20, 0x21, 0x22, 0x23, 0x30]);
   }
 
   async send(channel: number, bytes: Uint8Array): Promise<boolean> {
@@ -185,7 +154,7 @@ class WirePeer implements Peer {
   }
 
   status(): ConnectionStatus {
-    return idleStatus();
+    return idleConnectionStatus();
   }
 
   get(key: string): unknown {
