@@ -719,3 +719,21 @@ describe("status answer reuse", () => {
     expect(second.sync_info.latest_block_hash).toBe(hexOf(blockIdAt(LATEST_HEIGHT).hash));
   });
 });
+
+describe("block answer reuse", () => {
+  test("behavior: a kept block answer is the block of the height asked", async () => {
+    const { cometRoutes } = await import("./routes.js");
+    const { createFakeNode } = await import("./testing/fakeServices.js");
+    const { encodeJson } = await import("../jsonrpc/index.js");
+    const node = createFakeNode();
+    const block = cometRoutes.block;
+    if (block === undefined) throw new Error("no block route");
+    const at = (h: number) =>
+      JSON.parse(encodeJson(block.run({ height: BigInt(h) }, node.services, {} as never) as never));
+    for (const h of [3, 4, 3, 4]) {
+      const r = at(h);
+      expect(r.block.header.height).toBe(String(h));
+      expect(r.block_id.hash).toBe(hexOf(blockIdAt(h).hash));
+    }
+  });
+});

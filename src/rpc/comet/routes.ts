@@ -90,6 +90,27 @@ function blockResult(s: CometServices, height: number) {
   };
 }
 
+/** Encoded `block` answers of recent heights per services object (a committed block never changes). */
+const blockMemo = new WeakMap<CometServices, Map<number, EncodedJson>>();
+const BLOCK_MEMO_SIZE = 64;
+
+/** blockResult, kept encoded for heights that have a block (getHeight has already checked the range). */
+function keptBlockResult(s: CometServices, height: number): WireValue {
+  let memo = blockMemo.get(s);
+  if (memo === undefined) {
+    memo = new Map();
+    blockMemo.set(s, memo);
+  }
+  const kept = memo.get(height);
+  if (kept !== undefined) return kept;
+  const result = blockResult(s, height);
+  if (result.block === null) return result;
+  const encoded = new EncodedJson(encodeJson(result));
+  if (memo.size >= BLOCK_MEMO_SIZE) memo.delete(memo.keys().next().value as number);
+  memo.set(height, encoded);
+  return encoded;
+}
+
 const ZERO_BLOCK_ID = { hash: new Uint8Array(0), partSetHeader: { total: 0, hash: new Uint8Array(0) } };
 
 function encodeBlockOrNull(b: Block | undefined): WireValue {
@@ -242,7 +263,7 @@ export const cometRoutes = route({
   block: {
     params: { height: p.optional(p.int64) },
     cacheable: { whenSet: ["height"] },
-    run: ({ height }, s) => blockResult(s, getHeight(s.blocks, s.blocks.height(), height)),
+    run: ({ height }, s) => keptBlockResult(s, getHeight(s.blocks, s.blocks.height(), height)),
   },
 
   block_by_hash: {
