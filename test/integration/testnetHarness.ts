@@ -31,13 +31,18 @@ export async function freePorts(n: number): Promise<number[]> {
 export class TestnetProcess {
   readonly node: TestnetNode;
   readonly rpcUrl: string;
+  /** `http://127.0.0.1:PORT` of the Ethereum JSON-RPC (served only with `jsonRpc`). */
+  readonly evmUrl: string;
+  readonly #jsonRpc: boolean;
   private child: ChildProcess | undefined;
   private exited: Promise<number | null> | undefined;
   private out = "";
 
-  constructor(node: TestnetNode) {
+  constructor(node: TestnetNode, jsonRpc = false) {
     this.node = node;
     this.rpcUrl = `http://127.0.0.1:${node.rpcPort}`;
+    this.evmUrl = `http://127.0.0.1:${node.jsonRpcPort}`;
+    this.#jsonRpc = jsonRpc;
   }
 
   get pid(): number | undefined {
@@ -58,7 +63,7 @@ export class TestnetProcess {
     this.out = "";
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "start", "--home", this.node.home, "--json-rpc.enable=false"],
+      ["--import", "tsx", "src/cli/main.ts", "start", "--home", this.node.home, `--json-rpc.enable=${this.#jsonRpc}`],
       { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
     );
     this.child = child;
@@ -133,6 +138,7 @@ export interface Testnet {
 export async function makeTestnet(
   validators: number,
   config: Record<string, string | boolean | number> = {},
+  opts: { proxyApp?: "kvstore" | "evm" } = {},
 ): Promise<Testnet> {
   const dir = await mkdtemp(join(tmpdir(), "cometh-testnet-"));
   const ports = await freePorts(validators * 4);
@@ -141,7 +147,7 @@ export async function makeTestnet(
     validators,
     nonValidators: 0,
     chainId: "cometh-testnet",
-    proxyApp: "kvstore",
+    proxyApp: opts.proxyApp ?? "kvstore",
     ports: (i) => ({
       p2p: ports[i * 4] as number,
       rpc: ports[i * 4 + 1] as number,
@@ -156,7 +162,7 @@ export async function makeTestnet(
       ...config,
     },
   });
-  const nodes = result.nodes.map((n) => new TestnetProcess(n));
+  const nodes = result.nodes.map((n) => new TestnetProcess(n, opts.proxyApp === "evm"));
   return {
     chainId: result.chainId,
     nodes,
