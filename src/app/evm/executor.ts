@@ -52,6 +52,12 @@ const DELEGATION_PREFIX = Uint8Array.of(0xef, 0x01, 0x00);
 /** A view of `tx` whose sender is given rather than derived (runTx asks for it several times). */
 export function withSender(tx: TypedTransaction, from: Uint8Array): TypedTransaction {
   const sender = new Address(from);
+  // An unfrozen tx (built for a call) gets the method on itself; a prototype wrapper would send
+  // every later property read in runTx through a dictionary-mode object.
+  if (!Object.isFrozen(tx)) {
+    (tx as { getSenderAddress: () => Address }).getSenderAddress = () => sender;
+    return tx;
+  }
   return Object.create(tx, { getSenderAddress: { value: () => sender } }) as TypedTransaction;
 }
 

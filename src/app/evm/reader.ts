@@ -384,6 +384,8 @@ export class EvmReaderImpl implements EvmReader {
 
   #buildTx(args: CallArgs, gas: bigint, baseFee: bigint): TypedTransaction {
     const common = this.#d.txCommon();
+    // Unfrozen so withSender can set the sender on the tx itself (it is used once, then dropped).
+    const txOpts = { common, freeze: false };
     const base = {
       nonce: 0n,
       gasLimit: gas,
@@ -401,8 +403,8 @@ export class EvmReaderImpl implements EvmReader {
           throw new EvmCallError("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
         }
         return args.accessList === undefined
-          ? createTx({ ...base, type: 0, gasPrice: args.gasPrice }, { common })
-          : createTx({ ...base, type: 1, gasPrice: args.gasPrice, accessList }, { common });
+          ? createTx({ ...base, type: 0, gasPrice: args.gasPrice }, txOpts)
+          : createTx({ ...base, type: 1, gasPrice: args.gasPrice, accessList }, txOpts);
       }
       const tip = args.maxPriorityFeePerGas ?? 0n;
       const maxFee = args.maxFeePerGas ?? (args.maxPriorityFeePerGas === undefined ? 0n : baseFee + tip);
@@ -423,10 +425,10 @@ export class EvmReaderImpl implements EvmReader {
         }));
         return createTx(
           { ...base, type: 4, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, accessList, authorizationList },
-          { common },
+          txOpts,
         );
       }
-      return createTx({ ...base, type: 2, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, accessList }, { common });
+      return createTx({ ...base, type: 2, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, accessList }, txOpts);
     } catch (err) {
       if (err instanceof EvmCallError) throw err;
       throw new EvmCallError(`invalid call arguments: ${(err as Error).message.replace(/ \(tx type=.*$/, "")}`, {
