@@ -298,18 +298,9 @@ export function buildProgram(io: CliIo = processIo): Command {
       names.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
       const nodes = names.map((name) => {
         const home = join(out, name);
+        // A home that is not a node home fails here, before anything starts.
         loadNodeConfig(home);
-        return {
-          name,
-          home,
-          nodeId: "",
-          isValidator: true,
-          host: "",
-          p2pPort: 0,
-          rpcPort: 0,
-          jsonRpcPort: 0,
-          jsonRpcWsPort: 0,
-        };
+        return { name, home };
       });
       const { runTestnetNodes } = await import("./testnetRunner.js");
       const runner = runTestnetNodes(nodes, io);

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { TestnetNode } from "../config/index.js";
 
 /** Where the CLI entry is, so children run the same sources the same way. */
 const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
@@ -16,7 +15,7 @@ export interface RunnerIo {
  * SIGTERM to each child (only the processes it started).
  */
 export function runTestnetNodes(
-  nodes: readonly TestnetNode[],
+  nodes: readonly { readonly name: string; readonly home: string }[],
   io: RunnerIo,
   extraArgs: readonly string[] = [],
 ): { done: Promise<number>; stop(): void } {

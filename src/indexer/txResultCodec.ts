@@ -1,3 +1,4 @@
+import { BinaryReader } from "cosmjs-types/binary";
 import { TxResult as PbTxResult } from "cosmjs-types/tendermint/abci/types";
 import type { ExecTxResult } from "../types/index.js";
 import { IndexCorruptionError } from "./errors.js";
@@ -56,19 +57,6 @@ export function decodeTxResult(bytes: Uint8Array): IndexedTx {
   return { height: Number(pb.height), index: pb.index, tx: new Uint8Array(pb.tx), result };
 }
 
-/** Reads a protobuf varint at `pos`; returns [value, next position] (undefined when malformed). */
-function readVarint(b: Uint8Array, pos: number): [number, number] | undefined {
-  let value = 0;
-  let mul = 1;
-  for (let i = pos; i < b.length && i < pos + 10; i++) {
-    const byte = b[i] as number;
-    value += (byte & 0x7f) * mul;
-    if ((byte & 0x80) === 0) return [value, i + 1];
-    mul *= 128;
-  }
-  return undefined;
-}
-
 /**
  * A stored TxResult whose height and index are read from the record's first fields and whose tx and
  * result are decoded on first use: searches sort and page many hits and decode only the page.
@@ -104,20 +92,22 @@ class LazyIndexedTx implements IndexedTx {
  * read directly when the record starts with them, as encodeTxResult writes it; otherwise it decodes.
  */
 export function decodeTxResultLazily(bytes: Uint8Array): IndexedTx {
-  let pos = 0;
-  let height = 0;
+  // proto3 leaves zero fields out: field 1 (height, varint) and field 2 (index, varint) are each optional.
+  const reader = new BinaryReader(bytes);
+  let height = 0n;
   let index = 0;
-  // proto3 leaves zero fields out: field 1 (tag 0x08) and field 2 (tag 0x10) are each optional.
-  if (bytes[pos] === 0x08) {
-    const v = readVarint(bytes, pos + 1);
-    if (v === undefined) return decodeTxResult(bytes);
-    [height, pos] = v;
+  try {
+    if (bytes[reader.pos] === 0x08) {
+      reader.uint32();
+      height = reader.int64();
+    }
+    if (bytes[reader.pos] === 0x10) {
+      reader.uint32();
+      index = reader.uint32();
+    }
+  } catch {
+    return decodeTxResult(bytes);
   }
-  if (bytes[pos] === 0x10) {
-    const v = readVarint(bytes, pos + 1);
-    if (v === undefined) return decodeTxResult(bytes);
-    [index, pos] = v;
-  }
-  if (height > Number.MAX_SAFE_INTEGER || index > 0xffffffff) return decodeTxResult(bytes);
-  return new LazyIndexedTx(bytes, height, index);
+  if (height < 0n || height > BigInt(Number.MAX_SAFE_INTEGER)) return decodeTxResult(bytes);
+  return new LazyIndexedTx(bytes, Number(height), index);
 }

@@ -148,9 +148,9 @@ export class EvmStateDb {
   readonly #acctCache = new Map<string, StoredAccount>();
   readonly #codeCache = new Map<string, Uint8Array>();
   readonly #blockCache = new Map<number, EvmBlock>();
-  readonly #logsCache = new Map<number, readonly ReceiptLogs[]>();
-  readonly #logsCacheSizes = new Map<number, number>();
-  #logsCacheCount = 0;
+  /** Decoded receipt logs per height with their entry count (logs + receipts), least recently read first. */
+  readonly #logsCache = new Map<number, { receipts: readonly ReceiptLogs[]; entries: number }>();
+  #logsCacheEntries = 0;
 
   constructor(kv: KvStore) {
     this.kv = kv;
@@ -279,26 +279,24 @@ export class EvmStateDb {
       // Most recently used last.
       this.#logsCache.delete(height);
       this.#logsCache.set(height, kept);
-      return kept;
+      return kept.receipts;
     }
     const out: ReceiptLogs[] = [];
-    let count = 0;
+    let entries = 0;
     for (const { key, value } of this.#rcpt.range({ prefix: u64be(height) })) {
       const txIndex = new DataView(key.buffer, key.byteOffset + 8, 4).getUint32(0);
       const r = { txIndex, ...decodeReceiptLogs(value) };
-      count += r.logs.length + 1;
+      entries += r.logs.length + 1;
       out.push(r);
     }
     // Only heights already committed: the current height's receipts are still being written.
     if (height <= this.latestHeight()) {
-      this.#logsCache.set(height, out);
-      this.#logsCacheCount += count;
-      this.#logsCacheSizes.set(height, count);
-      while (this.#logsCache.size > LOGS_CACHE_HEIGHTS || this.#logsCacheCount > LOGS_CACHE_ENTRIES) {
-        const oldest = this.#logsCache.keys().next().value as number;
+      this.#logsCache.set(height, { receipts: out, entries });
+      this.#logsCacheEntries += entries;
+      for (const [oldest, v] of this.#logsCache) {
+        if (this.#logsCache.size <= LOGS_CACHE_HEIGHTS && this.#logsCacheEntries <= LOGS_CACHE_ENTRIES) break;
         this.#logsCache.delete(oldest);
-        this.#logsCacheCount -= this.#logsCacheSizes.get(oldest) ?? 0;
-        this.#logsCacheSizes.delete(oldest);
+        this.#logsCacheEntries -= v.entries;
       }
     }
     return out;

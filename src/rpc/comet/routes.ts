@@ -151,8 +151,8 @@ interface StatusMemo {
   latestHeight: number;
   base: number;
   catchingUp: boolean;
-  vals: unknown;
-  pubKey: unknown;
+  vals: ReturnType<CometServices["state"]["loadValidators"]>;
+  pubKey: ReturnType<CometServices["node"]["validatorPubKey"]>;
   encoded: EncodedJson;
 }
 

@@ -18,30 +18,31 @@ export function runBatch(
   payload: ParsedPayload,
   call: (req: JsonRpcRequest) => MaybePromise<DispatchResult>,
 ): MaybePromise<BatchOutcome> {
-  const responses: JsonRpcResponse[] = [];
-  let cacheable = true;
-  const { requests } = payload;
-  const add = (result: DispatchResult) => {
-    responses.push(result.response);
-    cacheable &&= result.cacheable;
-  };
-  // In order, one at a time; synchronous answers stay synchronous.
-  const from = (start: number): MaybePromise<BatchOutcome> => {
-    for (let i = start; i < requests.length; i++) {
-      const req = requests[i] as JsonRpcRequest;
-      if (req.id === undefined) continue;
-      const result = call(req);
-      if (isPromise(result)) {
-        return result.then((r) => {
-          add(r);
-          return from(i + 1);
-        });
-      }
-      add(result);
+  return runFrom(payload.requests, 0, call, { responses: [], cacheable: true });
+}
+
+/** Runs requests[start..] in order, one at a time; synchronous answers stay synchronous. */
+function runFrom(
+  requests: readonly JsonRpcRequest[],
+  start: number,
+  call: (req: JsonRpcRequest) => MaybePromise<DispatchResult>,
+  acc: { responses: JsonRpcResponse[]; cacheable: boolean },
+): MaybePromise<BatchOutcome> {
+  for (let i = start; i < requests.length; i++) {
+    const req = requests[i] as JsonRpcRequest;
+    if (req.id === undefined) continue;
+    const result = call(req);
+    if (isPromise(result)) {
+      return result.then((r) => {
+        acc.responses.push(r.response);
+        acc.cacheable &&= r.cacheable;
+        return runFrom(requests, i + 1, call, acc);
+      });
     }
-    return { responses, cacheable: cacheable && responses.length > 0 };
-  };
-  return from(0);
+    acc.responses.push(result.response);
+    acc.cacheable &&= result.cacheable;
+  }
+  return { responses: acc.responses, cacheable: acc.cacheable && acc.responses.length > 0 };
 }
 
 /** The error for a batch longer than `max` items (0 = unlimited), or undefined when it fits. */

@@ -4,6 +4,7 @@
 // Does not own: routes, transports, HTTP statuses or any server's domain (those live in rpc/comet
 // and rpc/evm).
 export { type BatchOutcome, batchLimitError, runBatch } from "./batch.js";
+export { DeadlineSweeper } from "./deadlineSweeper.js";
 export {
   type DispatchOptions,
   type DispatchResult,

@@ -343,3 +343,26 @@ describe("Go-compatible JSON writing, fast path", () => {
     expect(encodeJson({ r: new EncodedJson(inner) })).toBe(`{"r":${inner}}`);
   });
 });
+
+describe("DeadlineSweeper", () => {
+  test("behavior: expires what passed its deadline, not what was unwatched or is still in time", async () => {
+    const { DeadlineSweeper } = await import("./deadlineSweeper.js");
+    const sweeper = new DeadlineSweeper<string>(5);
+    const expired: string[] = [];
+    const now = Date.now();
+    sweeper.watch("late", now + 10, () => expired.push("late"));
+    sweeper.watch("cancelled", now + 10, () => expired.push("cancelled"));
+    sweeper.watch("far", now + 60_000, () => expired.push("far"));
+    sweeper.unwatch("cancelled");
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (expired.length > 0) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 5);
+    });
+    expect(expired).toEqual(["late"]);
+    sweeper.unwatch("far");
+  });
+});

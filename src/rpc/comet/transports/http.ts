@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../../util/logger.js";
 import {
   batchLimitError,
+  DeadlineSweeper,
   type DispatchResult,
   dispatchRequest,
   dispatchUri,
@@ -200,46 +201,6 @@ function isFormRequest(req: IncomingMessage): boolean {
 /** Answers up to this size are handed to the socket at once; larger ones are watched until written. */
 const LARGE_ANSWER_BYTES = 64 * 1024;
 
-/** Cuts connections whose answer is not written within `timeoutMs` (http.Server WriteTimeout). */
-class WriteDeadlines {
-  private readonly deadlines = new Map<ServerResponse, number>();
-  private sweeper: ReturnType<typeof setInterval> | undefined;
-  private readonly every: number;
-  private readonly timeoutMs: number;
-
-  constructor(timeoutMs: number) {
-    this.timeoutMs = timeoutMs;
-    this.every = Math.max(5, Math.min(1000, Math.floor(timeoutMs / 10)));
-  }
-
-  /** One map entry per request instead of a timer and a close listener each. */
-  track(res: ServerResponse): void {
-    this.deadlines.set(res, Date.now() + this.timeoutMs);
-    if (this.sweeper === undefined) {
-      this.sweeper = setInterval(() => this.sweep(), this.every);
-      this.sweeper.unref();
-    }
-  }
-
-  untrack(res: ServerResponse): void {
-    this.deadlines.delete(res);
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    // Same timeout for all: insertion order is deadline order.
-    for (const [res, deadline] of this.deadlines) {
-      if (deadline > now) break;
-      this.deadlines.delete(res);
-      res.socket?.destroy();
-    }
-    if (this.deadlines.size === 0 && this.sweeper !== undefined) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
-  }
-}
-
 export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { routes, services, runtime, log } = deps;
 
@@ -372,11 +333,16 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
 
   function handlerFailed(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     log.error({ err, url: req.url }, "RPC HTTP handler failed");
-    deadlines.untrack(res);
+    deadlines.unwatch(res);
     if (!res.writableEnded) res.destroy();
   }
 
-  const deadlines = new WriteDeadlines(deps.writeTimeoutMs);
+  // http.Server WriteTimeout: a connection whose answer is not written in time is cut.
+  const deadlines = new DeadlineSweeper<ServerResponse>(
+    Math.max(5, Math.min(1000, Math.floor(deps.writeTimeoutMs / 10))),
+  );
+  const watchWrite = (res: ServerResponse) =>
+    deadlines.watch(res, Date.now() + deps.writeTimeoutMs, () => res.socket?.destroy());
 
   return (req, res) => {
     let handled: MaybePromise<void>;
@@ -388,15 +354,15 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
     }
     if (isPromise(handled)) {
       // Still being answered: the write deadline runs until the handler is done.
-      deadlines.track(res);
+      watchWrite(res);
       handled.then(
-        () => deadlines.untrack(res),
+        () => deadlines.unwatch(res),
         (err: unknown) => handlerFailed(req, res, err),
       );
     } else if (res.writableLength > LARGE_ANSWER_BYTES) {
       // Answered, but too large to sit in the socket buffer: a client that does not read is cut.
-      deadlines.track(res);
-      res.once("finish", () => deadlines.untrack(res));
+      watchWrite(res);
+      res.once("finish", () => deadlines.unwatch(res));
     }
   };
 }

@@ -1,5 +1,5 @@
 import { bytesEqual } from "../../../util/bytes.js";
-import type { WireValue } from "../../jsonrpc/index.js";
+import { isPromise, type WireValue } from "../../jsonrpc/index.js";
 import { encodeBlock, encodeHeader } from "../encode/block.js";
 import { padBytes, toAddress, toData, toQuantity } from "../encode/hex.js";
 import { encodeLog, encodeReceipt } from "../encode/receipt.js";
@@ -90,7 +90,7 @@ export const eth = {
     const height = stateHeightNow(ref, s);
     if (height === undefined) return stateHeight(ref, s).then(async (h) => toQuantity(await s.state.balance(who, h)));
     const balance = s.state.balance(who, height);
-    return balance instanceof Promise ? balance.then(toQuantity) : toQuantity(balance);
+    return isPromise(balance) ? balance.then(toQuantity) : toQuantity(balance);
   }),
   getCode: method([p.address, p.blockRef], async ([who, ref], s) =>
     toData(await s.state.code(who, await stateHeight(ref, s))),

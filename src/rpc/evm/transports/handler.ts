@@ -1,4 +1,4 @@
-import { encodeJson, type RpcError, type WireValue } from "../../jsonrpc/index.js";
+import { DeadlineSweeper, encodeJson, isPromise, type RpcError, type WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext, EvmRuntime, SubscriptionSink } from "../context.js";
 import {
   internalError,
@@ -46,44 +46,21 @@ type CallOutcome = { readonly text: string; readonly resultBytes: number };
 
 const TIMED_OUT = Symbol("timed out");
 
-/**
- * Calls still running, with their deadlines: one sweep timer for all of them instead of a timer
- * per call. A call is answered TIMED_OUT at most one sweep period after its deadline.
- */
-const running = new Set<{ readonly deadline: number; readonly expire: () => void }>();
-let sweeper: ReturnType<typeof setInterval> | undefined;
-const SWEEP_MS = 25;
-
-function sweepDeadlines(): void {
-  const now = Date.now();
-  for (const w of running) {
-    if (w.deadline > now) continue;
-    running.delete(w);
-    w.expire();
-  }
-  if (running.size === 0 && sweeper !== undefined) {
-    clearInterval(sweeper);
-    sweeper = undefined;
-  }
-}
+/** Calls still running past their start, with their deadlines (one sweep timer for all). */
+const deadlines = new DeadlineSweeper<Promise<unknown>>(25);
 
 function beforeDeadline<T>(work: Promise<T>, deadline: number | undefined): Promise<T | typeof TIMED_OUT> {
   if (deadline === undefined) return work;
   if (deadline - Date.now() <= 0) return Promise.resolve(TIMED_OUT);
   return new Promise((resolve, reject) => {
-    const watch = { deadline, expire: () => resolve(TIMED_OUT) };
-    running.add(watch);
-    if (sweeper === undefined) {
-      sweeper = setInterval(sweepDeadlines, SWEEP_MS);
-      sweeper.unref();
-    }
+    deadlines.watch(work, deadline, () => resolve(TIMED_OUT));
     work.then(
       (v) => {
-        running.delete(watch);
+        deadlines.unwatch(work);
         resolve(v);
       },
       (err: unknown) => {
-        running.delete(watch);
+        deadlines.unwatch(work);
         reject(err);
       },
     );
@@ -135,7 +112,7 @@ function answer(
   } catch (err) {
     return failed(call, opts, err);
   }
-  if (!(result instanceof Promise)) return succeeded(call, result);
+  if (!isPromise(result)) return succeeded(call, result);
   const work = result.then(
     (r) => succeeded(call, r),
     (err: unknown) => failed(call, opts, err),
