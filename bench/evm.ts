@@ -18,12 +18,11 @@
  *                                 peers from bench/peers/node_modules, skipped with a note when not installed:
  *                                 bash bench/peers/install.sh), stops it by its PID, prints one combined table.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
- * --timeout-commit D (cometh, 0s), --client raw|agent, --json (results as JSON after the table).
+ * --timeout-commit D (cometh, 0s), --json (results as JSON after the table).
  *
- * Load generator (--client): "raw" (default) is a minimal HTTP/1.1 keep-alive client on node:net, one request in
- * flight per connection (no pipelining); "agent" is node:http's request() with a keep-alive Agent of
- * --connections sockets. On a 2-core machine the node:http client saturates its own core near 19k req/s, below
- * the bare server and below Anvil and Ganache, so it would measure itself; the raw client gets ~3x further.
+ * Load generator: bench/load.ts's minimal HTTP/1.1 keep-alive client on node:net, one request in flight per
+ * connection (no pipelining). node:http's Agent saturates its own core near 19k req/s on a 2-core machine,
+ * below the bare server and below Anvil and Ganache, so it would measure itself.
  *
  * Fairness (the settings each node gets when started here):
  *   - all: 127.0.0.1, chain id 262144, the Hardhat dev mnemonic (test ... junk), 10 accounts x 10000 ETH,
@@ -50,14 +49,14 @@ import { type ChildProcess, fork, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { Agent, createServer, request } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { HDNodeWallet, Interface, Transaction } from "ethers";
 import erc20 from "../test/data/erc20.json" with { type: "json" };
-import { type LoadResult, loadRaw, percentile } from "./load.js";
+import { freePorts } from "../test/integration/testnetHarness.js";
+import { type LoadResult, type LoadTarget, loadRaw, percentile } from "./load.js";
 
 const { values } = parseArgs({
   options: {
@@ -71,7 +70,6 @@ const { values } = parseArgs({
     stall: { type: "string", default: "15" },
     "timeout-commit": { type: "string", default: "0s" },
     pid: { type: "string" },
-    client: { type: "string", default: "raw" },
     lanes: { type: "string", default: "10" },
     json: { type: "boolean", default: false },
     "bare-server": { type: "boolean", default: false },
@@ -94,18 +92,12 @@ const ADDRS = WALLETS.map((w) => w.address);
 // ---------------------------------------------------------------------------------------------------------
 // JSON-RPC over a keep-alive node:http agent.
 
-interface Target {
-  host: string;
-  port: number;
-  path: string;
-}
-
 class RpcError extends Error {
   override name = "RpcError";
 }
 
 function post(
-  target: Target,
+  target: LoadTarget,
   agent: Agent,
   body: Buffer,
   timeoutMs = 30_000,
@@ -136,8 +128,8 @@ function post(
 class Rpc {
   readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
   private id = 0;
-  readonly target: Target;
-  constructor(target: Target) {
+  readonly target: LoadTarget;
+  constructor(target: LoadTarget) {
     this.target = target;
   }
 
@@ -159,7 +151,7 @@ class Rpc {
   }
 }
 
-function parseTarget(url: string): Target {
+function parseTarget(url: string): LoadTarget {
   const u = new URL(url);
   if (u.protocol !== "http:") throw new RangeError(`--rpc must be an http:// URL, got ${url}`);
   const host = u.hostname.replace(/^\[|\]$/g, "");
@@ -172,40 +164,13 @@ function parseTarget(url: string): Target {
 // ---------------------------------------------------------------------------------------------------------
 // Load generation.
 
-async function load(target: Target, payload: string, seconds: number, connections: number): Promise<LoadResult> {
-  if (values.client !== "raw" && values.client !== "agent") throw new RangeError("--client must be raw or agent");
-  return values.client === "raw"
-    ? loadRaw(target, { method: "POST", body: payload, ok: (text) => text.includes('"result"') }, seconds, connections)
-    : loadAgent(target, payload, seconds, connections);
-}
-
-/** node:http client: a keep-alive Agent with `connections` sockets, one request in flight per socket. */
-async function loadAgent(target: Target, payload: string, seconds: number, connections: number): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  const body = Buffer.from(payload);
-  const latencies: number[] = [];
-  let errors = 0;
-  const t0 = performance.now();
-  const deadline = t0 + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < deadline) {
-        const s = performance.now();
-        try {
-          const { status, text } = await post(target, agent, body, 10_000);
-          if (status === 200 && text.includes('"result"')) latencies.push(performance.now() - s);
-          else errors++;
-        } catch {
-          errors++;
-          await sleep(10); // a refused or reset connection must not spin
-        }
-      }
-    }),
+function load(target: LoadTarget, payload: string, seconds: number, connections: number): Promise<LoadResult> {
+  return loadRaw(
+    target,
+    { method: "POST", body: payload, ok: (text) => text.includes('"result"') },
+    seconds,
+    connections,
   );
-  const elapsed = (performance.now() - t0) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -691,18 +656,6 @@ async function quiet(): Promise<void> {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const addr = s.address();
-      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** SIGTERM to the child's PID, SIGKILL to the same PID after 5 s. */
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
@@ -733,7 +686,8 @@ interface NodeSpec {
   name: string;
   /** Why it cannot run here, or undefined when it can. */
   missing(): string | undefined;
-  launch(port: number): Promise<Launch>;
+  /** `port` answers JSON-RPC over HTTP; `wsPort` is a second free port (cometh's WebSocket server). */
+  launch(port: number, wsPort: number): Promise<Launch>;
 }
 
 const peerPath = (...p: string[]) => join(PEER_MODULES, ...p);
@@ -744,9 +698,8 @@ const SPECS: NodeSpec[] = [
   {
     name: "cometh",
     missing: () => undefined,
-    async launch(port) {
+    async launch(port, wsPort) {
       const home = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
-      const wsPort = await freePort();
       return {
         cmd: process.execPath,
         args: [
@@ -859,9 +812,10 @@ let current: { child: ChildProcess; cleanup?: () => Promise<void> } | undefined;
 
 async function runManaged(spec: NodeSpec, opts: HarnessOptions): Promise<NodeResult> {
   await quiet();
-  const port = await freePort();
-  const l = await spec.launch(port);
-  const target: Target = { host: "127.0.0.1", port, path: "/" };
+  // Held together while found, so the two are distinct.
+  const [port, wsPort] = (await freePorts(2)) as [number, number];
+  const l = await spec.launch(port, wsPort);
+  const target: LoadTarget = { host: "127.0.0.1", port, path: "/" };
   const t0 = performance.now();
   const child = spawn(l.cmd, l.args, { cwd: l.cwd, env: l.env ?? process.env, stdio: ["ignore", "ignore", "pipe"] });
   current = l.cleanup === undefined ? { child } : { child, cleanup: l.cleanup };
@@ -870,9 +824,10 @@ async function runManaged(spec: NodeSpec, opts: HarnessOptions): Promise<NodeRes
     stderr = (stderr + d.toString()).slice(-2000);
   });
   const rpc = new Rpc(target);
+  let sampler: RssSampler | undefined;
   try {
     if (child.pid === undefined) throw new RangeError(`${spec.name} did not start`);
-    const sampler = new RssSampler(child.pid);
+    sampler = new RssSampler(child.pid);
     let startupMs = Number.NaN;
     const deadline = t0 + 120_000;
     while (performance.now() < deadline) {
@@ -898,6 +853,7 @@ async function runManaged(spec: NodeSpec, opts: HarnessOptions): Promise<NodeRes
     if (child.exitCode !== null) result.notes.push(`exited during the run: ${stderr.trim().slice(-300)}`);
     return result;
   } finally {
+    sampler?.stop();
     rpc.close();
     await stop(child);
     await l.cleanup?.();
@@ -918,7 +874,7 @@ async function ceiling(opts: HarnessOptions, waitQuiet: boolean): Promise<LoadRe
       bare.once("message", (m: { port: number }) => resolve(m.port));
       bare.once("exit", (code) => reject(new RangeError(`ceiling server exited (${code})`)));
     });
-    const target: Target = { host: "127.0.0.1", port, path: "/" };
+    const target: LoadTarget = { host: "127.0.0.1", port, path: "/" };
     const payload = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
     if (waitQuiet) await quiet();
     await load(target, payload, 1, opts.connections);

@@ -98,6 +98,8 @@ export async function loadRaw(
       const open = () => {
         buf = Buffer.alloc(0);
         sent = 0;
+        // A connection refused or reset before any answer is an error too (else a dead server reads as 0 errors).
+        let answered = false;
         socket = connect({ host: target.host, port: target.port, noDelay: true }, fire);
         socket.setTimeout(10_000, () => socket.destroy(new LoadError("timed out")));
         socket.on("data", (d: Buffer) => {
@@ -108,6 +110,7 @@ export async function loadRaw(
             socket.destroy(new LoadError("response without length"));
             return;
           }
+          answered = true;
           const success = buf.subarray(9, 12).toString("latin1") === "200" && ok(buf.toString("utf8", 0, n));
           if (success) latencies.push(performance.now() - sent);
           else errors++;
@@ -123,7 +126,7 @@ export async function loadRaw(
         });
         socket.on("error", () => undefined);
         socket.on("close", () => {
-          if (sent !== 0) errors++;
+          if (sent !== 0 || !answered) errors++;
           if (performance.now() < deadline) setTimeout(open, 10);
           else done();
         });

@@ -140,7 +140,7 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
 
   // Block sync first unless this node alone can make blocks (node/node.go onlyValidatorIsUs).
   const syncFirst = config.base.blockSyncMode && !onlyValidatorIsUs(consensus.chainState(), signer.address());
-  if (syncFirst) consensusReactor.waitSync();
+  if (syncFirst) consensusReactor.waitForSync();
   const syncLog = log.child({ module: "blocksync" });
   let consensusStarted = false;
   const startConsensus = async () => {

@@ -37,7 +37,8 @@ class FakeConsensus implements ConsensusPort {
 }
 
 function setup(opts: { waitSync?: boolean; peers?: number } = {}) {
-  const reactor = new ConsensusReactor(silentLogger(), opts.waitSync === undefined ? {} : { waitSync: opts.waitSync });
+  const reactor = new ConsensusReactor(silentLogger());
+  if (opts.waitSync === true) reactor.waitForSync();
   const sw = new FakeSwitch();
   reactor.start(sw);
   const peers = Array.from({ length: opts.peers ?? 2 }, (_, i) => new FakePeer(`peer${i}`, { port: 40_000 + i }));
@@ -227,7 +228,7 @@ describe("ConsensusReactor", () => {
   test("behavior: during block sync only State channel messages reach consensus", () => {
     const { reactor, peers, cs } = setup({ waitSync: true });
     const peer = peers[0] as FakePeer;
-    expect(reactor.waitSync()).toBe(true);
+    expect(reactor.isWaitingForSync()).toBe(true);
     reactor.receive(CONSENSUS_CHANNEL.vote, peer, encodeConsensusMessage({ kind: "vote", vote: makeVote() }));
     reactor.receive(
       CONSENSUS_CHANNEL.data,
@@ -238,7 +239,7 @@ describe("ConsensusReactor", () => {
     expect(cs.received.map((r) => r.msg.kind)).toEqual(["newRoundStep"]);
     expect(cs.added.map((a) => a.peer)).toEqual(["peer0", "peer1"]);
     reactor.switchToConsensus();
-    expect(reactor.waitSync()).toBe(false);
+    expect(reactor.isWaitingForSync()).toBe(false);
     reactor.receive(CONSENSUS_CHANNEL.vote, peer, encodeConsensusMessage({ kind: "vote", vote: makeVote() }));
     expect(cs.received.map((r) => r.msg.kind)).toEqual(["newRoundStep", "vote"]);
   });

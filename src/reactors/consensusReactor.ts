@@ -70,8 +70,6 @@ const CHANNELS: readonly ChannelDescriptor[] = [
 export type ConsensusPort = Pick<Consensus, "receivePeerMessage" | "addPeer" | "removePeer" | "chainState">;
 
 export interface ConsensusReactorOptions {
-  /** Block sync runs first: ignore data/vote messages until switchToConsensus() (default false). */
-  waitSync?: boolean;
   /** Messages that may wait for one peer's channel before new ones are dropped (default 10000). */
   maxPendingPerPeer?: number;
 }
@@ -95,12 +93,11 @@ export class ConsensusReactor implements Reactor, Gossip {
   /** Peers the switch has added, by ID: the targets of broadcast and sendTo. */
   readonly #peers = new Map<string, Peer>();
   #consensus: ConsensusPort | undefined;
-  #waitSync: boolean;
+  #waitSync = false;
   #stopped = false;
 
   constructor(log: Logger, opts: ConsensusReactorOptions = {}) {
     this.#log = log;
-    this.#waitSync = opts.waitSync ?? false;
     this.#sender = new PeerSender(
       log,
       opts.maxPendingPerPeer === undefined ? {} : { maxPending: opts.maxPendingPerPeer },
@@ -113,8 +110,13 @@ export class ConsensusReactor implements Reactor, Gossip {
     for (const peer of this.#peers.values()) consensus.addPeer(peer.id, peerNodeAddress(peer));
   }
 
-  /** True while block sync runs (CometBFT WaitSync). */
-  waitSync(): boolean {
+  /** Block sync runs first: data and vote messages are ignored until switchToConsensus() (CometBFT WaitSync). */
+  waitForSync(): void {
+    this.#waitSync = true;
+  }
+
+  /** True while block sync runs. */
+  isWaitingForSync(): boolean {
     return this.#waitSync;
   }
 

@@ -38,53 +38,71 @@ export async function runCli(args: string[]): Promise<{ code: number | null; std
   return { code, stdout, stderr };
 }
 
-/**
- * Starts `cometh start --home HOME` with RPC on port 0 and waits for the line announcing the bound
- * RPC address.
- */
-export async function startNodeProcess(home: string, extraFlags: string[] = []): Promise<TestNodeProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/cli/main.ts",
-      "start",
-      "--home",
-      home,
-      "--rpc.laddr",
-      "tcp://127.0.0.1:0",
-      "--json-rpc.enable=false",
-      "--p2p.laddr",
-      "tcp://127.0.0.1:0",
-      ...extraFlags,
-    ],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
-  );
+/** A `cometh` child process: its output so far, its exit, and the bound node RPC address once announced. */
+export interface SpawnedNode {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output(): string;
+  /** `host:port` of the node RPC; rejects if the process exits before announcing it. */
+  ready: Promise<string>;
+}
+
+/** Runs `src/cli/main.ts <args>` from the checkout; output is kept (the last 1 MB at most). */
+export function spawnNode(args: readonly string[]): SpawnedNode {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
+  let announced = false;
   const exited = new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
-  const rpcUrl = await new Promise<string>((resolve, reject) => {
+  const ready = new Promise<string>((resolve, reject) => {
     const onData = (d: Buffer) => {
       out += d.toString();
-      const m = /node RPC listening on (tcp:\/\/|http:\/\/)?(127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(`http://${m[2]}`);
+      if (out.length > 2_000_000) out = out.slice(-1_000_000);
+      if (announced) return;
+      const m = /node RPC listening on (?:tcp:\/\/|http:\/\/)?([^\s]+:\d+)/.exec(out);
+      if (m?.[1] !== undefined) {
+        announced = true;
+        resolve(m[1]);
+      }
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
     void exited.then((code) => reject(new Error(`node exited with ${code} before its RPC started:\n${out}`)));
   });
+  return { child, exited, output: () => out, ready };
+}
+
+/**
+ * Starts `cometh start --home HOME` with RPC on port 0 and waits for the line announcing the bound
+ * RPC address.
+ */
+export async function startNodeProcess(home: string, extraFlags: string[] = []): Promise<TestNodeProcess> {
+  const node = spawnNode([
+    "start",
+    "--home",
+    home,
+    "--rpc.laddr",
+    "tcp://127.0.0.1:0",
+    "--json-rpc.enable=false",
+    "--p2p.laddr",
+    "tcp://127.0.0.1:0",
+    ...extraFlags,
+  ]);
+  const rpcUrl = `http://${await node.ready}`;
   return {
     home,
     rpcUrl,
-    child,
-    output: () => out,
+    child: node.child,
+    output: node.output,
     async kill() {
-      child.kill("SIGKILL");
-      await exited;
+      node.child.kill("SIGKILL");
+      await node.exited;
     },
     async stop() {
-      child.kill("SIGTERM");
-      return exited;
+      node.child.kill("SIGTERM");
+      return node.exited;
     },
   };
 }
@@ -106,8 +124,13 @@ export async function rpcGet<T = unknown>(
 export async function waitForHeight(rpcUrl: string, height: number, timeoutMs = 30_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const status = await rpcGet<{ sync_info: { latest_block_height: string } }>(rpcUrl, "status");
-    const h = Number(status.sync_info.latest_block_height);
+    let h = -1;
+    try {
+      const status = await rpcGet<{ sync_info: { latest_block_height: string } }>(rpcUrl, "status");
+      h = Number(status.sync_info.latest_block_height);
+    } catch {
+      // Not answering yet (starting up, or restarting).
+    }
     if (h >= height) return h;
     if (Date.now() > deadline) throw new Error(`height ${height} not reached in ${timeoutMs} ms (at ${h})`);
     await new Promise((r) => setTimeout(r, 50));

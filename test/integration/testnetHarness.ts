@@ -1,13 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import type { ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createTestnet, type TestnetNode } from "../../src/config/index.js";
-import { rpcGet } from "./testNode.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+import { makeTempHome, rpcGet, spawnNode, waitForHeight } from "./testNode.js";
 
 /** Free loopback ports, found by binding port 0 (held together so they are distinct, then released). */
 export async function freePorts(n: number): Promise<number[]> {
@@ -36,7 +32,7 @@ export class TestnetProcess {
   readonly #jsonRpc: boolean;
   private child: ChildProcess | undefined;
   private exited: Promise<number | null> | undefined;
-  private out = "";
+  #output: () => string = () => "";
 
   constructor(node: TestnetNode, jsonRpc = false) {
     this.node = node;
@@ -55,29 +51,20 @@ export class TestnetProcess {
 
   /** Output of the current (or last) run. */
   output(): string {
-    return this.out;
+    return this.#output();
   }
 
   async start(): Promise<void> {
     if (this.child !== undefined) return;
-    this.out = "";
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "start", "--home", this.node.home, `--json-rpc.enable=${this.#jsonRpc}`],
-      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    this.child = child;
-    this.exited = new Promise((resolve) => child.on("exit", (c) => resolve(c)));
-    await new Promise<void>((resolve, reject) => {
-      const onData = (d: Buffer) => {
-        this.out += d.toString();
-        if (this.out.length > 2_000_000) this.out = this.out.slice(-1_000_000);
-        if (/node RPC listening on/.test(this.out)) resolve();
-      };
-      child.stdout?.on("data", onData);
-      child.stderr?.on("data", onData);
-      void this.exited?.then((code) => reject(new Error(`${this.node.name} exited with ${code}:\n${this.out}`)));
+    const node = spawnNode(["start", "--home", this.node.home, `--json-rpc.enable=${this.#jsonRpc}`]);
+    this.child = node.child;
+    this.exited = node.exited;
+    this.#output = node.output;
+    // A node that exits (at start or later) is no longer running: start() may run it again.
+    void node.exited.then(() => {
+      if (this.child === node.child) this.child = undefined;
     });
+    await node.ready;
   }
 
   /** SIGKILL (a crash). */
@@ -106,23 +93,12 @@ export class TestnetProcess {
     return b.block_id.hash;
   }
 
-  /** Polls status until `height` (bounded). */
+  /** Polls status until `height` (bounded); the error carries the end of the node's output. */
   async waitForHeight(height: number, timeoutMs = 60_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      let h = -1;
-      try {
-        h = await this.height();
-      } catch {
-        // Starting up.
-      }
-      if (h >= height) return h;
-      if (Date.now() > deadline) {
-        throw new Error(
-          `${this.node.name}: height ${height} not reached in ${timeoutMs} ms (at ${h})\n${this.out.slice(-4000)}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      return await waitForHeight(this.rpcUrl, height, timeoutMs);
+    } catch (err) {
+      throw new Error(`${this.node.name}: ${(err as Error).message}\n${this.#output().slice(-4000)}`);
     }
   }
 }
@@ -140,7 +116,7 @@ export async function makeTestnet(
   config: Record<string, string | boolean | number> = {},
   opts: { proxyApp?: "kvstore" | "evm" } = {},
 ): Promise<Testnet> {
-  const dir = await mkdtemp(join(tmpdir(), "cometh-testnet-"));
+  const { home: dir, cleanup } = await makeTempHome("cometh-testnet-");
   const ports = await freePorts(validators * 4);
   const result = await createTestnet({
     outputDir: dir,
@@ -169,7 +145,7 @@ export async function makeTestnet(
     dir,
     close: async () => {
       await Promise.all(nodes.map((n) => n.kill()));
-      await rm(dir, { recursive: true, force: true });
+      await cleanup();
     },
   };
 }
