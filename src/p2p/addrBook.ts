@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { writeFileAtomic } from "../privval/index.js";
 import type { Logger } from "../util/logger.js";
+import { shuffle } from "../util/shuffle.js";
 import { AddrBookFileError, AddrBookRejectedError } from "./errors.js";
 import { formatNetAddress, isLocalAddress, isRoutableAddress, netAddressProblem, normalizeHost } from "./netAddress.js";
 import type { NetAddress } from "./reactor.js";
@@ -476,9 +478,7 @@ export class AddrBook {
       })),
     };
     await mkdir(dirname(this.filePath), { recursive: true });
-    const tmp = `${this.filePath}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-    await writeFile(tmp, JSON.stringify(json, null, "\t"), { mode: 0o644 });
-    await rename(tmp, this.filePath);
+    await writeFileAtomic(this.filePath, JSON.stringify(json, null, "\t"), 0o644);
   }
 
   /** Reads addrbook.json when it exists; false when there is none. Throws AddrBookFileError when corrupt. */
@@ -559,12 +559,4 @@ function isAddrBookJson(v: unknown): v is AddrBookJson {
     const r = a as Record<string, unknown>;
     return isWireAddr(r.addr) && isWireAddr(r.src);
   });
-}
-
-function shuffle<T>(xs: T[]): T[] {
-  for (let i = xs.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [xs[i], xs[j]] = [xs[j] as T, xs[i] as T];
-  }
-  return xs;
 }

@@ -13,11 +13,13 @@ import { createTestSwitch, dialAddress, RecordingReactor, testNodeKey } from "./
 
 let dir: string;
 const running: Switch[] = [];
+const books: AddrBook[] = [];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pex-"));
 });
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
+  await Promise.all(books.splice(0).map((b) => b.stop()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -41,6 +43,9 @@ async function pexNode(opts: { seedMode?: boolean; seeds?: string[] } = {}) {
   const r = new RecordingReactor();
   sw.addReactor(pex);
   sw.addReactor(r);
+  // The book's owner (the node) starts and stops it; the reactor only uses it.
+  await book.start();
+  books.push(book);
   await sw.start();
   running.push(sw);
   return { sw, r, book, pex };
@@ -196,12 +201,13 @@ describe("PEX over the network", () => {
     );
   });
 
-  test("behavior: the book is saved on stop", async () => {
+  test("behavior: the book is saved when its owner stops it", async () => {
     const b = await pexNode();
     const a = await pexNode();
     a.sw.dialPeersAsync([dialAddress(b.sw)]);
     await b.r.until(() => b.sw.peer(a.sw.nodeId()) !== undefined, "B has A");
     await b.sw.stop();
+    await b.book.stop();
     const reloaded = new AddrBook({ filePath: b.book.filePath, routabilityStrict: false, log: silentLogger() });
     expect(await reloaded.load()).toBe(true);
     expect(reloaded.hasAddress(parseNetAddress(dialAddress(a.sw)))).toBe(true);

@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import protobuf from "protobufjs";
 import type { Logger } from "../util/logger.js";
+import { shuffle } from "../util/shuffle.js";
 import { type AddrBook, MAX_GET_SELECTION } from "./addrBook.js";
 import {
   CurrentlyDialingOrExistingAddressError,
@@ -182,7 +183,6 @@ export class PexReactor implements Reactor {
     }
     this.#sw = sw;
     this.#seedAddrs = parseNetAddresses(this.#seedStrings);
-    await this.#book.start();
     this.#running = true;
     if (this.#seedMode) {
       this.#schedule(0, async () => {
@@ -201,7 +201,6 @@ export class PexReactor implements Reactor {
     this.#running = false;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    await this.#book.stop();
   }
 
   /** Runs `first` after `delayMs`, then the periodic routine, until stop(). */
@@ -430,7 +429,7 @@ export class PexReactor implements Reactor {
   /** Dials seeds in random order until one connects. */
   async #dialSeeds(): Promise<void> {
     const sw = this.#switch();
-    const order = [...this.#seedAddrs].sort(() => Math.random() - 0.5);
+    const order = shuffle([...this.#seedAddrs]);
     for (const seed of order) {
       try {
         await sw.dialPeerWithAddress(seed);

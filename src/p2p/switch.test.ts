@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
+import { ConnectionClosedError } from "./conn/index.js";
 import {
   ChannelConflictError,
   CurrentlyDialingOrExistingAddressError,
@@ -193,7 +194,8 @@ describe("Switch", () => {
     const c = await node({ allowDuplicateIp: false });
     await a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)));
     await b.r.until(hasPeer(b.sw, a.sw.nodeId()), "B has A");
-    await expect(c.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)))).rejects.toThrow();
+    // B drops the socket before the handshake: C sees the connection closed.
+    await expect(c.sw.dialPeerWithAddress(parseNetAddress(dialAddress(b.sw)))).rejects.toThrow(ConnectionClosedError);
     expect(b.sw.peers()).toHaveLength(1);
     await expect(a.sw.dialPeerWithAddress(parseNetAddress(dialAddress(c.sw)))).rejects.toThrow(
       CurrentlyDialingOrExistingAddressError,

@@ -1,5 +1,6 @@
 import { createServer, type Server, Socket } from "node:net";
 import type { Logger } from "../util/logger.js";
+import { shuffle } from "../util/shuffle.js";
 import {
   DEFAULT_MCONNECTION_CONFIG,
   type MConnectionConfig,
@@ -213,11 +214,19 @@ export class Switch implements ReactorSwitch {
     this.#log.info({ listenAddr: this.#nodeInfo.listenAddr, id: this.nodeId() }, "P2P switch started");
   }
 
+  /** max_num_inbound_peers plus the unconditional IDs, counting connections still in their handshake. */
+  #limitInbound(): void {
+    if (this.#server !== undefined)
+      this.#server.maxConnections = this.#opts.maxNumInboundPeers + this.#unconditional.size;
+  }
+
   async #listen(): Promise<void> {
+    // Like CometBFT's LimitListener: sockets beyond the inbound limit are refused before the handshake.
     const server = createServer({ noDelay: true }, (socket) => {
       void this.#acceptPeer(socket);
     });
     this.#server = server;
+    this.#limitInbound();
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(this.#listenPort, this.#listenHost, () => {
@@ -378,6 +387,7 @@ export class Switch implements ReactorSwitch {
   addUnconditionalPeerIds(ids: readonly string[]): void {
     for (const id of ids) validateNodeId(id);
     for (const id of ids) this.#unconditional.add(id.toLowerCase());
+    this.#limitInbound();
   }
 
   addPrivatePeerIds(ids: readonly string[]): void {
@@ -434,11 +444,7 @@ export class Switch implements ReactorSwitch {
       }
       book.save().catch((err: unknown) => this.#log.error({ err }, "failed to save the address book"));
     }
-    const shuffled = [...parsed];
-    for (let i = shuffled.length - 1; i > 0; i--) {
-      const j = Math.floor(Math.random() * (i + 1));
-      [shuffled[i], shuffled[j]] = [shuffled[j] as NetAddress, shuffled[i] as NetAddress];
-    }
+    const shuffled = shuffle([...parsed]);
     const randomizerMs = this.#opts.dialRandomizerMs ?? 3000;
     for (const addr of shuffled) {
       if (addr.id === ours.id) {

@@ -1,19 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  type ChannelDescriptor,
-  DEFAULT_MCONNECTION_CONFIG,
-  type Peer,
-  parseNetAddress,
-  type Reactor,
-  Switch,
-} from "../../src/p2p/index.js";
+import { parseNetAddress } from "../../src/p2p/index.js";
+import { createTestSwitch, RecordingReactor, testNodeInfo, testNodeKey } from "../../src/p2p/testing/testSwitches.js";
 import { loadPrivValidatorKey } from "../../src/privval/index.js";
 import { encodeConsensusMessage } from "../../src/reactors/index.js";
-import { generateEd25519PrivKey, SIGNED_MSG_TYPE, signBytes, type Vote, voteSignBytes } from "../../src/types/index.js";
+import { SIGNED_MSG_TYPE, signBytes, type Vote, voteSignBytes } from "../../src/types/index.js";
 import { bytesToHexUpper } from "../../src/util/bytes.js";
-import { createLogger } from "../../src/util/logger.js";
 import { rpcGet } from "./testNode.js";
 import { makeTestnet, type Testnet, type TestnetProcess } from "./testnetHarness.js";
 
@@ -23,31 +16,6 @@ import { makeTestnet, type Testnet, type TestnetProcess } from "./testnetHarness
 interface DumpPeer {
   node_address: string;
   peer_state: { round_state: { height: string; round: string; step: number } };
-}
-
-/**
- * The double-signing harness: a p2p peer that speaks only the consensus channels and sends votes
- * signed with a real validator's key (read from its home) for two different blocks.
- */
-class DoubleSigner implements Reactor {
-  readonly name = "double-signer";
-  peer: Peer | undefined;
-  channels(): readonly ChannelDescriptor[] {
-    return [0x20, 0x21, 0x22, 0x23].map((id) => ({
-      id,
-      priority: 1,
-      sendQueueCapacity: 100,
-      recvMessageCapacity: 22_020_096,
-      name: `consensus-${id}`,
-    }));
-  }
-  addPeer(peer: Peer): void {
-    this.peer = peer;
-  }
-  removePeer(): void {
-    this.peer = undefined;
-  }
-  receive(): void {}
 }
 
 async function maxHeight(nodes: readonly TestnetProcess[]): Promise<number> {
@@ -166,36 +134,15 @@ describe("a four-validator network on loopback", () => {
   test("behavior: a validator that double-signs produces evidence that lands in a block", async () => {
     const [a, , , d] = net.nodes as [TestnetProcess, TestnetProcess, TestnetProcess, TestnetProcess];
     const key = loadPrivValidatorKey(join(d.node.home, "config", "priv_validator_key.json"));
-    const nodeKey = generateEd25519PrivKey();
-    const { nodeIdFromEd25519 } = await import("../../src/p2p/index.js");
-    const id = nodeIdFromEd25519(nodeKey.bytes.slice(32));
-    const signer = new DoubleSigner();
-    const sw = new Switch({
-      nodeKey: { id, privKey: nodeKey.bytes },
-      nodeInfo: {
-        protocolVersion: { p2p: 8n, block: 11n, app: 0n },
-        id,
-        listenAddr: "tcp://127.0.0.1:0",
-        network: net.chainId,
-        version: "0.38.25",
-        moniker: "double-signer",
-        other: { txIndex: "off", rpcAddress: "" },
-      },
-      laddr: "tcp://127.0.0.1:0",
-      maxNumInboundPeers: 1,
-      maxNumOutboundPeers: 1,
-      allowDuplicateIp: true,
-      handshakeTimeoutMs: 5000,
-      dialTimeoutMs: 2000,
-      mconfig: DEFAULT_MCONNECTION_CONFIG,
-      log: createLogger({ level: "silent", format: "plain" }),
-      dialRandomizerMs: 0,
-    });
+    // The double-signing harness: a p2p peer that speaks only the consensus channels and sends votes
+    // signed with a real validator's key (read from its home) for two different blocks.
+    const nodeKey = testNodeKey();
+    const signer = new RecordingReactor("double-signer", [0x20, 0x21, 0x22, 0x23]);
+    const sw = createTestSwitch({ nodeKey, nodeInfo: { ...testNodeInfo(nodeKey.id), network: net.chainId } });
     sw.addReactor(signer);
     await sw.start();
     try {
-      await sw.dialPeerWithAddress(parseNetAddress(`${a.node.nodeId}@127.0.0.1:${a.node.p2pPort}`));
-      const peer = signer.peer as Peer;
+      const peer = await sw.dialPeerWithAddress(parseNetAddress(`${a.node.nodeId}@127.0.0.1:${a.node.p2pPort}`));
       const startHeight = await a.height();
       let found: { height: number; evidence: unknown[] } | undefined;
       for (let attempt = 0; attempt < 20 && found === undefined; attempt++) {
