@@ -19,6 +19,7 @@ import { silentLogger } from "../util/logger.js";
 import { decodeBlocksyncMessage } from "./blocksyncCodec.js";
 import {
   BLOCKSYNC_CHANNEL,
+  type BlocksyncBlockExecutor,
   type BlocksyncBlockStore,
   type BlocksyncOptions,
   BlocksyncReactor,
@@ -74,6 +75,18 @@ function executorFor(node: TestNode): BlockExecutor {
   });
 }
 
+/** The executor, but applying block `height` fails (a disk or app error after the block verified). */
+function failingAt(exec: BlockExecutor, height: number | undefined): BlocksyncBlockExecutor {
+  if (height === undefined) return exec;
+  return {
+    validateBlock: (state, block) => exec.validateBlock(state, block),
+    applyBlock: (state, id, block) => {
+      if (block.header.height === height) return Promise.reject(new TestSetupError(`apply of ${height} fails`));
+      return exec.applyBlock(state, id, block);
+    },
+  };
+}
+
 /** A reactor that only serves `store` (block sync off), like a node already running consensus. */
 function servingReactor(store: BlocksyncBlockStore, state: ChainState): BlocksyncReactor {
   return new BlocksyncReactor(
@@ -95,7 +108,10 @@ interface SyncingNode {
 }
 
 /** An empty node with the same genesis; on catching up it starts consensus (the handover). */
-async function emptyNode(opts: Partial<BlocksyncOptions> = FAST): Promise<SyncingNode> {
+async function emptyNode(
+  opts: Partial<BlocksyncOptions> = FAST,
+  fault: { failApplyAt?: number } = {},
+): Promise<SyncingNode> {
   const { dir, cleanup } = tempDir("cometh-bs-");
   cleanups.push(cleanup);
   const node = await createTestNode({ disk: makeDisk(dir, undefined), genesis: chain.genesis, clock });
@@ -103,7 +119,7 @@ async function emptyNode(opts: Partial<BlocksyncOptions> = FAST): Promise<Syncin
   const reactor = new BlocksyncReactor(
     {
       blockStore: node.blockStore,
-      blockExec: executorFor(node),
+      blockExec: failingAt(executorFor(node), fault.failApplyAt),
       state: node.consensus.chainState(),
       clock,
       log: silentLogger(),
@@ -294,6 +310,20 @@ describe("BlocksyncReactor", () => {
     await net.add("V", v.reactor);
     await tick(net, [v.reactor]);
     expect(v.caughtUp.length).toBe(1);
+  });
+
+  test("error: a block that cannot be applied stops the sync; the node stays catching up and never starts consensus", async () => {
+    const net = new MemoryNet();
+    const b = await emptyNode(FAST, { failApplyAt: 5 });
+    await net.add("A", servingReactor(source.blockStore, sourceState()));
+    await net.add("B", b.reactor);
+    net.connect("A", "B");
+    await settle(net, [b.reactor]);
+    await tick(net, [b.reactor], 30_000);
+    expect(b.reactor.syncError()?.message).toMatch(/failed to process committed block 5/);
+    expect(b.reactor.isSyncing()).toBe(true);
+    expect(b.caughtUp).toEqual([]);
+    expect(b.node.blockStore.height()).toBe(5);
   });
 
   test("default: channel descriptor and status answers", async () => {

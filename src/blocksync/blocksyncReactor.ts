@@ -13,7 +13,7 @@ import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { BlockPool, type BlockPoolOptions, defaultBlockPoolOptions } from "./blockPool.js";
 import { type BlocksyncMessage, decodeBlocksyncMessage, encodeBlocksyncMessage } from "./blocksyncCodec.js";
-import { BlocksyncApplyError, BlocksyncPeerError, StoreStateMismatchError } from "./errors.js";
+import { BlocksyncApplyError, BlocksyncError, BlocksyncPeerError, StoreStateMismatchError } from "./errors.js";
 
 /** blocksync.BlocksyncChannel. */
 export const BLOCKSYNC_CHANNEL = 0x40;
@@ -161,14 +161,12 @@ export class BlocksyncReactor implements Reactor {
     await this.loop;
   }
 
-  /** True until caught up (RPC status catching_up); false when block sync is disabled. */
+  /**
+   * True until caught up (RPC status catching_up); false when block sync is disabled. A sync that
+   * failed stays true: the node never caught up and consensus was not started.
+   */
   isSyncing(): boolean {
-    return this.syncing;
-  }
-
-  /** The state after the last block block sync applied (the initial state before any). */
-  chainState(): ChainState {
-    return this.state;
+    return this.syncing || this.failure !== undefined;
   }
 
   /** Why syncing stopped without catching up (a block that verified but could not be applied). */
@@ -426,6 +424,7 @@ export class BlocksyncReactor implements Reactor {
     try {
       await this.deps.onCaughtUp?.(this.state, this.blocksSynced);
     } catch (err) {
+      this.failure = err instanceof Error ? err : new BlocksyncError(String(err));
       this.deps.log.error({ err }, "switching to consensus failed");
     }
   }
