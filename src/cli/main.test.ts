@@ -136,6 +136,33 @@ describe("cometh cli", () => {
     );
   });
 
+  test("default: testnet writes the node homes; --populate-persistent-peers false leaves the peers out", async () => {
+    const out = join(root, "tn");
+    const r = await cometh(["testnet", "--v", "2", "--o", out, "--chain-id", "tn-cli", "--proxy_app", "kvstore"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Successfully initialized 2 node directories (chain tn-cli)");
+    expect(r.stdout).toMatch(
+      /node1: .* p2p=127\.0\.0\.1:26666 rpc=127\.0\.0\.1:26667 json-rpc=127\.0\.0\.1:8555 \(validator\)/,
+    );
+    expect(readFileSync(join(out, "node0/config/config.toml"), "utf8")).toMatch(
+      /persistent_peers = "[0-9a-f]{40}@127\.0\.0\.1:26666"/,
+    );
+    const lone = join(root, "tn-lone");
+    const r2 = await cometh(["testnet", "--v", "2", "--o", lone, "--populate-persistent-peers", "false"]);
+    expect(r2.code).toBe(0);
+    expect(readFileSync(join(lone, "node0/config/config.toml"), "utf8")).toContain('persistent_peers = ""');
+  });
+
+  test("error: testnet refuses a count that is not a whole number and an address that is not IPv4, exit 1", async () => {
+    const r = await cometh(["testnet", "--v", "2x", "--o", join(root, "tn-bad")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('ERROR: testnet: --v must be a whole number (got "2x")');
+    const r2 = await cometh(["testnet", "--v", "2", "--o", join(root, "tn-bad2"), "--starting-ip-address", "10..0.1"]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain('"10..0.1" is not an IPv4 address');
+  });
+
   test("error: unknown command", async () => {
     const r = await cometh(["frobnicate"]);
     expect(r.code).toBe(1);

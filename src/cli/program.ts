@@ -1,8 +1,11 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import {
   COMETBFT_VERSION,
   ConfigError,
   type ConfigOverrides,
+  createTestnet,
   GenesisError,
   initHome,
   isHomeInitialized,
@@ -241,7 +244,6 @@ export function buildProgram(io: CliIo = processIo): Command {
   };
 
   const writeTestnet = async (opts: TestnetFlags) => {
-    const { createTestnet } = await import("../config/index.js");
     const result = await createTestnet({
       outputDir: opts.o,
       validators: wholeNumber("--v", opts.v),
@@ -284,12 +286,11 @@ export function buildProgram(io: CliIo = processIo): Command {
       .description("Start every node of a testnet directory (writing it first when it does not exist)"),
   ).action(
     run(async (opts: TestnetFlags) => {
-      const { existsSync, readdirSync } = await import("node:fs");
-      const { join, resolve } = await import("node:path");
-      const { loadNodeConfig } = await import("../config/index.js");
       const out = resolve(opts.o);
       const prefix = opts.nodeDirPrefix;
-      let names = existsSync(out) ? readdirSync(out).filter((d) => new RegExp(`^${prefix}\\d+$`).test(d)) : [];
+      let names = existsSync(out)
+        ? readdirSync(out).filter((d) => d.startsWith(prefix) && /^\d+$/.test(d.slice(prefix.length)))
+        : [];
       if (names.length === 0) {
         const result = await writeTestnet(opts);
         io.out(`Wrote ${result.nodes.length} node homes under ${out} (chain ${result.chainId})`);

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { isIPv4 } from "node:net";
 import { join, resolve } from "node:path";
 import { FilePV } from "../privval/index.js";
 import { defaultConsensusParams, type GenesisDoc } from "../types/index.js";
@@ -70,17 +71,14 @@ export interface TestnetResult {
 }
 
 function nthIp(start: string, i: number): string {
-  const parts = start.split(".").map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) {
+  if (!isIPv4(start)) {
     throw new ConfigError("testnet", "--starting-ip-address", `"${start}" is not an IPv4 address like 192.167.10.2`);
   }
-  const n =
-    ((parts[0] as number) << 24) +
-    ((parts[1] as number) << 16) +
-    ((parts[2] as number) << 8) +
-    (parts[3] as number) +
-    i;
-  return [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+  const n = start.split(".").reduce((acc, part) => acc * 256 + Number(part), 0) + i;
+  if (n > 0xffffffff) {
+    throw new ConfigError("testnet", "--starting-ip-address", `"${start}" + ${i} is past 255.255.255.255`);
+  }
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
 }
 
 /**
