@@ -1,7 +1,5 @@
 import type { ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createTestnet, type TestnetNode } from "../../src/config/index.js";
 import { makeTempHome, rpcGet, spawnNode, waitForHeight } from "./testNode.js";
 
