@@ -17,14 +17,17 @@ import { FakeChain } from "./testing/fakeChain.js";
 interface FakePeer extends Peer {
   /** Evidence received per message, decoded. */
   received: Evidence[][];
+  /** While set, the channel's send queue is full: trySend refuses. */
+  full: boolean;
 }
 
 function fakePeer(id: string): FakePeer {
   const data = new Map<string, unknown>();
   const received: Evidence[][] = [];
-  return {
+  const peer: FakePeer = {
     id,
     received,
+    full: false,
     nodeInfo: {
       protocolVersion: { p2p: 8n, block: 11n, app: 0n },
       id,
@@ -40,12 +43,15 @@ function fakePeer(id: string): FakePeer {
     remoteHost: "127.0.0.1",
     remotePort: 1,
     socketAddr: { id, host: "127.0.0.1", port: 1 },
-    send: (channelId, msg) => {
-      expect(channelId).toBe(EVIDENCE_CHANNEL);
-      received.push(decodeEvidenceListMessage(msg));
-      return Promise.resolve(true);
+    send: () => {
+      throw new RangeError("the reactor must not wait on a peer's queue");
     },
-    trySend: () => false,
+    trySend: (channelId, msg) => {
+      expect(channelId).toBe(EVIDENCE_CHANNEL);
+      if (peer.full) return false;
+      received.push(decodeEvidenceListMessage(msg));
+      return true;
+    },
     isRunning: () => true,
     status: () => {
       throw new RangeError("not used");
@@ -55,6 +61,7 @@ function fakePeer(id: string): FakePeer {
       data.set(key, value);
     },
   };
+  return peer;
 }
 
 function fakeSwitch(peers: FakePeer[]) {
@@ -115,6 +122,24 @@ describe("EvidenceReactor", () => {
     expect(reactor.channels()).toEqual([
       { id: 0x38, priority: 6, sendQueueCapacity: 1, recvMessageCapacity: 1_048_576, name: "evidence" },
     ]);
+    reactor.stop();
+  });
+
+  test("behavior: a peer whose queue is full gets the evidence on a later interval, with nothing left waiting", async () => {
+    const { chain, pool, clock, reactor, peers } = setup();
+    const [a] = peers as [FakePeer, FakePeer];
+    a.full = true;
+    reactor.addPeer(a);
+    const ev = chain.evidence(1, 5);
+    await pool.addEvidence(ev);
+    await tick();
+    clock.advance(1000);
+    await tick();
+    expect(a.received).toEqual([]);
+    a.full = false;
+    clock.advance(1000);
+    await tick();
+    expect(a.received).toEqual([[ev]]);
     reactor.stop();
   });
 

@@ -176,17 +176,9 @@ export class EvidenceReactor implements Reactor {
     if (entry.known.has(key) || !entry.peer.isRunning()) return;
     const peerHeight = this.#peerHeight?.(entry.peer);
     if (peerHeight !== undefined && peerHeight <= ev.voteA.height) return;
-    entry.known.add(key);
-    entry.peer.send(EVIDENCE_CHANNEL, encodeEvidenceListMessage([ev])).then(
-      (queued) => {
-        // Not queued (peer stopping or channel gone): try again on the next tick.
-        if (!queued) entry.known.delete(key);
-      },
-      (err: unknown) => {
-        entry.known.delete(key);
-        this.#log.debug({ err, peer: entry.peer.id }, "failed to send evidence");
-      },
-    );
+    // trySend, not send: a peer that stops reading must not collect a waiting send per piece per
+    // tick. What does not fit now is offered again on the next tick.
+    if (entry.peer.trySend(EVIDENCE_CHANNEL, encodeEvidenceListMessage([ev]))) entry.known.add(key);
   }
 
   /** Every interval, forget what was sent and offer all pending evidence again (CometBFT restarts its list walk). */
