@@ -45,6 +45,7 @@ export {
   type RpcErrorOptions,
   ServerError,
 } from "./errors.js";
+export { type FastHttpOptions, serveFastHttp } from "./fastHttp.js";
 export {
   compactGoJson,
   EncodedJson,

@@ -1,4 +1,11 @@
-import { DeadlineSweeper, encodeJson, isPromise, type RpcError, type WireValue } from "../../jsonrpc/index.js";
+import {
+  DeadlineSweeper,
+  encodeJson,
+  isPromise,
+  type MaybePromise,
+  type RpcError,
+  type WireValue,
+} from "../../jsonrpc/index.js";
 import type { EvmCallContext, EvmRuntime, SubscriptionSink } from "../context.js";
 import {
   internalError,
@@ -130,7 +137,7 @@ async function runNotification(msg: EvmMessage, opts: PayloadOptions): Promise<v
 }
 
 /** The answer text for a payload, or undefined when there is nothing to send (notifications only). */
-export async function handlePayload(text: string, opts: PayloadOptions): Promise<string | undefined> {
+export function handlePayload(text: string, opts: PayloadOptions): MaybePromise<string | undefined> {
   let payload: ReturnType<typeof parsePayload>;
   try {
     payload = parsePayload(text);
@@ -140,14 +147,22 @@ export async function handlePayload(text: string, opts: PayloadOptions): Promise
   }
   if (!payload.batch) {
     const msg = payload.messages[0] as EvmMessage;
-    if (msg.kind === "notification") {
-      await runNotification(msg, opts);
-      return undefined;
-    }
-    const out = await answer(msg, opts);
-    return out === TIMED_OUT ? encodeFailure(msg.id, requestTimedOut()) : out.text;
+    if (msg.kind === "notification") return runNotification(msg, opts).then(nothing);
+    const out = answer(msg, opts);
+    return isPromise(out) ? out.then((o) => singleAnswer(msg, o)) : singleAnswer(msg, out);
   }
-  const messages = payload.messages;
+  return runBatchPayload(payload.messages, opts);
+}
+
+function nothing(): undefined {
+  return undefined;
+}
+
+function singleAnswer(msg: EvmMessage, out: CallOutcome | typeof TIMED_OUT): string {
+  return out === TIMED_OUT ? encodeFailure(msg.id, requestTimedOut()) : out.text;
+}
+
+async function runBatchPayload(messages: readonly EvmMessage[], opts: PayloadOptions): Promise<string | undefined> {
   if (messages.length === 0) return encodeFailure(NULL_ID, invalidRequest("empty batch"));
   if (opts.batchRequestLimit > 0 && messages.length > opts.batchRequestLimit) {
     const firstCall = messages.find((m) => m.kind === "call");

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { MaybePromise } from "../../jsonrpc/index.js";
 import type { EvmRuntime } from "../context.js";
 import type { EvmServices } from "../services.js";
 import { applyCors } from "./cors.js";
@@ -55,11 +56,31 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefin
   });
 }
 
+/** Whether a lower-cased media type (no parameters) is one geth accepts. */
+export function acceptedMediaType(media: string): boolean {
+  return ACCEPTED_TYPES.has(media);
+}
+
 function contentTypeOk(req: IncomingMessage): boolean {
   const raw = req.headers["content-type"];
   if (raw === undefined) return false;
-  const media = raw.split(";")[0]?.trim().toLowerCase() ?? "";
-  return ACCEPTED_TYPES.has(media);
+  return acceptedMediaType(raw.split(";")[0]?.trim().toLowerCase() ?? "");
+}
+
+/**
+ * The JSON answer for one POST body whose first byte arrived at `started` (the node:http handler
+ * and the fast path both end here); synchronous when every call is.
+ */
+export function answerBody(deps: HttpHandlerDeps, body: Buffer, started: number): MaybePromise<string | undefined> {
+  return handlePayload(body.toString("utf8"), {
+    services: deps.services,
+    runtime: deps.runtime,
+    transport: "http",
+    sink: undefined,
+    batchRequestLimit: deps.batchRequestLimit,
+    batchResponseMaxSize: deps.batchResponseMaxSize,
+    deadline: deps.httpTimeoutMs > 0 ? started + Math.max(deps.httpTimeoutMs - 100, 1) : undefined,
+  });
 }
 
 export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -93,15 +114,7 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
       sendText(res, 413, `content length too large (>${deps.maxBodyBytes})\n`);
       return;
     }
-    const answer = await handlePayload(body.toString("utf8"), {
-      services: deps.services,
-      runtime: deps.runtime,
-      transport: "http",
-      sink: undefined,
-      batchRequestLimit: deps.batchRequestLimit,
-      batchResponseMaxSize: deps.batchResponseMaxSize,
-      deadline: deps.httpTimeoutMs > 0 ? started + Math.max(deps.httpTimeoutMs - 100, 1) : undefined,
-    });
+    const answer = await answerBody(deps, body, started);
     sendText(res, 200, answer ?? "", "application/json");
   };
   return (req, res) => {

@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { type Clock, systemClock } from "../../../util/clock.js";
 import type { Logger } from "../../../util/logger.js";
+import { type FastHttpOptions, serveFastHttp } from "../../jsonrpc/index.js";
 import type { EvmRpcSettings, EvmRuntime } from "../context.js";
 import { EvmRpcConfigError } from "../errors.js";
 import { FilterManager } from "../filters/filterManager.js";
@@ -10,7 +11,7 @@ import { NAMESPACE_NAMES } from "../namespaces/index.js";
 import { newProfilerState } from "../namespaces/profiling.js";
 import type { EvmServices } from "../services.js";
 import { ChainFeed } from "../subscriptions/chainFeed.js";
-import { createHttpHandler, DEFAULT_BODY_LIMIT } from "./http.js";
+import { acceptedMediaType, answerBody, createHttpHandler, DEFAULT_BODY_LIMIT, type HttpHandlerDeps } from "./http.js";
 import { type Listener, listen, parseEvmAddress } from "./listen.js";
 import { createWsTransport, DEFAULT_WS_MAX_MESSAGE_BYTES, type WsTransport } from "./ws.js";
 
@@ -143,14 +144,15 @@ export async function startEvmRpc(
   });
   const runtime: EvmRuntime = { settings, filters, feed, clock, log, profiler: newProfilerState() };
 
-  const httpHandler = createHttpHandler({
+  const httpDeps: HttpHandlerDeps = {
     services,
     runtime,
     maxBodyBytes: config.maxBodyBytes ?? DEFAULT_BODY_LIMIT,
     batchRequestLimit: config.batchRequestLimit,
     batchResponseMaxSize: config.batchResponseMaxSize,
     httpTimeoutMs: config.httpTimeoutMs,
-  });
+  };
+  const httpHandler = createHttpHandler(httpDeps);
   const ws: WsTransport = createWsTransport({
     services,
     runtime,
@@ -195,10 +197,24 @@ export async function startEvmRpc(
     // Connections come from our listener (max-open-connections); 'listening' starts the timeout checks.
     server.emit("listening");
     const sockets = new Set<Socket>();
+    // JSON-RPC POSTs are answered on the fast path; it hands everything else to `server`.
+    const fast: FastHttpOptions | undefined = role.http
+      ? {
+          path: "/",
+          acceptsMediaType: acceptedMediaType,
+          maxBodyBytes: httpDeps.maxBodyBytes,
+          requestTimeoutMs: config.httpTimeoutMs,
+          idleTimeoutMs: config.httpIdleTimeoutMs,
+          handle: (body, started) => answerBody(httpDeps, body, started),
+          onError: (err) => log.error({ err }, "EVM RPC HTTP handler failed"),
+          fallback: server,
+        }
+      : undefined;
     const listener = await listen(target, config.maxOpenConnections, (socket) => {
       sockets.add(socket);
       socket.once("close", () => sockets.delete(socket));
-      server.emit("connection", socket);
+      if (fast !== undefined) serveFastHttp(socket, fast);
+      else server.emit("connection", socket);
       socket.resume();
     });
     const s = { http: server, listener, sockets };

@@ -92,15 +92,21 @@ class Connection {
       afterReply: (fn) => after.push(fn),
     };
     const timeout = this.deps.callTimeoutMs;
-    handlePayload(text, {
-      services: this.deps.services,
-      runtime: this.deps.runtime,
-      transport: "ws",
-      sink,
-      batchRequestLimit: this.deps.batchRequestLimit,
-      batchResponseMaxSize: this.deps.batchResponseMaxSize,
-      deadline: timeout > 0 ? Date.now() + timeout : undefined,
-    })
+    let out: ReturnType<typeof handlePayload>;
+    try {
+      out = handlePayload(text, {
+        services: this.deps.services,
+        runtime: this.deps.runtime,
+        transport: "ws",
+        sink,
+        batchRequestLimit: this.deps.batchRequestLimit,
+        batchResponseMaxSize: this.deps.batchResponseMaxSize,
+        deadline: timeout > 0 ? Date.now() + timeout : undefined,
+      });
+    } catch (err) {
+      out = Promise.reject(err);
+    }
+    Promise.resolve(out)
       .then((answer) => {
         if (answer !== undefined) this.send(answer);
         for (const fn of after) fn();

@@ -1,0 +1,258 @@
+import { createServer as createHttpServer, type Server } from "node:http";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { afterEach, describe, expect, test } from "vitest";
+import { type FastHttpOptions, serveFastHttp } from "./fastHttp.js";
+
+/**
+ * The fast path against a raw socket: what it answers itself, and that everything else reaches
+ * the node:http server behind it with the bytes the fast path had read.
+ */
+
+interface Harness {
+  readonly port: number;
+  /** Bodies the fast path answered, in order. */
+  readonly fastBodies: string[];
+  /** Requests node:http served (method, url, body). */
+  readonly fallbackSeen: string[];
+  readonly errors: unknown[];
+  close(): Promise<void>;
+}
+
+const open: Harness[] = [];
+afterEach(async () => {
+  for (const h of open.splice(0)) await h.close();
+});
+
+async function start(overrides: Partial<FastHttpOptions> = {}): Promise<Harness> {
+  const fastBodies: string[] = [];
+  const fallbackSeen: string[] = [];
+  const errors: unknown[] = [];
+  const fallback: Server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString();
+      fallbackSeen.push(`${req.method} ${req.url} ${body}`);
+      const text = `node:${body}`;
+      res.writeHead(299, { "Content-Type": "text/plain", "Content-Length": Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  const opts: FastHttpOptions = {
+    path: "/",
+    acceptsMediaType: (m) => m === "application/json",
+    maxBodyBytes: 1 << 20,
+    requestTimeoutMs: 0,
+    idleTimeoutMs: 0,
+    handle: (body) => {
+      const text = body.toString();
+      fastBodies.push(text);
+      if (text === "throw") throw new Error("boom");
+      if (text.startsWith("slow")) return new Promise((r) => setTimeout(() => r(`fast:${text}`), 30));
+      return `fast:${text}`;
+    },
+    onError: (err) => errors.push(err),
+    fallback,
+    ...overrides,
+  };
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    serveFastHttp(socket, opts);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const h: Harness = {
+    port: (server.address() as AddressInfo).port,
+    fastBodies,
+    fallbackSeen,
+    errors,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+  open.push(h);
+  return h;
+}
+
+function post(body: string, extra = "", type = "application/json"): string {
+  return `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** Parsed responses (status, body) read from a socket until `count` arrived. */
+class Client {
+  readonly socket: Socket;
+  #buf = Buffer.alloc(0);
+  #waiters: (() => void)[] = [];
+  closed = false;
+
+  constructor(port: number) {
+    this.socket = connect(port, "127.0.0.1");
+    this.socket.on("data", (d: Buffer) => {
+      this.#buf = Buffer.concat([this.#buf, d]);
+      for (const w of this.#waiters.splice(0)) w();
+    });
+    this.socket.on("close", () => {
+      this.closed = true;
+      for (const w of this.#waiters.splice(0)) w();
+    });
+    this.socket.on("error", () => undefined);
+  }
+
+  #take(): { status: number; headers: string; body: string } | undefined {
+    const end = this.#buf.indexOf("\r\n\r\n");
+    if (end < 0) return undefined;
+    const head = this.#buf.toString("latin1", 0, end);
+    const cl = /content-length: (\d+)/i.exec(head);
+    const chunked = /transfer-encoding: chunked/i.test(head);
+    let body: string;
+    let total: number;
+    if (cl !== null) {
+      total = end + 4 + Number(cl[1]);
+      if (this.#buf.length < total) return undefined;
+      body = this.#buf.toString("utf8", end + 4, total);
+    } else if (chunked) {
+      const term = this.#buf.indexOf("0\r\n\r\n", end + 4);
+      if (term < 0) return undefined;
+      total = term + 5;
+      body = this.#buf
+        .toString("utf8", end + 4, term)
+        .split("\r\n")
+        .filter((_, i) => i % 2 === 1)
+        .join("");
+    } else return undefined;
+    this.#buf = this.#buf.subarray(total);
+    return { status: Number(head.slice(9, 12)), headers: head, body };
+  }
+
+  async read(count: number): Promise<{ status: number; headers: string; body: string }[]> {
+    const out: { status: number; headers: string; body: string }[] = [];
+    while (out.length < count) {
+      const r = this.#take();
+      if (r !== undefined) {
+        out.push(r);
+        continue;
+      }
+      if (this.closed) throw new Error(`closed after ${out.length} of ${count} responses`);
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+    return out;
+  }
+
+  async waitClosed(): Promise<void> {
+    while (!this.closed) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+describe("fast HTTP path", () => {
+  test("answers a JSON POST itself with status, type, length and date", async () => {
+    const h = await start();
+    const c = new Client(h.port);
+    c.socket.write(post('{"a":1}'));
+    const [r] = await c.read(1);
+    expect(r?.status).toBe(200);
+    expect(r?.body).toBe('fast:{"a":1}');
+    expect(r?.headers).toMatch(/\r\nContent-Type: application\/json\r\n/);
+    expect(r?.headers).toMatch(/\r\nDate: \w{3}, \d\d \w{3} \d{4} /);
+    expect(h.fallbackSeen).toEqual([]);
+    c.socket.destroy();
+  });
+
+  test("pipelined requests are answered in order, a slow answer holding back later ones", async () => {
+    const h = await start();
+    const c = new Client(h.port);
+    c.socket.write(post("slow-1") + post("two") + post("slow-3") + post("four"));
+    const rs = await c.read(4);
+    expect(rs.map((r) => r.body)).toEqual(["fast:slow-1", "fast:two", "fast:slow-3", "fast:four"]);
+    c.socket.destroy();
+  });
+
+  test("a request arriving a byte at a time, and a multi-chunk body, are assembled", async () => {
+    const h = await start();
+    const c = new Client(h.port);
+    const bytes = Buffer.from(post('{"x":"é"}'));
+    for (const b of bytes) {
+      c.socket.write(Buffer.from([b]));
+      await new Promise((r) => setImmediate(r));
+    }
+    const big = "y".repeat(300_000);
+    const req = Buffer.from(post(big));
+    for (let at = 0; at < req.length; at += 7_000) c.socket.write(req.subarray(at, at + 7_000));
+    const rs = await c.read(2);
+    expect(rs[0]?.body).toBe('fast:{"x":"é"}');
+    expect(rs[1]?.body.length).toBe(big.length + 5);
+    c.socket.destroy();
+  });
+
+  test("other methods, paths, CORS, chunked and oversized requests go to node:http with their bytes", async () => {
+    const h = await start({ maxBodyBytes: 100 });
+    const cases: [string, number, string][] = [
+      ["GET / HTTP/1.1\r\nHost: x\r\n\r\n", 299, "GET / "],
+      [post("{}").replace("POST / ", "POST /other "), 299, "POST /other {}"],
+      [post("{}", "Origin: http://a.example\r\n"), 299, "POST / {}"],
+      [post("{}", "", "text/plain"), 299, "POST / {}"],
+      [post("z".repeat(101)), 299, `POST / ${"z".repeat(101)}`],
+      [
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        299,
+        "POST / {}",
+      ],
+      [post("{}").replace("HTTP/1.1", "HTTP/1.0"), 299, "POST / {}"],
+    ];
+    for (const [raw, status, seen] of cases) {
+      const c = new Client(h.port);
+      c.socket.write(raw);
+      const [r] = await c.read(1);
+      expect(r?.status, raw).toBe(status);
+      expect(h.fallbackSeen.at(-1), raw).toBe(seen);
+      c.socket.destroy();
+    }
+    expect(h.fastBodies).toEqual([]);
+  });
+
+  test("a connection leaves the fast path mid-stream: answers stay in order, node:http serves the rest", async () => {
+    const h = await start();
+    const c = new Client(h.port);
+    c.socket.write(post("slow-a") + post("b") + post("c", "Origin: http://x\r\n") + post("d"));
+    const rs = await c.read(4);
+    expect(rs.map((r) => `${r.status} ${r.body}`)).toEqual([
+      "200 fast:slow-a",
+      "200 fast:b",
+      "299 node:c",
+      "299 node:d",
+    ]);
+    expect(h.fastBodies).toEqual(["slow-a", "b"]);
+    c.socket.destroy();
+  });
+
+  test("a throwing handler answers 500 and the connection keeps working", async () => {
+    const h = await start();
+    const c = new Client(h.port);
+    c.socket.write(post("throw") + post("after"));
+    const rs = await c.read(2);
+    expect(rs.map((r) => r.status)).toEqual([500, 200]);
+    expect(rs[1]?.body).toBe("fast:after");
+    expect(h.errors).toHaveLength(1);
+    c.socket.destroy();
+  });
+
+  test("an idle kept-alive connection is closed after the idle timeout", async () => {
+    const h = await start({ idleTimeoutMs: 150 });
+    const c = new Client(h.port);
+    c.socket.write(post("1"));
+    await c.read(1);
+    await c.waitClosed();
+    expect(c.closed).toBe(true);
+  });
+
+  test("a request that does not complete within the request timeout gets 408 and a close", async () => {
+    const h = await start({ requestTimeoutMs: 150, idleTimeoutMs: 10_000 });
+    const c = new Client(h.port);
+    c.socket.write("POST / HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n12");
+    const [r] = await c.read(1);
+    expect(r?.status).toBe(408);
+    await c.waitClosed();
+    expect(h.fastBodies).toEqual([]);
+  });
+});
