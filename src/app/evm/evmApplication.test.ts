@@ -179,6 +179,26 @@ describe("EvmApplication", () => {
     expect(JSON.parse(txLog?.txLog ?? "{}")).toMatchObject({ logIndex: 1, transactionIndex: 1, blockNumber: 2 });
   });
 
+  test("behavior: call results are memoized per height, never across heights or with overrides", async () => {
+    const c = await chain();
+    const [w0, w1] = wallets(c.app) as [Wallet, Wallet];
+    const token = await deployToken(c, w0, 0);
+    const balanceOf = { to: token, data: hex(iface.encodeFunctionData("balanceOf", [w1.address])) };
+    const first = await c.app.reader.call(balanceOf);
+    expect(await c.app.reader.call(balanceOf)).toBe(first);
+    expect(await c.app.reader.call({ ...balanceOf, from: hex(w0.address) })).not.toBe(first);
+    const overridden = await c.app.reader.call(balanceOf, { overrides: [{ address: hex(w1.address), nonce: 1n }] });
+    expect(overridden).not.toBe(first);
+    expect(overridden.returnData).toEqual(first.returnData);
+    const before = c.height;
+    const send = iface.encodeFunctionData("transfer", [w1.address, 5n]);
+    await runBlock(c, [await sign(w0, { nonce: 1, to: toChecksumAddress(token), data: send, gasLimit: 80_000n })]);
+    expect(await tokenBalance(c, token, w1.address)).toBe(5n);
+    // The older height still answers from its own state.
+    const old = await c.app.reader.call(balanceOf, { height: before });
+    expect(iface.decodeFunctionResult("balanceOf", old.returnData)[0]).toBe(0n);
+  });
+
   test("error: revert with reason, in a block, eth_call and estimateGas", async () => {
     const c = await chain();
     const [w0, w1] = wallets(c.app) as [Wallet, Wallet];

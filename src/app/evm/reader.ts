@@ -61,6 +61,8 @@ export class EvmReaderImpl implements EvmReader {
   readonly #d: EvmReaderDeps;
   readonly #idle: TxExecutor[] = [];
   #lastContext: ExecBlockContext | undefined;
+  /** Results of plain calls by height and arguments (see callMemoKey). */
+  readonly #callMemo = new Map<string, CallResult>();
 
   constructor(deps: EvmReaderDeps) {
     this.#d = deps;
@@ -296,7 +298,17 @@ export class EvmReaderImpl implements EvmReader {
   }
 
   async call(args: CallArgs, opts: CallOptions = {}): Promise<CallResult> {
-    return this.#run(args, opts, undefined).then((r) => r.result);
+    const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
+    if (key === undefined) return this.#run(args, opts, undefined).then(resultOfRun);
+    const kept = this.#callMemo.get(key);
+    if (kept !== undefined) return kept;
+    const result = await this.#run(args, opts, undefined).then(resultOfRun);
+    this.#callMemo.set(key, result);
+    if (this.#callMemo.size > CALL_MEMO_ENTRIES) {
+      const oldest = this.#callMemo.keys().next().value as string;
+      this.#callMemo.delete(oldest);
+    }
+    return result;
   }
 
   async traceCall<T>(args: CallArgs, tracer: EvmTracer<T>, opts: CallOptions = {}): Promise<T> {
@@ -591,4 +603,28 @@ function applyOverrides(overlay: OverlayStateManager, overrides: StateOverride[]
       overlay.setStorageValue(o.address, setLengthLeft(s.slot, 32), stripZeros(s.value));
     }
   }
+}
+
+/** How many call results the memo keeps (oldest dropped first). */
+const CALL_MEMO_ENTRIES = 4096;
+
+function resultOfRun(r: { result: CallResult }): CallResult {
+  return r.result;
+}
+
+function hexOrDash(b: Uint8Array | undefined): string {
+  return b === undefined ? "-" : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
+}
+
+/**
+ * The memo key of a call, or undefined when it is not memoized. A committed height's state and block
+ * context never change (CometBFT finality, no reorgs), so a call without state overrides, access or
+ * authorization lists gives the same result at that height every time: dApps that poll the same view
+ * (balanceOf, allowance, getReserves) per block pay for one execution per block. Thrown errors
+ * (insufficient funds, timeouts) are not kept; results (success, revert, VM failure) are.
+ */
+function callMemoKey(args: CallArgs, opts: CallOptions, height: number): string | undefined {
+  if (opts.overrides !== undefined && opts.overrides.length > 0) return undefined;
+  if (args.accessList !== undefined || args.authorizationList !== undefined) return undefined;
+  return `${height}|${opts.gasCap ?? "d"}|${hexOrDash(args.from)}|${hexOrDash(args.to)}|${args.gas ?? "-"}|${args.gasPrice ?? "-"}|${args.maxFeePerGas ?? "-"}|${args.maxPriorityFeePerGas ?? "-"}|${args.value ?? "-"}|${hexOrDash(args.data)}`;
 }

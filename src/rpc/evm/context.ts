@@ -2,6 +2,7 @@ import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import type { WireValue } from "../jsonrpc/index.js";
 import type { FilterManager } from "./filters/filterManager.js";
+import type { LogsMemo } from "./filters/logsMemo.js";
 import type { ChainFeed } from "./subscriptions/chainFeed.js";
 
 /** What a method handler sees besides its arguments. */
@@ -41,6 +42,8 @@ export interface EvmRuntime {
   readonly clock: Clock;
   readonly log: Logger;
   readonly profiler: ProfilerState;
+  /** Encoded eth_getLogs answers of final ranges. */
+  readonly logsMemo: LogsMemo;
 }
 
 /** A WebSocket connection's side for eth_subscribe. */

@@ -8,7 +8,7 @@ import { toAddress, toData, toQuantity } from "./hex.js";
  * One log, written straight to JSON text: every value is a hex string, a number or `false`, so no
  * escaping is needed, and eth_getLogs answers carry thousands of them.
  */
-export function encodeLog(l: EvmLog): WireValue {
+export function encodeLog(l: EvmLog): EncodedJson {
   let topics = "";
   for (let i = 0; i < l.topics.length; i++) topics += `${i === 0 ? "" : ","}"${toData(l.topics[i] as Uint8Array)}"`;
   return new EncodedJson(

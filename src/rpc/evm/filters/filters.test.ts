@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../../util/clock.js";
+import { EncodedJson } from "../../jsonrpc/index.js";
 import { toData } from "../encode/hex.js";
 import { rpcCall } from "../testing/evmClient.js";
 import { GWEI, LOGGER, signTx } from "../testing/fakeServices.js";
 import { type FakeEvmRpc, startFakeEvmRpc } from "../testing/startFakeEvmRpc.js";
 import { FILTER_TIMEOUT_MS } from "./filterManager.js";
+import { LogsMemo } from "./logsMemo.js";
 
 /** Polling filters on an injected clock, filter-cap, logs-cap and block-range-cap. */
 
@@ -96,6 +98,44 @@ describe("filters", () => {
       message: "query returned more than 1 results",
     });
     expect((await rpcCall(f.url, "eth_getLogs", [{ fromBlock: "0x2", toBlock: "0x2" }])).result).toHaveLength(1);
+  });
+
+  test("behavior: eth_getLogs answers of a final range are kept; a range ending at latest follows the head", async () => {
+    f = await startFakeEvmRpc();
+    const head = Number((await rpcCall(f.url, "eth_blockNumber")).result);
+    const fixed = [{ fromBlock: "0x0", toBlock: `0x${head.toString(16)}`, address: toData(LOGGER) }];
+    const first = (await rpcCall(f.url, "eth_getLogs", fixed)).result;
+    expect(first).toHaveLength(2);
+    expect(f.rpc.runtime.logsMemo.size).toBe(1);
+    expect((await rpcCall(f.url, "eth_getLogs", fixed)).result).toEqual(first);
+    expect(f.rpc.runtime.logsMemo.size).toBe(1);
+    const key = f.node.keys[0];
+    if (key === undefined) throw new TypeError("no key");
+    const nonce = BigInt((await rpcCall(f.url, "eth_getTransactionCount", [toData(key.address), "pending"])).result);
+    await f.node.submit(
+      signTx({ type: 0, nonce, gasPrice: 2n * GWEI, gasLimit: 60000n, to: LOGGER, value: 1n }, key).raw,
+    );
+    await f.node.mine();
+    expect((await rpcCall(f.url, "eth_getLogs", fixed)).result).toEqual(first);
+    const latest = [{ fromBlock: "0x0", toBlock: "latest", address: toData(LOGGER) }];
+    expect((await rpcCall(f.url, "eth_getLogs", latest)).result).toHaveLength(3);
+    // Other criteria are other entries.
+    expect((await rpcCall(f.url, "eth_getLogs", [{ ...fixed[0], topics: [null, null] }])).result).toHaveLength(2);
+    expect(f.rpc.runtime.logsMemo.size).toBe(3);
+  });
+
+  test("behavior: the logs memo drops its oldest entries past its entry and byte budgets", () => {
+    const memo = new LogsMemo(2, 400);
+    memo.set("a", new EncodedJson("x".repeat(50)));
+    memo.set("b", new EncodedJson("x".repeat(50)));
+    memo.set("c", new EncodedJson("x".repeat(50)));
+    expect([memo.get("a"), memo.get("b")?.text.length, memo.get("c")?.text.length]).toEqual([undefined, 50, 50]);
+    memo.set("big", new EncodedJson("x".repeat(101)));
+    expect(memo.get("big")).toBeUndefined();
+    memo.set("d", new EncodedJson("x".repeat(100)));
+    memo.set("e", new EncodedJson("x".repeat(100)));
+    expect(memo.size).toBe(2);
+    expect(memo.get("c")).toBeUndefined();
   });
 
   test("behavior: block filters buffer every new block in order", async () => {

@@ -1,7 +1,10 @@
+import { EncodedJson } from "../../jsonrpc/index.js";
 import type { EvmRpcSettings } from "../context.js";
+import { encodeLog } from "../encode/receipt.js";
 import { invalidParams, serverError } from "../errors.js";
 import type { BlockSpec, FilterCriteria } from "../params.js";
 import type { EvmLog, EvmServices } from "../services.js";
+import { type LogsMemo, logsMemoKey } from "./logsMemo.js";
 
 /**
  * eth_getLogs and eth_getFilterLogs: resolve the range (blockHash form or from/to with tags,
@@ -42,9 +45,46 @@ export async function getLogs(
   settings: EvmRpcSettings,
 ): Promise<readonly EvmLog[]> {
   const { from, to } = await resolveLogRange(criteria, services);
+  return logsInRange(from, to, criteria, services, settings);
+}
+
+/**
+ * eth_getLogs's answer as JSON text: a range asked before (same resolved heights, addresses and
+ * topics) is answered from `memo` (see LogsMemo).
+ */
+export async function getLogsJson(
+  criteria: FilterCriteria,
+  services: EvmServices,
+  settings: EvmRpcSettings,
+  memo: LogsMemo,
+): Promise<EncodedJson> {
+  const { from, to } = await resolveLogRange(criteria, services);
+  checkRange(from, to, settings);
+  const key = logsMemoKey(from, to, criteria, settings.logsCap);
+  const kept = memo.get(key);
+  if (kept !== undefined) return kept;
+  const logs = await logsInRange(from, to, criteria, services, settings);
+  let text = "[";
+  for (let i = 0; i < logs.length; i++) text += (i === 0 ? "" : ",") + encodeLog(logs[i] as EvmLog).text;
+  const json = new EncodedJson(`${text}]`);
+  memo.set(key, json);
+  return json;
+}
+
+function checkRange(from: number, to: number, settings: EvmRpcSettings): void {
   if (settings.blockRangeCap > 0 && to - from > settings.blockRangeCap) {
     throw serverError(`maximum [from, to] blocks distance: ${settings.blockRangeCap}`);
   }
+}
+
+async function logsInRange(
+  from: number,
+  to: number,
+  criteria: FilterCriteria,
+  services: EvmServices,
+  settings: EvmRpcSettings,
+): Promise<readonly EvmLog[]> {
+  checkRange(from, to, settings);
   const limit = settings.logsCap > 0 ? settings.logsCap + 1 : Number.MAX_SAFE_INTEGER;
   const logs = await services.chain.logs({
     fromBlock: from,

@@ -5,7 +5,7 @@ import { padBytes, toAddress, toData, toQuantity } from "../encode/hex.js";
 import { encodeLog, encodeReceipt } from "../encode/receipt.js";
 import { encodeTransaction, txLocationInBlock } from "../encode/transaction.js";
 import { invalidParams, serverError } from "../errors.js";
-import { getLogs } from "../filters/getLogs.js";
+import { getLogsJson } from "../filters/getLogs.js";
 import { method, type Namespace, notImplemented } from "../method.js";
 import { decodeStorageKey, ParamError, p } from "../params.js";
 import type { AccessListEntry, EvmBlock, EvmServices, EvmTx } from "../services.js";
@@ -284,8 +284,8 @@ export const eth = {
   }),
 
   // Logs and filters
-  getLogs: method([p.filter], async ([criteria], s, ctx) =>
-    (await getLogs(criteria, s, ctx.runtime.settings)).map(encodeLog),
+  getLogs: method([p.filter], ([criteria], s, ctx) =>
+    getLogsJson(criteria, s, ctx.runtime.settings, ctx.runtime.logsMemo),
   ),
   newFilter: method([p.filter], ([criteria], _s, ctx) => ctx.runtime.filters.newLogFilter(criteria)),
   newBlockFilter: method([], (_, _s, ctx) => ctx.runtime.filters.newBlockFilter()),

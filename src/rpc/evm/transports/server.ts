@@ -7,6 +7,7 @@ import { type FastHttpOptions, serveFastHttp } from "../../jsonrpc/index.js";
 import type { EvmRpcSettings, EvmRuntime } from "../context.js";
 import { EvmRpcConfigError } from "../errors.js";
 import { FilterManager } from "../filters/filterManager.js";
+import { LogsMemo } from "../filters/logsMemo.js";
 import { NAMESPACE_NAMES } from "../namespaces/index.js";
 import { newProfilerState } from "../namespaces/profiling.js";
 import type { EvmServices } from "../services.js";
@@ -142,7 +143,15 @@ export async function startEvmRpc(
     settings,
     ...(opts.filterTimeoutMs === undefined ? {} : { timeoutMs: opts.filterTimeoutMs }),
   });
-  const runtime: EvmRuntime = { settings, filters, feed, clock, log, profiler: newProfilerState() };
+  const runtime: EvmRuntime = {
+    settings,
+    filters,
+    feed,
+    clock,
+    log,
+    profiler: newProfilerState(),
+    logsMemo: new LogsMemo(),
+  };
 
   const httpDeps: HttpHandlerDeps = {
     services,
