@@ -319,6 +319,11 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     },
     execution: {
       call: async (request, opts) => resultOf(await reader.call(argsOf(request), callOptions(opts))),
+      peekCall: (request, opts) => {
+        if (opts.overrides !== undefined) return undefined;
+        const kept = reader.peekCall(argsOf(request), callOptions(opts));
+        return kept === undefined ? undefined : resultOf(kept);
+      },
       estimateGas: async (request, opts) => {
         try {
           return await reader.estimateGas(argsOf(request), callOptions(opts));

@@ -151,6 +151,16 @@ describe("ethers v6", () => {
     await expect(asPoor.getFunction("transfer").estimateGas(to, 1n)).rejects.toMatchObject({
       reason: "ERC20: transfer amount exceeds balance",
     });
+    // Asked again (answered from the node's per-height call memo): the same revert, the same reads;
+    // a later block's state is read afresh and the older height keeps its own.
+    await expect(asPoor.getFunction("transfer").staticCall(to, 1n)).rejects.toMatchObject({
+      reason: "ERC20: transfer amount exceeds balance",
+    });
+    const again = await (await c.getFunction("transfer")(to, parseUnits("1", 18))).wait();
+    expect(await c.getFunction("balanceOf")(to)).toBe(parseUnits("6", 18));
+    expect(await c.getFunction("balanceOf")(to)).toBe(parseUnits("6", 18));
+    expect(await c.getFunction("balanceOf")(to, { blockTag: r.blockNumber })).toBe(parseUnits("5", 18));
+    expect(again.blockNumber).toBeGreaterThan(r.blockNumber);
   });
 
   test("invalid: nonce too low and a replayed tx are refused with geth's texts", async () => {

@@ -184,7 +184,9 @@ describe("EvmApplication", () => {
     const [w0, w1] = wallets(c.app) as [Wallet, Wallet];
     const token = await deployToken(c, w0, 0);
     const balanceOf = { to: token, data: hex(iface.encodeFunctionData("balanceOf", [w1.address])) };
+    expect(c.app.reader.peekCall(balanceOf)).toBeUndefined();
     const first = await c.app.reader.call(balanceOf);
+    expect(c.app.reader.peekCall(balanceOf)).toBe(first);
     expect(await c.app.reader.call(balanceOf)).toBe(first);
     expect(await c.app.reader.call({ ...balanceOf, from: hex(w0.address) })).not.toBe(first);
     const overridden = await c.app.reader.call(balanceOf, { overrides: [{ address: hex(w1.address), nonce: 1n }] });

@@ -297,6 +297,11 @@ export class EvmReaderImpl implements EvmReader {
     return { height, timestamp: 0n, coinbase: new Uint8Array(20), baseFee: 0n, gasLimit, hash: new Uint8Array(32) };
   }
 
+  peekCall(args: CallArgs, opts: CallOptions = {}): CallResult | undefined {
+    const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
+    return key === undefined ? undefined : this.#callMemo.get(key);
+  }
+
   async call(args: CallArgs, opts: CallOptions = {}): Promise<CallResult> {
     const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
     if (key === undefined) return this.#run(args, opts, undefined).then(resultOfRun);

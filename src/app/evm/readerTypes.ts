@@ -30,6 +30,8 @@ export interface EvmReader {
    * EvmCallTimeoutError past `timeoutMs`.
    */
   call(args: CallArgs, opts?: CallOptions): Promise<CallResult>;
+  /** The result `call` would give, when it is already known (memoized at that height); never executes. */
+  peekCall(args: CallArgs, opts?: CallOptions): CallResult | undefined;
   /**
    * eth_estimateGas: geth's binary search for the least gas limit that succeeds (plain transfers →
    * 21000). GasEstimationError when no limit up to the cap works (revertData set when it reverted).

@@ -289,6 +289,11 @@ export interface CallResult {
 export interface Executor {
   call(request: CallRequest, opts: CallOptions): Promise<CallResult>;
   /**
+   * Optional: `call`'s result when the node already has it (a call it memoizes), without running
+   * anything; undefined otherwise. Lets repeated calls be answered synchronously.
+   */
+  peekCall?(request: CallRequest, opts: CallOptions): CallResult | undefined;
+  /**
    * Optional: the lowest gas limit that succeeds, or the failing CallResult when even
    * `opts.gasCap` fails. When absent the RPC runs geth's binary search over `call` (each try sets
    * the request's `gas`).

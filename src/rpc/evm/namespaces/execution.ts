@@ -101,6 +101,29 @@ export async function doCall(
   return result.returnData;
 }
 
+/**
+ * eth_call's return data when the node already knows the result (see Executor.peekCall), without
+ * a promise or the evm-timeout timer; undefined when the call has to run.
+ */
+export function knownCallResult(
+  req: CallRequest,
+  height: number,
+  s: EvmServices,
+  ctx: EvmCallContext,
+): Uint8Array | undefined {
+  if (s.execution.peekCall === undefined) return undefined;
+  checkCallArgs(req, s.node.chainId());
+  const gas = callGas(req, ctx.runtime.settings.gasCap);
+  const controller = NEVER_ABORTED;
+  const timeoutMs = ctx.runtime.settings.evmTimeoutMs;
+  const result = s.execution.peekCall({ ...req, gas }, callOptions(height, gas, controller, timeoutMs, undefined));
+  if (result === undefined) return undefined;
+  if (result.status !== "success") throwCallFailure(result);
+  return result.returnData;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
 function isIntrinsicGasError(err: unknown): boolean {
   return err instanceof Error && /intrinsic gas too low/i.test(err.message);
 }
