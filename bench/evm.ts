@@ -186,6 +186,8 @@ interface TxPhase {
   failed: number;
   sendErrors: number;
   seconds: number;
+  /** Until the last eth_sendRawTransaction answered. */
+  sendSeconds: number;
   tps: number;
   blocks: number;
   firstBlock: number;
@@ -315,6 +317,7 @@ async function txPhase(rpc: Rpc, lanes: Signed[][], timeoutMs: number, stallMs: 
       }
     }),
   );
+  const sendSeconds = (performance.now() - t0) / 1000;
   const seen = new Set<string>();
   while (seen.size < lasts.length && open()) {
     await Promise.all(
@@ -355,6 +358,7 @@ async function txPhase(rpc: Rpc, lanes: Signed[][], timeoutMs: number, stallMs: 
     failed,
     sendErrors,
     seconds,
+    sendSeconds,
     tps: complete ? count / seconds : Number.NaN,
     blocks: blocks.size,
     firstBlock,
@@ -527,7 +531,7 @@ function notePhase(result: NodeResult, label: string, p: TxPhase): void {
 }
 
 function describeTx(p: TxPhase): string {
-  return `${p.mined}/${p.sent} mined (${p.failed} failed) in ${p.seconds.toFixed(2)} s = ${p.tps.toFixed(0)} tx/s, ${p.blocks} blocks (${p.firstBlock}..${p.lastBlock})`;
+  return `${p.mined}/${p.sent} mined (${p.failed} failed) in ${p.seconds.toFixed(2)} s (sent in ${p.sendSeconds.toFixed(2)} s) = ${p.tps.toFixed(0)} tx/s, ${p.blocks} blocks (${p.firstBlock}..${p.lastBlock})`;
 }
 
 interface HarnessOptions {

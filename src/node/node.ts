@@ -327,6 +327,7 @@ async function createApp(config: NodeConfig, log: Logger): Promise<Application> 
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
+        senderWorker: true,
       });
   }
 }

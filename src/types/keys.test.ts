@@ -53,6 +53,26 @@ describe("ed25519", () => {
     expect(verifySignature({ type: KEY_TYPES.ed25519, bytes: new Uint8Array(32).fill(0xff) }, msg, sig)).toBe(false);
   });
 
+  test("behavior: a signature made or verified here is recognized again, only for the exact key, message and bytes", () => {
+    const priv = generateEd25519PrivKey();
+    const pub = pubKeyFromPrivKey(priv);
+    const msg = utf8ToBytes("vote");
+    const sig = signBytes(priv, msg);
+    expect(verifySignature(pub, msg, sig)).toBe(true);
+    expect(verifySignature(pub, msg, sig)).toBe(true);
+    expect(verifySignature(pub, utf8ToBytes("votf"), sig)).toBe(false);
+    expect(verifySignature(pubKeyFromPrivKey(generateEd25519PrivKey()), msg, sig)).toBe(false);
+    // A key file whose stored public half is not its seed's: its signatures verify only under the real key.
+    const forged = {
+      type: KEY_TYPES.ed25519,
+      bytes: Uint8Array.from([...priv.bytes.subarray(0, 32), ...new Uint8Array(32).fill(7)]),
+    };
+    const forgedSig = signBytes(forged, msg);
+    expect(forgedSig).toEqual(sig);
+    expect(verifySignature(pubKeyFromPrivKey(forged), msg, forgedSig)).toBe(false);
+    expect(verifySignature(pub, msg, forgedSig)).toBe(true);
+  });
+
   test("error: bad seed length", () => {
     expect(() => generateEd25519PrivKey(new Uint8Array(31))).toThrow(InvalidKeyError);
   });

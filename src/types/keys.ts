@@ -54,6 +54,19 @@ function ed25519PrivateKeyObject(priv: PrivKey): KeyObject {
   return key;
 }
 
+const signingPublicKeys = new WeakMap<Uint8Array, Uint8Array>();
+
+/** The public key an Ed25519 private key's signatures verify under (from its seed). */
+function signingPublicKey(priv: PrivKey): Uint8Array {
+  let pub = signingPublicKeys.get(priv.bytes);
+  if (pub === undefined) {
+    const spki = createPublicKey(ed25519PrivateKeyObject(priv)).export({ format: "der", type: "spki" });
+    pub = new Uint8Array(spki.subarray(spki.length - 32));
+    signingPublicKeys.set(priv.bytes, pub);
+  }
+  return pub;
+}
+
 function ed25519PublicKeyObject(pub: Uint8Array): KeyObject {
   let key = publicKeyObjects.get(pub);
   if (!key) {
@@ -111,12 +124,45 @@ export function pubKeyEquals(a: PubKey, b: PubKey): boolean {
   return a.type === b.type && bytesEqual(a.bytes, b.bytes);
 }
 
+/**
+ * Ed25519 (key, message, signature) triples known to be valid: ones verified, and ones this process
+ * signed. A vote is verified when it is added and again inside the next block's LastCommit, and a
+ * validator verifies its own votes; Ed25519 verification is deterministic, so the exact triple seen
+ * valid before is valid again. Keyed by signature, checked byte for byte; the oldest go first.
+ */
+const VERIFIED_MAX = 4096;
+const verified = new Map<string, { readonly pub: Uint8Array; readonly msg: Uint8Array }>();
+
+function sigKey(sig: Uint8Array): string {
+  return Buffer.from(sig.buffer, sig.byteOffset, sig.byteLength).toString("latin1");
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0;
+}
+
+function wasVerified(pub: Uint8Array, msg: Uint8Array, sig: Uint8Array): boolean {
+  const seen = verified.get(sigKey(sig));
+  return seen !== undefined && sameBytes(seen.pub, pub) && sameBytes(seen.msg, msg);
+}
+
+function rememberVerified(pub: Uint8Array, msg: Uint8Array, sig: Uint8Array): void {
+  const key = sigKey(sig);
+  if (verified.has(key)) return;
+  verified.set(key, { pub: Uint8Array.from(pub), msg: Uint8Array.from(msg) });
+  if (verified.size > VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
+}
+
 /** Signs msg. Ed25519 signs the bytes; secp256k1 signs sha256(msg) with a low-S 64-byte r‖s, as CometBFT. */
 export function signBytes(priv: PrivKey, msg: Uint8Array): Uint8Array {
   if (priv.type === KEY_TYPES.ed25519) {
     if (priv.bytes.length !== 64)
       throw new InvalidKeyError(`ed25519 private key must be 64 bytes, got ${priv.bytes.length}`);
-    return new Uint8Array(sign(null, msg, ed25519PrivateKeyObject(priv)));
+    const sig = new Uint8Array(sign(null, msg, ed25519PrivateKeyObject(priv)));
+    // Our own signature is valid by construction under the key it was made with (derived from the
+    // seed, not the stored public half): consensus verifying our vote again costs nothing.
+    rememberVerified(signingPublicKey(priv), msg, sig);
+    return sig;
   }
   return secp256k1.sign(msg, priv.bytes, { prehash: true, lowS: true });
 }
@@ -129,16 +175,22 @@ export function signBytes(priv: PrivKey, msg: Uint8Array): Uint8Array {
 export function verifySignature(pub: PubKey, msg: Uint8Array, sig: Uint8Array): boolean {
   if (pub.type === KEY_TYPES.ed25519) {
     if (pub.bytes.length !== ED25519_PUBKEY_SIZE || sig.length !== ED25519_SIGNATURE_SIZE) return false;
+    if (wasVerified(pub.bytes, msg, sig)) return true;
+    let ok = false;
     try {
-      if (verify(null, msg, ed25519PublicKeyObject(pub.bytes), sig)) return true;
+      ok = verify(null, msg, ed25519PublicKeyObject(pub.bytes), sig);
     } catch {
       // OpenSSL refuses some encodings outright; ZIP-215 below decides.
     }
-    try {
-      return ed25519.verify(sig, msg, pub.bytes, { zip215: true });
-    } catch {
-      return false;
+    if (!ok) {
+      try {
+        ok = ed25519.verify(sig, msg, pub.bytes, { zip215: true });
+      } catch {
+        ok = false;
+      }
     }
+    if (ok) rememberVerified(pub.bytes, msg, sig);
+    return ok;
   }
   if (pub.bytes.length !== SECP256K1_PUBKEY_SIZE || sig.length !== 64) return false;
   try {
