@@ -179,6 +179,23 @@ describe("EvmApplication", () => {
     expect(JSON.parse(txLog?.txLog ?? "{}")).toMatchObject({ logIndex: 1, transactionIndex: 1, blockNumber: 2 });
   });
 
+  test("behavior: a block that changes no state but the EIP-2935 history keeps the app hash", async () => {
+    const c = await chain();
+    const [w0, w1] = wallets(c.app) as [Wallet, Wallet];
+    const empty1 = (await runBlock(c, [])).response.appHash;
+    const empty2 = (await runBlock(c, [])).response.appHash;
+    expect(empty2).toEqual(empty1);
+    // The history contract was still written: BLOCKHASH-by-contract reads it.
+    const slot = new Uint8Array(32);
+    slot[31] = c.height % 256;
+    expect(c.app.reader.storageAt(hex("0000F90827F1C53a10cb7A02335B175320002935"), slot).some((b) => b !== 0)).toBe(
+      true,
+    );
+    const withTx = (await runBlock(c, [await sign(w0, { nonce: 0, to: w1.address, value: 1n })])).response.appHash;
+    expect(withTx).not.toEqual(empty2);
+    expect((await runBlock(c, [])).response.appHash).toEqual(withTx);
+  });
+
   test("behavior: call results are memoized per height, never across heights or with overrides", async () => {
     const c = await chain();
     const [w0, w1] = wallets(c.app) as [Wallet, Wallet];

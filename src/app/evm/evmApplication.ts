@@ -39,7 +39,7 @@ import {
   TxExecutor,
 } from "./executor.js";
 import { baseFeeForHeight, baseFeeWei, defaultFeeMarketParams, formatDec, nextFeeMarketState } from "./feeMarket.js";
-import { type GenesisAccount, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
+import { type GenesisAccount, HISTORY_STORAGE_ADDRESS, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
 import { EvmReaderImpl } from "./reader.js";
 import type { EvmReader } from "./readerTypes.js";
 import {
@@ -566,7 +566,7 @@ export class EvmApplication implements Application {
     }
 
     const diff = exec.overlay.diff();
-    const appHash = chainAppHash(meta.appHash, req.height, diffHash(diff));
+    const appHash = chainAppHash(meta.appHash, req.height, diffHash(diff, HISTORY_STORAGE_ADDRESS));
     const feeMarket = nextFeeMarketState(fm, meta.feeMarket, baseFeeDec, exec.gasWanted, exec.gasUsed);
     const block: EvmBlock = {
       height: req.height,

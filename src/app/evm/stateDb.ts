@@ -82,12 +82,22 @@ export interface StateDiff {
 }
 
 /**
- * Deterministic hash of a diff: entries in key order, each length-prefixed. The app hash chains
- * these: appHash(h) = keccak(appHash(h-1) ‖ h ‖ diffHash(h)), so it commits to the whole state history.
+ * Deterministic hash of a diff: entries in key order, each length-prefixed; undefined when the diff
+ * commits nothing. The app hash chains these: appHash(h) = keccak(appHash(h-1) ‖ h ‖ diffHash(h)),
+ * so it commits to the whole state history.
+ *
+ * Storage of `derived` (the EIP-2935 history contract) is left out: every block writes its own hash
+ * there, a value every node derives from the block headers it already agrees on. Committing it would
+ * change the app hash at every height, and CometBFT's proof-block rule would then never let a chain
+ * with `create_empty_blocks = false` go idle (a block that changes the app hash needs a next block).
+ * Without it, a block that changes no other state keeps the previous app hash: after the block with
+ * txs and its proof block, an idle chain stops until txs arrive, as CometBFT documents.
  */
-export function diffHash(diff: StateDiff): Uint8Array {
+export function diffHash(diff: StateDiff, derived?: Uint8Array): Uint8Array | undefined {
   const h = keccak_256.create();
+  let entries = 0;
   const put = (tag: number, key: Uint8Array, value: Uint8Array) => {
+    entries++;
     h.update(Uint8Array.of(tag));
     h.update(u32be(key.length));
     h.update(key);
@@ -97,15 +107,18 @@ export function diffHash(diff: StateDiff): Uint8Array {
   const accts = [...diff.accounts].sort((a, b) => Buffer.compare(a.addr, b.addr));
   for (const a of accts) put(1, a.addr, encodeAccount(a.account));
   const slots = diff.storage
+    .filter((s) => derived === undefined || Buffer.compare(s.addr, derived) !== 0)
     .map((s) => ({ key: storageKey(s.addr, s.incarnation, s.slot), value: s.value }))
     .sort((a, b) => Buffer.compare(a.key, b.key));
   for (const s of slots) put(2, s.key, s.value);
   const codes = [...diff.codes].sort((a, b) => Buffer.compare(a.hash, b.hash));
   for (const c of codes) put(3, c.hash, c.code);
-  return h.digest();
+  return entries === 0 ? undefined : h.digest();
 }
 
-export function chainAppHash(prev: Uint8Array, height: number, diff: Uint8Array): Uint8Array {
+/** The next app hash; the previous one when the block committed no state (diff undefined). */
+export function chainAppHash(prev: Uint8Array, height: number, diff: Uint8Array | undefined): Uint8Array {
+  if (diff === undefined) return prev;
   const h = keccak_256.create();
   h.update(prev);
   h.update(u64be(height));
