@@ -52,20 +52,37 @@ const END_CUT = 0x02;
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 
+/** Builds one key in a growable buffer (byte-array pushes cost more than the lmdb write itself). */
 class KeyWriter {
-  readonly #bytes: number[] = [];
+  #buf: Buffer = Buffer.allocUnsafe(96);
+  #pos = 0;
+
+  #room(n: number): void {
+    if (this.#pos + n <= this.#buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#pos + n));
+    this.#buf.copy(grown, 0, 0, this.#pos);
+    this.#buf = grown;
+  }
 
   /** An escaped string component; returns whether it was cut to `max` bytes. */
   component(text: string, max: number): boolean {
-    const raw = utf8.encode(text);
+    const raw = Buffer.from(text, "utf8");
     const cut = raw.length > max;
     const n = cut ? max : raw.length;
-    for (let i = 0; i < n; i++) {
-      const b = raw[i] as number;
-      this.#bytes.push(b);
-      if (b === 0) this.#bytes.push(0xff);
+    const body = raw.subarray(0, n);
+    if (body.indexOf(0) < 0) {
+      this.#room(n + 2);
+      this.#pos += body.copy(this.#buf, this.#pos);
+    } else {
+      this.#room(2 * n + 2);
+      for (let i = 0; i < n; i++) {
+        const b = body[i] as number;
+        this.#buf[this.#pos++] = b;
+        if (b === 0) this.#buf[this.#pos++] = 0xff;
+      }
     }
-    this.#bytes.push(0, cut ? END_CUT : END);
+    this.#buf[this.#pos++] = 0;
+    this.#buf[this.#pos++] = cut ? END_CUT : END;
     return cut;
   }
 
@@ -76,12 +93,14 @@ class KeyWriter {
   }
 
   u32(n: number): this {
-    this.#bytes.push((n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+    this.#room(4);
+    this.#buf.writeUInt32BE(n >>> 0, this.#pos);
+    this.#pos += 4;
     return this;
   }
 
   finish(): Uint8Array {
-    return Uint8Array.from(this.#bytes);
+    return new Uint8Array(this.#buf.buffer, this.#buf.byteOffset, this.#pos);
   }
 }
 
@@ -287,12 +306,26 @@ class KvStoreIndexer implements KvIndexer {
   }
 
   #writeTx(height: number, index: number, hash: Uint8Array, events: readonly AbciEvent[], record: Uint8Array): void {
-    for (const a of indexedAttributes(events)) {
-      const w = new KeyWriter();
-      const tagCut = w.component(a.tag, MAX_TAG_KEY_BYTES);
-      const valueCut = w.component(a.value, MAX_VALUE_KEY_BYTES);
-      const key = w.u64(height).u32(index).u32(a.event).finish();
-      this.#t.txEvents.put(key, concat(hash, encodeSpill(a.tag, tagCut, a.value, valueCut)));
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i] as AbciEvent;
+      if (e.type === "") continue;
+      for (const a of e.attributes) {
+        if (a.key === "" || !a.index) continue;
+        const tag = `${e.type}.${a.key}`;
+        const w = new KeyWriter();
+        const tagCut = w.component(tag, MAX_TAG_KEY_BYTES);
+        const valueCut = w.component(a.value, MAX_VALUE_KEY_BYTES);
+        const key = w
+          .u64(height)
+          .u32(index)
+          .u32(i + 1)
+          .finish();
+        // Without a spill the value is the hash itself (no copy).
+        this.#t.txEvents.put(
+          key,
+          tagCut || valueCut ? concat(hash, encodeSpill(tag, tagCut, a.value, valueCut)) : hash,
+        );
+      }
     }
     this.#t.txHeights.put(new KeyWriter().u64(height).u32(index).finish(), hash);
     this.#t.txResults.put(hash, record);

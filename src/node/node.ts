@@ -327,7 +327,6 @@ async function createApp(config: NodeConfig, log: Logger): Promise<Application> 
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
-        senderWorker: true,
       });
   }
 }

@@ -29,6 +29,28 @@ describe("BinaryWriter/BinaryReader", () => {
     r.end();
   });
 
+  test("behavior: text is the UTF-8 bytes whatever path writes it (ASCII in place, other text encoded)", () => {
+    const texts = [
+      "",
+      "a",
+      "abcé",
+      "é",
+      "x".repeat(127),
+      "y".repeat(128),
+      "z".repeat(255),
+      "w".repeat(300),
+      `${"q".repeat(200)}✓`,
+    ];
+    const w = new BinaryWriter(1);
+    for (const t of texts) w.string(t);
+    const r = new BinaryReader(w.finish(), "test");
+    expect(texts.map(() => r.string())).toEqual(texts);
+    r.end();
+    // Byte for byte: varint length, then UTF-8.
+    expect([...new BinaryWriter().string("abcé").finish()]).toEqual([5, 0x61, 0x62, 0x63, 0xc3, 0xa9]);
+    expect([...new BinaryWriter().string("ab").finish()]).toEqual([2, 0x61, 0x62]);
+  });
+
   test("error: truncated, trailing or mis-versioned records are corruption", () => {
     const meta = makeTestChain(1)[0];
     if (meta === undefined) return;

@@ -69,6 +69,26 @@ export class BinaryWriter {
   }
 
   string(v: string): this {
+    const n = v.length;
+    if (n < 256) {
+      // ASCII (event keys and values, nearly every string here) is written in place, no encoder call.
+      this.#ensure(n + 8);
+      const start = this.#pos;
+      this.uint(n);
+      const buf = this.#buf;
+      const at = this.#pos;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = v.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[at + i] = c;
+      }
+      if (i === n) {
+        this.#pos = at + n;
+        return this;
+      }
+      this.#pos = start;
+    }
     return this.bytes(textEncoder.encode(v));
   }
 

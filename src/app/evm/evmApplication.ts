@@ -54,7 +54,6 @@ import {
   setLengthLeft,
   stripZeros,
 } from "./records.js";
-import { SenderRecovery } from "./senderRecovery.js";
 import { chainAppHash, diffHash, EvmStateDb, type StateDiff } from "./stateDb.js";
 import { type DecodeContext, type DecodedTx, DecodedTxCache } from "./txDecode.js";
 
@@ -87,11 +86,6 @@ export interface EvmAppOptions {
   maxNonceGap?: number;
   /** Decoded-tx cache entries (CheckTx → block execution); default 50000. */
   decodedTxCacheSize?: number;
-  /**
-   * Recover CheckTx senders on a worker thread (SenderRecovery) so the event loop keeps serving
-   * consensus and RPC meanwhile; default false (the node turns it on).
-   */
-  senderWorker?: boolean;
 }
 
 interface PendingBlock {
@@ -151,7 +145,6 @@ export class EvmApplication implements Application {
   readonly #pruning: number | "archive";
   readonly #maxNonceGap: number;
   readonly #cache: DecodedTxCache;
-  readonly #recovery: SenderRecovery | undefined;
   readonly #devAccounts: DevAccount[];
   #settings: ChainSettings | undefined;
   #common: Common;
@@ -174,7 +167,6 @@ export class EvmApplication implements Application {
     }
     this.#maxNonceGap = opts.maxNonceGap ?? DEFAULT_MAX_NONCE_GAP;
     this.#cache = new DecodedTxCache(opts.decodedTxCacheSize ?? 50_000);
-    this.#recovery = opts.senderWorker === true ? new SenderRecovery() : undefined;
     this.#devAccounts = deriveDevAccounts(opts.mnemonic ?? DEV_MNEMONIC, opts.devAccountCount ?? 10);
     this.#settings = this.db.settings();
     const chainId = this.#settings?.chainId ?? opts.chainId ?? DEFAULT_EVM_CHAIN_ID;
@@ -309,11 +301,7 @@ export class EvmApplication implements Application {
   async checkTx(req: CheckTxRequest): Promise<CheckTxResponse> {
     let d: DecodedTx | undefined;
     try {
-      if (this.#recovery === undefined) d = this.#cache.decode(req.tx, this.#decodeCtx);
-      else {
-        const decoding = this.#cache.decodeWith(req.tx, this.#decodeCtx, this.#recovery);
-        d = decoding instanceof Promise ? await decoding : decoding;
-      }
+      d = this.#cache.decode(req.tx, this.#decodeCtx);
       this.#admit(d);
       return {
         code: CHECK_TX_CODES.ok,
@@ -726,7 +714,6 @@ export class EvmApplication implements Application {
   }
 
   async close(): Promise<void> {
-    await this.#recovery?.close();
     await this.#kv.close();
   }
 

@@ -9,12 +9,10 @@ import {
   getCalldataFloorGas,
   type TypedTransaction,
 } from "@ethereumjs/tx";
-import { Address } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { bytesToBigint } from "./records.js";
-import type { RecoveredSender, SenderRecovery } from "./senderRecovery.js";
 
 /** An Ethereum tx decoded, signature-checked and measured once; cached between CheckTx and execution. */
 export interface DecodedTx {
@@ -78,12 +76,7 @@ function fields(payload: Uint8Array): Uint8Array[] {
  * replay protection, signature (sender recovery), fee caps, intrinsic gas and the calldata floor.
  * Throws InvalidEthTxError with the ABCI code and a geth-worded log.
  */
-export function decodeEthTx(
-  raw: Uint8Array,
-  ctx: DecodeContext,
-  key: string = txKey(raw),
-  known?: RecoveredSender,
-): DecodedTx {
+export function decodeEthTx(raw: Uint8Array, ctx: DecodeContext, key: string = txKey(raw)): DecodedTx {
   if (raw.length === 0) throw decodeFail("empty tx");
   const first = raw[0] as number;
   let type: number;
@@ -150,17 +143,14 @@ export function decodeEthTx(
   if (!tx.isSigned()) throw new InvalidEthTxError(CHECK_TX_CODES.invalidSigner, "transaction is not signed");
 
   let fromAddress: ReturnType<TypedTransaction["getSenderAddress"]>;
-  if (known !== undefined) fromAddress = new Address(known.from);
-  else {
-    try {
-      fromAddress = tx.getSenderAddress();
-    } catch (err) {
-      throw new InvalidEthTxError(
-        CHECK_TX_CODES.invalidSigner,
-        "signature verification failed: invalid transaction v, r, s values. Sign the tx again",
-        { cause: err },
-      );
-    }
+  try {
+    fromAddress = tx.getSenderAddress();
+  } catch (err) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.invalidSigner,
+      "signature verification failed: invalid transaction v, r, s values. Sign the tx again",
+      { cause: err },
+    );
   }
 
   const maxFeePerGas = "maxFeePerGas" in tx ? tx.maxFeePerGas : tx.gasPrice;
@@ -189,7 +179,7 @@ export function decodeEthTx(
   return {
     raw,
     key,
-    hash: known?.hash ?? keccak256(raw),
+    hash: keccak256(raw),
     tx,
     type,
     chainId,
@@ -251,23 +241,6 @@ export class DecodedTxCache {
 
   delete(key: string): void {
     this.#map.delete(key);
-  }
-
-  /**
-   * Decodes through the cache, the sender recovered on `recovery`'s worker (the event loop is free
-   * meanwhile); when the worker cannot, the sender is recovered here.
-   */
-  decodeWith(raw: Uint8Array, ctx: DecodeContext, recovery: SenderRecovery): DecodedTx | Promise<DecodedTx> {
-    const key = txKey(raw);
-    const hit = this.#map.get(key);
-    if (hit !== undefined) return hit;
-    return recovery.recover(raw).then((known) => {
-      const again = this.#map.get(key);
-      if (again !== undefined) return again;
-      const d = decodeEthTx(raw, ctx, key, known);
-      this.set(d);
-      return d;
-    });
   }
 
   /** Decodes through the cache. */
