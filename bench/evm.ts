@@ -45,7 +45,7 @@
  * grows ~60 MB/s; cf. foundry-rs/foundry#10122). Everything stays on loopback, every loop is bounded in time,
  * and only PIDs started here are signalled.
  */
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { Agent, createServer, request } from "node:http";
@@ -706,10 +706,9 @@ const SPECS: NodeSpec[] = [
       const home = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
       return {
         cmd: process.execPath,
+        // As `npm start` runs it: the compiled build (made fresh before the first launch).
         args: [
-          "--import",
-          "tsx",
-          "src/cli/main.ts",
+          "bin/cometh.js",
           "start",
           "--home",
           home,
@@ -957,6 +956,12 @@ function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOption
   for (const r of results) for (const n of r.notes) console.log(`note: ${r.name}: ${n}`);
 }
 
+/** Makes dist/ fresh (untimed), so the launcher starts the compiled build as `npm start` does after install. */
+function buildCometh(): void {
+  const r = spawnSync(process.execPath, ["bin/build.js"], { cwd: ROOT, stdio: "inherit" });
+  if (r.status !== 0) throw new Error("bin/build.js failed");
+}
+
 async function main(): Promise<void> {
   const opts: HarnessOptions = {
     lanes: Math.min(ACCOUNTS, Number(values.lanes)),
@@ -978,6 +983,7 @@ async function main(): Promise<void> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
 
+  if (values.rpc === undefined && values.nodes.split(",").includes("cometh")) buildCometh();
   const results: NodeResult[] = [];
   const skipped: string[] = [];
   const ceilings: LoadResult[] = [];

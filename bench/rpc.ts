@@ -3,7 +3,7 @@
 // raw-socket client of bench/load.ts, which is faster than node:http's Agent),
 // next to a bare node:http server answering a fixed JSON body (the ceiling), measured in the same
 // run. Both servers run as child processes; the load generator runs here. Loopback only.
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,6 +54,10 @@ async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const connections = Number(values.connections);
   const root = fileURLToPath(new URL("..", import.meta.url));
+  // The compiled build, fresh (untimed), as `npm start` runs it after install.
+  if (spawnSync(process.execPath, ["bin/build.js"], { cwd: root, stdio: "inherit" }).status !== 0) {
+    throw new Error("bin/build.js failed");
+  }
   const home = await mkdtemp(join(tmpdir(), "cometh-bench-rpc-"));
   const children: ChildProcess[] = [];
   try {
@@ -61,9 +65,7 @@ async function main(): Promise<void> {
     const node = spawn(
       process.execPath,
       [
-        "--import",
-        "tsx",
-        "src/cli/main.ts",
+        "bin/cometh.js",
         "start",
         "--home",
         home,

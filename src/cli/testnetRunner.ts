@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** Where the CLI entry is, so children run the same sources the same way. */
-const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
+/** The launcher (bin/cometh.js): the compiled build when fresh, else the sources through tsx. */
+const LAUNCHER = fileURLToPath(new URL("../../bin/cometh.js", import.meta.url));
 
 export interface RunnerIo {
   out(line: string): void;
@@ -22,7 +23,7 @@ export function runTestnetNodes(
   const children: ChildProcess[] = [];
   const exits: Promise<number>[] = [];
   for (const n of nodes) {
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "start", "--home", n.home, ...extraArgs], {
+    const child = spawn(process.execPath, [LAUNCHER, "start", "--home", n.home, ...extraArgs], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     children.push(child);

@@ -1,0 +1,46 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, statSync, utimesSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, test } from "vitest";
+
+/**
+ * bin/build.js compiles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
+ * that build only while it is fresh (COMETH_TRACE_ENTRY=1 prints the entry the launcher chose).
+ */
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const STAMP = `${ROOT}/dist/.tsbuildinfo`;
+const VERSION = (JSON.parse(readFileSync(`${ROOT}/package.json`, "utf8")) as { version: string }).version;
+
+function run(args: string[], env: Record<string, string> = {}): { out: string; err: string; status: number | null } {
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, encoding: "utf8" });
+  return { out: r.stdout, err: r.stderr, status: r.status };
+}
+
+describe("launcher", () => {
+  test("default: the build is made, runs by itself, and the launcher picks it while fresh", () => {
+    expect(run(["bin/build.js"]).status).toBe(0);
+    expect(existsSync(`${ROOT}/dist/cli/main.js`)).toBe(true);
+    expect(run(["dist/cli/main.js", "version"]).out).toContain(`cometh ${VERSION}`);
+    const fresh = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1" });
+    expect(fresh.out).toContain(`cometh ${VERSION}`);
+    expect(fresh.err).toContain("dist/cli/main.js");
+  });
+
+  test("behavior: a source newer than the build, or COMETH_FROM_SOURCE=1, runs the sources", () => {
+    expect(run(["bin/build.js"]).status).toBe(0);
+    const forced = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1", COMETH_FROM_SOURCE: "1" });
+    expect(forced.out).toContain(`cometh ${VERSION}`);
+    expect(forced.err).toContain("src/cli/main.ts");
+    // Make the build look older than the sources, then fresh again.
+    const { atime, mtime } = statSync(STAMP);
+    try {
+      utimesSync(STAMP, new Date(0), new Date(0));
+      const stale = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1" });
+      expect(stale.out).toContain(`cometh ${VERSION}`);
+      expect(stale.err).toContain("src/cli/main.ts");
+    } finally {
+      utimesSync(STAMP, atime, mtime);
+    }
+  });
+});
