@@ -75,6 +75,15 @@ export function ecrecoverNative(
   return native.lib.ecdsaRecover(signature64(r, s), recoveryId(v, chainId), msgHash, false).slice(1);
 }
 
+/**
+ * The 64-byte public key (no 0x04 prefix) that signed `msgHash` with (r, s) and recovery id 0/1;
+ * throws when none does. r and s are big-endian, at most 32 bytes.
+ */
+export function recoverPublicKey(msgHash: Uint8Array, recid: number, r: Uint8Array, s: Uint8Array): Uint8Array {
+  if (native === undefined) return ecrecoverNoble(msgHash, BigInt(recid), r, s);
+  return native.lib.ecdsaRecover(signature64(r, s), recid, msgHash, false).subarray(1);
+}
+
 /** The fastest available recovery; plugged into ethereumjs as `common.customCrypto.ecrecover`. */
 export const ecrecover = ecrecoverNative;
 

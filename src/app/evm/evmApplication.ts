@@ -122,6 +122,13 @@ export async function createEvmApp(opts: EvmAppOptions): Promise<EvmApplication>
   }
 }
 
+/** How long block execution runs before letting the event loop serve I/O. */
+const EXEC_SLICE_MS = 4;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function txProtoSize(length: number): number {
   let varint = 1;
   for (let n = length; n >= 0x80; n = Math.floor(n / 0x80)) varint++;
@@ -500,7 +507,14 @@ export class EvmApplication implements Application {
     const bloom = new Uint8Array(256);
     const keys: string[] = [];
     let logIndex = 0;
+    let sliceStart = performance.now();
     for (let i = 0; i < req.txs.length; i++) {
+      // A block of many txs runs for tens of ms; RPC requests (CheckTx above all) are served in
+      // between instead of after it (CometBFT's RPC goroutines do not wait for FinalizeBlock either).
+      if (performance.now() - sliceStart > EXEC_SLICE_MS) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
       const raw = req.txs[i] as Uint8Array;
       let d: DecodedTx;
       try {

@@ -1,0 +1,122 @@
+import { RLP } from "@ethereumjs/rlp";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { Transaction, Wallet } from "ethers";
+import { describe, expect, test } from "vitest";
+import { bytesToHex } from "../../util/bytes.js";
+import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
+import { createTxCommon } from "./executor.js";
+import { type DecodeContext, decodeEthTx } from "./txDecode.js";
+
+/** The sender decodeEthTx recovers from the RLP fields against ethers, for every accepted tx type. */
+
+const CHAIN_ID = 262144n;
+const GWEI = 1_000_000_000n;
+const wallet = new Wallet("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
+const to = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const ctx: DecodeContext = { common: createTxCommon(CHAIN_ID), chainId: CHAIN_ID, allowUnprotectedTxs: true };
+
+function bytes(hex: string): Uint8Array {
+  return new Uint8Array(Buffer.from(hex.slice(2), "hex"));
+}
+
+async function signedOfEveryType(): Promise<{ name: string; raw: Uint8Array }[]> {
+  const common = { to, value: 5n, gasLimit: 50_000n, data: "0xabcdef", nonce: 7 };
+  const authorization = await wallet.authorize({ address: to, nonce: 9, chainId: CHAIN_ID });
+  const unprotected = Transaction.from({ ...common, type: 0, gasPrice: 2n * GWEI });
+  unprotected.signature = wallet.signingKey.sign(unprotected.unsignedHash);
+  const fees = { maxFeePerGas: 3n * GWEI, maxPriorityFeePerGas: GWEI };
+  const accessList = [{ address: to, storageKeys: [`0x${"11".repeat(32)}`] }];
+  return [
+    {
+      name: "legacy EIP-155",
+      raw: bytes(await wallet.signTransaction({ ...common, type: 0, chainId: CHAIN_ID, gasPrice: 2n * GWEI })),
+    },
+    { name: "legacy unprotected", raw: bytes(unprotected.serialized) },
+    {
+      name: "EIP-2930",
+      raw: bytes(
+        await wallet.signTransaction({ ...common, type: 1, chainId: CHAIN_ID, gasPrice: 2n * GWEI, accessList }),
+      ),
+    },
+    { name: "EIP-1559", raw: bytes(await wallet.signTransaction({ ...common, type: 2, chainId: CHAIN_ID, ...fees })) },
+    {
+      name: "EIP-1559 with an access list and nonce 0",
+      raw: bytes(
+        await wallet.signTransaction({ ...common, nonce: 0, type: 2, chainId: CHAIN_ID, ...fees, accessList }),
+      ),
+    },
+    {
+      name: "EIP-7702",
+      raw: bytes(
+        await wallet.signTransaction({
+          ...common,
+          type: 4,
+          chainId: CHAIN_ID,
+          ...fees,
+          authorizationList: [authorization],
+        }),
+      ),
+    },
+  ];
+}
+
+describe("decodeEthTx sender recovery", () => {
+  test("default: every tx type's sender and hash are ethers'", async () => {
+    for (const t of await signedOfEveryType()) {
+      const d = decodeEthTx(t.raw, ctx);
+      expect(`0x${bytesToHex(d.from)}`, t.name).toBe(wallet.address.toLowerCase());
+      expect(Transaction.from(`0x${bytesToHex(t.raw)}`).from, t.name).toBe(wallet.address);
+      expect(d.hash, t.name).toEqual(keccak_256(t.raw));
+    }
+  });
+
+  test("invalid: a high-s signature (same key, other parity) is refused (ethereumjs: at construction)", async () => {
+    const raw = bytes(
+      await wallet.signTransaction({
+        to,
+        type: 2,
+        chainId: CHAIN_ID,
+        maxFeePerGas: GWEI,
+        maxPriorityFeePerGas: 1n,
+        gasLimit: 21000n,
+      }),
+    );
+    expect(decodeEthTx(raw, ctx).fromHex).toBe(wallet.address.slice(2).toLowerCase());
+    const fields = RLP.decode(raw.subarray(1)) as Uint8Array[];
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const s = BigInt(`0x${bytesToHex(fields[11] as Uint8Array)}`);
+    fields[9] = (fields[9] as Uint8Array).length === 0 ? Uint8Array.of(1) : new Uint8Array(0);
+    fields[11] = bytes(`0x${(n - s).toString(16).padStart(64, "0")}`);
+    const high = Uint8Array.from([2, ...RLP.encode(fields)]);
+    expect(() => decodeEthTx(high, ctx)).toThrow(InvalidEthTxError);
+    try {
+      decodeEthTx(high, ctx);
+    } catch (err) {
+      expect((err as InvalidEthTxError).code).toBe(CHECK_TX_CODES.txDecode);
+      expect((err as Error).message).toMatch(/s-values greater than secp256k1n\/2/);
+    }
+  });
+
+  test("invalid: a tampered field recovers another sender, never the signer", async () => {
+    const raw = bytes(
+      await wallet.signTransaction({
+        to,
+        type: 2,
+        chainId: CHAIN_ID,
+        maxFeePerGas: GWEI,
+        maxPriorityFeePerGas: 1n,
+        gasLimit: 21000n,
+      }),
+    );
+    const fields = RLP.decode(raw.subarray(1)) as Uint8Array[];
+    fields[1] = Uint8Array.of(5);
+    const tampered = Uint8Array.from([2, ...RLP.encode(fields)]);
+    let from = "";
+    try {
+      from = decodeEthTx(tampered, ctx).fromHex;
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidEthTxError);
+    }
+    expect(from).not.toBe(wallet.address.slice(2).toLowerCase());
+  });
+});
