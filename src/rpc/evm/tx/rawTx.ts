@@ -1,5 +1,4 @@
 import { RLP } from "@ethereumjs/rlp";
-import { keccak_256 } from "@noble/hashes/sha3.js";
 import { bytesToBigint } from "../encode/hex.js";
 import { TX_TYPE } from "../services.js";
 
@@ -18,7 +17,6 @@ export class RawTxDecodeError extends Error {
 }
 
 export interface RawTxSummary {
-  readonly hash: Uint8Array;
   readonly type: number;
   /** Undefined for an unprotected legacy tx. */
   readonly chainId: bigint | undefined;
@@ -59,7 +57,6 @@ const TYPED_LAYOUT: Record<number, { fields: number; name: string; gas: number; 
 
 export function summarizeRawTx(raw: Uint8Array): RawTxSummary {
   if (raw.length === 0) throw new RawTxDecodeError("typed transaction too short");
-  const hash = keccak_256(raw);
   const first = raw[0] as number;
   if (first >= 0xc0) {
     const list = asList(decodeRlp(raw), "types.LegacyTx");
@@ -69,7 +66,6 @@ export function summarizeRawTx(raw: Uint8Array): RawTxSummary {
     if (chainId === undefined && v !== 27n && v !== 28n)
       throw new RawTxDecodeError("invalid transaction v, r, s values");
     return {
-      hash,
       type: TX_TYPE.legacy,
       chainId,
       gasLimit: asInt(list[2], "types.LegacyTx.Gas"),
@@ -91,7 +87,6 @@ export function summarizeRawTx(raw: Uint8Array): RawTxSummary {
     throw new RawTxDecodeError("set code transaction with empty auth list");
   }
   return {
-    hash,
     type: first,
     chainId: asInt(list[0], `${layout.name}.ChainID`),
     gasLimit: asInt(list[layout.gas], `${layout.name}.Gas`),
