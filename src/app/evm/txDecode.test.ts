@@ -60,6 +60,12 @@ async function signedOfEveryType(): Promise<{ name: string; raw: Uint8Array }[]>
   ];
 }
 
+/** A plain EIP-1559 transfer signed by `wallet`. */
+async function signedTransfer(): Promise<Uint8Array> {
+  const fees = { maxFeePerGas: GWEI, maxPriorityFeePerGas: 1n };
+  return bytes(await wallet.signTransaction({ to, type: 2, chainId: CHAIN_ID, ...fees, gasLimit: 21000n }));
+}
+
 describe("decodeEthTx sender recovery", () => {
   test("default: every tx type's sender and hash are ethers'", async () => {
     for (const t of await signedOfEveryType()) {
@@ -71,16 +77,7 @@ describe("decodeEthTx sender recovery", () => {
   });
 
   test("invalid: a high-s signature (same key, other parity) is refused (ethereumjs: at construction)", async () => {
-    const raw = bytes(
-      await wallet.signTransaction({
-        to,
-        type: 2,
-        chainId: CHAIN_ID,
-        maxFeePerGas: GWEI,
-        maxPriorityFeePerGas: 1n,
-        gasLimit: 21000n,
-      }),
-    );
+    const raw = await signedTransfer();
     expect(decodeEthTx(raw, ctx).fromHex).toBe(wallet.address.slice(2).toLowerCase());
     const fields = RLP.decode(raw.subarray(1)) as Uint8Array[];
     const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -98,16 +95,7 @@ describe("decodeEthTx sender recovery", () => {
   });
 
   test("invalid: a tampered field recovers another sender, never the signer", async () => {
-    const raw = bytes(
-      await wallet.signTransaction({
-        to,
-        type: 2,
-        chainId: CHAIN_ID,
-        maxFeePerGas: GWEI,
-        maxPriorityFeePerGas: 1n,
-        gasLimit: 21000n,
-      }),
-    );
+    const raw = await signedTransfer();
     const fields = RLP.decode(raw.subarray(1)) as Uint8Array[];
     fields[1] = Uint8Array.of(5);
     const tampered = Uint8Array.from([2, ...RLP.encode(fields)]);

@@ -10,6 +10,17 @@ import { LogsMemo } from "./logsMemo.js";
 
 /** Polling filters on an injected clock, filter-cap, logs-cap and block-range-cap. */
 
+/** Mines a block with one tx calling LOGGER (one Transfer log). */
+async function mineLoggerCall(f: FakeEvmRpc): Promise<void> {
+  const key = f.node.keys[0];
+  if (key === undefined) throw new TypeError("no key");
+  const nonce = BigInt((await rpcCall(f.url, "eth_getTransactionCount", [toData(key.address), "pending"])).result);
+  await f.node.submit(
+    signTx({ type: 0, nonce, gasPrice: 2n * GWEI, gasLimit: 60000n, to: LOGGER, value: 1n }, key).raw,
+  );
+  await f.node.mine();
+}
+
 describe("filters", () => {
   let f: FakeEvmRpc | undefined;
   afterEach(async () => {
@@ -75,13 +86,7 @@ describe("filters", () => {
     const head = Number((await rpcCall(f.url, "eth_blockNumber")).result);
     const bounded = (await rpcCall(f.url, "eth_newFilter", [{ toBlock: `0x${head.toString(16)}` }])).result;
     const open = (await rpcCall(f.url, "eth_newFilter", [{ topics: [null, null] }])).result;
-    const key = f.node.keys[0];
-    if (key === undefined) throw new TypeError("no key");
-    const nonce = BigInt((await rpcCall(f.url, "eth_getTransactionCount", [toData(key.address), "pending"])).result);
-    await f.node.submit(
-      signTx({ type: 0, nonce, gasPrice: 2n * GWEI, gasLimit: 60000n, to: LOGGER, value: 1n }, key).raw,
-    );
-    await f.node.mine();
+    await mineLoggerCall(f);
     await f.rpc.runtime.feed.idle();
     expect((await rpcCall(f.url, "eth_getFilterChanges", [bounded])).result).toEqual([]);
     expect((await rpcCall(f.url, "eth_getFilterChanges", [open])).result).toHaveLength(1);
@@ -109,13 +114,7 @@ describe("filters", () => {
     expect(f.rpc.runtime.logsMemo.size).toBe(1);
     expect((await rpcCall(f.url, "eth_getLogs", fixed)).result).toEqual(first);
     expect(f.rpc.runtime.logsMemo.size).toBe(1);
-    const key = f.node.keys[0];
-    if (key === undefined) throw new TypeError("no key");
-    const nonce = BigInt((await rpcCall(f.url, "eth_getTransactionCount", [toData(key.address), "pending"])).result);
-    await f.node.submit(
-      signTx({ type: 0, nonce, gasPrice: 2n * GWEI, gasLimit: 60000n, to: LOGGER, value: 1n }, key).raw,
-    );
-    await f.node.mine();
+    await mineLoggerCall(f);
     expect((await rpcCall(f.url, "eth_getLogs", fixed)).result).toEqual(first);
     const latest = [{ fromBlock: "0x0", toBlock: "latest", address: toData(LOGGER) }];
     expect((await rpcCall(f.url, "eth_getLogs", latest)).result).toHaveLength(3);
