@@ -14,6 +14,7 @@ export function keccak256(data: Uint8Array): Uint8Array {
 
 interface NativeSecp256k1 {
   ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array;
+  publicKeyCreate(privateKey: Uint8Array, compressed?: boolean): Uint8Array;
 }
 
 function loadNative(): { lib: NativeSecp256k1; native: boolean } | undefined {
@@ -73,6 +74,12 @@ export function ecrecoverNative(
 ): Uint8Array {
   if (native === undefined) return ecrecoverNoble(msgHash, v, r, s, chainId);
   return native.lib.ecdsaRecover(signature64(r, s), recoveryId(v, chainId), msgHash, false).slice(1);
+}
+
+/** The 64-byte uncompressed public key (no 0x04 prefix) of a private key. */
+export function publicKeyOf(privateKey: Uint8Array): Uint8Array {
+  if (native === undefined) return nobleSecp.getPublicKey(privateKey, false).subarray(1);
+  return native.lib.publicKeyCreate(privateKey, false).subarray(1);
 }
 
 /**

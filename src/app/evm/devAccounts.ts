@@ -1,9 +1,9 @@
-import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { pbkdf2Sync } from "node:crypto";
 import { HDKey } from "@scure/bip32";
-import { mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
+import { validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { bytesToHex } from "../../util/bytes.js";
-import { keccak256 } from "./crypto.js";
+import { keccak256, publicKeyOf } from "./crypto.js";
 import { EvmConfigError } from "./errors.js";
 
 /** Hardhat's and Anvil's development mnemonic. */
@@ -46,8 +46,12 @@ function checksum(hex: string): string {
 
 /** Address of a secp256k1 private key. */
 export function privateKeyToAddress(privateKey: Uint8Array): Uint8Array {
-  const pub = secp256k1.getPublicKey(privateKey, false);
-  return keccak256(pub.slice(1)).slice(12);
+  return keccak256(publicKeyOf(privateKey)).slice(12);
+}
+
+/** BIP-39 seed: PBKDF2-HMAC-SHA512 of the NFKD mnemonic, salt "mnemonic", 2048 rounds (Node's native PBKDF2). */
+function mnemonicSeed(mnemonic: string): Uint8Array {
+  return new Uint8Array(pbkdf2Sync(mnemonic.normalize("NFKD"), "mnemonic", 2048, 64, "sha512"));
 }
 
 /**
@@ -58,10 +62,11 @@ export function deriveDevAccounts(mnemonic: string = DEV_MNEMONIC, count: number
   if (!validateMnemonic(mnemonic, wordlist)) {
     throw new EvmConfigError("the dev account mnemonic is not a valid BIP-39 English mnemonic. Check the words");
   }
-  const root = HDKey.fromMasterSeed(mnemonicToSeedSync(mnemonic));
+  // The shared parent m/44'/60'/0'/0 is derived once, then one child per account (start-up time).
+  const parent = HDKey.fromMasterSeed(mnemonicSeed(mnemonic)).derive("m/44'/60'/0'/0");
   const out: DevAccount[] = [];
   for (let i = 0; i < count; i++) {
-    const key = root.derive(`m/44'/60'/0'/0/${i}`).privateKey;
+    const key = parent.deriveChild(i).privateKey;
     if (key === null) throw new EvmConfigError(`cannot derive dev account ${i} from the mnemonic`);
     const addressBytes = privateKeyToAddress(key);
     out.push({ index: i, address: toChecksumAddress(addressBytes), addressBytes, privateKey: `0x${bytesToHex(key)}` });
