@@ -136,7 +136,7 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     logIndex: l.logIndex,
   });
 
-  const receiptOf = (r: AppReceipt, block: AppBlock): EvmReceipt => ({
+  const receiptOf = (r: AppReceipt, block: Pick<AppBlock, "hash" | "timestamp">): EvmReceipt => ({
     transactionHash: r.txHash,
     transactionIndex: r.txIndex,
     blockHash: block.hash,
@@ -287,7 +287,8 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
       receiptByHash: (h) => {
         const r = reader.receiptByHash(h);
         if (r === undefined) return undefined;
-        const block = reader.block(r.height);
+        // Hash and timestamp only: the block's roots are a trie over all its receipts.
+        const block = reader.blockStamp(r.height);
         return block === undefined ? undefined : receiptOf(r, block);
       },
       blockReceipts: (n) => {

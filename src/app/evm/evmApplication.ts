@@ -745,7 +745,7 @@ export class EvmApplication implements Application {
       this.#executor = await TxExecutor.create(
         this.#common,
         this.db.latestReader(),
-        blockHashSource((n) => this.db.block(n)?.hash),
+        blockHashSource((n) => this.db.blockWithoutRoots(n)?.hash),
       );
     }
     return this.#executor;

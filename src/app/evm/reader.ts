@@ -117,6 +117,10 @@ export class EvmReaderImpl implements EvmReader {
     return this.#d.db.block(height);
   }
 
+  blockStamp(height: number): { readonly hash: Uint8Array; readonly timestamp: bigint } | undefined {
+    return this.#d.db.blockWithoutRoots(height);
+  }
+
   blockByHash(hash: Uint8Array): EvmBlock | undefined {
     const h = this.#d.db.heightByBlockHash(hash);
     return h === undefined ? undefined : this.#d.db.block(h);
@@ -139,7 +143,7 @@ export class EvmReaderImpl implements EvmReader {
     const r = this.receiptByHash(ethTxHash);
     if (r === undefined) return undefined;
     const view = this.decodeTransaction(r.rawTx);
-    const block = this.#d.db.block(r.height);
+    const block = this.#d.db.blockWithoutRoots(r.height);
     view.location = { height: r.height, index: r.txIndex, blockHash: block?.hash ?? new Uint8Array(32) };
     return view;
   }
@@ -193,7 +197,7 @@ export class EvmReaderImpl implements EvmReader {
     const from = Math.max(filter.fromHeight, 0);
     const to = Math.min(filter.toHeight, this.latestHeight());
     for (let h = from; h <= to; h++) {
-      const block = this.#d.db.block(h);
+      const block = this.#d.db.blockWithoutRoots(h);
       if (block === undefined || block.txHashes.length === 0) continue;
       if (!this.#bloomMatches(block.logsBloom, addrs, topics)) continue;
       for (const r of this.#d.db.receiptLogs(h)) {
@@ -237,7 +241,7 @@ export class EvmReaderImpl implements EvmReader {
 
   baseFee(height: number): bigint | undefined {
     if (height === this.latestHeight() + 1) return this.nextBaseFee();
-    return this.#d.db.block(height)?.baseFee;
+    return this.#d.db.blockWithoutRoots(height)?.baseFee;
   }
 
   nextBaseFee(): bigint {
@@ -248,7 +252,7 @@ export class EvmReaderImpl implements EvmReader {
   }
 
   gasUsed(height: number): bigint | undefined {
-    return this.#d.db.block(height)?.gasUsed;
+    return this.#d.db.blockWithoutRoots(height)?.gasUsed;
   }
 
   // ---- calls --------------------------------------------------------------------------------------
@@ -259,7 +263,7 @@ export class EvmReaderImpl implements EvmReader {
     return TxExecutor.create(
       this.#d.common(),
       this.#reader(),
-      blockHashSource((n) => this.#d.db.block(n)?.hash),
+      blockHashSource((n) => this.#d.db.blockWithoutRoots(n)?.hash),
     );
   }
 
@@ -274,7 +278,7 @@ export class EvmReaderImpl implements EvmReader {
     // A stored block never changes: its context is kept for the height asked most (the latest).
     const kept = this.#lastContext;
     if (kept !== undefined && kept.height === height) return { ...kept };
-    const b = this.#d.db.block(height);
+    const b = this.#d.db.blockWithoutRoots(height);
     const gasLimit = s === undefined || s.maxGas <= 0n ? MAX_UINT64 : s.maxGas;
     if (b !== undefined) {
       this.#lastContext = {

@@ -40,6 +40,8 @@ export interface EvmReader {
 
   /** The EVM view of a committed block, or undefined (genesis, pruned by nothing: blocks are kept). */
   block(height: number): EvmBlock | undefined;
+  /** A committed block's hash and timestamp only (no transaction/receipt roots computed): for receipts and logs. */
+  blockStamp(height: number): { readonly hash: Uint8Array; readonly timestamp: bigint } | undefined;
   blockByHash(hash: Uint8Array): EvmBlock | undefined;
   /** Receipts of the block's executed EVM txs, in order (cumulativeGasUsed is block-wide). */
   receipts(height: number): EvmReceipt[];

@@ -161,6 +161,7 @@ export class EvmStateDb {
   readonly #acctCache = new Map<string, StoredAccount>();
   readonly #codeCache = new Map<string, Uint8Array>();
   readonly #blockCache = new Map<number, EvmBlock>();
+  readonly #rootlessCache = new Map<number, EvmBlock>();
   /** Decoded receipt logs per height with their entry count (logs + receipts), least recently read first. */
   readonly #logsCache = new Map<number, { receipts: readonly ReceiptLogs[]; entries: number }>();
   #logsCacheEntries = 0;
@@ -273,6 +274,25 @@ export class EvmStateDb {
       if (this.#blockCache.size >= 256) this.#blockCache.clear();
       this.#blockCache.set(height, b);
     }
+    return b;
+  }
+
+  /**
+   * A stored block as `block` gives it, except that `transactionsRoot` and `receiptsRoot` are empty
+   * when the record does not hold them: `block` derives them on first read with a trie over every
+   * receipt (tens of ms for a block of hundreds of txs), which receipts, logs, call contexts and
+   * fee queries do not need.
+   */
+  blockWithoutRoots(height: number): EvmBlock | undefined {
+    const full = this.#blockCache.get(height);
+    if (full !== undefined) return full;
+    const kept = this.#rootlessCache.get(height);
+    if (kept !== undefined) return kept;
+    const v = this.#blk.get(u64be(height));
+    if (v === undefined) return undefined;
+    const b = decodeBlock(v);
+    if (this.#rootlessCache.size >= 1024) this.#rootlessCache.clear();
+    this.#rootlessCache.set(height, b);
     return b;
   }
 
