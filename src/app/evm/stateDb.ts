@@ -291,7 +291,7 @@ export class EvmStateDb {
     const v = this.#blk.get(u64be(height));
     if (v === undefined) return undefined;
     const b = decodeBlock(v);
-    if (this.#rootlessCache.size >= 1024) this.#rootlessCache.clear();
+    if (this.#rootlessCache.size >= 256) this.#rootlessCache.clear();
     this.#rootlessCache.set(height, b);
     return b;
   }

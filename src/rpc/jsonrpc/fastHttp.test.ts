@@ -200,6 +200,12 @@ describe("fast HTTP path", () => {
       ],
       [post("{}").replace("HTTP/1.1", "HTTP/1.0"), 299, "POST / {}"],
     ];
+    // No Host: node:http refuses it (400) rather than the fast path answering.
+    const noHost = new Client(h.port);
+    noHost.socket.write(post("{}").replace("Host: x\r\n", ""));
+    const [refused] = await noHost.read(1);
+    expect(refused?.status).toBe(400);
+    noHost.socket.destroy();
     for (const [raw, status, seen] of cases) {
       const c = new Client(h.port);
       c.socket.write(raw);
@@ -249,7 +255,7 @@ describe("fast HTTP path", () => {
   test("a request that does not complete within the request timeout gets 408 and a close", async () => {
     const h = await start({ requestTimeoutMs: 150, idleTimeoutMs: 10_000 });
     const c = new Client(h.port);
-    c.socket.write("POST / HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n12");
+    c.socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n12");
     const [r] = await c.read(1);
     expect(r?.status).toBe(408);
     await c.waitClosed();

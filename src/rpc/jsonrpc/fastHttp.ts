@@ -4,7 +4,7 @@ import { isPromise, type MaybePromise } from "./dispatch.js";
 
 /**
  * A fast path in front of node:http for the one request shape JSON-RPC clients send: `POST <path>
- * HTTP/1.1` with a Content-Length body, an accepted JSON content type and no Origin, Expect,
+ * HTTP/1.1` with a Host, a Content-Length body, an accepted JSON content type and no Origin, Expect,
  * Upgrade, Transfer-Encoding or `Connection: close`. Such requests are parsed here and answered
  * `200` with the handler's JSON text, in order, on the kept-alive socket.
  *
@@ -70,6 +70,8 @@ function bodyLengthOf(head: string, opts: FastHttpOptions): number {
   if (requestLine !== `POST ${opts.path} HTTP/1.1`) return FALLBACK;
   let length = FALLBACK;
   let typeOk = false;
+  // HTTP/1.1 requires Host; node:http (and Go's server) answer 400 without it.
+  let host = false;
   let at = lineEnd + 2;
   while (lineEnd >= 0 && at < head.length) {
     let end = head.indexOf("\r\n", at);
@@ -102,6 +104,9 @@ function bodyLengthOf(head: string, opts: FastHttpOptions): number {
         if (v !== "keep-alive") return FALLBACK;
         break;
       }
+      case "host":
+        host = true;
+        break;
       case "transfer-encoding":
       case "expect":
       case "upgrade":
@@ -113,7 +118,7 @@ function bodyLengthOf(head: string, opts: FastHttpOptions): number {
     }
     at = end + 2;
   }
-  if (!typeOk || length > opts.maxBodyBytes) return FALLBACK;
+  if (!typeOk || !host || length > opts.maxBodyBytes) return FALLBACK;
   return length;
 }
 
