@@ -179,6 +179,8 @@ class FastConnection {
         this.#timeOut();
         return;
       }
+      // A body still arriving is joined once, when complete (joining per chunk would be quadratic).
+      if (this.#need > 0 && this.#buffered < this.#need) return;
       const buf = this.#joined();
       if (this.#need === 0) {
         const headEnd = buf.indexOf(CRLFCRLF);
