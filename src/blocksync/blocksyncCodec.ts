@@ -1,5 +1,4 @@
-import protobuf from "protobufjs";
-import { type Block, decodeBlock, encodeBlock } from "../types/index.js";
+import { type Block, decodeBlock, encodeBlock, SchemaMessage } from "../types/index.js";
 import { InvalidBlocksyncMessageError } from "./errors.js";
 
 /**
@@ -30,7 +29,7 @@ message Message {
 }
 `;
 
-const MessageType = protobuf.parse(SCHEMA).root.lookupType("tendermint.blocksync.Message");
+const MessageType = new SchemaMessage<DecodedMessage>(SCHEMA, "tendermint.blocksync.Message");
 
 /** A decoded blocksync message; heights are numbers (they fit: CometBFT heights stay far below 2^53). */
 export type BlocksyncMessage =
@@ -61,8 +60,7 @@ export function encodeBlocksyncMessage(msg: BlocksyncMessage): Uint8Array {
       obj = { statusResponse: { height: msg.height, base: msg.base } };
       break;
   }
-  const out = MessageType.encode(MessageType.create(obj)).finish();
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  return MessageType.encode(obj);
 }
 
 /** protobufjs hands int64 out as a number or a Long; anything outside the safe range is refused. */
@@ -88,12 +86,10 @@ interface DecodedMessage {
  * InvalidBlocksyncMessageError: the reactor stops such a peer.
  */
 export function decodeBlocksyncMessage(bytes: Uint8Array): BlocksyncMessage {
-  let m: DecodedMessage;
-  try {
-    m = MessageType.decode(bytes) as unknown as DecodedMessage;
-  } catch (err) {
-    throw new InvalidBlocksyncMessageError(`invalid blocksync message: ${(err as Error).message}`, { cause: err });
-  }
+  const m = MessageType.decode(
+    bytes,
+    (err) => new InvalidBlocksyncMessageError(`invalid blocksync message: ${err.message}`, { cause: err }),
+  );
   const msg = toMessage(m);
   validateMessage(msg);
   return msg;

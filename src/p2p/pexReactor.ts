@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import protobuf from "protobufjs";
+import { SchemaMessage } from "../types/index.js";
 import type { Logger } from "../util/logger.js";
 import { shuffle } from "../util/shuffle.js";
 import { type AddrBook, MAX_GET_SELECTION } from "./addrBook.js";
@@ -52,7 +52,12 @@ message Message {
   }
 }
 `;
-const PexMessageType = protobuf.parse(SCHEMA).root.lookupType("tendermint.p2p.Message");
+interface DecodedPex {
+  pexRequest?: unknown;
+  pexAddrs?: { addrs?: { id?: string; ip?: string; port?: number }[] } | null;
+}
+
+const PexMessageType = new SchemaMessage<DecodedPex>(SCHEMA, "tendermint.p2p.Message");
 
 export type PexMessage =
   | { readonly type: "request" }
@@ -64,18 +69,12 @@ export function encodePexMessage(msg: PexMessage): Uint8Array {
     msg.type === "request"
       ? { pexRequest: {} }
       : { pexAddrs: { addrs: msg.addrs.map((a) => ({ id: a.id, ip: a.host, port: a.port })) } };
-  const b = PexMessageType.encode(PexMessageType.fromObject(obj)).finish();
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  return PexMessageType.encode(obj);
 }
 
 /** Parses a PEX message; throws PexProtocolError when it is malformed or holds a bad address (NetAddressFromProto). */
 export function decodePexMessage(bytes: Uint8Array): PexMessage {
-  let msg: { pexRequest?: unknown; pexAddrs?: { addrs?: { id?: string; ip?: string; port?: number }[] } | null };
-  try {
-    msg = PexMessageType.toObject(PexMessageType.decode(bytes)) as typeof msg;
-  } catch (err) {
-    throw new PexProtocolError("malformed PEX message", { cause: err });
-  }
+  const msg = PexMessageType.decode(bytes, (err) => new PexProtocolError("malformed PEX message", { cause: err }));
   if (msg.pexRequest != null) return { type: "request" };
   if (msg.pexAddrs != null) {
     const addrs = (msg.pexAddrs.addrs ?? []).map((a) => {

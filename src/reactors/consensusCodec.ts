@@ -1,5 +1,5 @@
 import { BlockID as PbBlockID, PartSetHeader as PbPartSetHeader } from "cosmjs-types/tendermint/types/types";
-import protobuf from "protobufjs";
+import type protobuf from "protobufjs";
 import { type ConsensusMessage, MAX_BLOCK_SIZE_BYTES, ROUND_STEP } from "../consensus/index.js";
 import {
   BitArray,
@@ -16,6 +16,7 @@ import {
   hashSizeProblem,
   PART_SIZE_BYTES,
   type PartSetHeader,
+  SchemaMessage,
   SIGNED_MSG_TYPE,
   type VoteType,
   validateBlockIdBasic,
@@ -82,7 +83,7 @@ message Message {
 }
 `;
 
-const PbMessage = protobuf.parse(SCHEMA).root.lookupType("tendermint.consensus.Message");
+const PbMessage = new SchemaMessage<PbMessageShape>(SCHEMA, "tendermint.consensus.Message");
 
 /** types.MaxVotesCount: the largest vote bit array a peer may send. */
 export const MAX_VOTES_COUNT = 10_000;
@@ -243,7 +244,7 @@ function toPb(msg: ConsensusMessage): Record<string, unknown> {
 
 /** tendermint.consensus.Message bytes of a consensus message (what the reactor sends). */
 export function encodeConsensusMessage(msg: ConsensusMessage): Uint8Array {
-  return plain(PbMessage.encode(toPb(msg)).finish());
+  return PbMessage.encode(toPb(msg));
 }
 
 // ---- decode ---------------------------------------------------------------------------------------
@@ -363,15 +364,14 @@ function fromPb(pb: PbMessageShape): ConsensusMessage {
  * Throws InvalidConsensusMessageError.
  */
 export function decodeConsensusMessage(bytes: Uint8Array): ConsensusMessage {
-  let pb: PbMessageShape;
-  try {
-    pb = PbMessage.decode(bytes) as unknown as PbMessageShape;
-  } catch (err) {
-    throw new InvalidConsensusMessageError(
-      `cannot decode tendermint.consensus.Message: ${(err as Error).message}. The peer sent corrupt bytes`,
-      { cause: err },
-    );
-  }
+  const pb = PbMessage.decode(
+    bytes,
+    (err) =>
+      new InvalidConsensusMessageError(
+        `cannot decode tendermint.consensus.Message: ${err.message}. The peer sent corrupt bytes`,
+        { cause: err },
+      ),
+  );
   const msg = fromPb(pb);
   validateConsensusMessage(msg);
   return msg;

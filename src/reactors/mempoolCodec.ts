@@ -1,4 +1,4 @@
-import protobuf from "protobufjs";
+import { SchemaMessage } from "../types/index.js";
 import { InvalidMempoolMessageError } from "./errors.js";
 
 /**
@@ -12,7 +12,7 @@ message Txs { repeated bytes txs = 1; }
 message Message { oneof sum { Txs txs = 1; } }
 `;
 
-const PbMessage = protobuf.parse(SCHEMA).root.lookupType("tendermint.mempool.Message");
+const PbMessage = new SchemaMessage<PbMessageShape>(SCHEMA, "tendermint.mempool.Message");
 
 interface PbMessageShape {
   txs?: { txs?: Uint8Array[] };
@@ -20,21 +20,19 @@ interface PbMessageShape {
 
 /** Message{Txs{txs}} bytes. CometBFT v0.38 sends one tx per message. */
 export function encodeMempoolTxs(txs: readonly Uint8Array[]): Uint8Array {
-  const out = PbMessage.encode({ txs: { txs: [...txs] } }).finish();
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  return PbMessage.encode({ txs: { txs: [...txs] } });
 }
 
 /** The txs of a mempool Message (possibly none). Throws InvalidMempoolMessageError. */
 export function decodeMempoolTxs(bytes: Uint8Array): Uint8Array[] {
-  let pb: PbMessageShape;
-  try {
-    pb = PbMessage.decode(bytes) as unknown as PbMessageShape;
-  } catch (err) {
-    throw new InvalidMempoolMessageError(
-      `cannot decode tendermint.mempool.Message: ${(err as Error).message}. The peer sent corrupt bytes`,
-      { cause: err },
-    );
-  }
+  const pb = PbMessage.decode(
+    bytes,
+    (err) =>
+      new InvalidMempoolMessageError(
+        `cannot decode tendermint.mempool.Message: ${err.message}. The peer sent corrupt bytes`,
+        { cause: err },
+      ),
+  );
   if (pb.txs === undefined || pb.txs === null) {
     throw new InvalidMempoolMessageError(
       "mempool message has no known type (empty oneof). The peer sent a message this version does not know",

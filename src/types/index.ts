@@ -22,6 +22,7 @@ export * from "./partSet.js";
 export * from "./proposal.js";
 export * from "./protoCodec.js";
 export * from "./results.js";
+export * from "./schemaMessage.js";
 export * from "./state.js";
 export * from "./validator.js";
 export * from "./validatorSet.js";

@@ -279,9 +279,8 @@ export class EvmReaderImpl implements EvmReader {
     const kept = this.#lastContext;
     if (kept !== undefined && kept.height === height) return { ...kept };
     const b = this.#d.db.blockWithoutRoots(height);
-    const gasLimit = s === undefined || s.maxGas <= 0n ? MAX_UINT64 : s.maxGas;
     if (b !== undefined) {
-      this.#lastContext = {
+      const ctx = {
         height,
         timestamp: b.timestamp,
         coinbase: b.coinbase,
@@ -289,15 +288,11 @@ export class EvmReaderImpl implements EvmReader {
         gasLimit: b.gasLimit,
         hash: b.hash,
       };
-      return {
-        height,
-        timestamp: b.timestamp,
-        coinbase: b.coinbase,
-        baseFee: b.baseFee,
-        gasLimit: b.gasLimit,
-        hash: b.hash,
-      };
+      this.#lastContext = ctx;
+      // A copy: callers set baseFee to 0 for priceless calls.
+      return { ...ctx };
     }
+    const gasLimit = s === undefined || s.maxGas <= 0n ? MAX_UINT64 : s.maxGas;
     return { height, timestamp: 0n, coinbase: new Uint8Array(20), baseFee: 0n, gasLimit, hash: new Uint8Array(32) };
   }
 
