@@ -19,16 +19,13 @@ import {
   newDuplicateVoteEvidence,
   type PrepareProposalRequest,
   type PrivKey,
-  SIGNED_MSG_TYPE,
-  signBytes,
   type Vote,
-  voteSignBytes,
 } from "../types/index.js";
 import { bytesToHex, EMPTY_BYTES } from "../util/bytes.js";
 import { ManualClock } from "../util/clock.js";
 import { silentLogger } from "../util/logger.js";
 import { EvidencePool } from "./evidencePool.js";
-import { fakeBlockId } from "./testing/fakeChain.js";
+import { fakeBlockId, signedVote } from "./testing/fakeChain.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -75,21 +72,14 @@ async function setup() {
   const noPoolExec = new BlockExecutor(deps);
   const chainId = chain.genesis.chainId;
 
-  const vote = (height: number, tag: number, signer: PrivKey = key): Vote => {
-    const v: Vote = {
-      type: SIGNED_MSG_TYPE.prevote,
+  const vote = (height: number, tag: number, signer: PrivKey = key): Vote =>
+    signedVote(signer, chainId, {
       height,
-      round: 0,
       blockId: fakeBlockId(tag),
       timestamp: clock.nowNs(),
       validatorAddress: node.consensus.chainState().validators.validators[0]?.address ?? EMPTY_BYTES,
       validatorIndex: 0,
-      signature: EMPTY_BYTES,
-      extension: EMPTY_BYTES,
-      extensionSignature: EMPTY_BYTES,
-    };
-    return { ...v, signature: signBytes(signer, voteSignBytes(chainId, v)) };
-  };
+    });
   /** The validator double-signed at `height`. */
   const evidenceAt = (height: number, signer?: PrivKey): Evidence => {
     const meta = node.blockStore.loadBlockMeta(height);

@@ -12,19 +12,11 @@ import {
   tempDir,
 } from "../consensus/testing/harness.js";
 import { openMemoryKvStore } from "../store/index.js";
-import {
-  addressFromPubKey,
-  type MisbehaviorInfo,
-  pubKeyFromPrivKey,
-  SIGNED_MSG_TYPE,
-  signBytes,
-  type Vote,
-  voteSignBytes,
-} from "../types/index.js";
-import { bytesToHex, EMPTY_BYTES } from "../util/bytes.js";
+import { addressFromPubKey, type MisbehaviorInfo, pubKeyFromPrivKey, type Vote } from "../types/index.js";
+import { bytesToHex } from "../util/bytes.js";
 import { ManualClock } from "../util/clock.js";
 import { EvidencePool } from "./evidencePool.js";
-import { fakeBlockId } from "./testing/fakeChain.js";
+import { fakeBlockId, signedVote } from "./testing/fakeChain.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -83,21 +75,14 @@ describe("evidence through consensus (4 validators, one byzantine)", () => {
     const byzAddress = addressFromPubKey(pubKeyFromPrivKey(byzKey));
     const index = state.validators.getByAddress(byzAddress)?.index;
     if (index === undefined) throw new TestSetupError("byzantine validator not in the set");
-    const vote = (tag: number): Vote => {
-      const v: Vote = {
-        type: SIGNED_MSG_TYPE.prevote,
+    const vote = (tag: number): Vote =>
+      signedVote(byzKey, state.chainId, {
         height,
-        round: 0,
         blockId: fakeBlockId(tag),
         timestamp: clock.nowNs(),
         validatorAddress: byzAddress,
         validatorIndex: index,
-        signature: EMPTY_BYTES,
-        extension: EMPTY_BYTES,
-        extensionSignature: EMPTY_BYTES,
-      };
-      return { ...v, signature: signBytes(byzKey, voteSignBytes(state.chainId, v)) };
-    };
+      });
     target.consensus.receivePeerMessage("byzantine", { kind: "vote", vote: vote(1) });
     target.consensus.receivePeerMessage("byzantine", { kind: "vote", vote: vote(9) });
 

@@ -25,6 +25,35 @@ export const FAKE_CHAIN_ID = "evidence-test-chain";
 export const T0: Timestamp = 1_700_000_000_000_000_000n;
 const SECOND = 1_000_000_000n;
 
+/** A vote (a prevote unless `type` says otherwise) for `blockId`, signed by `key` for `chainId`. */
+export function signedVote(
+  key: PrivKey,
+  chainId: string,
+  v: {
+    height: number;
+    blockId: BlockId;
+    timestamp: Timestamp;
+    validatorAddress: Uint8Array;
+    validatorIndex: number;
+    round?: number;
+    type?: 1 | 2;
+  },
+): Vote {
+  const vote: Vote = {
+    type: v.type ?? SIGNED_MSG_TYPE.prevote,
+    height: v.height,
+    round: v.round ?? 0,
+    blockId: v.blockId,
+    timestamp: v.timestamp,
+    validatorAddress: v.validatorAddress,
+    validatorIndex: v.validatorIndex,
+    signature: EMPTY_BYTES,
+    extension: EMPTY_BYTES,
+    extensionSignature: EMPTY_BYTES,
+  };
+  return { ...vote, signature: signBytes(key, voteSignBytes(chainId, vote)) };
+}
+
 export function fakeBlockId(tag: number): BlockId {
   return { hash: new Uint8Array(32).fill(tag), partSetHeader: { total: 1, hash: new Uint8Array(32).fill(tag + 1) } };
 }
@@ -102,19 +131,15 @@ export class FakeChain {
     const val = this.valSet.validators[i];
     const key = opts.key ?? this.privKeys[i];
     if (val === undefined || key === undefined) throw new RangeError(`no validator ${i}`);
-    const v: Vote = {
-      type: opts.type ?? SIGNED_MSG_TYPE.prevote,
+    return signedVote(key, FAKE_CHAIN_ID, {
       height,
-      round: opts.round ?? 0,
       blockId,
       timestamp: this.timeOf(height) + 500_000_000n,
       validatorAddress: val.address,
       validatorIndex: i,
-      signature: EMPTY_BYTES,
-      extension: EMPTY_BYTES,
-      extensionSignature: EMPTY_BYTES,
-    };
-    return { ...v, signature: signBytes(key, voteSignBytes(FAKE_CHAIN_ID, v)) };
+      ...(opts.round === undefined ? {} : { round: opts.round }),
+      ...(opts.type === undefined ? {} : { type: opts.type }),
+    });
   }
 
   /** Valid DuplicateVoteEvidence against validator `i` at `height`. */
