@@ -1,5 +1,5 @@
-import type { ConnectionStatus, FlowStatus, NodeInfo, Peer } from "../p2p/index.js";
-import type { FlowStatusView, NodeInfoView, P2PAccess, PeerView } from "../rpc/comet/index.js";
+import type { ConnectionStatus, FlowStatus, Peer } from "../p2p/index.js";
+import type { FlowStatusView, P2PAccess, PeerView } from "../rpc/comet/index.js";
 import { timestampFromMs } from "../util/time.js";
 
 /** The switch as the node RPC uses it (p2p/ Switch satisfies it). */
@@ -38,19 +38,6 @@ function flowView(f: FlowStatus): FlowStatusView {
   };
 }
 
-export function nodeInfoView(n: NodeInfo): NodeInfoView {
-  return {
-    protocolVersion: n.protocolVersion,
-    id: n.id,
-    listenAddr: n.listenAddr,
-    network: n.network,
-    version: n.version,
-    channels: n.channels,
-    moniker: n.moniker,
-    other: { txIndex: n.other.txIndex, rpcAddress: n.other.rpcAddress },
-  };
-}
-
 function connectionView(s: ConnectionStatus): PeerView["connectionStatus"] {
   return {
     durationNs: msToNs(s.durationMs),
@@ -73,7 +60,8 @@ export function p2pAccess(sw: SwitchView): P2PAccess {
     listeners: () => sw.listeners(),
     peers: () =>
       sw.peers().map((p) => ({
-        nodeInfo: nodeInfoView(p.nodeInfo),
+        // p2p's NodeInfo has the view's shape: handed over as it is.
+        nodeInfo: p.nodeInfo,
         isOutbound: p.isOutbound,
         remoteIp: p.remoteHost,
         connectionStatus: connectionView(p.status()),

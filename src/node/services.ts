@@ -16,7 +16,6 @@ import {
   proofsFromByteSlices,
   txHash,
 } from "../types/index.js";
-import { nodeInfoView } from "./p2pServices.js";
 
 /** CometBFT v0.38's p2p and block protocol versions (version/version.go). */
 const P2P_PROTOCOL = 8n;
@@ -68,7 +67,7 @@ export function buildCometServices(p: ServiceParts): CometServices {
   const nodeInfo = (): NodeInfoView => {
     const n = p.p2pNodeInfo?.() ?? nodeInfoFor(p.config, p.genesis, p.nodeKey, p.consensus);
     // The app version can change with a block; the switch's copy is from start.
-    return { ...nodeInfoView(n), protocolVersion: { ...n.protocolVersion, app: p.consensus.chainState().appVersion } };
+    return { ...n, protocolVersion: { ...n.protocolVersion, app: p.consensus.chainState().appVersion } };
   };
   // Validator sets of a height never change once stored (updates take effect at H+2), so the few
   // heights status/validators/dump ask for again and again are kept decoded.

@@ -287,8 +287,7 @@ class FastConnection {
   /** A request took too long to arrive: node:http's answer (408, close). */
   #timeOut(): void {
     this.#gone = true;
-    const text = "";
-    this.#socket.end(`HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: ${text.length}\r\n\r\n`);
+    this.#socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   }
 
   /** The rest of the connection, from the first unanswered byte, is node:http's. */
