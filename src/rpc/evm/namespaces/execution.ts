@@ -114,9 +114,9 @@ export function knownCallResult(
   if (s.execution.peekCall === undefined) return undefined;
   checkCallArgs(req, s.node.chainId());
   const gas = callGas(req, ctx.runtime.settings.gasCap);
-  const controller = NEVER_ABORTED;
-  const timeoutMs = ctx.runtime.settings.evmTimeoutMs;
-  const result = s.execution.peekCall({ ...req, gas }, callOptions(height, gas, controller, timeoutMs, undefined));
+  // Only height and gas name a memoized result; nothing runs, so no timer or abort signal is armed.
+  const opts = callOptions(height, gas, NEVER_ABORTED, ctx.runtime.settings.evmTimeoutMs, undefined);
+  const result = s.execution.peekCall({ ...req, gas }, opts);
   if (result === undefined) return undefined;
   if (result.status !== "success") throwCallFailure(result);
   return result.returnData;
