@@ -1,5 +1,4 @@
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { keccak_256 } from "@noble/hashes/sha3.js";
 import {
   type EvmBlock as AppBlock,
   type CallFrame as AppCallFrame,
@@ -14,6 +13,7 @@ import {
   type EvmLogView,
   type EvmTxView,
   GasEstimationError,
+  keccak256,
   type StateOverride,
 } from "../app/evm/index.js";
 import type { EvmApplication } from "../app/index.js";
@@ -350,7 +350,7 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
           return { accepted: false, code: -1, log: msg === "tx already exists in cache" ? "already known" : msg };
         }
         if (res.code !== 0) return { accepted: false, code: res.code, log: res.log };
-        const hash = keccak_256(raw);
+        const hash = keccak256(raw);
         p.feed.pendingTransaction(hash);
         return { accepted: true, hash };
       },
@@ -516,7 +516,7 @@ class DevKeys {
 
   importRawKey(privateKey: Uint8Array): Uint8Array {
     const pub = secp256k1.getPublicKey(privateKey, false);
-    const address = keccak_256(pub.subarray(1)).subarray(12);
+    const address = keccak256(pub.subarray(1)).subarray(12);
     this.#keys.set(hexKey(address), Uint8Array.from(privateKey));
     return address;
   }

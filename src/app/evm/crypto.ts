@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
 import { secp256k1 as nobleSecp } from "@noble/curves/secp256k1.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 
@@ -8,8 +9,56 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
  * see bench/evmApp.ts), so it is used when it loads; the pure-JS one is the fallback and the reference.
  */
 
-export function keccak256(data: Uint8Array): Uint8Array {
-  return keccak_256(data);
+/** The prebuilt XKCP state of the `keccak` package (N-API), driven directly: one sponge, reset per hash. */
+interface NativeKeccakState {
+  initialize(rate: number, capacity: number): void;
+  absorb(data: Uint8Array): void;
+  absorbLastFewBits(bits: number): void;
+  squeeze(length: number): Uint8Array;
+}
+
+/**
+ * Keccak-256 through the `keccak` package's native state: ~1.2 µs per short input against ~3.8 µs for
+ * @noble/hashes (measured on the 2-core dev machine), and a tx costs about ten of them (hash, signing
+ * hash, sender address, bloom, SHA3). Checked against noble when loaded; noble otherwise.
+ */
+function loadNativeKeccak(): ((data: Uint8Array) => Uint8Array) | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    const pkg = require.resolve("keccak/package.json");
+    const build = createRequire(pkg)("node-gyp-build") as (dir: string) => unknown;
+    const State = build(dirname(pkg)) as new () => NativeKeccakState;
+    const state = new State();
+    const hash = (data: Uint8Array): Uint8Array => {
+      state.initialize(1088, 512);
+      state.absorb(data);
+      state.absorbLastFewBits(0x01);
+      const out = state.squeeze(32);
+      return new Uint8Array(out.buffer, out.byteOffset, 32);
+    };
+    for (const probe of [new Uint8Array(0), new Uint8Array(200).fill(0xa5).subarray(3, 170)]) {
+      if (!bytesEqual(hash(probe), keccak_256(probe))) return undefined;
+    }
+    return hash;
+  } catch {
+    return undefined;
+  }
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+const nativeKeccak = loadNativeKeccak();
+
+/** Keccak-256 (Ethereum's): native when the prebuilt `keccak` binding loads, else @noble/hashes. */
+export const keccak256: (data: Uint8Array) => Uint8Array = nativeKeccak ?? ((data) => keccak_256(data));
+
+/** Which implementation `keccak256` uses. */
+export function keccakBackend(): "native" | "noble" {
+  return nativeKeccak === undefined ? "noble" : "native";
 }
 
 interface NativeSecp256k1 {

@@ -4,7 +4,8 @@ import { ContractFactory, Interface, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
-import { ecrecoverNative, ecrecoverNoble } from "./crypto.js";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
 import { createTxCommon } from "./executor.js";
 import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
@@ -72,6 +73,25 @@ describe("crypto and roots", () => {
     const b = ecrecoverNoble(hash, BigInt(sig.v), hex(sig.r), hex(sig.s));
     expect(a).toEqual(b);
     expect(`0x${bytesToHex(a)}`).toBe(`0x${w.signingKey.publicKey.slice(4)}`);
+  });
+
+  test("behavior: keccak256 is the native binding and agrees with noble for every length across the rate", () => {
+    expect(keccakBackend()).toBe("native");
+    const data = new Uint8Array(400).map((_, i) => (i * 131 + 7) & 0xff);
+    const results: Uint8Array[] = [];
+    for (let n = 0; n <= 300; n++) {
+      // subarrays at an odd offset: the binding must read the view, not its whole buffer
+      const input = data.subarray(3, 3 + n);
+      const h = keccak256(input);
+      expect(h).toEqual(keccak_256(input));
+      results.push(h);
+    }
+    // each result is its own 32 bytes, not a view into a reused output buffer
+    expect(results[0]).toEqual(keccak_256(new Uint8Array(0)));
+    expect(new Set(results.map((r) => bytesToHex(r))).size).toBe(results.length);
+    expect(bytesToHex(keccak256(new TextEncoder().encode("abc")))).toBe(
+      "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45",
+    );
   });
 
   test("behavior: transactionsRoot matches ethereumjs's trie", async () => {

@@ -4,7 +4,7 @@ import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import { paramsTx, type TypedTransaction } from "@ethereumjs/tx";
 import { Address, createContractAddress } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
-import { ecrecover } from "./crypto.js";
+import { ecrecover, keccak256 } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { DEC_ONE } from "./feeMarket.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
@@ -97,7 +97,7 @@ function unavailable(): never {
 export function createEvmCommon(chainId: bigint): Common {
   return createCustomCommon({ chainId: Number(chainId) }, Mainnet, {
     hardfork: Hardfork.Prague,
-    customCrypto: { ecrecover, kzg: NO_KZG },
+    customCrypto: { ecrecover, keccak256, kzg: NO_KZG },
   });
 }
 

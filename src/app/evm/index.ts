@@ -3,7 +3,7 @@
 // market, dev accounts, abci_query paths, and the read API (`EvmReader`) the Ethereum JSON-RPC server
 // uses. Does not own: consensus, the mempool, blocks (CometBFT's block store), any wire format.
 // See README.md for the design, the query paths and the EvmReader contract.
-export { ecrecoverBackend, ecrecoverNative, ecrecoverNoble, keccak256 } from "./crypto.js";
+export { ecrecoverBackend, ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 export type { DevAccount } from "./devAccounts.js";
 export {
   DEV_ACCOUNT_BALANCE_WEI,
