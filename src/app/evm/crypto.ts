@@ -131,6 +131,12 @@ export function publicKeyOf(privateKey: Uint8Array): Uint8Array {
   return native.lib.publicKeyCreate(privateKey, false).subarray(1);
 }
 
+/** The 33-byte compressed public key of a private key (BIP-32's serP). */
+export function compressedPublicKeyOf(privateKey: Uint8Array): Uint8Array {
+  if (native === undefined) return nobleSecp.getPublicKey(privateKey, true);
+  return native.lib.publicKeyCreate(privateKey, true);
+}
+
 /**
  * The 64-byte public key (no 0x04 prefix) that signed `msgHash` with (r, s) and recovery id 0/1;
  * throws when none does. r and s are big-endian, at most 32 bytes.

@@ -1,9 +1,8 @@
-import { pbkdf2Sync } from "node:crypto";
-import { HDKey } from "@scure/bip32";
+import { createHmac, pbkdf2Sync } from "node:crypto";
 import { validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { bytesToHex } from "../../util/bytes.js";
-import { keccak256, publicKeyOf } from "./crypto.js";
+import { compressedPublicKeyOf, keccak256, publicKeyOf } from "./crypto.js";
 import { EvmConfigError } from "./errors.js";
 
 /** Hardhat's and Anvil's development mnemonic. */
@@ -54,6 +53,45 @@ function mnemonicSeed(mnemonic: string): Uint8Array {
   return new Uint8Array(pbkdf2Sync(mnemonic.normalize("NFKD"), "mnemonic", 2048, 64, "sha512"));
 }
 
+// ---- BIP-32 private derivation (CKDpriv) ---------------------------------------------------------
+// Written out because @scure/bip32 computes every node's public key in pure JS (~35 ms of start-up
+// for the first one, noble's tables); here HMAC-SHA512 is Node's and serP(point(k)) is libsecp256k1's.
+// Checked against ethers' HDNodeWallet in devAccounts.test.ts.
+
+const HARDENED = 0x8000_0000;
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+interface ExtendedKey {
+  key: Uint8Array;
+  chainCode: Uint8Array;
+}
+
+function splitI(i: Buffer): { il: bigint; chainCode: Uint8Array } {
+  return { il: BigInt(`0x${i.subarray(0, 32).toString("hex")}`), chainCode: new Uint8Array(i.subarray(32)) };
+}
+
+function keyBytes(k: bigint): Uint8Array {
+  return new Uint8Array(Buffer.from(k.toString(16).padStart(64, "0"), "hex"));
+}
+
+function masterKey(seed: Uint8Array): ExtendedKey {
+  const { il, chainCode } = splitI(createHmac("sha512", "Bitcoin seed").update(seed).digest());
+  if (il === 0n || il >= SECP256K1_N) throw new EvmConfigError("the mnemonic's seed gives no valid BIP-32 master key");
+  return { key: keyBytes(il), chainCode };
+}
+
+function childKey(parent: ExtendedKey, index: number): ExtendedKey {
+  const data = Buffer.alloc(37);
+  if (index >= HARDENED) data.set(parent.key, 1);
+  else data.set(compressedPublicKeyOf(parent.key), 0);
+  data.writeUInt32BE(index, 33);
+  const { il, chainCode } = splitI(createHmac("sha512", parent.chainCode).update(data).digest());
+  const k = (il + BigInt(`0x${Buffer.from(parent.key).toString("hex")}`)) % SECP256K1_N;
+  // Probability below 2^-127; BIP-32 says to skip to the next index, which would renumber the accounts.
+  if (il >= SECP256K1_N || k === 0n) throw new EvmConfigError(`BIP-32 child ${index} of the mnemonic is invalid`);
+  return { key: keyBytes(k), chainCode };
+}
+
 /**
  * The accounts at m/44'/60'/0'/0/i of a BIP-39 mnemonic: for DEV_MNEMONIC these are the addresses
  * Hardhat and Anvil print (account 0 is 0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266).
@@ -63,11 +101,11 @@ export function deriveDevAccounts(mnemonic: string = DEV_MNEMONIC, count: number
     throw new EvmConfigError("the dev account mnemonic is not a valid BIP-39 English mnemonic. Check the words");
   }
   // The shared parent m/44'/60'/0'/0 is derived once, then one child per account (start-up time).
-  const parent = HDKey.fromMasterSeed(mnemonicSeed(mnemonic)).derive("m/44'/60'/0'/0");
+  let parent = masterKey(mnemonicSeed(mnemonic));
+  for (const index of [44 + HARDENED, 60 + HARDENED, HARDENED, 0]) parent = childKey(parent, index);
   const out: DevAccount[] = [];
   for (let i = 0; i < count; i++) {
-    const key = parent.deriveChild(i).privateKey;
-    if (key === null) throw new EvmConfigError(`cannot derive dev account ${i} from the mnemonic`);
+    const key = childKey(parent, i).key;
     const addressBytes = privateKeyToAddress(key);
     out.push({ index: i, address: toChecksumAddress(addressBytes), addressBytes, privateKey: `0x${bytesToHex(key)}` });
   }
