@@ -956,7 +956,7 @@ function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOption
   for (const r of results) for (const n of r.notes) console.log(`note: ${r.name}: ${n}`);
 }
 
-/** Makes dist/ fresh (untimed), so the launcher starts the compiled build as `npm start` does after install. */
+/** Makes dist/ fresh (untimed), so the launcher starts the bundled build as `npm start` does after install. */
 function buildCometh(): void {
   const r = spawnSync(process.execPath, ["bin/build.js"], { cwd: ROOT, stdio: "inherit" });
   if (r.status !== 0) throw new Error("bin/build.js failed");

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const connections = Number(values.connections);
   const root = fileURLToPath(new URL("..", import.meta.url));
-  // The compiled build, fresh (untimed), as `npm start` runs it after install.
+  // The bundled build, fresh (untimed), as `npm start` runs it after install.
   if (spawnSync(process.execPath, ["bin/build.js"], { cwd: root, stdio: "inherit" }).status !== 0) {
     throw new Error("bin/build.js failed");
   }

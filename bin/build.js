@@ -1,24 +1,74 @@
 #!/usr/bin/env node
-// `npm install`'s prepare step: compiles src/ to dist/ (tsconfig.build.json) for bin/cometh.js.
-// Never fails the install: without a build (no TypeScript, a type error) the launcher runs the
-// sources through tsx instead, and says nothing.
-import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+// `npm install`'s prepare step (and `npm run build`): bundles src/ into dist/cli/ with esbuild for
+// bin/cometh.js. One bundle instead of ~230 modules of ours plus the pure-JS libraries (protobufjs,
+// cosmjs-types, noble, commander, ws, smol-toml): Node's module loader resolves, reads and links each
+// file separately, which was most of the start-up time. Kept outside the bundle: packages with native
+// addons (lmdb, secp256k1, keccak), ethereumjs (jumpAnalysisCache.ts patches its Interpreter module
+// and must reach the instance the EVM uses), pino (transports load files by path), and what loads
+// only on demand (pg, prom-client). Dynamic imports become separate chunks, so they stay lazy.
+// Types are checked by `npm run check`, not here. Never fails the install: without a build the
+// launcher runs the sources through tsx instead.
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const stamp = `${root}/dist/.tsbuildinfo`;
-let tsc;
+const dist = `${root}/dist`;
+// Built aside, then swapped in: a node starting meanwhile sees the old build or the new one.
+const staging = `${root}/.dist-${process.pid}`;
+// Written last, only by a complete build; bin/cometh.js runs dist/ only when it is newer than src/.
+const stamp = `${dist}/.built`;
+
+const EXTERNAL = [
+  "@ethereumjs/*",
+  "lmdb",
+  "secp256k1",
+  "keccak",
+  "pino",
+  "pg",
+  "prom-client",
+  "tsx",
+  // ws's optional native helpers
+  "bufferutil",
+  "utf-8-validate",
+];
+
+let esbuild;
 try {
-  tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  esbuild = createRequire(import.meta.url)("esbuild");
 } catch {
-  console.warn("cometh: typescript is not installed; `npm start` runs the sources through tsx");
+  console.warn("cometh: esbuild is not installed; `npm start` runs the sources through tsx");
   process.exit(0);
 }
-const r = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
-if (r.status !== 0) {
+
+try {
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { main: "src/cli/main.ts" },
+    outdir: `${staging}/cli`,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    external: EXTERNAL,
+    // CommonJS libraries inside an ES module bundle call require() (for Node built-ins and the
+    // external packages); give them one relative to the bundle.
+    banner: {
+      js: 'import { createRequire as __cometh_createRequire } from "node:module"; const require = __cometh_createRequire(import.meta.url);',
+    },
+    sourcemap: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  rmSync(dist, { recursive: true, force: true });
+  renameSync(staging, dist);
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+} catch (err) {
+  rmSync(staging, { recursive: true, force: true });
   // A stale or partial build must not be picked up by the launcher.
   if (existsSync(stamp)) rmSync(stamp);
-  console.warn("cometh: the build failed; `npm start` runs the sources through tsx");
+  console.warn(
+    `cometh: the build failed (${err instanceof Error ? err.message : err}); \`npm start\` runs the sources through tsx`,
+  );
 }

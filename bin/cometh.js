@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry for the `cometh` binary and `npm start`. It runs the compiled build in dist/ (made by
+// Entry for the `cometh` binary and `npm start`. It runs the bundled build in dist/ (made by
 // `npm install`'s prepare step, bin/build.js) when that build is at least as new as every source
 // file: no TypeScript loader in the process, so it starts faster and uses less memory. Otherwise
 // (sources edited since, the build failed or was skipped) it runs the TypeScript sources through
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 
 const root = new URL("..", import.meta.url);
 const built = new URL("dist/cli/main.js", root);
-const stamp = new URL("dist/.tsbuildinfo", root);
+const stamp = new URL("dist/.built", root);
 
 /** The newest modification time of the non-test sources under `dir`. */
 function newestSource(dir) {

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import type { Query } from "../events/index.js";
 import { type AbciEvent, type ExecTxResult, txHash } from "../types/index.js";
 import { bytesToHexUpper } from "../util/bytes.js";
@@ -388,7 +388,9 @@ async function ensureSchema(pool: pg.Pool): Promise<void> {
  * when the database cannot be reached or prepared.
  */
 export async function createPsqlIndexer(opts: PsqlIndexerOptions): Promise<Indexer> {
-  const pool = new pg.Pool({ connectionString: opts.connectionString, max: 4 });
+  // Loaded here, not at start-up: the driver is ~30 modules that only the psql sink needs.
+  const { default: driver } = await import("pg");
+  const pool = new driver.Pool({ connectionString: opts.connectionString, max: 4 });
   // An idle client's connection error must not crash the process; the next query reports it.
   pool.on("error", () => undefined);
   try {

@@ -20,7 +20,7 @@ import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
-import { NodeMetrics, serveMetrics } from "./metrics.js";
+import type { NodeMetrics } from "./metrics.js";
 import { p2pAccess } from "./p2pServices.js";
 import { buildCometServices, nodeInfoFor } from "./services.js";
 import { ShutdownStack } from "./shutdownStack.js";
@@ -274,6 +274,8 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
   }
 
   if (config.instrumentation.prometheus) {
+    // prom-client (with @opentelemetry/api, ~85 modules) is loaded only when metrics are on (default off).
+    const { NodeMetrics, serveMetrics } = await import("./metrics.js");
     const m = new NodeMetrics(config.instrumentation.namespace, genesis.chainId, {
       chainState: () => consensus.chainState(),
       mempoolSize: () => mempool.size(),

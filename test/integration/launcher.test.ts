@@ -4,12 +4,12 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 
 /**
- * bin/build.js compiles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
+ * bin/build.js bundles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
  * that build only while it is fresh (COMETH_TRACE_ENTRY=1 prints the entry the launcher chose).
  */
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const STAMP = `${ROOT}/dist/.tsbuildinfo`;
+const STAMP = `${ROOT}/dist/.built`;
 const VERSION = (JSON.parse(readFileSync(`${ROOT}/package.json`, "utf8")) as { version: string }).version;
 
 function run(args: string[], env: Record<string, string> = {}): { out: string; err: string; status: number | null } {

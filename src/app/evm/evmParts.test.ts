@@ -1,10 +1,10 @@
 import { genTransactionsTrieRoot } from "@ethereumjs/block";
 import { createTxFromRLP } from "@ethereumjs/tx";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 import { ContractFactory, Interface, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
-import { keccak_256 } from "@noble/hashes/sha3.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
 import { createTxCommon } from "./executor.js";
