@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 // `npm install`'s prepare step (and `npm run build`): bundles src/ into dist/cli/ with esbuild for
-// bin/cometh.js. One bundle instead of ~230 modules of ours plus the pure-JS libraries (protobufjs,
-// cosmjs-types, noble, commander, ws, smol-toml): Node's module loader resolves, reads and links each
-// file separately, which was most of the start-up time. Kept outside the bundle: packages with native
-// addons (lmdb, secp256k1, keccak), ethereumjs (jumpAnalysisCache.ts patches its Interpreter module
-// and must reach the instance the EVM uses), pino (transports load files by path), and what loads
-// only on demand (pg, prom-client). Dynamic imports become separate chunks, so they stay lazy.
+// bin/cometh.js. One bundle instead of ~230 modules of ours plus the pure-JS libraries (ethereumjs,
+// protobufjs, cosmjs-types, noble, commander, ws, smol-toml; ~450 files before): Node's module loader
+// resolves, reads and links each file separately, which was most of the start-up time, and the bundle
+// leaves out the modules nothing uses. Kept outside: packages with native addons (lmdb, secp256k1,
+// keccak), pino (transports load files by path), and what loads only on demand (pg, prom-client).
+// Dynamic imports become separate chunks, so they stay lazy.
 // Types are checked by `npm run check`, not here. Never fails the install: without a build the
 // launcher runs the sources through tsx instead.
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -20,7 +21,6 @@ const staging = `${root}/.dist-${process.pid}`;
 const stamp = `${dist}/.built`;
 
 const EXTERNAL = [
-  "@ethereumjs/*",
   "lmdb",
   "secp256k1",
   "keccak",
@@ -33,9 +33,35 @@ const EXTERNAL = [
   "utf-8-validate",
 ];
 
+/**
+ * src/app/evm/interpreterModule.ts loads @ethereumjs/evm's Interpreter module by file URL (its
+ * package exports do not name it) so jumpAnalysisCache.ts can patch it. In the bundle the EVM is
+ * bundled too, so that module is swapped for a static import of the same file: one instance.
+ */
+function interpreterModulePlugin(require) {
+  const cjsIndex = require.resolve("@ethereumjs/evm");
+  const esmFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/dist/esm/interpreter.js");
+  return {
+    name: "cometh-interpreter-module",
+    setup(build) {
+      build.onResolve({ filter: /^\.\/interpreterModule\.js$/ }, (args) =>
+        args.importer.endsWith(`${"src/app/evm/jumpAnalysisCache.ts".replaceAll("/", sep)}`)
+          ? { path: "interpreterModule", namespace: "cometh" }
+          : undefined,
+      );
+      build.onLoad({ filter: /^interpreterModule$/, namespace: "cometh" }, () => ({
+        contents: `import * as m from ${JSON.stringify(esmFile)};\nexport async function loadInterpreterModule() { return m; }\n`,
+        loader: "js",
+        resolveDir: root,
+      }));
+    },
+  };
+}
+
+const require = createRequire(import.meta.url);
 let esbuild;
 try {
-  esbuild = createRequire(import.meta.url)("esbuild");
+  esbuild = require("esbuild");
 } catch {
   console.warn("cometh: esbuild is not installed; `npm start` runs the sources through tsx");
   process.exit(0);
@@ -52,6 +78,7 @@ try {
     platform: "node",
     target: "node20",
     external: EXTERNAL,
+    plugins: [interpreterModulePlugin(require)],
     // CommonJS libraries inside an ES module bundle call require() (for Node built-ins and the
     // external packages); give them one relative to the bundle.
     banner: {

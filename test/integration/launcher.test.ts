@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync, utimesSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 
@@ -25,6 +25,18 @@ describe("launcher", () => {
     const fresh = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1" });
     expect(fresh.out).toContain(`cometh ${VERSION}`);
     expect(fresh.err).toContain("dist/cli/main.js");
+  });
+
+  test("behavior: the bundle holds one copy of ethereumjs' Interpreter, the one the jump-analysis cache patches", () => {
+    expect(run(["bin/build.js"]).status).toBe(0);
+    const code = readdirSync(`${ROOT}/dist/cli`)
+      .filter((f) => f.endsWith(".js"))
+      .map((f) => readFileSync(`${ROOT}/dist/cli/${f}`, "utf8"))
+      .join("\n");
+    expect(code.match(/^\s+_getValidJumpDestinations\(code\) \{/gm)).toHaveLength(1);
+    // interpreterModule.ts's file-URL import is replaced by the bundled module (bin/build.js)
+    expect(code).toContain("// cometh:interpreterModule");
+    expect(code).not.toContain('"/dist/esm/interpreter.js"');
   });
 
   test("behavior: a source newer than the build, or COMETH_FROM_SOURCE=1, runs the sources", () => {

@@ -10,6 +10,8 @@ import { StateUnavailableError } from "./errors.js";
 import { createTxCommon } from "./executor.js";
 import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
 import { parseEvmGenesis } from "./genesis.js";
+import { loadInterpreterModule } from "./interpreterModule.js";
+import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
 import { EMPTY_TRIE_ROOT } from "./records.js";
 import { closeTestChain, openTestChain, runBlock, type TestChain } from "./testing.js";
 import { createCallTracer, createStructLogger } from "./tracer.js";
@@ -92,6 +94,14 @@ describe("crypto and roots", () => {
     expect(bytesToHex(keccak256(new TextEncoder().encode("abc")))).toBe(
       "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45",
     );
+  });
+
+  test("behavior: the jump-analysis cache reaches the EVM's Interpreter module", async () => {
+    expect(await installJumpAnalysisCache()).toBe(true);
+    const mod = await loadInterpreterModule();
+    const proto = mod?.Interpreter?.prototype as { _getValidJumpDestinations: { name: string } };
+    // the patched method is ours (an anonymous function expression), not ethereumjs' named one
+    expect(proto._getValidJumpDestinations.name).toBe("");
   });
 
   test("behavior: transactionsRoot matches ethereumjs's trie", async () => {

@@ -1,5 +1,4 @@
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { loadInterpreterModule } from "./interpreterModule.js";
 
 /**
  * ethereumjs analyses a contract's code (JUMPDEST map, PUSH values as bigints, per-byte opcode
@@ -8,9 +7,9 @@ import { pathToFileURL } from "node:url";
  * state layer hands out one Uint8Array per code hash, so it is kept per code object (a WeakMap:
  * code that is no longer cached is forgotten with it).
  *
- * The Interpreter class is not exported by @ethereumjs/evm; its module is loaded by file URL, which
- * is the same module instance the EVM uses. If the file or method is missing (another version),
- * nothing is patched and execution is unchanged.
+ * The Interpreter class is not exported by @ethereumjs/evm; interpreterModule.ts loads the module
+ * instance the EVM uses. If the file or method is missing (another version), nothing is patched and
+ * execution is unchanged.
  */
 
 interface InterpreterLike {
@@ -27,14 +26,8 @@ export function installJumpAnalysisCache(): Promise<boolean> {
 
 async function install(): Promise<boolean> {
   try {
-    const require = createRequire(import.meta.url);
-    const cjsIndex = require.resolve("@ethereumjs/evm");
-    const esmFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/dist/esm/interpreter.js");
-    if (esmFile === cjsIndex) return false;
-    const mod = (await import(pathToFileURL(esmFile).href)) as {
-      Interpreter?: { prototype: InterpreterLike };
-    };
-    const proto = mod.Interpreter?.prototype;
+    const mod = await loadInterpreterModule();
+    const proto = mod?.Interpreter?.prototype as InterpreterLike | undefined;
     if (proto === undefined || typeof proto._getValidJumpDestinations !== "function") return false;
     const original = proto._getValidJumpDestinations;
     const cache = new WeakMap<Uint8Array, { table: unknown; analysis: unknown }>();
