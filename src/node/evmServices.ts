@@ -312,11 +312,7 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
       nonce: (a, h) => reader.nonce(a, h),
       code: (a, h) => reader.code(a, h),
       storage: (a, slot, h) => reader.storageAt(a, slot, h),
-      proof: () => {
-        throw new NodeServiceError(
-          "eth_getProof is not supported: cometh's EVM state is committed by a chained hash, not a Merkle-Patricia trie",
-        );
-      },
+      proof: (a, slots, h) => reader.proof(a, slots, h),
     },
     execution: {
       call: async (request, opts) => resultOf(await reader.call(argsOf(request), callOptions(opts))),

@@ -1,6 +1,17 @@
 import { readFileSync } from "node:fs";
+import { verifyMerkleProof } from "@ethereumjs/mpt";
+import { RLP } from "@ethereumjs/rlp";
 import { Contract, ContractFactory, JsonRpcProvider, parseEther, parseUnits, Wallet, WebSocketProvider } from "ethers";
-import { createPublicClient, createWalletClient, http, parseAbi, webSocket } from "viem";
+import {
+  bytesToHex,
+  createPublicClient,
+  createWalletClient,
+  hexToBytes,
+  http,
+  keccak256,
+  parseAbi,
+  webSocket,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Web3 } from "web3";
@@ -242,6 +253,46 @@ describe("viem", () => {
     expect(tx.value).toBe(12345n);
     const abi = parseAbi(["function balanceOf(address) view returns (uint256)"]);
     expect(abi).toHaveLength(1);
+  });
+
+  test("behavior: getProof answers EIP-1186 account and storage proofs that verify and match the state", async () => {
+    const w = new Wallet(KEYS[1], provider);
+    const token = await new ContractFactory(ERC20.abi, ERC20.bytecode, w).deploy();
+    await token.waitForDeployment();
+    const address = (await token.getAddress()) as `0x${string}`;
+    const holder = new Wallet(KEYS[3]).address;
+    const sent = await (await new Contract(address, ERC20.abi, w).getFunction("transfer")(holder, 7n)).wait();
+    // The token's balances mapping is at slot 0: the holder's entry is keccak(pad32(holder) ‖ pad32(0)).
+    const slot = keccak256(`0x${holder.slice(2).toLowerCase().padStart(64, "0")}${"0".repeat(64)}`) as `0x${string}`;
+    const client = createPublicClient({ transport: http(httpUrl) });
+    const blockNumber = BigInt(sent.blockNumber);
+    const proof = await client.getProof({ address, storageKeys: [slot], blockNumber });
+    expect(proof.nonce).toBe(1);
+    expect(proof.balance).toBe(0n);
+    expect(proof.codeHash).toBe(keccak256((await client.getCode({ address, blockNumber })) ?? "0x"));
+    expect(proof.storageProof[0]?.value).toBe(7n);
+    // Verified as a light client would, against the root the proof's first node hashes to.
+    const root = hexToBytes(keccak256(proof.accountProof[0] as `0x${string}`));
+    const leaf = await verifyMerkleProof(
+      hexToBytes(keccak256(address)),
+      proof.accountProof.map((h) => hexToBytes(h)),
+      { root },
+    );
+    const [, , storageRoot] = RLP.decode(leaf as Uint8Array) as Uint8Array[];
+    expect(bytesToHex(storageRoot as Uint8Array)).toBe(proof.storageHash);
+    const value = await verifyMerkleProof(
+      hexToBytes(keccak256(slot)),
+      (proof.storageProof[0]?.proof ?? []).map((h) => hexToBytes(h)),
+      {
+        root: storageRoot as Uint8Array,
+      },
+    );
+    expect(RLP.decode(value as Uint8Array)).toEqual(Uint8Array.of(7));
+    // An EOA at the same height: the same state root, its balance and nonce as eth_getBalance/eth_getTransactionCount.
+    const eoa = await client.getProof({ address: w.address as `0x${string}`, storageKeys: [], blockNumber });
+    expect(keccak256(eoa.accountProof[0] as `0x${string}`)).toBe(bytesToHex(root));
+    expect(eoa.balance).toBe(await client.getBalance({ address: w.address as `0x${string}`, blockNumber }));
+    expect(eoa.nonce).toBe(await client.getTransactionCount({ address: w.address as `0x${string}`, blockNumber }));
   });
 
   test("behavior: watchBlocks over WebSocket", async () => {

@@ -28,6 +28,7 @@ import {
 } from "./records.js";
 import type { EvmStateDb, StateReader } from "./stateDb.js";
 import type { OverlayStateManager } from "./stateManager.js";
+import { type StateProof, StateProver } from "./stateProof.js";
 import type { EvmTracer } from "./tracer.js";
 import { type DecodedTx, maxBig } from "./txDecode.js";
 
@@ -63,9 +64,11 @@ export class EvmReaderImpl implements EvmReader {
   #lastContext: ExecBlockContext | undefined;
   /** Results of plain calls by height and arguments (see callMemoKey). */
   readonly #callMemo = new Map<string, CallResult>();
+  readonly #prover: StateProver;
 
   constructor(deps: EvmReaderDeps) {
     this.#d = deps;
+    this.#prover = new StateProver(deps.db);
   }
 
   chainId(): bigint {
@@ -107,6 +110,16 @@ export class EvmReaderImpl implements EvmReader {
     const r = this.#reader(height);
     const a = r.account(address);
     return setLengthLeft(r.storage(address, a.incarnation, setLengthLeft(slot, 32)), 32);
+  }
+
+  async proof(address: Uint8Array, slots: readonly Uint8Array[], height?: number): Promise<StateProof> {
+    const h = height ?? this.#d.db.latestHeight();
+    this.#d.db.reader(h);
+    return this.#prover.prove(
+      address,
+      slots.map((s) => setLengthLeft(s, 32)),
+      h,
+    );
   }
 
   pendingNonce(address: Uint8Array): bigint {

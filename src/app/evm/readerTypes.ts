@@ -1,4 +1,5 @@
 import type { EvmBlock, EvmLogRecord, EvmReceipt } from "./records.js";
+import type { StateProof } from "./stateProof.js";
 import type { EvmTracer } from "./tracer.js";
 
 /**
@@ -20,6 +21,11 @@ export interface EvmReader {
   code(address: Uint8Array, height?: number): Uint8Array;
   /** 32-byte value of a storage slot (slot given as up to 32 bytes). */
   storageAt(address: Uint8Array, slot: Uint8Array, height?: number): Uint8Array;
+  /**
+   * EIP-1186 account and storage proofs after `height` (slots as up to 32 bytes), against the state
+   * trie built for that height (see stateProof.ts).
+   */
+  proof(address: Uint8Array, slots: readonly Uint8Array[], height?: number): Promise<StateProof>;
   /** Committed nonce + txs of this sender admitted to the mempool since (eth_getTransactionCount "pending"). */
   pendingNonce(address: Uint8Array): bigint;
 

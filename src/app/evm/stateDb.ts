@@ -236,6 +236,66 @@ export class EvmStateDb {
     return this.#seek(this.#storH, key, height) ?? EMPTY;
   }
 
+  /**
+   * Every account that exists after `height`, in address order (eth_getProof builds its state trie from
+   * them). At the latest height a scan of the latest table; otherwise one history seek per address.
+   * Throws StateUnavailableError outside the kept window.
+   */
+  *accountsAt(height: number): Iterable<{ addr: Uint8Array; account: StoredAccount }> {
+    this.reader(height);
+    if (this.useLatest(height)) {
+      for (const { key, value } of this.#acct.range()) {
+        const account = decodeAccount(value);
+        if (account.exists) yield { addr: key.slice(), account };
+      }
+      return;
+    }
+    for (const addr of this.#distinctPrefixes(this.#acctH, new Uint8Array(0), 20)) {
+      const v = this.#seek(this.#acctH, addr, height);
+      if (v === undefined) continue;
+      const account = decodeAccount(v);
+      if (account.exists) yield { addr, account };
+    }
+  }
+
+  /** The non-zero storage slots of an account incarnation after `height`, in slot order. */
+  *storageSlotsAt(
+    addr: Uint8Array,
+    incarnation: number,
+    height: number,
+  ): Iterable<{ slot: Uint8Array; value: Uint8Array }> {
+    this.reader(height);
+    const prefix = storageKey(addr, incarnation, new Uint8Array(0)).subarray(0, 24);
+    const end = prefixEnd(prefix);
+    if (this.useLatest(height)) {
+      for (const { key, value } of this.#stor.range(end === undefined ? { gte: prefix } : { gte: prefix, lt: end })) {
+        if (value.length > 0) yield { slot: key.slice(24, 56), value };
+      }
+      return;
+    }
+    for (const key of this.#distinctPrefixes(this.#storH, prefix, 56)) {
+      const v = this.#seek(this.#storH, key, height);
+      if (v !== undefined && v.length > 0) yield { slot: key.slice(24, 56), value: v };
+    }
+  }
+
+  /** The distinct `length`-byte key prefixes under `prefix` of a history table (each one seek). */
+  *#distinctPrefixes(table: KvTable, prefix: Uint8Array, length: number): Iterable<Uint8Array> {
+    const end = prefixEnd(prefix);
+    let from = prefix;
+    for (;;) {
+      let next: Uint8Array | undefined;
+      for (const e of table.range(end === undefined ? { gte: from, limit: 1 } : { gte: from, lt: end, limit: 1 })) {
+        next = e.key.slice(0, length);
+      }
+      if (next === undefined || next.length !== length) return;
+      yield next;
+      const after = prefixEnd(next);
+      if (after === undefined) return;
+      from = after;
+    }
+  }
+
   readCode(codeHash: Uint8Array): Uint8Array {
     if (equalBytes(codeHash, KECCAK256_NULL)) return EMPTY;
     const key = bytesToHex(codeHash);
