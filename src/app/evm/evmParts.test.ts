@@ -77,8 +77,9 @@ describe("crypto and roots", () => {
     expect(`0x${bytesToHex(a)}`).toBe(`0x${w.signingKey.publicKey.slice(4)}`);
   });
 
-  test("behavior: keccak256 is the native binding and agrees with noble for every length across the rate", () => {
-    expect(keccakBackend()).toBe("native");
+  test("behavior: keccak256 (the native binding where it ships) agrees with noble for every length across the rate", () => {
+    // The keccak package ships prebuilds for linux-x64 (CI), darwin-x64 and win32-x64; elsewhere noble answers.
+    if (process.platform === "linux" && process.arch === "x64") expect(keccakBackend()).toBe("native");
     const data = new Uint8Array(400).map((_, i) => (i * 131 + 7) & 0xff);
     const results: Uint8Array[] = [];
     for (let n = 0; n <= 300; n++) {
