@@ -7,6 +7,7 @@ import {
   baseFeeWei,
   type CallArgs,
   createCallTracer,
+  createPrestateTracer,
   createStructLogger,
   type DevAccount,
   EMPTY_TRIE_ROOT,
@@ -203,6 +204,22 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
   };
 
   const traceOf = (config: TraceConfig) => {
+    if (config.tracer === "prestateTracer") {
+      const t = createPrestateTracer({
+        diffMode: config.diffMode,
+        disableCode: config.tracerDisableCode,
+        disableStorage: config.tracerDisableStorage,
+      });
+      return {
+        tracer: t,
+        wrap: (r: ReturnType<typeof t.result>): TraceResult => ({
+          kind: "prestate",
+          diffMode: r.diffMode,
+          pre: r.pre,
+          post: r.post,
+        }),
+      };
+    }
     if (config.tracer === "callTracer") {
       const t = createCallTracer({ onlyTopCall: config.onlyTopCall, withLog: config.withLog });
       return {

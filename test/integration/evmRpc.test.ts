@@ -288,6 +288,15 @@ describe("viem", () => {
       },
     );
     expect(RLP.decode(value as Uint8Array)).toEqual(Uint8Array.of(7));
+    // debug_traceTransaction with geth's prestateTracer in diff mode: the holder's slot went from 0 to 7.
+    const diff = (await provider.send("debug_traceTransaction", [
+      sent.hash,
+      { tracer: "prestateTracer", tracerConfig: { diffMode: true } },
+    ])) as Record<"pre" | "post", Record<string, { storage?: Record<string, string>; nonce?: number }>>;
+    const tokenKey = address.toLowerCase();
+    expect(diff.pre[tokenKey]?.storage?.[slot]).toBeUndefined();
+    expect(diff.post[tokenKey]?.storage?.[slot]).toBe(`0x${"7".padStart(64, "0")}`);
+    expect(diff.post[w.address.toLowerCase()]?.nonce).toBe((diff.pre[w.address.toLowerCase()]?.nonce ?? 0) + 1);
     // An EOA at the same height: the same state root, its balance and nonce as eth_getBalance/eth_getTransactionCount.
     const eoa = await client.getProof({ address: w.address as `0x${string}`, storageKeys: [], blockNumber });
     expect(keccak256(eoa.accountProof[0] as `0x${string}`)).toBe(bytesToHex(root));

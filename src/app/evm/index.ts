@@ -43,6 +43,7 @@ export {
   formatDec,
   parseDec,
 } from "./feeMarket.js";
+export { createPrestateTracer, type PrestateAccount, type PrestateResult } from "./prestateTracer.js";
 export type {
   AccessListEntry,
   AuthorizationView,

@@ -377,7 +377,8 @@ export class EvmReaderImpl implements EvmReader {
       const min = maxBig(intrinsic, floor);
       if (gas < min) throw new EvmCallError(`intrinsic gas too low: have ${gas}, want ${min}`);
       overlay.pretendEoa = from;
-      if (tracer !== undefined) tracer.attach(exec.vm.evm as never);
+      if (tracer !== undefined)
+        await tracer.attach(exec.vm.evm as never, { from, to: args.to, coinbase: ctx.coinbase });
       let r: Awaited<ReturnType<typeof runTx>>;
       try {
         r = await runTx(exec.vm, {
@@ -391,7 +392,7 @@ export class EvmReaderImpl implements EvmReader {
         if (err instanceof EvmCallTimeoutError) throw err;
         throw new EvmCallError((err as Error).message.replace(/ \(.*->.*\)$/, ""), { cause: err });
       } finally {
-        if (tracer !== undefined) tracer.detach(exec.vm.evm as never);
+        if (tracer !== undefined) await tracer.detach(exec.vm.evm as never);
       }
       const e = r.execResult.exceptionError;
       return {
@@ -567,12 +568,12 @@ export class EvmReaderImpl implements EvmReader {
           await exec.apply(d);
           continue;
         }
-        tracer.attach(exec.vm.evm as never);
+        await tracer.attach(exec.vm.evm as never, { from: d.from, to: d.to, coinbase: block.coinbase });
         let o: Awaited<ReturnType<TxExecutor["apply"]>>;
         try {
           o = await exec.apply(d);
         } finally {
-          tracer.detach(exec.vm.evm as never);
+          await tracer.detach(exec.vm.evm as never);
         }
         if (o.kind === "invalid") throw new EvmCallError(o.error.message);
         return tracer.result({

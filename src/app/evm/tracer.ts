@@ -3,8 +3,9 @@ import { vmErrorText } from "./executor.js";
 
 /**
  * Tracing hooks for debug_traceTransaction / debug_traceCall: a tracer subscribes to the ethereumjs
- * EVM's events (step, beforeMessage, afterMessage) while one tx runs, then builds its result. Two
- * built-ins: geth's struct logger and callTracer, in domain form (bigints, bytes); the RPC encodes.
+ * EVM's events (step, beforeMessage, afterMessage) while one tx runs, then builds its result.
+ * Built-ins: geth's struct logger and callTracer here, prestateTracer in prestateTracer.ts, in
+ * domain form (bigints, bytes); the RPC encodes.
  */
 
 /** What the tracer learns about the whole tx once it ran. */
@@ -16,9 +17,18 @@ export interface TraceTxInfo {
   vmError: string;
 }
 
+/** The tx about to run, while the state is still the one before it (tracers may read it then). */
+export interface TraceTxStart {
+  from: Uint8Array;
+  /** Undefined for a contract creation. */
+  to: Uint8Array | undefined;
+  coinbase: Uint8Array;
+}
+
 export interface EvmTracer<T> {
-  attach(evm: EVM): void;
-  detach(evm: EVM): void;
+  attach(evm: EVM, start: TraceTxStart): void | Promise<void>;
+  /** Right after the tx ran, while the state is the one after it. */
+  detach(evm: EVM): void | Promise<void>;
   result(tx: TraceTxInfo): T;
 }
 
@@ -107,8 +117,12 @@ export function createStructLogger(opts: StructLoggerOptions = {}): EvmTracer<St
     logs.push(entry);
   };
   return {
-    attach: (evm) => evm.events.on("step", onStep),
-    detach: (evm) => evm.events.off("step", onStep),
+    attach: (evm) => {
+      evm.events.on("step", onStep);
+    },
+    detach: (evm) => {
+      evm.events.off("step", onStep);
+    },
     result: (tx) => ({ gas: tx.gasUsed, failed: tx.failed, returnValue: tx.returnData, structLogs: logs }),
   };
 }

@@ -514,7 +514,7 @@ function decodeFilterCriteria(node: JsonNode): FilterCriteria {
 
 const DEFAULT_TRACE_TIMEOUT_MS = 5000;
 
-/** geth tracers.TraceConfig (callTracer or the struct logger). */
+/** geth tracers.TraceConfig (callTracer, prestateTracer or the struct logger). */
 function decodeTraceConfig(node: JsonNode): TraceConfig {
   const f = objectEntries(node);
   if (node.kind !== "object" && node.kind !== "null") throw typeError(goValueKind(node), "tracers.TraceConfig");
@@ -523,8 +523,10 @@ function decodeTraceConfig(node: JsonNode): TraceConfig {
     return v === undefined || v.kind === "null" ? zero : inField("TraceConfig", name, () => dec(v));
   };
   const tracerName = get("tracer", decodeString, "");
-  if (tracerName !== "" && tracerName !== "callTracer") {
-    throw new ParamError(`tracer ${JSON.stringify(tracerName)} is not supported; use "callTracer" or omit the tracer`);
+  if (tracerName !== "" && tracerName !== "callTracer" && tracerName !== "prestateTracer") {
+    throw new ParamError(
+      `tracer ${JSON.stringify(tracerName)} is not supported; use "callTracer", "prestateTracer" or omit the tracer`,
+    );
   }
   const timeoutText = get("timeout", decodeString, "");
   let timeoutMs = DEFAULT_TRACE_TIMEOUT_MS;
@@ -535,15 +537,20 @@ function decodeTraceConfig(node: JsonNode): TraceConfig {
   }
   const cfgNode = f.get("tracerconfig");
   const cfg = cfgNode === undefined ? new Map<string, JsonNode>() : objectEntries(cfgNode);
+  const configType = tracerName === "prestateTracer" ? "prestateTracerConfig" : "callTracerConfig";
   const flag = (name: string) => {
     const v = cfg.get(name.toLowerCase());
-    return v === undefined ? false : inField("callTracerConfig", name, () => decodeBool(v));
+    return v === undefined ? false : inField(configType, name, () => decodeBool(v));
   };
+  const prestate = tracerName === "prestateTracer";
   const limit = get("limit", jsonInt("uint"), 0);
   return {
-    tracer: tracerName === "callTracer" ? "callTracer" : undefined,
-    onlyTopCall: flag("onlyTopCall"),
-    withLog: flag("withLog"),
+    tracer: tracerName === "callTracer" || tracerName === "prestateTracer" ? tracerName : undefined,
+    onlyTopCall: !prestate && flag("onlyTopCall"),
+    withLog: !prestate && flag("withLog"),
+    diffMode: prestate && flag("diffMode"),
+    tracerDisableCode: prestate && flag("disableCode"),
+    tracerDisableStorage: prestate && flag("disableStorage"),
     disableStack: get("disableStack", decodeBool, false),
     disableStorage: get("disableStorage", decodeBool, false),
     enableMemory: get("enableMemory", decodeBool, false),

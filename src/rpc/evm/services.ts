@@ -412,11 +412,17 @@ export interface MinerControl {
 /** debug_trace* options after decoding (geth TraceConfig). */
 export interface TraceConfig {
   /** Undefined: the struct (opcode) logger. */
-  readonly tracer: "callTracer" | undefined;
+  readonly tracer: "callTracer" | "prestateTracer" | undefined;
   /** callTracer: only the top call. */
   readonly onlyTopCall: boolean;
   /** callTracer: include logs in frames. */
   readonly withLog: boolean;
+  /** prestateTracer: `pre` and `post` of what the tx changed. */
+  readonly diffMode: boolean;
+  /** prestateTracer: leave code out. */
+  readonly tracerDisableCode: boolean;
+  /** prestateTracer: leave storage out. */
+  readonly tracerDisableStorage: boolean;
   readonly disableStack: boolean;
   readonly disableStorage: boolean;
   readonly enableMemory: boolean;
@@ -466,7 +472,23 @@ export type TraceResult =
       readonly returnValue: Uint8Array;
       readonly structLogs: readonly StructLog[];
     }
-  | { readonly kind: "call"; readonly frame: CallFrame };
+  | { readonly kind: "call"; readonly frame: CallFrame }
+  | {
+      readonly kind: "prestate";
+      readonly diffMode: boolean;
+      /** By 0x-less lowercase hex address. */
+      readonly pre: ReadonlyMap<string, PrestateAccount>;
+      readonly post: ReadonlyMap<string, PrestateAccount>;
+    };
+
+/** One account of a prestateTracer result (geth omits what is undefined, a zero nonce and empty code). */
+export interface PrestateAccount {
+  readonly balance?: bigint;
+  readonly nonce?: bigint;
+  readonly code?: Uint8Array;
+  /** 0x-less 64-hex slot → 32-byte value. */
+  readonly storage: ReadonlyMap<string, Uint8Array>;
+}
 
 export interface Tracer {
   /** Replays the block up to the tx and traces it. Throws for unknown txs. */

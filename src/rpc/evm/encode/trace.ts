@@ -1,10 +1,10 @@
 import type { WireValue } from "../../jsonrpc/index.js";
-import type { CallFrame, StructLog, TraceResult } from "../services.js";
+import type { CallFrame, PrestateAccount, StructLog, TraceResult } from "../services.js";
 import { toAddress, toData, toQuantity } from "./hex.js";
 
 /**
  * Trace results: the struct (opcode) logger as in execution-apis OpcodeTransactionTrace (gas
- * numbers are JSON integers), and geth's callTracer frames (hex quantities).
+ * numbers are JSON integers), geth's callTracer frames (hex quantities) and prestateTracer maps.
  */
 
 function encodeStructLog(l: StructLog): WireValue {
@@ -54,8 +54,29 @@ function encodeCallFrame(f: CallFrame): WireValue {
   };
 }
 
+/** geth's prestate account: nonce as a JSON number, empty fields left out. */
+function encodePrestateAccount(a: PrestateAccount): WireValue {
+  const storage = new Map<string, WireValue>();
+  for (const [slot, value] of a.storage) storage.set(`0x${slot}`, toData(value));
+  return {
+    balance: a.balance === undefined ? undefined : toQuantity(a.balance),
+    code: a.code === undefined || a.code.length === 0 ? undefined : toData(a.code),
+    nonce: a.nonce === undefined || a.nonce === 0n ? undefined : Number(a.nonce),
+    storage: storage.size === 0 ? undefined : storage,
+  };
+}
+
+function encodePrestateMap(m: ReadonlyMap<string, PrestateAccount>): WireValue {
+  const out = new Map<string, WireValue>();
+  for (const [address, a] of m) out.set(`0x${address}`, encodePrestateAccount(a));
+  return out;
+}
+
 export function encodeTraceResult(r: TraceResult): WireValue {
   if (r.kind === "call") return encodeCallFrame(r.frame);
+  if (r.kind === "prestate") {
+    return r.diffMode ? { post: encodePrestateMap(r.post), pre: encodePrestateMap(r.pre) } : encodePrestateMap(r.pre);
+  }
   return {
     gas: r.gas,
     failed: r.failed,

@@ -678,9 +678,17 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       err(await call("debug_traceBlockByNumber", ["0x0"]), -32000, "genesis is not traceable");
       err(await call("debug_traceBlockByNumber", ["0x999"]), -32000, /not found/);
       err(
-        await call("debug_traceTransaction", [UNKNOWN_HASH, { tracer: "prestateTracer" }]),
+        await call("debug_traceTransaction", [UNKNOWN_HASH, { tracer: "4byteTracer" }]),
         -32602,
-        /tracer "prestateTracer" is not supported/,
+        /tracer "4byteTracer" is not supported; use "callTracer", "prestateTracer" or omit the tracer/,
+      );
+      err(
+        await call("debug_traceTransaction", [
+          UNKNOWN_HASH,
+          { tracer: "prestateTracer", tracerConfig: { diffMode: "yes" } },
+        ]),
+        -32602,
+        /prestateTracerConfig\.diffMode/,
       );
       err(await call("debug_traceTransaction", [UNKNOWN_HASH, { timeout: "soon" }]), -32602, /invalid duration/);
       err(await call("debug_getRawBlock", ["0x1"]), -32601, /is not implemented/);

@@ -1,0 +1,129 @@
+import { ContractFactory, Interface, Wallet } from "ethers";
+import { afterEach, describe, expect, test } from "vitest";
+import erc20 from "../../../test/data/erc20.json" with { type: "json" };
+import { bytesToHex } from "../../util/bytes.js";
+import { keccak256 } from "./crypto.js";
+import { createPrestateTracer } from "./prestateTracer.js";
+import { closeTestChain, openTestChain, runBlock, type TestChain } from "./testing.js";
+
+const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
+const iface = new Interface(erc20.abi);
+const chains: TestChain[] = [];
+afterEach(async () => {
+  while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
+});
+
+/** The ERC-20's balance slot of `holder` (mapping at slot 0), as 64 hex chars. */
+function balanceSlot(holder: string): string {
+  const key = new Uint8Array(64);
+  key.set(hex(holder), 12);
+  return bytesToHex(keccak256(key));
+}
+
+const word = (n: bigint) => hex(n.toString(16).padStart(64, "0"));
+
+async function tokenChain() {
+  const c = await openTestChain();
+  chains.push(c);
+  const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
+  const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
+  const sign = (nonce: number, to: string | null, data: string, gasLimit: bigint) =>
+    w0.signTransaction({
+      type: 2,
+      chainId: 262144n,
+      nonce,
+      to,
+      data,
+      gasLimit,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+    });
+  await runBlock(c, [hex(await sign(0, null, deploy.data, 400_000n))]);
+  const token = c.app.reader.receipts(1)[0]?.contractAddress as Uint8Array;
+  const transfer = hex(
+    await sign(1, `0x${bytesToHex(token)}`, iface.encodeFunctionData("transfer", [w1.address, 5n]), 80_000n),
+  );
+  await runBlock(c, [transfer]);
+  const txHash = c.app.reader.receipts(2)[0]?.txHash as Uint8Array;
+  return { c, w0, w1, token, txHash };
+}
+
+describe("prestateTracer", () => {
+  test("default: the state before the tx of every account and slot it touches", async () => {
+    const { c, w0, w1, token, txHash } = await tokenChain();
+    const r = await c.app.reader.traceTransaction(txHash, createPrestateTracer());
+    expect(r.diffMode).toBe(false);
+    const sender = r.pre.get(bytesToHex(hex(w0.address)));
+    // Before gas was bought and the nonce bumped: the balance and nonce after block 1.
+    expect(sender?.balance).toBe(c.app.reader.balance(hex(w0.address), 1));
+    expect(sender?.nonce).toBe(1n);
+    const t = r.pre.get(bytesToHex(token));
+    expect(t?.nonce).toBe(1n);
+    expect(t?.code).toEqual(c.app.reader.code(token, 1));
+    const total = c.app.reader.storageAt(token, hex(balanceSlot(w0.address)), 1);
+    expect(t?.storage.get(balanceSlot(w0.address))).toEqual(total);
+    expect(t?.storage.get(balanceSlot(w1.address))).toEqual(new Uint8Array(32));
+    // The recipient of the tokens is only a storage key: its account is not touched.
+    expect(r.pre.has(bytesToHex(hex(w1.address)))).toBe(false);
+  });
+
+  test("behavior: diff mode gives pre and post of what changed only", async () => {
+    const { c, w0, w1, token, txHash } = await tokenChain();
+    const r = await c.app.reader.traceTransaction(txHash, createPrestateTracer({ diffMode: true }));
+    expect(r.diffMode).toBe(true);
+    const key = bytesToHex(token);
+    // The token: two balance slots changed; code and nonce did not.
+    const pre = r.pre.get(key);
+    const post = r.post.get(key);
+    const before = c.app.reader.storageAt(token, hex(balanceSlot(w0.address)), 1);
+    expect(pre?.storage.get(balanceSlot(w0.address))).toEqual(before);
+    expect(pre?.storage.has(balanceSlot(w1.address))).toBe(false); // zero before: absent from pre
+    expect(post?.storage.get(balanceSlot(w1.address))).toEqual(word(5n));
+    expect(post?.storage.get(balanceSlot(w0.address))).toEqual(word(BigInt(`0x${bytesToHex(before)}`) - 5n));
+    expect(post?.nonce).toBeUndefined();
+    expect(post?.code).toBeUndefined();
+    // The sender: nonce and balance (gas) changed.
+    const s = r.post.get(bytesToHex(hex(w0.address)));
+    expect(s?.nonce).toBe(2n);
+    expect(s?.balance).toBe(c.app.reader.balance(hex(w0.address), 2));
+  });
+
+  test("behavior: a contract creation leaves the new contract out of pre and puts its code in post", async () => {
+    const c = await openTestChain();
+    chains.push(c);
+    const [w0] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet];
+    const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
+    const raw = await w0.signTransaction({
+      type: 2,
+      chainId: 262144n,
+      nonce: 0,
+      data: deploy.data,
+      gasLimit: 400_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+    });
+    await runBlock(c, [hex(raw)]);
+    const receipt = c.app.reader.receipts(1)[0];
+    const token = receipt?.contractAddress as Uint8Array;
+    const plain = await c.app.reader.traceTransaction(receipt?.txHash as Uint8Array, createPrestateTracer());
+    expect(plain.pre.has(bytesToHex(token))).toBe(false);
+    const diff = await c.app.reader.traceTransaction(
+      receipt?.txHash as Uint8Array,
+      createPrestateTracer({ diffMode: true }),
+    );
+    expect(diff.pre.has(bytesToHex(token))).toBe(false);
+    expect(diff.post.get(bytesToHex(token))?.code).toEqual(c.app.reader.code(token, 1));
+  });
+
+  test("behavior: traceCall sees the call's touched state; disableCode and disableStorage leave them out", async () => {
+    const { c, w0, token } = await tokenChain();
+    const r = await c.app.reader.traceCall(
+      { from: hex(w0.address), to: token, data: hex(iface.encodeFunctionData("balanceOf", [w0.address])) },
+      createPrestateTracer({ disableCode: true, disableStorage: true }),
+    );
+    const t = r.pre.get(bytesToHex(token));
+    expect(t).toBeDefined();
+    expect(t?.code).toBeUndefined();
+    expect(t?.storage.size).toBe(0);
+  });
+});

@@ -1,0 +1,234 @@
+import type { EVM, InterpreterStep } from "@ethereumjs/evm";
+import { Address, createContractAddress, createContractAddress2 } from "@ethereumjs/util";
+import { bytesToHex } from "../../util/bytes.js";
+import type { EvmTracer, TraceTxStart } from "./tracer.js";
+
+/** One account in a prestate trace. Storage: 0x-less hex slot (64 chars) → 32-byte value. */
+export interface PrestateAccount {
+  balance?: bigint;
+  nonce?: bigint;
+  code?: Uint8Array;
+  storage: Map<string, Uint8Array>;
+}
+
+/** geth's prestateTracer result: `pre` alone, or `pre` and `post` in diff mode. Keys: 0x-less hex addresses. */
+export interface PrestateResult {
+  diffMode: boolean;
+  pre: Map<string, PrestateAccount>;
+  post: Map<string, PrestateAccount>;
+}
+
+export interface PrestateTracerOptions {
+  diffMode?: boolean;
+  disableCode?: boolean;
+  disableStorage?: boolean;
+}
+
+interface Seen {
+  balance: bigint;
+  nonce: bigint;
+  code: Uint8Array;
+  storage: Map<string, Uint8Array>;
+  /** The account did not exist before the tx. */
+  empty: boolean;
+}
+
+const ACCOUNT_AT_TOP = new Set(["EXTCODECOPY", "EXTCODEHASH", "EXTCODESIZE", "BALANCE", "SELFDESTRUCT"]);
+const CALL_TARGET_SECOND = new Set(["CALL", "CALLCODE", "DELEGATECALL", "STATICCALL"]);
+
+function word(v: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  let x = v;
+  for (let i = 31; i >= 0 && x > 0n; i--) {
+    out[i] = Number(x & 0xffn);
+    x >>= 8n;
+  }
+  return out;
+}
+
+function addressOf(v: bigint): Uint8Array {
+  return word(v).subarray(12);
+}
+
+function isZero(b: Uint8Array): boolean {
+  for (const x of b) if (x !== 0) return false;
+  return true;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * geth's prestateTracer (eth/tracers/native/prestate.go): the state before the tx of every account
+ * and storage slot the tx touches — the sender, the recipient (or created contract), the coinbase,
+ * and whatever SLOAD/SSTORE, BALANCE, EXTCODE*, CALL*, CREATE* and SELFDESTRUCT reach. Each is read
+ * from the EVM's state at first touch, which is before the tx changed it (the sender, recipient and
+ * coinbase before gas is bought). Contracts the tx creates that did not exist are left out. Diff
+ * mode gives `pre` and `post` of what changed only (unchanged accounts and slots are dropped, a
+ * slot set to zero is absent from `post`).
+ */
+export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTracer<PrestateResult> {
+  const seen = new Map<string, Seen>();
+  const created = new Set<string>();
+  let evmRef: EVM | undefined;
+  let outcome: PrestateResult | undefined;
+
+  const state = () => {
+    if (evmRef === undefined) throw new Error("the prestate tracer is not attached");
+    return evmRef.stateManager;
+  };
+
+  const lookupAccount = async (addr: Uint8Array): Promise<Seen> => {
+    const key = bytesToHex(addr);
+    const known = seen.get(key);
+    if (known !== undefined) return known;
+    const a = new Address(addr.slice());
+    const account = await state().getAccount(a);
+    const entry: Seen = {
+      balance: account?.balance ?? 0n,
+      nonce: account?.nonce ?? 0n,
+      code: account === undefined ? new Uint8Array(0) : await state().getCode(a),
+      storage: new Map(),
+      empty: account === undefined,
+    };
+    seen.set(key, entry);
+    return entry;
+  };
+
+  const lookupStorage = async (addr: Uint8Array, slot: bigint): Promise<void> => {
+    const entry = await lookupAccount(addr);
+    const key = bytesToHex(word(slot));
+    if (entry.storage.has(key)) return;
+    const raw = await state().getStorage(new Address(addr.slice()), word(slot));
+    const value = new Uint8Array(32);
+    value.set(raw.subarray(Math.max(0, raw.length - 32)), 32 - Math.min(32, raw.length));
+    entry.storage.set(key, value);
+  };
+
+  const onStepAsync = async (s: InterpreterStep): Promise<void> => {
+    const op = s.opcode.name;
+    const stack = s.stack;
+    const top = stack[stack.length - 1];
+    if (top === undefined) return;
+    if (op === "SLOAD" || op === "SSTORE") {
+      await lookupStorage(s.address.bytes, top);
+    } else if (ACCOUNT_AT_TOP.has(op)) {
+      await lookupAccount(addressOf(top));
+    } else if (CALL_TARGET_SECOND.has(op)) {
+      const target = stack[stack.length - 2];
+      if (target !== undefined) await lookupAccount(addressOf(target));
+    } else if (op === "CREATE") {
+      const nonce = (await lookupAccountNow(s.address.bytes)).nonce;
+      const addr = createContractAddress(s.address, nonce).bytes;
+      created.add(bytesToHex(addr));
+      await lookupAccount(addr);
+    } else if (op === "CREATE2") {
+      const offset = Number(stack[stack.length - 2] ?? 0n);
+      const size = Number(stack[stack.length - 3] ?? 0n);
+      const salt = word(stack[stack.length - 4] ?? 0n);
+      const init = s.memory.slice(offset, offset + size);
+      const padded = init.length === size ? init : Uint8Array.from({ length: size }, (_, i) => init[i] ?? 0);
+      const addr = createContractAddress2(s.address, salt, padded).bytes;
+      created.add(bytesToHex(addr));
+      await lookupAccount(addr);
+    }
+  };
+
+  /** The creator's nonce as CREATE sees it (the current one, not the prestate). */
+  const lookupAccountNow = async (addr: Uint8Array): Promise<{ nonce: bigint }> => {
+    const account = await state().getAccount(new Address(addr.slice()));
+    return { nonce: account?.nonce ?? 0n };
+  };
+
+  const onStep = (s: InterpreterStep, resolve?: () => void): void => {
+    onStepAsync(s).then(
+      () => resolve?.(),
+      () => resolve?.(),
+    );
+  };
+
+  const render = (a: Seen, withStorage: Map<string, Uint8Array>): PrestateAccount => {
+    const out: PrestateAccount = { balance: a.balance, storage: new Map() };
+    if (a.nonce !== 0n) out.nonce = a.nonce;
+    if (opts.disableCode !== true && a.code.length > 0) out.code = a.code;
+    if (opts.disableStorage !== true) out.storage = withStorage;
+    return out;
+  };
+
+  return {
+    attach: async (evm: EVM, start: TraceTxStart) => {
+      evmRef = evm;
+      const sender = await lookupAccount(start.from);
+      if (start.to !== undefined) await lookupAccount(start.to);
+      else {
+        const addr = createContractAddress(new Address(start.from.slice()), sender.nonce).bytes;
+        created.add(bytesToHex(addr));
+        await lookupAccount(addr);
+      }
+      await lookupAccount(start.coinbase);
+      evm.events.on("step", onStep);
+    },
+    detach: async (evm) => {
+      evm.events.off("step", onStep);
+      outcome = await collect();
+    },
+    result: () => {
+      if (outcome === undefined) throw new Error("the prestate tracer was not detached");
+      return outcome;
+    },
+  };
+
+  async function collect(): Promise<PrestateResult> {
+    const pre = new Map<string, PrestateAccount>();
+    const post = new Map<string, PrestateAccount>();
+    for (const [key, a] of seen) {
+      if (opts.diffMode !== true) {
+        if (created.has(key) && a.empty) continue;
+        pre.set(key, render(a, a.storage));
+        continue;
+      }
+      const addr = new Address(Buffer.from(key, "hex"));
+      const now = await state().getAccount(addr);
+      if (now === undefined && !a.empty) {
+        // Deleted by the tx: kept in pre, absent from post.
+        pre.set(key, render(a, a.storage));
+        continue;
+      }
+      const after: PrestateAccount = { storage: new Map() };
+      let modified = false;
+      const balance = now?.balance ?? 0n;
+      const nonce = now?.nonce ?? 0n;
+      const code = now === undefined ? new Uint8Array(0) : await state().getCode(addr);
+      if (balance !== a.balance) {
+        modified = true;
+        after.balance = balance;
+      }
+      if (nonce !== a.nonce) {
+        modified = true;
+        after.nonce = nonce;
+      }
+      if (opts.disableCode !== true && !sameBytes(code, a.code)) {
+        modified = true;
+        after.code = code;
+      }
+      const preStorage = new Map<string, Uint8Array>();
+      for (const [slot, before] of a.storage) {
+        const raw = await state().getStorage(addr, Buffer.from(slot, "hex"));
+        const value = new Uint8Array(32);
+        value.set(raw.subarray(Math.max(0, raw.length - 32)), 32 - Math.min(32, raw.length));
+        if (sameBytes(value, before)) continue;
+        modified = true;
+        if (!isZero(before)) preStorage.set(slot, before);
+        if (!isZero(value)) after.storage.set(slot, value);
+      }
+      if (!modified) continue;
+      if (!(created.has(key) && a.empty)) pre.set(key, render(a, preStorage));
+      if (opts.disableStorage === true) after.storage = new Map();
+      post.set(key, after);
+    }
+    return { diffMode: opts.diffMode === true, pre, post };
+  }
+}
