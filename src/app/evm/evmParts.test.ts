@@ -1,7 +1,7 @@
 import { genTransactionsTrieRoot } from "@ethereumjs/block";
 import { createTxFromRLP } from "@ethereumjs/tx";
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import { ContractFactory, Interface, Wallet } from "ethers";
+import { Interface, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
@@ -13,7 +13,7 @@ import { parseEvmGenesis } from "./genesis.js";
 import { loadInterpreterModule } from "./interpreterModule.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
 import { EMPTY_TRIE_ROOT } from "./records.js";
-import { closeTestChain, openTestChain, runBlock, type TestChain } from "./testing.js";
+import { closeTestChain, deployErc20, erc20BalanceSlot, openTestChain, runBlock, type TestChain } from "./testing.js";
 import { createCallTracer, createStructLogger } from "./tracer.js";
 import { orderedTrieRoot } from "./trieRoot.js";
 
@@ -165,27 +165,10 @@ describe("state history, pruning, calls and tracing", () => {
     const c = await openTestChain();
     chains.push(c);
     const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
-    const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
-    await runBlock(c, [
-      hex(
-        await w0.signTransaction({
-          type: 2,
-          chainId: 262144n,
-          nonce: 0,
-          data: deploy.data,
-          gasLimit: 400_000n,
-          maxFeePerGas: 10n ** 10n,
-          maxPriorityFeePerGas: 1n,
-        }),
-      ),
-    ]);
-    const token = c.app.reader.receipts(1)[0]?.contractAddress as Uint8Array;
+    const token = await deployErc20(c, w0, 0);
     const transfer = iface.encodeFunctionData("transfer", [w1.address, 5n]);
     // w1 has no tokens; an override of its balance slot (keccak(addr . 0)) makes the call succeed.
-    const { keccak256 } = await import("./crypto.js");
-    const key = new Uint8Array(64);
-    key.set(hex(w1.address), 12);
-    const slot = keccak256(key);
+    const slot = erc20BalanceSlot(hex(w1.address));
     const plain = await c.app.reader.call({ from: hex(w1.address), to: token, data: hex(transfer) });
     expect(plain.status).toBe("reverted");
     const overridden = await c.app.reader.call(

@@ -1,10 +1,17 @@
-import { ContractFactory, Interface, Wallet } from "ethers";
+import { Interface, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
-import { keccak256 } from "./crypto.js";
 import { createPrestateTracer } from "./prestateTracer.js";
-import { closeTestChain, openTestChain, runBlock, type TestChain } from "./testing.js";
+import {
+  closeTestChain,
+  deployErc20,
+  erc20BalanceSlot,
+  openTestChain,
+  runBlock,
+  signTestTx,
+  type TestChain,
+} from "./testing.js";
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
 const iface = new Interface(erc20.abi);
@@ -13,12 +20,8 @@ afterEach(async () => {
   while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
 });
 
-/** The ERC-20's balance slot of `holder` (mapping at slot 0), as 64 hex chars. */
-function balanceSlot(holder: string): string {
-  const key = new Uint8Array(64);
-  key.set(hex(holder), 12);
-  return bytesToHex(keccak256(key));
-}
+/** The token's balance slot of `holder`, as the tracer's 64-hex storage key. */
+const balanceSlot = (holder: string) => bytesToHex(erc20BalanceSlot(hex(holder)));
 
 const word = (n: bigint) => hex(n.toString(16).padStart(64, "0"));
 
@@ -26,24 +29,9 @@ async function tokenChain() {
   const c = await openTestChain();
   chains.push(c);
   const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
-  const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
-  const sign = (nonce: number, to: string | null, data: string, gasLimit: bigint) =>
-    w0.signTransaction({
-      type: 2,
-      chainId: 262144n,
-      nonce,
-      to,
-      data,
-      gasLimit,
-      maxFeePerGas: 10n ** 10n,
-      maxPriorityFeePerGas: 1n,
-    });
-  await runBlock(c, [hex(await sign(0, null, deploy.data, 400_000n))]);
-  const token = c.app.reader.receipts(1)[0]?.contractAddress as Uint8Array;
-  const transfer = hex(
-    await sign(1, `0x${bytesToHex(token)}`, iface.encodeFunctionData("transfer", [w1.address, 5n]), 80_000n),
-  );
-  await runBlock(c, [transfer]);
+  const token = await deployErc20(c, w0, 0);
+  const data = iface.encodeFunctionData("transfer", [w1.address, 5n]);
+  await runBlock(c, [await signTestTx(w0, { nonce: 1, to: token, data, gasLimit: 80_000n })]);
   const txHash = c.app.reader.receipts(2)[0]?.txHash as Uint8Array;
   return { c, w0, w1, token, txHash };
 }
@@ -92,25 +80,11 @@ describe("prestateTracer", () => {
     const c = await openTestChain();
     chains.push(c);
     const [w0] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet];
-    const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
-    const raw = await w0.signTransaction({
-      type: 2,
-      chainId: 262144n,
-      nonce: 0,
-      data: deploy.data,
-      gasLimit: 400_000n,
-      maxFeePerGas: 10n ** 10n,
-      maxPriorityFeePerGas: 1n,
-    });
-    await runBlock(c, [hex(raw)]);
-    const receipt = c.app.reader.receipts(1)[0];
-    const token = receipt?.contractAddress as Uint8Array;
-    const plain = await c.app.reader.traceTransaction(receipt?.txHash as Uint8Array, createPrestateTracer());
+    const token = await deployErc20(c, w0, 0);
+    const txHash = c.app.reader.receipts(1)[0]?.txHash as Uint8Array;
+    const plain = await c.app.reader.traceTransaction(txHash, createPrestateTracer());
     expect(plain.pre.has(bytesToHex(token))).toBe(false);
-    const diff = await c.app.reader.traceTransaction(
-      receipt?.txHash as Uint8Array,
-      createPrestateTracer({ diffMode: true }),
-    );
+    const diff = await c.app.reader.traceTransaction(txHash, createPrestateTracer({ diffMode: true }));
     expect(diff.pre.has(bytesToHex(token))).toBe(false);
     expect(diff.post.get(bytesToHex(token))?.code).toEqual(c.app.reader.code(token, 1));
   });

@@ -1,7 +1,8 @@
 import type { EVM, InterpreterStep } from "@ethereumjs/evm";
 import { Address, createContractAddress, createContractAddress2 } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
-import type { EvmTracer, TraceTxStart } from "./tracer.js";
+import { equalBytes } from "./records.js";
+import { type EvmTracer, type TraceTxStart, word } from "./tracer.js";
 
 /** One account in a prestate trace. Storage: 0x-less hex slot (64 chars) → 32-byte value. */
 export interface PrestateAccount {
@@ -36,28 +37,12 @@ interface Seen {
 const ACCOUNT_AT_TOP = new Set(["EXTCODECOPY", "EXTCODEHASH", "EXTCODESIZE", "BALANCE", "SELFDESTRUCT"]);
 const CALL_TARGET_SECOND = new Set(["CALL", "CALLCODE", "DELEGATECALL", "STATICCALL"]);
 
-function word(v: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  let x = v;
-  for (let i = 31; i >= 0 && x > 0n; i--) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
-}
-
 function addressOf(v: bigint): Uint8Array {
   return word(v).subarray(12);
 }
 
 function isZero(b: Uint8Array): boolean {
   for (const x of b) if (x !== 0) return false;
-  return true;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
@@ -210,7 +195,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
         modified = true;
         after.nonce = nonce;
       }
-      if (opts.disableCode !== true && !sameBytes(code, a.code)) {
+      if (opts.disableCode !== true && !equalBytes(code, a.code)) {
         modified = true;
         after.code = code;
       }
@@ -219,7 +204,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
         const raw = await state().getStorage(addr, Buffer.from(slot, "hex"));
         const value = new Uint8Array(32);
         value.set(raw.subarray(Math.max(0, raw.length - 32)), 32 - Math.min(32, raw.length));
-        if (sameBytes(value, before)) continue;
+        if (equalBytes(value, before)) continue;
         modified = true;
         if (!isZero(before)) preStorage.set(slot, before);
         if (!isZero(value)) after.storage.set(slot, value);

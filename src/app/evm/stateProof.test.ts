@@ -1,13 +1,21 @@
 import { verifyMerkleProof } from "@ethereumjs/mpt";
 import { RLP } from "@ethereumjs/rlp";
-import { ContractFactory, Interface, Wallet } from "ethers";
+import { Interface, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { keccak256 } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
 import { EMPTY_TRIE_ROOT, KECCAK256_NULL } from "./records.js";
 import type { StateProof } from "./stateProof.js";
-import { closeTestChain, openTestChain, runBlock, type TestChain } from "./testing.js";
+import {
+  closeTestChain,
+  deployErc20,
+  erc20BalanceSlot,
+  openTestChain,
+  runBlock,
+  signTestTx,
+  type TestChain,
+} from "./testing.js";
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
 const big = (b: Uint8Array) => (b.length === 0 ? 0n : BigInt(`0x${Buffer.from(b).toString("hex")}`));
@@ -17,12 +25,7 @@ afterEach(async () => {
   while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
 });
 
-/** The ERC-20's balance slot of `holder` (mapping at slot 0): keccak(pad32(holder) ‖ pad32(0)). */
-function balanceSlot(holder: string): Uint8Array {
-  const key = new Uint8Array(64);
-  key.set(hex(holder), 12);
-  return keccak256(key);
-}
+const balanceSlot = (holder: string) => erc20BalanceSlot(hex(holder));
 
 /** Checks a proof as a light client would, against the root its first node hashes to. */
 async function verified(p: StateProof): Promise<{ root: Uint8Array; account: Uint8Array[] | undefined }> {
@@ -52,22 +55,9 @@ describe("eth_getProof (EIP-1186)", () => {
     const c = await openTestChain();
     chains.push(c);
     const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
-    const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
-    const sign = (nonce: number, to: string | undefined, data: string, gasLimit: bigint) =>
-      w0.signTransaction({
-        type: 2,
-        chainId: 262144n,
-        nonce,
-        to: to ?? null,
-        data,
-        gasLimit,
-        maxFeePerGas: 10n ** 10n,
-        maxPriorityFeePerGas: 1n,
-      });
-    await runBlock(c, [hex(await sign(0, undefined, deploy.data, 400_000n))]);
-    const token = c.app.reader.receipts(1)[0]?.contractAddress as Uint8Array;
-    const tokenHex = `0x${Buffer.from(token).toString("hex")}`;
-    await runBlock(c, [hex(await sign(1, tokenHex, iface.encodeFunctionData("transfer", [w1.address, 5n]), 80_000n))]);
+    const token = await deployErc20(c, w0, 0);
+    const transfer = iface.encodeFunctionData("transfer", [w1.address, 5n]);
+    await runBlock(c, [await signTestTx(w0, { nonce: 1, to: token, data: transfer, gasLimit: 80_000n })]);
 
     const slots = [balanceSlot(w0.address), balanceSlot(w1.address), new Uint8Array(32).fill(0xee)];
     const now = await c.app.reader.proof(token, slots, 2);

@@ -1,8 +1,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ContractFactory, type Wallet } from "ethers";
+import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { defaultConsensusParams, type FinalizeBlockResponse } from "../../types/index.js";
 import { silentLogger } from "../../util/logger.js";
+import { keccak256 } from "./crypto.js";
 import { createEvmApp, type EvmApplication, type EvmAppOptions } from "./evmApplication.js";
 
 /** Helpers for tests and benchmarks that drive the EVM app through the Application interface. */
@@ -109,4 +112,42 @@ export async function runBlock(
   chain.height = height;
   chain.timeNs += 1_000_000_000n;
   return { txs: blockTxs, response };
+}
+
+/**
+ * The balance slot of `holder` in test/data/erc20.json's token, whose balances mapping sits at slot 0:
+ * keccak(pad32(holder) ‖ pad32(0)).
+ */
+export function erc20BalanceSlot(holder: Uint8Array): Uint8Array {
+  const key = new Uint8Array(64);
+  key.set(holder, 12);
+  return keccak256(key);
+}
+
+/** A signed EIP-1559 tx on the test chain id (262144) with generous fees; `to` undefined deploys. */
+export async function signTestTx(
+  wallet: Wallet,
+  tx: { nonce: number; to?: Uint8Array; data?: string; value?: bigint; gasLimit: bigint },
+): Promise<Uint8Array> {
+  const raw = await wallet.signTransaction({
+    type: 2,
+    chainId: 262144n,
+    nonce: tx.nonce,
+    to: tx.to === undefined ? null : `0x${Buffer.from(tx.to).toString("hex")}`,
+    data: tx.data ?? "0x",
+    value: tx.value ?? 0n,
+    gasLimit: tx.gasLimit,
+    maxFeePerGas: 10n ** 10n,
+    maxPriorityFeePerGas: 1n,
+  });
+  return new Uint8Array(Buffer.from(raw.slice(2), "hex"));
+}
+
+/** Deploys test/data/erc20.json from `wallet` in the next block; the token's address. */
+export async function deployErc20(chain: TestChain, wallet: Wallet, nonce: number): Promise<Uint8Array> {
+  const deploy = await new ContractFactory(erc20.abi, erc20.bytecode).getDeployTransaction();
+  await runBlock(chain, [await signTestTx(wallet, { nonce, data: deploy.data, gasLimit: 400_000n })]);
+  const address = chain.app.reader.receipts(chain.height)[0]?.contractAddress;
+  if (address === undefined) throw new Error("the test token was not deployed");
+  return address;
 }

@@ -63,7 +63,8 @@ export interface StructLoggerOptions {
   limit?: number;
 }
 
-function word(v: bigint): Uint8Array {
+/** A stack value as a 32-byte big-endian word. */
+export function word(v: bigint): Uint8Array {
   const out = new Uint8Array(32);
   let x = v;
   for (let i = 31; i >= 0 && x > 0n; i--) {
