@@ -7,6 +7,8 @@ import {
   baseFeeWei,
   type CallArgs,
   createCallTracer,
+  createFourByteTracer,
+  createNoopTracer,
   createPrestateTracer,
   createStructLogger,
   type DevAccount,
@@ -204,6 +206,13 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
   };
 
   const traceOf = (config: TraceConfig) => {
+    if (config.tracer === "noopTracer") {
+      return { tracer: createNoopTracer(), wrap: (): TraceResult => ({ kind: "noop" }) };
+    }
+    if (config.tracer === "4byteTracer") {
+      const t = createFourByteTracer();
+      return { tracer: t, wrap: (counts: ReturnType<typeof t.result>): TraceResult => ({ kind: "fourByte", counts }) };
+    }
     if (config.tracer === "prestateTracer") {
       const t = createPrestateTracer({
         diffMode: config.diffMode,

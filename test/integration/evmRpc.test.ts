@@ -297,6 +297,10 @@ describe("viem", () => {
     expect(diff.pre[tokenKey]?.storage?.[slot]).toBeUndefined();
     expect(diff.post[tokenKey]?.storage?.[slot]).toBe(`0x${"7".padStart(64, "0")}`);
     expect(diff.post[w.address.toLowerCase()]?.nonce).toBe((diff.pre[w.address.toLowerCase()]?.nonce ?? 0) + 1);
+    expect(await provider.send("debug_traceTransaction", [sent.hash, { tracer: "4byteTracer" }])).toEqual({
+      "0xa9059cbb-64": 1,
+    });
+    expect(await provider.send("debug_traceTransaction", [sent.hash, { tracer: "noopTracer" }])).toEqual({});
     // An EOA at the same height: the same state root, its balance and nonce as eth_getBalance/eth_getTransactionCount.
     const eoa = await client.getProof({ address: w.address as `0x${string}`, storageKeys: [], blockNumber });
     expect(keccak256(eoa.accountProof[0] as `0x${string}`)).toBe(bytesToHex(root));

@@ -68,4 +68,4 @@ export type {
   StructLoggerResult,
   TraceTxInfo,
 } from "./tracer.js";
-export { createCallTracer, createStructLogger } from "./tracer.js";
+export { createCallTracer, createFourByteTracer, createNoopTracer, createStructLogger } from "./tracer.js";

@@ -12,6 +12,7 @@ import {
   signTestTx,
   type TestChain,
 } from "./testing.js";
+import { createFourByteTracer, createNoopTracer } from "./tracer.js";
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
 const iface = new Interface(erc20.abi);
@@ -99,5 +100,26 @@ describe("prestateTracer", () => {
     expect(t).toBeDefined();
     expect(t?.code).toBeUndefined();
     expect(t?.storage.size).toBe(0);
+  });
+});
+
+describe("4byteTracer and noopTracer", () => {
+  test("default: 4byteTracer counts selector-size pairs of the calls; noopTracer answers an empty object", async () => {
+    const { c, w0, token, txHash } = await tokenChain();
+    const counts = await c.app.reader.traceTransaction(txHash, createFourByteTracer());
+    expect([...counts]).toEqual([["0xa9059cbb-64", 1]]);
+    // A call to a precompile (identity, 0x04) and a deployment (CREATE) count nothing.
+    const precompile = await c.app.reader.traceCall(
+      { from: hex(w0.address), to: hex("0x0000000000000000000000000000000000000004"), data: hex("0xdeadbeef00") },
+      createFourByteTracer(),
+    );
+    expect(precompile.size).toBe(0);
+    const deploy = await c.app.reader.traceTransaction(
+      c.app.reader.receipts(1)[0]?.txHash as Uint8Array,
+      createFourByteTracer(),
+    );
+    expect(deploy.size).toBe(0);
+    expect(await c.app.reader.traceTransaction(txHash, createNoopTracer())).toEqual({});
+    expect(token.length).toBe(20);
   });
 });

@@ -216,3 +216,55 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
     },
   };
 }
+
+/**
+ * geth's 4byteTracer (eth/tracers/native/4byte.go): how often each `selector-calldata size` was
+ * called — every CALL, CALLCODE, DELEGATECALL and STATICCALL frame, the tx's own call included, with
+ * at least 4 bytes of input and a target that is not a precompile. Keys: `0x<selector>-<size - 4>`.
+ */
+export function createFourByteTracer(): EvmTracer<Map<string, number>> {
+  const counts = new Map<string, number>();
+  let lastOp = "";
+  let evmRef: EVM | undefined;
+  const onStep = (s: InterpreterStep) => {
+    lastOp = s.opcode.name;
+  };
+  let depth = 0;
+  const onBefore = (m: Message) => {
+    const top = depth === 0;
+    depth++;
+    const op = top ? (m.to === undefined ? "CREATE" : "CALL") : lastOp;
+    if (op !== "CALL" && op !== "CALLCODE" && op !== "DELEGATECALL" && op !== "STATICCALL") return;
+    if (m.data.length < 4 || m.to === undefined) return;
+    // The code that runs: a DELEGATECALL's or CALLCODE's target, not the storage context.
+    if (evmRef?.getPrecompile(m.codeAddress) !== undefined) return;
+    const key = `0x${Buffer.from(m.data.subarray(0, 4)).toString("hex")}-${m.data.length - 4}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  };
+  const onAfter = () => {
+    depth--;
+  };
+  return {
+    attach: (evm) => {
+      evmRef = evm;
+      evm.events.on("step", onStep);
+      evm.events.on("beforeMessage", onBefore);
+      evm.events.on("afterMessage", onAfter);
+    },
+    detach: (evm) => {
+      evm.events.off("step", onStep);
+      evm.events.off("beforeMessage", onBefore);
+      evm.events.off("afterMessage", onAfter);
+    },
+    result: () => counts,
+  };
+}
+
+/** geth's noopTracer: runs the tx and answers `{}`. */
+export function createNoopTracer(): EvmTracer<Record<string, never>> {
+  return {
+    attach: () => undefined,
+    detach: () => undefined,
+    result: () => ({}),
+  };
+}

@@ -513,8 +513,10 @@ function decodeFilterCriteria(node: JsonNode): FilterCriteria {
 }
 
 const DEFAULT_TRACE_TIMEOUT_MS = 5000;
+/** geth's native tracers served here (the struct logger is the default, without a name). */
+const TRACERS = ["callTracer", "prestateTracer", "4byteTracer", "noopTracer"] as const;
 
-/** geth tracers.TraceConfig (callTracer, prestateTracer or the struct logger). */
+/** geth tracers.TraceConfig (one of TRACERS, or the struct logger). */
 function decodeTraceConfig(node: JsonNode): TraceConfig {
   const f = objectEntries(node);
   if (node.kind !== "object" && node.kind !== "null") throw typeError(goValueKind(node), "tracers.TraceConfig");
@@ -523,9 +525,9 @@ function decodeTraceConfig(node: JsonNode): TraceConfig {
     return v === undefined || v.kind === "null" ? zero : inField("TraceConfig", name, () => dec(v));
   };
   const tracerName = get("tracer", decodeString, "");
-  if (tracerName !== "" && tracerName !== "callTracer" && tracerName !== "prestateTracer") {
+  if (tracerName !== "" && !(TRACERS as readonly string[]).includes(tracerName)) {
     throw new ParamError(
-      `tracer ${JSON.stringify(tracerName)} is not supported; use "callTracer", "prestateTracer" or omit the tracer`,
+      `tracer ${JSON.stringify(tracerName)} is not supported; use one of ${TRACERS.map((t) => JSON.stringify(t)).join(", ")} or omit the tracer`,
     );
   }
   const timeoutText = get("timeout", decodeString, "");
@@ -545,7 +547,7 @@ function decodeTraceConfig(node: JsonNode): TraceConfig {
   const prestate = tracerName === "prestateTracer";
   const limit = get("limit", jsonInt("uint"), 0);
   return {
-    tracer: tracerName === "callTracer" || tracerName === "prestateTracer" ? tracerName : undefined,
+    tracer: tracerName === "" ? undefined : (tracerName as (typeof TRACERS)[number]),
     onlyTopCall: !prestate && flag("onlyTopCall"),
     withLog: !prestate && flag("withLog"),
     diffMode: prestate && flag("diffMode"),

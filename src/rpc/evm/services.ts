@@ -412,7 +412,7 @@ export interface MinerControl {
 /** debug_trace* options after decoding (geth TraceConfig). */
 export interface TraceConfig {
   /** Undefined: the struct (opcode) logger. */
-  readonly tracer: "callTracer" | "prestateTracer" | undefined;
+  readonly tracer: "callTracer" | "prestateTracer" | "4byteTracer" | "noopTracer" | undefined;
   /** callTracer: only the top call. */
   readonly onlyTopCall: boolean;
   /** callTracer: include logs in frames. */
@@ -479,7 +479,10 @@ export type TraceResult =
       /** By 0x-less lowercase hex address. */
       readonly pre: ReadonlyMap<string, PrestateAccount>;
       readonly post: ReadonlyMap<string, PrestateAccount>;
-    };
+    }
+  /** 4byteTracer: `0x<selector>-<calldata size - 4>` → calls. */
+  | { readonly kind: "fourByte"; readonly counts: ReadonlyMap<string, number> }
+  | { readonly kind: "noop" };
 
 /** One account of a prestateTracer result (geth omits what is undefined, a zero nonce and empty code). */
 export interface PrestateAccount {

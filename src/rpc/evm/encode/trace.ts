@@ -74,6 +74,8 @@ function encodePrestateMap(m: ReadonlyMap<string, PrestateAccount>): WireValue {
 
 export function encodeTraceResult(r: TraceResult): WireValue {
   if (r.kind === "call") return encodeCallFrame(r.frame);
+  if (r.kind === "noop") return {};
+  if (r.kind === "fourByte") return new Map<string, WireValue>(r.counts);
   if (r.kind === "prestate") {
     return r.diffMode ? { post: encodePrestateMap(r.post), pre: encodePrestateMap(r.pre) } : encodePrestateMap(r.pre);
   }

@@ -24,7 +24,7 @@ import {
 import { blockBySpec, stateHeight } from "./resolve.js";
 
 /**
- * debug: tracing (struct logger, callTracer, prestateTracer) through the node's Tracer, and profiling gated
+ * debug: tracing (struct logger, callTracer, prestateTracer, 4byteTracer, noopTracer) through the node's Tracer, and profiling gated
  * by enable-profiling (Cosmos EVM v0.5 §2.4). Raw-encoding getters are on COMPAT's
  * not-implemented list.
  */

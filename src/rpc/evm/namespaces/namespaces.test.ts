@@ -678,9 +678,9 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       err(await call("debug_traceBlockByNumber", ["0x0"]), -32000, "genesis is not traceable");
       err(await call("debug_traceBlockByNumber", ["0x999"]), -32000, /not found/);
       err(
-        await call("debug_traceTransaction", [UNKNOWN_HASH, { tracer: "4byteTracer" }]),
+        await call("debug_traceTransaction", [UNKNOWN_HASH, { tracer: "flatCallTracer" }]),
         -32602,
-        /tracer "4byteTracer" is not supported; use "callTracer", "prestateTracer" or omit the tracer/,
+        /tracer "flatCallTracer" is not supported; use one of "callTracer", "prestateTracer", "4byteTracer", "noopTracer" or omit the tracer/,
       );
       err(
         await call("debug_traceTransaction", [
