@@ -24,9 +24,9 @@ import {
 import { blockBySpec, stateHeight } from "./resolve.js";
 
 /**
- * debug: tracing (struct logger, callTracer, prestateTracer, 4byteTracer, noopTracer) through the node's Tracer, and profiling gated
- * by enable-profiling (Cosmos EVM v0.5 §2.4). Raw-encoding getters are on COMPAT's
- * not-implemented list.
+ * debug: tracing (struct logger, callTracer, prestateTracer, 4byteTracer, noopTracer) through the
+ * node's Tracer, and profiling gated by enable-profiling (Cosmos EVM v0.5 §2.4). Raw-encoding getters
+ * are on COMPAT's not-implemented list.
  */
 
 const DEFAULT_TRACE: TraceConfig = {
