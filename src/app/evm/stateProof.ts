@@ -2,7 +2,7 @@ import { createMerkleProof, createMPT, type MerklePatriciaTrie } from "@ethereum
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import { EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, type StoredAccount, stripZeros } from "./records.js";
+import { EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, stripZeros } from "./records.js";
 import type { EvmStateDb } from "./stateDb.js";
 
 /** eth_getProof's answer (EIP-1186) for one account at one height. */
@@ -44,19 +44,21 @@ export class StateProver {
 
   async prove(address: Uint8Array, slots: readonly Uint8Array[], height: number): Promise<StateProof> {
     const state = await this.#stateTrie(height);
+    // The account, its storage and the asked slots are read in one turn (one snapshot), then proved.
     const account = this.#db.readAccount(address, height);
-    const accountProof = await createMerkleProof(state.trie, keccak256(address));
     const exists = account.exists;
     const storageHash = exists ? (state.storageRoots.get(bytesToHex(address)) ?? EMPTY_TRIE_ROOT) : EMPTY_TRIE_ROOT;
-    const storage =
-      exists && !equalBytes(storageHash, EMPTY_TRIE_ROOT)
-        ? await this.#storageTrie(address, account, height)
-        : undefined;
+    const hasStorage = exists && !equalBytes(storageHash, EMPTY_TRIE_ROOT);
+    const stored = hasStorage ? [...this.#db.storageSlotsAt(address, account.incarnation, height)] : [];
+    const values = slots.map((slot) =>
+      exists ? this.#db.readStorage(address, account.incarnation, slot, height) : new Uint8Array(0),
+    );
+    const accountProof = await createMerkleProof(state.trie, keccak256(address));
+    const storage = hasStorage ? await storageTrie(stored) : undefined;
     const storageProof = [];
-    for (const slot of slots) {
-      const value = exists ? this.#db.readStorage(address, account.incarnation, slot, height) : new Uint8Array(0);
+    for (const [i, slot] of slots.entries()) {
       const proof = storage === undefined ? [] : await createMerkleProof(storage, keccak256(slot));
-      storageProof.push({ key: slot, value: bigintOf(value), proof });
+      storageProof.push({ key: slot, value: bigintOf(values[i] as Uint8Array), proof });
     }
     return {
       address,
@@ -82,10 +84,16 @@ export class StateProver {
   }
 
   async #buildStateTrie(height: number): Promise<StateTrie> {
+    // Read everything in one turn (one LMDB snapshot, no commit in between), then build the tries.
+    const accounts = [...this.#db.accountsAt(height)].map(({ addr, account }) => ({
+      addr,
+      account,
+      slots: [...this.#db.storageSlotsAt(addr, account.incarnation, height)],
+    }));
     const trie = await createMPT({ useKeyHashing: false });
     const storageRoots = new Map<string, Uint8Array>();
-    for (const { addr, account } of this.#db.accountsAt(height)) {
-      const storage = await this.#storageTrie(addr, account, height);
+    for (const { addr, account, slots } of accounts) {
+      const storage = await storageTrie(slots);
       const root = storage.root();
       if (!equalBytes(root, EMPTY_TRIE_ROOT)) storageRoots.set(bytesToHex(addr), root);
       const encoded = RLP.encode([
@@ -98,14 +106,12 @@ export class StateProver {
     }
     return { trie, storageRoots };
   }
+}
 
-  async #storageTrie(addr: Uint8Array, account: StoredAccount, height: number): Promise<MerklePatriciaTrie> {
-    const trie = await createMPT({ useKeyHashing: false });
-    for (const { slot, value } of this.#db.storageSlotsAt(addr, account.incarnation, height)) {
-      await trie.put(keccak256(slot), RLP.encode(stripZeros(value)));
-    }
-    return trie;
-  }
+async function storageTrie(slots: readonly { slot: Uint8Array; value: Uint8Array }[]): Promise<MerklePatriciaTrie> {
+  const trie = await createMPT({ useKeyHashing: false });
+  for (const { slot, value } of slots) await trie.put(keccak256(slot), RLP.encode(stripZeros(value)));
+  return trie;
 }
 
 function bigintBytes(n: bigint): Uint8Array {
