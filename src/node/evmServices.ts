@@ -14,6 +14,7 @@ import {
   type DevAccount,
   EMPTY_TRIE_ROOT,
   type EvmLogView,
+  type EvmTracer,
   type EvmTxView,
   GasEstimationError,
   keccak256,
@@ -205,56 +206,41 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     return out;
   };
 
-  const traceOf = (config: TraceConfig) => {
-    if (config.tracer === "noopTracer") {
-      return { tracer: createNoopTracer(), wrap: (): TraceResult => ({ kind: "noop" }) };
+  /** Runs one trace with the tracer `config` names (`run` replays the tx or call with it). */
+  const traceWith = async (config: TraceConfig, run: <T>(tracer: EvmTracer<T>) => Promise<T>): Promise<TraceResult> => {
+    switch (config.tracer) {
+      case "noopTracer":
+        await run(createNoopTracer());
+        return { kind: "noop" };
+      case "4byteTracer":
+        return { kind: "fourByte", counts: await run(createFourByteTracer()) };
+      case "prestateTracer": {
+        const r = await run(
+          createPrestateTracer({
+            diffMode: config.diffMode,
+            disableCode: config.tracerDisableCode,
+            disableStorage: config.tracerDisableStorage,
+          }),
+        );
+        return { kind: "prestate", ...r };
+      }
+      case "callTracer": {
+        const frame = await run(createCallTracer({ onlyTopCall: config.onlyTopCall, withLog: config.withLog }));
+        if (frame === undefined) throw new NodeServiceError("the call tracer recorded no call frame");
+        return { kind: "call", frame: frameOf(frame) };
+      }
+      case undefined: {
+        const r = await run(
+          createStructLogger({
+            disableStack: config.disableStack,
+            disableStorage: config.disableStorage,
+            enableMemory: config.enableMemory,
+            limit: config.limit,
+          }),
+        );
+        return { kind: "struct", ...r };
+      }
     }
-    if (config.tracer === "4byteTracer") {
-      const t = createFourByteTracer();
-      return { tracer: t, wrap: (counts: ReturnType<typeof t.result>): TraceResult => ({ kind: "fourByte", counts }) };
-    }
-    if (config.tracer === "prestateTracer") {
-      const t = createPrestateTracer({
-        diffMode: config.diffMode,
-        disableCode: config.tracerDisableCode,
-        disableStorage: config.tracerDisableStorage,
-      });
-      return {
-        tracer: t,
-        wrap: (r: ReturnType<typeof t.result>): TraceResult => ({
-          kind: "prestate",
-          diffMode: r.diffMode,
-          pre: r.pre,
-          post: r.post,
-        }),
-      };
-    }
-    if (config.tracer === "callTracer") {
-      const t = createCallTracer({ onlyTopCall: config.onlyTopCall, withLog: config.withLog });
-      return {
-        tracer: t,
-        wrap: (frame: AppCallFrame | undefined): TraceResult => {
-          if (frame === undefined) throw new NodeServiceError("the call tracer recorded no call frame");
-          return { kind: "call", frame: frameOf(frame) };
-        },
-      };
-    }
-    const t = createStructLogger({
-      disableStack: config.disableStack,
-      disableStorage: config.disableStorage,
-      enableMemory: config.enableMemory,
-      limit: config.limit,
-    });
-    return {
-      tracer: t,
-      wrap: (r: ReturnType<typeof t.result>): TraceResult => ({
-        kind: "struct",
-        gas: r.gas,
-        failed: r.failed,
-        returnValue: r.returnValue,
-        structLogs: r.structLogs,
-      }),
-    };
   };
 
   const keyring = p.app.devAccounts().length > 0 ? new DevKeys(p.app.devAccounts()) : undefined;
@@ -438,29 +424,26 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
       dataDir: () => p.config.home,
     },
     tracer: {
-      traceTransaction: async (hash, config) => {
-        const { tracer, wrap } = traceOf(config);
-        return wrap((await reader.traceTransaction(hash, tracer as never, { timeoutMs: config.timeoutMs })) as never);
-      },
+      traceTransaction: (hash, config) =>
+        traceWith(config, (t) => reader.traceTransaction(hash, t, { timeoutMs: config.timeoutMs })),
       traceBlock: async (height, config) => {
         const block = reader.block(height);
         if (block === undefined) throw new NodeServiceError(`block #${height} not found`);
         const out: { txHash: Uint8Array; result?: TraceResult; error?: string }[] = [];
         for (const txHash of block.txHashes) {
-          const { tracer, wrap } = traceOf(config);
           try {
-            const r = await reader.traceTransaction(txHash, tracer as never, { timeoutMs: config.timeoutMs });
-            out.push({ txHash, result: wrap(r as never) });
+            const result = await traceWith(config, (t) =>
+              reader.traceTransaction(txHash, t, { timeoutMs: config.timeoutMs }),
+            );
+            out.push({ txHash, result });
           } catch (err) {
             out.push({ txHash, error: err instanceof Error ? err.message : String(err) });
           }
         }
         return out;
       },
-      traceCall: async (request, config, opts) => {
-        const { tracer, wrap } = traceOf(config);
-        return wrap((await reader.traceCall(argsOf(request), tracer as never, callOptions(opts))) as never);
-      },
+      traceCall: (request, config, opts) =>
+        traceWith(config, (t) => reader.traceCall(argsOf(request), t, callOptions(opts))),
     },
     ...(keyring === undefined ? {} : { keyring }),
   };

@@ -301,6 +301,21 @@ describe("viem", () => {
       "0xa9059cbb-64": 1,
     });
     expect(await provider.send("debug_traceTransaction", [sent.hash, { tracer: "noopTracer" }])).toEqual({});
+    // The block and call variants go through the same tracer choice.
+    expect(
+      await provider.send("debug_traceBlockByNumber", [`0x${blockNumber.toString(16)}`, { tracer: "4byteTracer" }]),
+    ).toEqual([{ txHash: sent.hash, result: { "0xa9059cbb-64": 1 } }]);
+    const callFrame = (await provider.send("debug_traceCall", [
+      {
+        from: w.address,
+        to: address,
+        data: new Contract(address, ERC20.abi).interface.encodeFunctionData("totalSupply"),
+      },
+      `0x${blockNumber.toString(16)}`,
+      { tracer: "callTracer" },
+    ])) as { type: string; to: string };
+    expect(callFrame.type).toBe("CALL");
+    expect(callFrame.to).toBe(address.toLowerCase());
     // An EOA at the same height: the same state root, its balance and nonce as eth_getBalance/eth_getTransactionCount.
     const eoa = await client.getProof({ address: w.address as `0x${string}`, storageKeys: [], blockNumber });
     expect(keccak256(eoa.accountProof[0] as `0x${string}`)).toBe(bytesToHex(root));

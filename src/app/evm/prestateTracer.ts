@@ -1,7 +1,7 @@
 import type { EVM, InterpreterStep } from "@ethereumjs/evm";
 import { Address, createContractAddress, createContractAddress2 } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
-import { equalBytes } from "./records.js";
+import { equalBytes, setLengthLeft, stripZeros } from "./records.js";
 import { type EvmTracer, type TraceTxStart, word } from "./tracer.js";
 
 /** One account in a prestate trace. Storage: 0x-less hex slot (64 chars) → 32-byte value. */
@@ -42,8 +42,7 @@ function addressOf(v: bigint): Uint8Array {
 }
 
 function isZero(b: Uint8Array): boolean {
-  for (const x of b) if (x !== 0) return false;
-  return true;
+  return stripZeros(b).length === 0;
 }
 
 /**
@@ -60,6 +59,8 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
   const created = new Set<string>();
   let evmRef: EVM | undefined;
   let outcome: PrestateResult | undefined;
+  /** A state read that failed during a step: the trace is incomplete, so detach reports it. */
+  let stepError: unknown;
 
   const state = () => {
     if (evmRef === undefined) throw new Error("the prestate tracer is not attached");
@@ -87,10 +88,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
     const entry = await lookupAccount(addr);
     const key = bytesToHex(word(slot));
     if (entry.storage.has(key)) return;
-    const raw = await state().getStorage(new Address(addr.slice()), word(slot));
-    const value = new Uint8Array(32);
-    value.set(raw.subarray(Math.max(0, raw.length - 32)), 32 - Math.min(32, raw.length));
-    entry.storage.set(key, value);
+    entry.storage.set(key, setLengthLeft(await state().getStorage(new Address(addr.slice()), word(slot)), 32));
   };
 
   const onStepAsync = async (s: InterpreterStep): Promise<void> => {
@@ -106,7 +104,8 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
       const target = stack[stack.length - 2];
       if (target !== undefined) await lookupAccount(addressOf(target));
     } else if (op === "CREATE") {
-      const nonce = (await lookupAccountNow(s.address.bytes)).nonce;
+      // The creator's nonce as CREATE sees it (the current one, not the prestate).
+      const nonce = (await state().getAccount(s.address))?.nonce ?? 0n;
       const addr = createContractAddress(s.address, nonce).bytes;
       created.add(bytesToHex(addr));
       await lookupAccount(addr);
@@ -114,24 +113,22 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
       const offset = Number(stack[stack.length - 2] ?? 0n);
       const size = Number(stack[stack.length - 3] ?? 0n);
       const salt = word(stack[stack.length - 4] ?? 0n);
-      const init = s.memory.slice(offset, offset + size);
-      const padded = init.length === size ? init : Uint8Array.from({ length: size }, (_, i) => init[i] ?? 0);
-      const addr = createContractAddress2(s.address, salt, padded).bytes;
+      // Memory past its current end reads as zeros (CREATE2 has not expanded it yet).
+      const init = new Uint8Array(size);
+      init.set(s.memory.subarray(offset, offset + size));
+      const addr = createContractAddress2(s.address, salt, init).bytes;
       created.add(bytesToHex(addr));
       await lookupAccount(addr);
     }
   };
 
-  /** The creator's nonce as CREATE sees it (the current one, not the prestate). */
-  const lookupAccountNow = async (addr: Uint8Array): Promise<{ nonce: bigint }> => {
-    const account = await state().getAccount(new Address(addr.slice()));
-    return { nonce: account?.nonce ?? 0n };
-  };
-
   const onStep = (s: InterpreterStep, resolve?: () => void): void => {
     onStepAsync(s).then(
       () => resolve?.(),
-      () => resolve?.(),
+      (err: unknown) => {
+        stepError ??= err;
+        resolve?.();
+      },
     );
   };
 
@@ -158,6 +155,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
     },
     detach: async (evm) => {
       evm.events.off("step", onStep);
+      if (stepError !== undefined) throw stepError;
       outcome = await collect();
     },
     result: () => {
@@ -201,9 +199,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
       }
       const preStorage = new Map<string, Uint8Array>();
       for (const [slot, before] of a.storage) {
-        const raw = await state().getStorage(addr, Buffer.from(slot, "hex"));
-        const value = new Uint8Array(32);
-        value.set(raw.subarray(Math.max(0, raw.length - 32)), 32 - Math.min(32, raw.length));
+        const value = setLengthLeft(await state().getStorage(addr, Buffer.from(slot, "hex")), 32);
         if (equalBytes(value, before)) continue;
         modified = true;
         if (!isZero(before)) preStorage.set(slot, before);

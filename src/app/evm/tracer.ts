@@ -156,17 +156,47 @@ const CALL_OPS: Record<string, CallFrame["type"]> = {
   CREATE2: "CREATE2",
 };
 
-/** geth's callTracer: the tree of message calls. */
-export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFrame | undefined> {
-  const stack: CallFrame[] = [];
-  let root: CallFrame | undefined;
+/**
+ * The EVM's message events with the type of each frame entered, as geth's OnEnter names it: the
+ * tx's own frame is CALL or CREATE, a nested one is the opcode that opened it (the last step seen).
+ */
+function frameEvents(on: {
+  enter(m: Message, type: CallFrame["type"]): void;
+  exit(r: EVMResult): void;
+}): Pick<EvmTracer<unknown>, "attach" | "detach"> {
   let lastOp = "";
+  let depth = 0;
   const onStep = (s: InterpreterStep) => {
     lastOp = s.opcode.name;
   };
   const onBefore = (m: Message) => {
-    const top = stack.length === 0;
-    const type: CallFrame["type"] = top ? (m.to === undefined ? "CREATE" : "CALL") : (CALL_OPS[lastOp] ?? "CALL");
+    const type = depth === 0 ? (m.to === undefined ? "CREATE" : "CALL") : (CALL_OPS[lastOp] ?? "CALL");
+    depth++;
+    on.enter(m, type);
+  };
+  const onAfter = (r: EVMResult) => {
+    depth--;
+    on.exit(r);
+  };
+  return {
+    attach: (evm) => {
+      evm.events.on("step", onStep);
+      evm.events.on("beforeMessage", onBefore);
+      evm.events.on("afterMessage", onAfter);
+    },
+    detach: (evm) => {
+      evm.events.off("step", onStep);
+      evm.events.off("beforeMessage", onBefore);
+      evm.events.off("afterMessage", onAfter);
+    },
+  };
+}
+
+/** geth's callTracer: the tree of message calls. */
+export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFrame | undefined> {
+  const stack: CallFrame[] = [];
+  let root: CallFrame | undefined;
+  const onBefore = (m: Message, type: CallFrame["type"]) => {
     const frame: CallFrame = {
       type,
       from: m.caller.bytes,
@@ -197,16 +227,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
     else if (opts.onlyTopCall !== true) parent.calls.push(frame);
   };
   return {
-    attach: (evm) => {
-      evm.events.on("step", onStep);
-      evm.events.on("beforeMessage", onBefore);
-      evm.events.on("afterMessage", onAfter);
-    },
-    detach: (evm) => {
-      evm.events.off("step", onStep);
-      evm.events.off("beforeMessage", onBefore);
-      evm.events.off("afterMessage", onAfter);
-    },
+    ...frameEvents({ enter: onBefore, exit: onAfter }),
     result: (tx) => {
       if (root !== undefined) {
         root.gasUsed = tx.gasUsed;
@@ -224,38 +245,24 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
  */
 export function createFourByteTracer(): EvmTracer<Map<string, number>> {
   const counts = new Map<string, number>();
-  let lastOp = "";
   let evmRef: EVM | undefined;
-  const onStep = (s: InterpreterStep) => {
-    lastOp = s.opcode.name;
-  };
-  let depth = 0;
-  const onBefore = (m: Message) => {
-    const top = depth === 0;
-    depth++;
-    const op = top ? (m.to === undefined ? "CREATE" : "CALL") : lastOp;
-    if (op !== "CALL" && op !== "CALLCODE" && op !== "DELEGATECALL" && op !== "STATICCALL") return;
-    if (m.data.length < 4 || m.to === undefined) return;
-    // The code that runs: a DELEGATECALL's or CALLCODE's target, not the storage context.
-    if (evmRef?.getPrecompile(m.codeAddress) !== undefined) return;
-    const key = `0x${Buffer.from(m.data.subarray(0, 4)).toString("hex")}-${m.data.length - 4}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  };
-  const onAfter = () => {
-    depth--;
-  };
+  const events = frameEvents({
+    enter: (m, type) => {
+      if (type !== "CALL" && type !== "CALLCODE" && type !== "DELEGATECALL" && type !== "STATICCALL") return;
+      if (m.data.length < 4 || m.to === undefined) return;
+      // The code that runs: a DELEGATECALL's or CALLCODE's target, not the storage context.
+      if (evmRef?.getPrecompile(m.codeAddress) !== undefined) return;
+      const key = `0x${Buffer.from(m.data.subarray(0, 4)).toString("hex")}-${m.data.length - 4}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    },
+    exit: () => undefined,
+  });
   return {
-    attach: (evm) => {
+    attach: (evm, start) => {
       evmRef = evm;
-      evm.events.on("step", onStep);
-      evm.events.on("beforeMessage", onBefore);
-      evm.events.on("afterMessage", onAfter);
+      return events.attach(evm, start);
     },
-    detach: (evm) => {
-      evm.events.off("step", onStep);
-      evm.events.off("beforeMessage", onBefore);
-      evm.events.off("afterMessage", onAfter);
-    },
+    detach: events.detach,
     result: () => counts,
   };
 }
