@@ -3,12 +3,13 @@
 // raw-socket client of bench/load.ts, which is faster than node:http's Agent),
 // next to a bare node:http server answering a fixed JSON body (the ceiling), measured in the same
 // run. Both servers run as child processes; the load generator runs here. Loopback only.
-import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, fork, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { spawnNode } from "../test/integration/testNode.js";
 import { type LoadResult, loadRaw } from "./load.js";
 
 const { values } = parseArgs({
@@ -62,10 +63,8 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     // The node under test.
-    const node = spawn(
-      process.execPath,
+    const node = spawnNode(
       [
-        "bin/cometh.js",
         "start",
         "--home",
         home,
@@ -81,18 +80,10 @@ async function main(): Promise<void> {
         "--rpc.max_open_connections",
         "0",
       ],
-      { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
+      { launcher: true },
     );
-    children.push(node);
-    const nodePort = await new Promise<number>((resolve, reject) => {
-      let out = "";
-      node.stdout?.on("data", (d: Buffer) => {
-        out += d.toString();
-        const m = /node RPC listening on tcp:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-        if (m) resolve(Number(m[1]));
-      });
-      node.on("exit", (code) => reject(new RangeError(`node exited (${code})`)));
-    });
+    children.push(node.child);
+    const nodePort = Number((await node.ready).split(":").pop());
     // The ceiling.
     const bare = fork(fileURLToPath(import.meta.url), ["--bare-server"], { execArgv: ["--import", "tsx"] });
     children.push(bare);

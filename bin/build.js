@@ -27,7 +27,6 @@ const EXTERNAL = [
   "pino",
   "pg",
   "prom-client",
-  "tsx",
   // ws's optional native helpers
   "bufferutil",
   "utf-8-validate",

@@ -5,6 +5,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** The CLI from the checkout's sources (tests see edits without a build). */
+const FROM_SOURCE = ["--import", "tsx", "src/cli/main.ts"];
+/** The launcher as `npm start` runs it (the bundled build when fresh), for benchmarks. */
+const LAUNCHER = ["bin/cometh.js"];
 
 /** A node running as a child process on 127.0.0.1 ephemeral ports, on its own temp home. */
 export interface TestNodeProcess {
@@ -25,7 +29,7 @@ export async function makeTempHome(prefix = "cometh-it-"): Promise<{ home: strin
 
 /** Runs a CLI subcommand to completion and returns its stdout. */
 export async function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: ROOT });
+  const child = spawn(process.execPath, [...FROM_SOURCE, ...args], { cwd: ROOT });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => {
@@ -47,9 +51,12 @@ export interface SpawnedNode {
   ready: Promise<string>;
 }
 
-/** Runs `src/cli/main.ts <args>` from the checkout; output is kept (the last 1 MB at most). */
-export function spawnNode(args: readonly string[]): SpawnedNode {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+/**
+ * Runs `src/cli/main.ts <args>` from the checkout (`launcher`: `bin/cometh.js <args>`, as `npm start`
+ * does); output is kept (the last 1 MB at most).
+ */
+export function spawnNode(args: readonly string[], opts: { launcher?: boolean } = {}): SpawnedNode {
+  const child = spawn(process.execPath, [...(opts.launcher === true ? LAUNCHER : FROM_SOURCE), ...args], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });

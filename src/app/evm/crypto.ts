@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { secp256k1 as nobleSecp } from "@noble/curves/secp256k1.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
+import { equalBytes } from "./records.js";
 
 /**
  * Hashing and signature recovery for the EVM app. Recovery is the hot path of CheckTx: the native
@@ -37,18 +38,12 @@ function loadNativeKeccak(): ((data: Uint8Array) => Uint8Array) | undefined {
       return new Uint8Array(out.buffer, out.byteOffset, 32);
     };
     for (const probe of [new Uint8Array(0), new Uint8Array(200).fill(0xa5).subarray(3, 170)]) {
-      if (!bytesEqual(hash(probe), keccak_256(probe))) return undefined;
+      if (!equalBytes(hash(probe), keccak_256(probe))) return undefined;
     }
     return hash;
   } catch {
     return undefined;
   }
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 const nativeKeccak = loadNativeKeccak();

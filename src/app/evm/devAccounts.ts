@@ -4,6 +4,7 @@ import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { compressedPublicKeyOf, keccak256, publicKeyOf } from "./crypto.js";
 import { EvmConfigError } from "./errors.js";
+import { bigintToBytes, bytesToBigint, setLengthLeft } from "./records.js";
 
 /** Hardhat's and Anvil's development mnemonic. */
 export const DEV_MNEMONIC = "test test test test test test test test test test test junk";
@@ -67,11 +68,11 @@ interface ExtendedKey {
 }
 
 function splitI(i: Buffer): { il: bigint; chainCode: Uint8Array } {
-  return { il: BigInt(`0x${i.subarray(0, 32).toString("hex")}`), chainCode: new Uint8Array(i.subarray(32)) };
+  return { il: bytesToBigint(i.subarray(0, 32)), chainCode: new Uint8Array(i.subarray(32)) };
 }
 
 function keyBytes(k: bigint): Uint8Array {
-  return new Uint8Array(Buffer.from(k.toString(16).padStart(64, "0"), "hex"));
+  return setLengthLeft(bigintToBytes(k), 32);
 }
 
 function masterKey(seed: Uint8Array): ExtendedKey {
@@ -86,7 +87,7 @@ function childKey(parent: ExtendedKey, index: number): ExtendedKey {
   else data.set(compressedPublicKeyOf(parent.key), 0);
   data.writeUInt32BE(index, 33);
   const { il, chainCode } = splitI(createHmac("sha512", parent.chainCode).update(data).digest());
-  const k = (il + BigInt(`0x${Buffer.from(parent.key).toString("hex")}`)) % SECP256K1_N;
+  const k = (il + bytesToBigint(parent.key)) % SECP256K1_N;
   // Probability below 2^-127; BIP-32 says to skip to the next index, which would renumber the accounts.
   if (il >= SECP256K1_N || k === 0n) throw new EvmConfigError(`BIP-32 child ${index} of the mnemonic is invalid`);
   return { key: keyBytes(k), chainCode };

@@ -2,7 +2,7 @@ import { createMerkleProof, createMPT, type MerklePatriciaTrie } from "@ethereum
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import { EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, stripZeros } from "./records.js";
+import { bigintToBytes, bytesToBigint, EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, stripZeros } from "./records.js";
 import type { EvmStateDb } from "./stateDb.js";
 
 /** eth_getProof's answer (EIP-1186) for one account at one height. */
@@ -58,7 +58,7 @@ export class StateProver {
     const storageProof = [];
     for (const [i, slot] of slots.entries()) {
       const proof = storage === undefined ? [] : await createMerkleProof(storage, keccak256(slot));
-      storageProof.push({ key: slot, value: bigintOf(values[i] as Uint8Array), proof });
+      storageProof.push({ key: slot, value: bytesToBigint(values[i] as Uint8Array), proof });
     }
     return {
       address,
@@ -97,8 +97,8 @@ export class StateProver {
       const root = storage.root();
       if (!equalBytes(root, EMPTY_TRIE_ROOT)) storageRoots.set(bytesToHex(addr), root);
       const encoded = RLP.encode([
-        stripZeros(bigintBytes(account.nonce)),
-        stripZeros(bigintBytes(account.balance)),
+        bigintToBytes(account.nonce),
+        bigintToBytes(account.balance),
         root,
         account.codeHash,
       ]);
@@ -112,14 +112,4 @@ async function storageTrie(slots: readonly { slot: Uint8Array; value: Uint8Array
   const trie = await createMPT({ useKeyHashing: false });
   for (const { slot, value } of slots) await trie.put(keccak256(slot), RLP.encode(stripZeros(value)));
   return trie;
-}
-
-function bigintBytes(n: bigint): Uint8Array {
-  if (n === 0n) return new Uint8Array(0);
-  const hex = n.toString(16);
-  return new Uint8Array(Buffer.from(hex.length % 2 === 1 ? `0${hex}` : hex, "hex"));
-}
-
-function bigintOf(bytes: Uint8Array): bigint {
-  return bytes.length === 0 ? 0n : BigInt(`0x${bytesToHex(bytes)}`);
 }

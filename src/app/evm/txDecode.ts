@@ -13,7 +13,7 @@ import { Address } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256, recoverPublicKey } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
-import { bytesToBigint } from "./records.js";
+import { bigintToBytes, bytesToBigint } from "./records.js";
 
 /** An Ethereum tx decoded, signature-checked and measured once; cached between CheckTx and execution. */
 export interface DecodedTx {
@@ -64,12 +64,6 @@ function decodeFail(reason: string, cause?: unknown): InvalidEthTxError {
 /** secp256k1 n / 2: a larger s is a malleated signature (EIP-2), refused as ethereumjs does. */
 const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
-function minimalBytes(n: bigint): Uint8Array {
-  if (n === 0n) return new Uint8Array(0);
-  const hex = n.toString(16);
-  return new Uint8Array(Buffer.from(hex.length % 2 === 1 ? `0${hex}` : hex, "hex"));
-}
-
 /**
  * The signer's address, as ethereumjs' getSenderAddress derives it, but from the decoded RLP fields
  * the tx was built from: the signing payload is the unsigned fields re-encoded (typed: type ‖
@@ -89,7 +83,7 @@ function recoverSender(type: number, values: Uint8Array[], chainId: bigint | und
     if (chainId === undefined) recid = Number(v - 27n);
     else {
       recid = Number(v - 35n - 2n * chainId);
-      unsigned.push(minimalBytes(chainId), new Uint8Array(0), new Uint8Array(0));
+      unsigned.push(bigintToBytes(chainId), new Uint8Array(0), new Uint8Array(0));
     }
     message = RLP.encode(unsigned);
     r = values[7] as Uint8Array;
