@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { spawnNode } from "../test/integration/testNode.js";
+import { startNodeProcess } from "../test/integration/testNode.js";
 import { type LoadResult, loadRaw } from "./load.js";
 
 const { values } = parseArgs({
@@ -63,27 +63,13 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     // The node under test.
-    const node = spawnNode(
-      [
-        "start",
-        "--home",
-        home,
-        "--rpc.laddr",
-        "tcp://127.0.0.1:0",
-        "--json-rpc.enable=false",
-        "--p2p.laddr",
-        "tcp://127.0.0.1:0",
-        "--proxy_app",
-        "kvstore",
-        "--log_level",
-        "error",
-        "--rpc.max_open_connections",
-        "0",
-      ],
+    const node = await startNodeProcess(
+      home,
+      ["--proxy_app", "kvstore", "--log_level", "error", "--rpc.max_open_connections", "0"],
       { launcher: true },
     );
     children.push(node.child);
-    const nodePort = Number((await node.ready).split(":").pop());
+    const nodePort = Number(new URL(node.rpcUrl).port);
     // The ceiling.
     const bare = fork(fileURLToPath(import.meta.url), ["--bare-server"], { execArgv: ["--import", "tsx"] });
     children.push(bare);

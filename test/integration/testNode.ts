@@ -83,20 +83,27 @@ export function spawnNode(args: readonly string[], opts: { launcher?: boolean } 
 
 /**
  * Starts `cometh start --home HOME` with RPC on port 0 and waits for the line announcing the bound
- * RPC address.
+ * RPC address (`launcher`: through bin/cometh.js, as `npm start` runs it).
  */
-export async function startNodeProcess(home: string, extraFlags: string[] = []): Promise<TestNodeProcess> {
-  const node = spawnNode([
-    "start",
-    "--home",
-    home,
-    "--rpc.laddr",
-    "tcp://127.0.0.1:0",
-    "--json-rpc.enable=false",
-    "--p2p.laddr",
-    "tcp://127.0.0.1:0",
-    ...extraFlags,
-  ]);
+export async function startNodeProcess(
+  home: string,
+  extraFlags: string[] = [],
+  opts: { launcher?: boolean } = {},
+): Promise<TestNodeProcess> {
+  const node = spawnNode(
+    [
+      "start",
+      "--home",
+      home,
+      "--rpc.laddr",
+      "tcp://127.0.0.1:0",
+      "--json-rpc.enable=false",
+      "--p2p.laddr",
+      "tcp://127.0.0.1:0",
+      ...extraFlags,
+    ],
+    opts,
+  );
   const rpcUrl = `http://${await node.ready}`;
   return {
     home,
