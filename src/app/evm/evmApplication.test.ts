@@ -196,6 +196,35 @@ describe("EvmApplication", () => {
     expect((await runBlock(c, [])).response.appHash).toEqual(withTx);
   });
 
+  test("behavior: a block's receipts and hash are found only once its height is published as latest", async () => {
+    const c = await chain();
+    const [w0] = wallets(c.app) as [Wallet];
+    const raw = await w0.signTransaction({
+      type: 2,
+      chainId: CHAIN_ID,
+      nonce: 0,
+      to: w0.address,
+      value: 1n,
+      gasLimit: 21000n,
+      maxFeePerGas: 10n * GWEI,
+      maxPriorityFeePerGas: 1n,
+    });
+    const ethHash = hex(Transaction.from(raw).hash as string);
+    // Between the LMDB commit (rows readable) and endCommit (height published), lookups by hash must
+    // not see the new block: a client would then read "latest" state from before it.
+    const seen: unknown[] = [];
+    const endCommit = c.app.db.endCommit.bind(c.app.db);
+    c.app.db.endCommit = (meta, diff) => {
+      seen.push(c.app.reader.receiptByHash(ethHash), c.app.reader.txLocation(ethHash), c.app.reader.latestHeight());
+      endCommit(meta, diff);
+    };
+    await runBlock(c, [hex(raw)]);
+    expect(seen).toEqual([undefined, undefined, 0]);
+    const receipt = c.app.reader.receiptByHash(ethHash);
+    expect(receipt?.height).toBe(1);
+    expect(c.app.reader.blockByHash(c.app.reader.block(1)?.hash as Uint8Array)?.height).toBe(1);
+  });
+
   test("behavior: call results are memoized per height, never across heights or with overrides", async () => {
     const c = await chain();
     const [w0, w1] = wallets(c.app) as [Wallet, Wallet];

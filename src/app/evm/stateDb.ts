@@ -356,9 +356,16 @@ export class EvmStateDb {
     return b;
   }
 
+  /**
+   * A block's height by its hash. Lookups by hash, here and in txLocation, only find heights up to
+   * latestHeight(): a commit's rows are readable in LMDB before endCommit publishes the height (the
+   * fsync lies between), and a client that found a receipt must also find its block's state at "latest".
+   */
   heightByBlockHash(hash: Uint8Array): number | undefined {
     const v = this.#bhash.get(hash);
-    return v === undefined ? undefined : readU64be(v);
+    if (v === undefined) return undefined;
+    const height = readU64be(v);
+    return height > this.latestHeight() ? undefined : height;
   }
 
   /**
@@ -408,10 +415,13 @@ export class EvmStateDb {
     return v === undefined ? undefined : decodeReceipt(height, index, v);
   }
 
+  /** Where a tx is, once its height is published (see heightByBlockHash). */
   txLocation(ethHash: Uint8Array): { height: number; index: number } | undefined {
     const v = this.#txh.get(ethHash);
     if (v === undefined) return undefined;
-    return { height: readU64be(v), index: new DataView(v.buffer, v.byteOffset + 8, 4).getUint32(0) };
+    const height = readU64be(v);
+    if (height > this.latestHeight()) return undefined;
+    return { height, index: new DataView(v.buffer, v.byteOffset + 8, 4).getUint32(0) };
   }
 
   // ---- writes -----------------------------------------------------------------------------------
