@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import type { Application } from "../app/index.js";
 import type { CheckTxResponse, ExecTxResult } from "../types/index.js";
-import { CHECK_TX_TYPE } from "../types/index.js";
+import { CHECK_TX_TYPE, txHash } from "../types/index.js";
+import { bytesToHex } from "../util/bytes.js";
 import type { Logger } from "../util/logger.js";
 import { MempoolFullError, MempoolUpdateError, TxInCacheError, TxTooLargeError } from "./errors.js";
 import { RwLock } from "./rwLock.js";
@@ -57,7 +57,7 @@ export function txProtoSize(txLength: number): number {
 }
 
 function txKey(tx: Uint8Array): string {
-  return createHash("sha256").update(tx).digest("hex");
+  return bytesToHex(txHash(tx));
 }
 
 /**

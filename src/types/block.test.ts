@@ -36,6 +36,7 @@ import {
   SIGNED_MSG_TYPE,
   sha256,
   signBytes,
+  txHash,
   ValidatorSet,
   type Vote,
   validateBlockBasic,
@@ -44,6 +45,7 @@ import {
   zeroBlockId,
 } from "./index.js";
 import { addressFromPubKey } from "./keys.js";
+import { hashFromByteSlices } from "./merkle.js";
 
 const CHAIN = "test-chain";
 const T0 = parseRfc3339("2024-01-01T00:00:00Z") as Timestamp;
@@ -173,6 +175,27 @@ describe("block encoding", () => {
 
   test("error: garbage bytes", () => {
     expect(() => decodeBlock(new Uint8Array([0x0a, 0xff, 0xff, 0x01]))).toThrow(ProtoDecodeError);
+  });
+});
+
+describe("tx and data hashes (memoized per object)", () => {
+  test("txHash is sha256 of the bytes, the same for equal bytes in another object", () => {
+    const a = utf8ToBytes("tx-a");
+    expect(txHash(a)).toEqual(sha256(a));
+    expect(txHash(a)).toBe(txHash(a));
+    expect(txHash(utf8ToBytes("tx-a"))).toEqual(txHash(a));
+  });
+
+  test("dataHash follows the array's current txs: appended, replaced and removed txs change it", () => {
+    const txs = [utf8ToBytes("1"), utf8ToBytes("2")];
+    const merkle = (list: Uint8Array[]) => hashFromByteSlices(list.map(sha256));
+    expect(dataHash(txs)).toEqual(merkle(txs));
+    txs[1] = utf8ToBytes("3");
+    expect(dataHash(txs)).toEqual(merkle([utf8ToBytes("1"), utf8ToBytes("3")]));
+    txs.push(utf8ToBytes("4"));
+    expect(dataHash(txs)).toEqual(merkle(txs));
+    txs.length = 0;
+    expect(dataHash(txs)).toEqual(sha256(new Uint8Array(0)));
   });
 });
 

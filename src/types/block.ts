@@ -153,14 +153,32 @@ export function headerHash(h: Header): Uint8Array | undefined {
   return hash.slice();
 }
 
+// A tx's bytes are never written to once received (the mempool, blocks, stores and the app only read
+// them), so its hash is kept with the bytes object: CheckTx, the mempool, the app's decode cache, the
+// event bus and the indexer each ask for it, and a block's data hash is checked when it is made,
+// prevoted, precommitted and committed (CometBFT memoizes Data.Hash the same way). The hashes handed
+// out are shared: callers must not write into them.
+const txHashes = new WeakMap<Uint8Array, Uint8Array>();
+const dataHashes = new WeakMap<readonly Uint8Array[], { txs: Uint8Array[]; hash: Uint8Array }>();
+
 /** sha256 of the tx bytes (types.Tx.Hash). */
 export function txHash(tx: Uint8Array): Uint8Array {
-  return sha256(tx);
+  let h = txHashes.get(tx);
+  if (h === undefined) {
+    h = sha256(tx);
+    txHashes.set(tx, h);
+  }
+  return h;
 }
 
 /** data_hash: merkle over the tx hashes (types.Txs.Hash); no txs gives sha256(""). */
 export function dataHash(txs: readonly Uint8Array[]): Uint8Array {
-  return hashFromByteSlices(txs.map(sha256));
+  const memo = dataHashes.get(txs);
+  // The array may have been changed since (a tx added or replaced): the memo holds only for the same txs.
+  if (memo !== undefined && memo.txs.length === txs.length && memo.txs.every((t, i) => t === txs[i])) return memo.hash;
+  const hash = hashFromByteSlices(txs.map(txHash));
+  dataHashes.set(txs, { txs: [...txs], hash });
+  return hash;
 }
 
 /** last_commit_hash: merkle over each CommitSig's proto bytes, absent ones included (types.Commit.Hash). */

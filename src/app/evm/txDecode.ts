@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import {
@@ -10,6 +9,7 @@ import {
   type TypedTransaction,
 } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
+import { txHash } from "../../types/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256, recoverPublicKey } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
@@ -50,7 +50,7 @@ export interface DecodeContext {
 const TX_TYPES = { legacy: 0, accessList: 1, feeMarket: 2, blob: 3, setCode: 4 } as const;
 
 export function txKey(raw: Uint8Array): string {
-  return createHash("sha256").update(raw).digest("hex");
+  return bytesToHex(txHash(raw));
 }
 
 function decodeFail(reason: string, cause?: unknown): InvalidEthTxError {
