@@ -81,6 +81,13 @@ const CHAIN_ID = 262144;
 const ACCOUNTS = 10;
 const GWEI = 1_000_000_000n;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** The Node flags `npm start` gives cometh (package.json's start script: `node <flags> bin/cometh.js start`). */
+const COMETH_NODE_FLAGS = (() => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const m = /^node((?: --[^ ]+)*) bin\/cometh\.js start$/.exec(pkg.scripts.start);
+  if (m === null) throw new Error(`bench:evm: cannot read the Node flags of npm start from "${pkg.scripts.start}"`);
+  return (m[1] as string).split(" ").filter(Boolean);
+})();
 const PEERS = join(ROOT, "bench", "peers");
 const PEER_MODULES = join(PEERS, "node_modules");
 const token = new Interface(erc20.abi);
@@ -707,8 +714,9 @@ const SPECS: NodeSpec[] = [
       const home = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
       return {
         cmd: process.execPath,
-        // As `npm start` runs it: the compiled build (made fresh before the first launch).
+        // As `npm start` runs it: its Node flags, the compiled build (made fresh before the first launch).
         args: [
+          ...COMETH_NODE_FLAGS,
           "bin/cometh.js",
           "start",
           "--home",

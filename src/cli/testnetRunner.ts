@@ -23,7 +23,8 @@ export function runTestnetNodes(
   const children: ChildProcess[] = [];
   const exits: Promise<number>[] = [];
   for (const n of nodes) {
-    const child = spawn(process.execPath, [LAUNCHER, "start", "--home", n.home, ...extraArgs], {
+    // The runner's own Node flags (bin/cometh.js's heap settings) carry over, as child_process.fork does.
+    const child = spawn(process.execPath, [...process.execArgv, LAUNCHER, "start", "--home", n.home, ...extraArgs], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     children.push(child);

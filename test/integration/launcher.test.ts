@@ -55,4 +55,22 @@ describe("launcher", () => {
       utimesSync(STAMP, atime, mtime);
     }
   });
+
+  test("behavior: the cometh binary and npm start run Node with the same heap flags (4 MiB semi-spaces)", () => {
+    const shebang = readFileSync(`${ROOT}/bin/cometh.js`, "utf8").split("\n")[0] as string;
+    const flags = /^#!\/usr\/bin\/env -S node (.+)$/.exec(shebang)?.[1];
+    expect(flags).toBe("--max-semi-space-size=4");
+    const scripts = (JSON.parse(readFileSync(`${ROOT}/package.json`, "utf8")) as { scripts: Record<string, string> })
+      .scripts;
+    expect(scripts.start).toBe(`node ${flags} bin/cometh.js start`);
+    expect(scripts.cometh).toBe(`node ${flags} bin/cometh.js`);
+    // Executed as a program (through its #! line), as npm's bin link runs it.
+    const r = spawnSync(`${ROOT}/bin/cometh.js`, ["version"], {
+      cwd: ROOT,
+      env: { ...process.env, COMETH_TRACE_ENTRY: "1" },
+      encoding: "utf8",
+    });
+    expect(r.stdout).toContain(`cometh ${VERSION}`);
+    expect(r.stderr).toContain(`(node flags: ${flags})`);
+  });
 });
