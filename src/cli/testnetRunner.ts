@@ -15,6 +15,12 @@ export interface RunnerIo {
  * each output line with the node's name. Resolves when all children have exited; `stop()` sends
  * SIGTERM to each child (only the processes it started).
  */
+/**
+ * The runner's own Node flags (bin/cometh.js's heap settings) carry over to the nodes, as
+ * child_process.fork does, except the inspector's: one debug port cannot serve every node.
+ */
+const NODE_FLAGS = process.execArgv.filter((f) => !/^--(inspect|debug)/.test(f));
+
 export function runTestnetNodes(
   nodes: readonly { readonly name: string; readonly home: string }[],
   io: RunnerIo,
@@ -23,8 +29,7 @@ export function runTestnetNodes(
   const children: ChildProcess[] = [];
   const exits: Promise<number>[] = [];
   for (const n of nodes) {
-    // The runner's own Node flags (bin/cometh.js's heap settings) carry over, as child_process.fork does.
-    const child = spawn(process.execPath, [...process.execArgv, LAUNCHER, "start", "--home", n.home, ...extraArgs], {
+    const child = spawn(process.execPath, [...NODE_FLAGS, LAUNCHER, "start", "--home", n.home, ...extraArgs], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     children.push(child);
