@@ -1,29 +1,28 @@
-import { ContractFactory, Interface, Transaction, Wallet, zeroPadValue } from "ethers";
+import { ContractFactory, Transaction, Wallet, zeroPadValue } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
 import { DEV_ACCOUNT_BALANCE_WEI, toChecksumAddress } from "./devAccounts.js";
 import { CHECK_TX_CODES, GasEstimationError } from "./errors.js";
 import type { EvmApplication } from "./evmApplication.js";
-import { closeTestChain, openTestChain, runBlock, type TestChain } from "./testing.js";
+import {
+  closeTestChain,
+  hexBytes as hex,
+  erc20Interface as iface,
+  type openTestChain,
+  runBlock,
+  type TestChain,
+  TestChains,
+} from "./testing.js";
 
 const CHAIN_ID = 262144n;
 const GWEI = 1_000_000_000n;
-const iface = new Interface(erc20.abi);
 
-function hex(s: string): Uint8Array {
-  return new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
-}
+const chains = new TestChains();
+afterEach(() => chains.closeAll());
 
-const chains: TestChain[] = [];
-afterEach(async () => {
-  while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
-});
-
-async function chain(opts: Parameters<typeof openTestChain>[0] = {}): Promise<TestChain> {
-  const c = await openTestChain(opts);
-  chains.push(c);
-  return c;
+function chain(opts: Parameters<typeof openTestChain>[0] = {}): Promise<TestChain> {
+  return chains.open(opts);
 }
 
 function wallets(app: EvmApplication): Wallet[] {
@@ -468,7 +467,7 @@ describe("EvmApplication", () => {
   });
 
   test("behavior: restart keeps balances, code and storage; state at past heights stays readable", async () => {
-    const c = await openTestChain();
+    const c = await chains.open();
     const [w0, w1] = wallets(c.app) as [Wallet, Wallet];
     const token = await deployToken(c, w0, 0);
     const t = await sign(w0, {

@@ -1,9 +1,8 @@
 import { genTransactionsTrieRoot } from "@ethereumjs/block";
 import { createTxFromRLP } from "@ethereumjs/tx";
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import { Interface, Wallet } from "ethers";
+import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
-import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
@@ -13,16 +12,19 @@ import { parseEvmGenesis } from "./genesis.js";
 import { loadInterpreterModule } from "./interpreterModule.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
 import { EMPTY_TRIE_ROOT } from "./records.js";
-import { closeTestChain, deployErc20, erc20BalanceSlot, openTestChain, runBlock, type TestChain } from "./testing.js";
+import {
+  deployErc20,
+  erc20BalanceSlot,
+  hexBytes as hex,
+  erc20Interface as iface,
+  runBlock,
+  TestChains,
+} from "./testing.js";
 import { createCallTracer, createStructLogger } from "./tracer.js";
 import { orderedTrieRoot } from "./trieRoot.js";
 
-const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
-const iface = new Interface(erc20.abi);
-const chains: TestChain[] = [];
-afterEach(async () => {
-  while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
-});
+const chains = new TestChains();
+afterEach(() => chains.closeAll());
 
 describe("fee market", () => {
   test("default: Cosmos EVM CalcGasBaseFee on 18-decimal Decs", () => {
@@ -134,8 +136,7 @@ describe("crypto and roots", () => {
 
 describe("state history, pruning, calls and tracing", () => {
   test("behavior: pruning keeps a window of heights", async () => {
-    const c = await openTestChain({ pruning: 2 });
-    chains.push(c);
+    const c = await chains.open({ pruning: 2 });
     const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
     for (let i = 0; i < 4; i++) {
       const tx = hex(
@@ -162,8 +163,7 @@ describe("state history, pruning, calls and tracing", () => {
   });
 
   test("behavior: eth_call with state overrides, from a contract, and traces", async () => {
-    const c = await openTestChain();
-    chains.push(c);
+    const c = await chains.open();
     const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
     const token = await deployErc20(c, w0, 0);
     const transfer = iface.encodeFunctionData("transfer", [w1.address, 5n]);
@@ -217,8 +217,7 @@ describe("state history, pruning, calls and tracing", () => {
 
 describe("EIP-7702", () => {
   test("behavior: a set-code tx delegates an EOA, which can still send txs", async () => {
-    const c = await openTestChain();
-    chains.push(c);
+    const c = await chains.open();
     const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
     const target = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
     const auth = await w1.authorize({ address: target, nonce: 0n, chainId: 262144n });

@@ -1,25 +1,20 @@
-import { Interface, Wallet } from "ethers";
+import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
-import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
 import { createPrestateTracer } from "./prestateTracer.js";
 import {
-  closeTestChain,
   deployErc20,
   erc20BalanceSlot,
-  openTestChain,
+  hexBytes as hex,
+  erc20Interface as iface,
   runBlock,
   signTestTx,
-  type TestChain,
+  TestChains,
 } from "./testing.js";
 import { createFourByteTracer, createNoopTracer } from "./tracer.js";
 
-const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
-const iface = new Interface(erc20.abi);
-const chains: TestChain[] = [];
-afterEach(async () => {
-  while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
-});
+const chains = new TestChains();
+afterEach(() => chains.closeAll());
 
 /** The token's balance slot of `holder`, as the tracer's 64-hex storage key. */
 const balanceSlot = (holder: string) => bytesToHex(erc20BalanceSlot(hex(holder)));
@@ -27,8 +22,7 @@ const balanceSlot = (holder: string) => bytesToHex(erc20BalanceSlot(hex(holder))
 const word = (n: bigint) => hex(n.toString(16).padStart(64, "0"));
 
 async function tokenChain() {
-  const c = await openTestChain();
-  chains.push(c);
+  const c = await chains.open();
   const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
   const token = await deployErc20(c, w0, 0);
   const data = iface.encodeFunctionData("transfer", [w1.address, 5n]);
@@ -78,8 +72,7 @@ describe("prestateTracer", () => {
   });
 
   test("behavior: a contract creation leaves the new contract out of pre and puts its code in post", async () => {
-    const c = await openTestChain();
-    chains.push(c);
+    const c = await chains.open();
     const [w0] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet];
     const token = await deployErc20(c, w0, 0);
     const txHash = c.app.reader.receipts(1)[0]?.txHash as Uint8Array;

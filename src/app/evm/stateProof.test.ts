@@ -1,29 +1,24 @@
 import { verifyMerkleProof } from "@ethereumjs/mpt";
 import { RLP } from "@ethereumjs/rlp";
-import { Interface, Wallet } from "ethers";
+import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
-import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { keccak256 } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
 import { EMPTY_TRIE_ROOT, KECCAK256_NULL } from "./records.js";
 import type { StateProof } from "./stateProof.js";
 import {
-  closeTestChain,
   deployErc20,
   erc20BalanceSlot,
-  openTestChain,
+  hexBytes as hex,
+  erc20Interface as iface,
   runBlock,
   signTestTx,
-  type TestChain,
+  TestChains,
 } from "./testing.js";
 
-const hex = (s: string) => new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
 const big = (b: Uint8Array) => (b.length === 0 ? 0n : BigInt(`0x${Buffer.from(b).toString("hex")}`));
-const iface = new Interface(erc20.abi);
-const chains: TestChain[] = [];
-afterEach(async () => {
-  while (chains.length > 0) await closeTestChain(chains.pop() as TestChain);
-});
+const chains = new TestChains();
+afterEach(() => chains.closeAll());
 
 const balanceSlot = (holder: string) => erc20BalanceSlot(hex(holder));
 
@@ -52,8 +47,7 @@ async function verified(p: StateProof): Promise<{ root: Uint8Array; account: Uin
 
 describe("eth_getProof (EIP-1186)", () => {
   test("default: account and storage proofs verify, at the latest and at an older height, and agree with the state", async () => {
-    const c = await openTestChain();
-    chains.push(c);
+    const c = await chains.open();
     const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
     const token = await deployErc20(c, w0, 0);
     const transfer = iface.encodeFunctionData("transfer", [w1.address, 5n]);
@@ -86,8 +80,7 @@ describe("eth_getProof (EIP-1186)", () => {
   });
 
   test("behavior: an account that does not exist gets a verified proof of absence and empty fields", async () => {
-    const c = await openTestChain();
-    chains.push(c);
+    const c = await chains.open();
     const nobody = new Uint8Array(20).fill(0x42);
     const p = await c.app.reader.proof(nobody, [new Uint8Array(32)], 0);
     const { account } = await verified(p);
@@ -100,8 +93,7 @@ describe("eth_getProof (EIP-1186)", () => {
   });
 
   test("error: a height outside the kept state window is refused", async () => {
-    const c = await openTestChain();
-    chains.push(c);
+    const c = await chains.open();
     await expect(c.app.reader.proof(new Uint8Array(20), [], 5)).rejects.toThrow(StateUnavailableError);
   });
 });

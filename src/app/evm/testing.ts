@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ContractFactory, type Wallet } from "ethers";
+import { ContractFactory, Interface, type Wallet } from "ethers";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { defaultConsensusParams, type FinalizeBlockResponse } from "../../types/index.js";
 import { silentLogger } from "../../util/logger.js";
@@ -55,6 +55,29 @@ export async function closeTestChain(chain: TestChain, opts: { keep?: boolean } 
   await chain.app.close();
   if (opts.keep !== true) await rm(chain.dir, { recursive: true, force: true });
 }
+
+/** Test chains a test file opens, closed together by closeAll (call it from afterEach). */
+export class TestChains {
+  readonly #open: TestChain[] = [];
+
+  async open(opts: Parameters<typeof openTestChain>[0] = {}): Promise<TestChain> {
+    const c = await openTestChain(opts);
+    this.#open.push(c);
+    return c;
+  }
+
+  async closeAll(): Promise<void> {
+    while (this.#open.length > 0) await closeTestChain(this.#open.pop() as TestChain);
+  }
+}
+
+/** Bytes of a hex string (0x optional), for test inputs known to be valid hex. */
+export function hexBytes(s: string): Uint8Array {
+  return new Uint8Array(Buffer.from(s.startsWith("0x") ? s.slice(2) : s, "hex"));
+}
+
+/** The ABI of test/data/erc20.json's token. */
+export const erc20Interface = new Interface(erc20.abi);
 
 /** A block hash for height h (deterministic, distinct per height). */
 export function fakeBlockHash(height: number): Uint8Array {
