@@ -55,6 +55,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { HDNodeWallet, Interface, Transaction } from "ethers";
 import erc20 from "../test/data/erc20.json" with { type: "json" };
+import { NPM_START_NODE_FLAGS } from "../test/integration/testNode.js";
 import { freePorts } from "../test/integration/testnetHarness.js";
 import { type LoadResult, type LoadTarget, loadRaw, percentile } from "./load.js";
 
@@ -81,13 +82,6 @@ const CHAIN_ID = 262144;
 const ACCOUNTS = 10;
 const GWEI = 1_000_000_000n;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-/** The Node flags `npm start` gives cometh (package.json's start script: `node <flags> bin/cometh.js start`). */
-const COMETH_NODE_FLAGS = (() => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
-  const m = /^node((?: --[^ ]+)*) bin\/cometh\.js start$/.exec(pkg.scripts.start);
-  if (m === null) throw new Error(`bench:evm: cannot read the Node flags of npm start from "${pkg.scripts.start}"`);
-  return (m[1] as string).split(" ").filter(Boolean);
-})();
 const PEERS = join(ROOT, "bench", "peers");
 const PEER_MODULES = join(PEERS, "node_modules");
 const token = new Interface(erc20.abi);
@@ -716,7 +710,7 @@ const SPECS: NodeSpec[] = [
         cmd: process.execPath,
         // As `npm start` runs it: its Node flags, the compiled build (made fresh before the first launch).
         args: [
-          ...COMETH_NODE_FLAGS,
+          ...NPM_START_NODE_FLAGS,
           "bin/cometh.js",
           "start",
           "--home",

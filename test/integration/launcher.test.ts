@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
+import { NPM_START_NODE_FLAGS } from "./testNode.js";
 
 /**
  * bin/build.js bundles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
@@ -64,6 +65,8 @@ describe("launcher", () => {
       .scripts;
     expect(scripts.start).toBe(`node ${flags} bin/cometh.js start`);
     expect(scripts.cometh).toBe(`node ${flags} bin/cometh.js`);
+    // What the benches start cometh with (testNode's launcher, bench:evm).
+    expect(NPM_START_NODE_FLAGS).toEqual([flags]);
     // Executed as a program (through its #! line), as npm's bin link runs it.
     const r = spawnSync(`${ROOT}/bin/cometh.js`, ["version"], {
       cwd: ROOT,

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,8 +8,15 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The CLI from the checkout's sources (tests see edits without a build). */
 const FROM_SOURCE = ["--import", "tsx", "src/cli/main.ts"];
-/** The launcher as `npm start` runs it (the bundled build when fresh), for benchmarks. */
-const LAUNCHER = ["bin/cometh.js"];
+/** The Node flags `npm start` gives cometh (package.json's start script: `node <flags> bin/cometh.js start`). */
+export const NPM_START_NODE_FLAGS: readonly string[] = (() => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const m = /^node((?: --[^ ]+)*) bin\/cometh\.js start$/.exec(pkg.scripts.start);
+  if (m === null) throw new Error(`cannot read the Node flags of npm start from "${pkg.scripts.start}"`);
+  return (m[1] as string).split(" ").filter(Boolean);
+})();
+/** The launcher as `npm start` runs it (its Node flags; the bundled build when fresh), for benchmarks. */
+const LAUNCHER = [...NPM_START_NODE_FLAGS, "bin/cometh.js"];
 
 /** A node running as a child process on 127.0.0.1 ephemeral ports, on its own temp home. */
 export interface TestNodeProcess {
