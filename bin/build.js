@@ -8,9 +8,9 @@
 // Dynamic imports become separate chunks, so they stay lazy.
 // Types are checked by `npm run check`, not here. Never fails the install: without a build the
 // launcher runs the sources through tsx instead.
-import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { sep } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -34,22 +34,28 @@ const EXTERNAL = [
 
 /**
  * src/app/evm/interpreterModule.ts loads @ethereumjs/evm's Interpreter module by file URL (its
- * package exports do not name it) so jumpAnalysisCache.ts can patch it. In the bundle the EVM is
- * bundled too, so that module is swapped for a static import of the same file: one instance.
+ * package exports do not name it) so jumpAnalysisCache.ts and fastStepLoop.ts can patch it. In the
+ * bundle the EVM is bundled too, so that module is swapped for a static import of the same file (one
+ * instance) and the package's version read at build time.
  */
 function interpreterModulePlugin(require) {
   const cjsIndex = require.resolve("@ethereumjs/evm");
   const esmFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/dist/esm/interpreter.js");
+  const pkgFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/package.json");
+  const version = JSON.parse(readFileSync(pkgFile, "utf8")).version;
+  const evmDir = join(root, "src", "app", "evm");
   return {
     name: "cometh-interpreter-module",
     setup(build) {
       build.onResolve({ filter: /^\.\/interpreterModule\.js$/ }, (args) =>
-        args.importer.endsWith(`${"src/app/evm/jumpAnalysisCache.ts".replaceAll("/", sep)}`)
-          ? { path: "interpreterModule", namespace: "cometh" }
-          : undefined,
+        dirname(args.importer) === evmDir ? { path: "interpreterModule", namespace: "cometh" } : undefined,
       );
       build.onLoad({ filter: /^interpreterModule$/, namespace: "cometh" }, () => ({
-        contents: `import * as m from ${JSON.stringify(esmFile)};\nexport async function loadInterpreterModule() { return m; }\n`,
+        contents: [
+          `import * as m from ${JSON.stringify(esmFile)};`,
+          "export async function loadInterpreterModule() { return m; }",
+          `export function evmPackageVersion() { return ${JSON.stringify(version)}; }`,
+        ].join("\n"),
         loader: "js",
         resolveDir: root,
       }));

@@ -5,7 +5,7 @@ import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import { bytesToHex } from "../../util/bytes.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
-import { StateUnavailableError } from "./errors.js";
+import { EvmCallTimeoutError, StateUnavailableError } from "./errors.js";
 import { createTxCommon } from "./executor.js";
 import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
 import { parseEvmGenesis } from "./genesis.js";
@@ -160,6 +160,17 @@ describe("state history, pruning, calls and tracing", () => {
     expect(() => c.app.reader.nonce(hex(w0.address), 9)).toThrow(/height in the future/);
     // An account untouched since genesis keeps its genesis version.
     expect(c.app.reader.balance(hex(c.app.devAccounts()[5]?.address ?? ""), 3)).toBe(10_000n * 10n ** 18n);
+  });
+
+  test("error: a call that loops without touching state stops at its timeout, not at its gas cap", async () => {
+    const c = await chains.open();
+    const loop = hex("0x00000000000000000000000000000000000010af");
+    // JUMPDEST PUSH1 0 JUMP: ~11 gas a turn, so 25M gas would run for seconds
+    const overrides = [{ address: loop, code: hex("0x5b600056") }];
+    await expect(c.app.reader.call({ to: loop }, { overrides, timeoutMs: 30 })).rejects.toThrow(EvmCallTimeoutError);
+    // with a small gas limit the same loop ends out of gas, as before
+    const r = await c.app.reader.call({ to: loop, gas: 50_000n }, { overrides, timeoutMs: 30 });
+    expect(r.status).toBe("failed");
   });
 
   test("behavior: eth_call with state overrides, from a contract, and traces", async () => {

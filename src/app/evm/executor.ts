@@ -6,6 +6,7 @@ import { Address, createContractAddress } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
 import { ecrecover, keccak256 } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
+import { installFastStepLoop } from "./fastStepLoop.js";
 import { DEC_ONE } from "./feeMarket.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
@@ -154,6 +155,7 @@ export class TxExecutor {
 
   static async create(common: Common, base: StateReader, blockchain: EVMMockBlockchainInterface): Promise<TxExecutor> {
     await installJumpAnalysisCache();
+    await installFastStepLoop();
     const overlay = new OverlayStateManager(base);
     const vm = await createVM({ common, stateManager: overlay, blockchain });
     return new TxExecutor(vm, overlay, common);

@@ -1,7 +1,8 @@
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
-/** What jumpAnalysisCache.ts patches: @ethereumjs/evm's Interpreter class (not exported by the package). */
+/** What jumpAnalysisCache.ts and fastStepLoop.ts patch: @ethereumjs/evm's Interpreter class (not exported by the package). */
 export interface InterpreterModule {
   Interpreter?: { prototype: unknown };
 }
@@ -10,11 +11,24 @@ export interface InterpreterModule {
  * Loads @ethereumjs/evm's interpreter module by file URL: the same module instance the EVM imports
  * (the package's ESM build), which its `exports` map does not name. Undefined when the layout differs
  * (another version). The bundle (bin/build.js) replaces this module with a static import of the same
- * file, so the patch reaches the bundled copy of the EVM.
+ * file, so the patches reach the bundled copy of the EVM, and the version below with a constant.
  */
 export async function loadInterpreterModule(): Promise<InterpreterModule | undefined> {
   const cjsIndex = createRequire(import.meta.url).resolve("@ethereumjs/evm");
   const esmFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/dist/esm/interpreter.js");
   if (esmFile === cjsIndex) return undefined;
   return (await import(pathToFileURL(esmFile).href)) as InterpreterModule;
+}
+
+/** The installed @ethereumjs/evm's version (from its package.json), or undefined if it cannot be read. */
+export function evmPackageVersion(): string | undefined {
+  try {
+    const cjsIndex = createRequire(import.meta.url).resolve("@ethereumjs/evm");
+    const pkgFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/package.json");
+    if (pkgFile === cjsIndex) return undefined;
+    const version = (JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: unknown }).version;
+    return typeof version === "string" ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -97,6 +97,15 @@ export class OverlayStateManager implements StateManagerInterface {
     }
   }
 
+  /**
+   * Throws EvmCallTimeoutError once a call's deadline has passed: checked on state reads, and by the
+   * interpreter loop (fastStepLoop.ts) every few thousand steps, so code that loops without
+   * touching state is stopped too.
+   */
+  checkDeadline(): void {
+    this.#check();
+  }
+
   /** Current account (overlay, else base); never mutate the result. */
   storedAccount(addr: Uint8Array, key = bytesToHex(addr)): StoredAccount {
     const e = this.#accounts.get(key);
