@@ -80,6 +80,8 @@ function hexKey(b: Uint8Array): string {
 export function buildEvmServices(p: EvmServiceParts): EvmServices {
   const reader = p.app.reader;
   const version = packageVersion();
+  /** The latest block's base fee; before the first block, the first block's. */
+  const headBaseFee = (): bigint => reader.baseFee(reader.latestHeight()) ?? reader.nextBaseFee();
 
   const txOf = (v: EvmTxView): EvmTx => ({
     hash: v.hash,
@@ -395,12 +397,13 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     },
     fees: {
       nextBaseFee: () => reader.nextBaseFee(),
-      // Cosmos EVM's SuggestGasTipCap: the most the base fee can rise in one block,
+      headBaseFee: () => (p.app.feeMarketParams().noBaseFee ? undefined : headBaseFee()),
+      // Cosmos EVM's SuggestGasTipCap(head.BaseFee): the most the base fee can rise in one block,
       // baseFee × (elasticity − 1) / change denominator.
       suggestTipCap: () => {
         const fm = p.app.feeMarketParams();
         if (fm.noBaseFee || fm.baseFeeChangeDenominator === 0n) return 0n;
-        return (reader.nextBaseFee() * (fm.elasticityMultiplier - 1n)) / fm.baseFeeChangeDenominator;
+        return (headBaseFee() * (fm.elasticityMultiplier - 1n)) / fm.baseFeeChangeDenominator;
       },
       // x/feemarket min_gas_price (a Dec) in wei.
       minGasPrice: () => baseFeeWei(p.app.feeMarketParams().minGasPrice),

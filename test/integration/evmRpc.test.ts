@@ -93,10 +93,27 @@ describe("ethers v6", () => {
       { result: string },
       { result: string },
     ];
-    const next = BigInt(history.result.baseFeePerGas[1] ?? "0x0");
-    // x/feemarket defaults: elasticity 2, change denominator 8.
-    expect(BigInt(tip.result)).toBe(next / 8n);
-    expect(BigInt(gasPrice.result)).toBeGreaterThanOrEqual(next);
+    // Cosmos EVM's SuggestGasTipCap(head.BaseFee) and GasPrice: from the latest block's base fee
+    // (baseFeePerGas[0]; [1] is the next block's). x/feemarket defaults: elasticity 2, denominator 8.
+    const head = BigInt(history.result.baseFeePerGas[0] ?? "0x0");
+    expect(BigInt(tip.result)).toBe(head / 8n);
+    expect(BigInt(gasPrice.result)).toBe(head + head / 8n);
+  });
+
+  test("behavior: a legacy tx priced at eth_gasPrice estimates and is mined (cast send --legacy, ethers type 0)", async () => {
+    const w = new Wallet(KEYS[3], provider);
+    const to = new Wallet(KEYS[2]).address;
+    const gasPrice = BigInt(await provider.send("eth_gasPrice", []));
+    const gasLimit = await provider.estimateGas({ from: w.address, to, value: 1n, gasPrice, type: 0 });
+    expect(gasLimit).toBe(21000n);
+    const r = await (await w.sendTransaction({ to, value: 1n, gasPrice, gasLimit, type: 0 })).wait();
+    expect(r?.status).toBe(1);
+    // Cosmos EVM's calls never compare the price with the base fee: below it, a call still runs.
+    const cheap = { from: w.address, to, value: "0x1", gasPrice: "0x1" };
+    expect(await provider.send("eth_estimateGas", [cheap])).toBe("0x5208");
+    expect(await provider.send("eth_call", [cheap, "latest"])).toBe("0x");
+    const cheap1559 = { from: w.address, to, value: "0x1", maxFeePerGas: "0x2", maxPriorityFeePerGas: "0x1" };
+    expect(await provider.send("eth_estimateGas", [cheap1559])).toBe("0x5208");
   });
 
   test("behavior: a transfer is mined with a receipt, EIP-1559 fees accounted to the wei", async () => {

@@ -211,7 +211,7 @@ export class TxExecutor {
         kind: "invalid",
         error: new InvalidEthTxError(
           CHECK_TX_CODES.txDecode,
-          `failed to apply transaction: ${(err as Error).message.replace(/ \(.*->.*\)$/, "")}`,
+          `failed to apply transaction: ${(err as Error).message.replace(/ \([^()]*->[^()]*\)$/, "")}`,
           { cause: err },
         ),
       };

@@ -351,8 +351,11 @@ export class EvmReaderImpl implements EvmReader {
       const ctx = this.#context(height);
       const zeroPrice =
         (args.gasPrice ?? 0n) === 0n && (args.maxFeePerGas ?? 0n) === 0n && (args.maxPriorityFeePerGas ?? 0n) === 0n;
-      // geth runs calls with NoBaseFee: a call that names no price pays nothing.
-      if (zeroPrice) ctx.baseFee = 0n;
+      const feeCap = args.gasPrice ?? args.maxFeePerGas;
+      // geth runs calls with NoBaseFee: a call that names no price pays nothing. Cosmos EVM's calls
+      // and estimates never compare the fee cap with the base fee, so a price below it runs too
+      // (paying that price), as when a wallet prices a legacy tx for the next, cheaper block.
+      if (zeroPrice || (feeCap !== undefined && feeCap < ctx.baseFee)) ctx.baseFee = 0n;
       exec.begin(ctx, reader, 0n);
       const overlay = exec.overlay;
       applyOverrides(overlay, opts.overrides ?? []);
@@ -390,7 +393,8 @@ export class EvmReaderImpl implements EvmReader {
         });
       } catch (err) {
         if (err instanceof EvmCallTimeoutError) throw err;
-        throw new EvmCallError((err as Error).message.replace(/ \(.*->.*\)$/, ""), { cause: err });
+        // ethereumjs appends "(vm -> block -> tx)" context to its messages: not for RPC users.
+        throw new EvmCallError((err as Error).message.replace(/ \([^()]*->[^()]*\)$/, ""), { cause: err });
       } finally {
         if (tracer !== undefined) await tracer.detach(exec.vm.evm as never);
       }

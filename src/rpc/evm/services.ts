@@ -333,7 +333,9 @@ export interface MempoolAccess {
 export interface FeeOracle {
   /** Base fee of the block after the latest one; undefined when the fee market is off. */
   nextBaseFee(): Awaitable<bigint | undefined>;
-  /** Suggested priority fee per gas (eth_maxPriorityFeePerGas). */
+  /** Base fee of the latest block (Cosmos EVM's head.BaseFee); undefined when the fee market is off. */
+  headBaseFee(): Awaitable<bigint | undefined>;
+  /** Suggested priority fee per gas (eth_maxPriorityFeePerGas), from the latest block's base fee. */
   suggestTipCap(): Awaitable<bigint>;
   /** The node's minimum gas price; eth_gasPrice never answers less. */
   minGasPrice(): Awaitable<bigint>;

@@ -42,9 +42,13 @@ function txAt(b: EvmBlock | undefined, index: number): WireValue {
   return b === undefined || tx === undefined ? null : encodeTransaction(tx, txLocationInBlock(b, index));
 }
 
-/** eth_gasPrice: next base fee + suggested tip, never below the node's minimum (Cosmos EVM §2.1). */
+/**
+ * eth_gasPrice: the latest block's base fee + suggested tip, never below the node's minimum (Cosmos
+ * EVM's GasPrice: head.BaseFee + SuggestGasTipCap(head.BaseFee)). At least the base fee calls and
+ * estimates run with, and at most 12.5% below the next block's.
+ */
 async function gasPrice(s: EvmServices): Promise<bigint> {
-  const [base, tip, min] = await Promise.all([s.fees.nextBaseFee(), s.fees.suggestTipCap(), s.fees.minGasPrice()]);
+  const [base, tip, min] = await Promise.all([s.fees.headBaseFee(), s.fees.suggestTipCap(), s.fees.minGasPrice()]);
   const price = (base ?? 0n) + tip;
   return price > min ? price : min;
 }

@@ -99,7 +99,7 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       }
     });
 
-    test("default: eth_gasPrice = next base fee + tip; eth_maxPriorityFeePerGas = tip", async () => {
+    test("default: eth_gasPrice = latest block's base fee + tip; eth_maxPriorityFeePerGas = tip", async () => {
       expect(ok("eth_gasPrice", await call("eth_gasPrice"))).toBe(toQuantity(BASE_FEE + BASE_FEE / 8n));
       expect(ok("eth_maxPriorityFeePerGas", await call("eth_maxPriorityFeePerGas"))).toBe(toQuantity(BASE_FEE / 8n));
     });

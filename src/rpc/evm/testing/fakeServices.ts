@@ -708,6 +708,7 @@ export function createFakeNode(opts: FakeChainOptions = {}): FakeNode {
     },
     fees: {
       nextBaseFee: () => BASE_FEE,
+      headBaseFee: () => BASE_FEE,
       suggestTipCap: () => BASE_FEE / 8n,
       minGasPrice: () => 0n,
     },
