@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -126,6 +127,30 @@ describe("openKvStore", () => {
     expect([...(again.table("x").get(b(1, 2, 3)) ?? [])]).toEqual([4, 5, 6]);
     await again.close();
   });
+});
+
+describe("openKvStore's map", () => {
+  test.skipIf(process.platform !== "linux")(
+    "behavior: a growing file stays in one map (pages are not counted in RSS once per remap)",
+    async () => {
+      const dir = await tempDir();
+      const kv = await openKvStore(dir);
+      const value = new Uint8Array(4096).fill(7);
+      for (let batch = 0; batch < 6; batch++) {
+        await kv.transaction(() => {
+          for (let i = 0; i < 256; i++) kv.table("x").put(b(batch, i >> 8, i & 0xff), value);
+        });
+      }
+      let read = 0;
+      for (const e of kv.table("x").range({})) read += e.value.length;
+      expect(read).toBe(6 * 256 * 4096);
+      const maps = readFileSync("/proc/self/maps", "utf8")
+        .split("\n")
+        .filter((line) => line.endsWith(join(dir, "data.mdb")));
+      expect(maps).toHaveLength(1);
+      await kv.close();
+    },
+  );
 });
 
 describe("prefixEnd", () => {

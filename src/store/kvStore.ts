@@ -84,11 +84,26 @@ function isThenable(v: unknown): boolean {
 }
 
 /**
+ * The address space reserved for an environment's map up front. lmdb starts with a 128 KiB map and
+ * doubles it as the file grows, mapping the file again each time while the older maps stay: every
+ * page read through several of them counts several times in the process's RSS (the tx index of
+ * 4000 txs, a 24 MB file, held 54 MiB of RSS over 8 maps). A large initial map is only reserved
+ * address space on 64-bit Linux and macOS (the file grows as pages are written), so one map serves
+ * until it fills, after which lmdb grows it as before. Windows preallocates the file to the map
+ * size, and 32-bit has no room: there lmdb keeps its default.
+ */
+const INITIAL_MAP_SIZE = 2 ** 34; // 16 GiB
+
+function mapSizeOption(): { mapSize?: number } {
+  return process.platform !== "win32" && process.arch.endsWith("64") ? { mapSize: INITIAL_MAP_SIZE } : {};
+}
+
+/**
  * Opens (creating when missing) an LMDB environment in `dir`. Commits use LMDB's default synced mode,
  * so a transaction whose promise resolved survives a crash or `kill -9`.
  */
 export async function openKvStore(dir: string): Promise<KvStore> {
-  const root = open({ path: dir, maxDbs: 64, compression: false });
+  const root = open({ path: dir, maxDbs: 64, compression: false, ...mapSizeOption() });
   return new LmdbKvStore(root);
 }
 
