@@ -55,7 +55,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { HDNodeWallet, Interface, Transaction } from "ethers";
 import erc20 from "../test/data/erc20.json" with { type: "json" };
-import { NPM_START_NODE_FLAGS } from "../test/integration/testNode.js";
+import { NPM_START } from "../test/integration/testNode.js";
 import { freePorts } from "../test/integration/testnetHarness.js";
 import { type LoadResult, type LoadTarget, loadRaw, percentile } from "./load.js";
 
@@ -708,9 +708,9 @@ const SPECS: NodeSpec[] = [
       const home = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
       return {
         cmd: process.execPath,
-        // As `npm start` runs it: its Node flags, the compiled build (made fresh before the first launch).
+        // As `npm start` runs it: its environment and Node flags, the compiled build (made fresh before the first launch).
         args: [
-          ...NPM_START_NODE_FLAGS,
+          ...NPM_START.nodeFlags,
           "bin/cometh.js",
           "start",
           "--home",
@@ -731,6 +731,7 @@ const SPECS: NodeSpec[] = [
           "error",
         ],
         cwd: ROOT,
+        env: { ...process.env, ...NPM_START.env },
         cleanup: () => rm(home, { recursive: true, force: true }),
       };
     },

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
 // Entry for the `cometh` binary and `npm start`. It runs the bundled build in dist/ (made by
 // `npm install`'s prepare step, bin/build.js) when that build is at least as new as every source
 // file: no TypeScript loader in the process, so it starts faster and uses less memory. Otherwise
@@ -39,7 +39,7 @@ const fresh = buildIsFresh();
 // For tests and support: which entry runs.
 if (process.env.COMETH_TRACE_ENTRY === "1") {
   console.error(
-    `cometh: ${fresh ? "dist/cli/main.js" : "src/cli/main.ts"} (node flags: ${process.execArgv.join(" ")})`,
+    `cometh: ${fresh ? "dist/cli/main.js" : "src/cli/main.ts"} (node flags: ${process.execArgv.join(" ")}; MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? ""})`,
   );
 }
 if (fresh) {

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
-import { NPM_START_NODE_FLAGS } from "./testNode.js";
+import { NPM_START } from "./testNode.js";
 
 /**
  * bin/build.js bundles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
@@ -28,7 +28,7 @@ describe("launcher", () => {
     expect(fresh.err).toContain("dist/cli/main.js");
   });
 
-  test("behavior: the bundle holds one copy of ethereumjs' Interpreter, the one the jump-analysis cache patches", () => {
+  test("behavior: the bundle holds one copy of ethereumjs' Interpreter, the one app/evm's patches reach", () => {
     expect(run(["bin/build.js"]).status).toBe(0);
     const code = readdirSync(`${ROOT}/dist/cli`)
       .filter((f) => f.endsWith(".js"))
@@ -38,6 +38,8 @@ describe("launcher", () => {
     // interpreterModule.ts's file-URL import is replaced by the bundled module (bin/build.js)
     expect(code).toContain("// cometh:interpreterModule");
     expect(code).not.toContain('"/dist/esm/interpreter.js"');
+    // ... with the package's version read at build time (fastStepLoop.ts checks it)
+    expect(code).toMatch(/function evmPackageVersion\(\) \{\s+return "\d+\.\d+\.\d+";/);
   });
 
   test("behavior: a source newer than the build, or COMETH_FROM_SOURCE=1, runs the sources", () => {
@@ -57,23 +59,22 @@ describe("launcher", () => {
     }
   });
 
-  test("behavior: the cometh binary and npm start run Node with the same heap flags (4 MiB semi-spaces)", () => {
+  test("behavior: the cometh binary and npm start run Node alike (4 MiB semi-spaces, 2 malloc arenas)", () => {
     const shebang = readFileSync(`${ROOT}/bin/cometh.js`, "utf8").split("\n")[0] as string;
-    const flags = /^#!\/usr\/bin\/env -S node (.+)$/.exec(shebang)?.[1];
+    const m = /^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=2 node (.+)$/.exec(shebang);
+    const flags = m?.[1];
     expect(flags).toBe("--max-semi-space-size=4");
     const scripts = (JSON.parse(readFileSync(`${ROOT}/package.json`, "utf8")) as { scripts: Record<string, string> })
       .scripts;
-    expect(scripts.start).toBe(`node ${flags} bin/cometh.js start`);
-    expect(scripts.cometh).toBe(`node ${flags} bin/cometh.js`);
+    expect(scripts.start).toBe(`MALLOC_ARENA_MAX=2 node ${flags} bin/cometh.js start`);
+    expect(scripts.cometh).toBe(`MALLOC_ARENA_MAX=2 node ${flags} bin/cometh.js`);
     // What the benches start cometh with (testNode's launcher, bench:evm).
-    expect(NPM_START_NODE_FLAGS).toEqual([flags]);
+    expect(NPM_START).toEqual({ env: { MALLOC_ARENA_MAX: "2" }, nodeFlags: [flags] });
     // Executed as a program (through its #! line), as npm's bin link runs it.
-    const r = spawnSync(`${ROOT}/bin/cometh.js`, ["version"], {
-      cwd: ROOT,
-      env: { ...process.env, COMETH_TRACE_ENTRY: "1" },
-      encoding: "utf8",
-    });
+    const env: NodeJS.ProcessEnv = { ...process.env, COMETH_TRACE_ENTRY: "1" };
+    delete env.MALLOC_ARENA_MAX;
+    const r = spawnSync(`${ROOT}/bin/cometh.js`, ["version"], { cwd: ROOT, env, encoding: "utf8" });
     expect(r.stdout).toContain(`cometh ${VERSION}`);
-    expect(r.stderr).toContain(`(node flags: ${flags})`);
+    expect(r.stderr).toContain(`(node flags: ${flags}; MALLOC_ARENA_MAX=2)`);
   });
 });

@@ -8,15 +8,25 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The CLI from the checkout's sources (tests see edits without a build). */
 const FROM_SOURCE = ["--import", "tsx", "src/cli/main.ts"];
-/** The Node flags `npm start` gives cometh (package.json's start script: `node <flags> bin/cometh.js start`). */
-export const NPM_START_NODE_FLAGS: readonly string[] = (() => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
-  const m = /^node((?: --[^ ]+)*) bin\/cometh\.js start$/.exec(pkg.scripts.start);
-  if (m === null) throw new Error(`cannot read the Node flags of npm start from "${pkg.scripts.start}"`);
-  return (m[1] as string).split(" ").filter(Boolean);
-})();
+/**
+ * How `npm start` runs cometh, read from package.json's start script
+ * (`[NAME=value ...] node <flags> bin/cometh.js start`): the environment it sets and its Node flags.
+ */
+export const NPM_START: { readonly env: Readonly<Record<string, string>>; readonly nodeFlags: readonly string[] } =
+  (() => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+    const m = /^((?:[A-Z_]+=[^ ]+ )*)node((?: --[^ ]+)*) bin\/cometh\.js start$/.exec(pkg.scripts.start);
+    if (m === null) throw new Error(`cannot read how npm start runs node from "${pkg.scripts.start}"`);
+    const env = Object.fromEntries(
+      (m[1] as string)
+        .split(" ")
+        .filter(Boolean)
+        .map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]),
+    );
+    return { env, nodeFlags: (m[2] as string).split(" ").filter(Boolean) };
+  })();
 /** The launcher as `npm start` runs it (its Node flags; the bundled build when fresh), for benchmarks. */
-const LAUNCHER = [...NPM_START_NODE_FLAGS, "bin/cometh.js"];
+const LAUNCHER = [...NPM_START.nodeFlags, "bin/cometh.js"];
 
 /** A node running as a child process on 127.0.0.1 ephemeral ports, on its own temp home. */
 export interface TestNodeProcess {
@@ -66,6 +76,7 @@ export interface SpawnedNode {
 export function spawnNode(args: readonly string[], opts: { launcher?: boolean } = {}): SpawnedNode {
   const child = spawn(process.execPath, [...(opts.launcher === true ? LAUNCHER : FROM_SOURCE), ...args], {
     cwd: ROOT,
+    env: opts.launcher === true ? { ...process.env, ...NPM_START.env } : process.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
