@@ -16,6 +16,7 @@ import {
   NO_GO_PROFILER,
   observeGc,
   requireProfiling,
+  setGcPercent,
   stacks,
   startCpuProfile,
   stopCpuProfile,
@@ -171,12 +172,7 @@ export const debug = {
     freeOsMemory();
     return null;
   }),
-  setGCPercent: method([p.int], ([percent], _s, ctx) => {
-    const state = requireProfiling(ctx);
-    const previous = state.gcPercent;
-    state.gcPercent = percent;
-    return previous;
-  }),
+  setGCPercent: method([p.int], ([percent], _s, ctx) => setGcPercent(requireProfiling(ctx), percent)),
   setBlockProfileRate: method([p.int], ([rate], _s, ctx) => {
     requireProfiling(ctx).blockProfileRate = rate;
     return null;

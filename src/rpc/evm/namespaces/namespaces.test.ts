@@ -25,6 +25,7 @@ import {
 import { loadOpenRpc } from "../testing/openRpc.js";
 import { type FakeEvmRpc, startFakeEvmRpc } from "../testing/startFakeEvmRpc.js";
 import { type Caller, callerFor, EVM_TRANSPORTS, type EvmTransport } from "../testing/transports.js";
+import { newProfilerState, setGcPercent, startingHeapGrowthPercent } from "./profiling.js";
 
 /**
  * Every method of every namespace over both transports: happy paths (eth_ results validated
@@ -693,6 +694,24 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       err(await call("debug_traceTransaction", [UNKNOWN_HASH, { timeout: "soon" }]), -32602, /invalid duration/);
       err(await call("debug_getRawBlock", ["0x1"]), -32601, /is not implemented/);
       err(await call("debug_getRawReceipts", ["0x1"]), -32601, /is not implemented/);
+    });
+
+    test("behavior: debug_setGCPercent sets V8's heap growth (GOGC's meaning), starting from the process's flag", () => {
+      const flags: string[] = [];
+      const state = newProfilerState();
+      state.gcPercent = startingHeapGrowthPercent(["--max-semi-space-size=4", "--heap-growing-percent=80"]) ?? 100;
+      expect(setGcPercent(state, 50, (f) => flags.push(f))).toBe(80);
+      expect(setGcPercent(state, 0, (f) => flags.push(f))).toBe(50);
+      expect(setGcPercent(state, -1, (f) => flags.push(f))).toBe(0);
+      expect(setGcPercent(state, 100, (f) => flags.push(f))).toBe(-1);
+      expect(flags).toEqual([
+        "--heap-growing-percent=50",
+        "--heap-growing-percent=1", // GOGC=0: the smallest factor V8 takes
+        "--heap-growing-percent=0", // GOGC=off: V8's own choice
+        "--heap-growing-percent=100",
+      ]);
+      expect(startingHeapGrowthPercent([])).toBeUndefined();
+      expect(startingHeapGrowthPercent(["--heap_growing_percent=30"])).toBe(30);
     });
 
     test("default: profiling", async () => {

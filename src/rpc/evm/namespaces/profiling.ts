@@ -10,14 +10,47 @@ import { serverError } from "../errors.js";
 
 /**
  * debug profiling on Node.js: CPU profiles through the inspector (.cpuprofile JSON, opened by
- * Chrome DevTools), heap snapshots through v8, GC statistics from perf_hooks. Go-only knobs
- * (GC percent, block and mutex profile rates) are remembered and echoed; Go-only profiles (block,
- * mutex, execution traces) answer that Node.js has no such profiler. Every method needs
- * `enable-profiling = true`.
+ * Chrome DevTools), heap snapshots through v8, GC statistics from perf_hooks, the GC percent as
+ * V8's heap growth. Go-only knobs (block and mutex profile rates) are remembered and echoed; Go-only
+ * profiles (block, mutex, execution traces) answer that Node.js has no such profiler. Every method
+ * needs `enable-profiling = true`.
  */
 
+/** V8's `--heap-growing-percent` this process started with (bin/cometh.js sets 80), if any. */
+export function startingHeapGrowthPercent(execArgv: readonly string[] = process.execArgv): number | undefined {
+  let found: number | undefined;
+  for (const a of execArgv) {
+    const m = /^--heap[-_]growing[-_]percent=(\d+)$/.exec(a);
+    if (m !== null) found = Number(m[1]);
+  }
+  return found !== undefined && found > 0 ? found : undefined;
+}
+
 export function newProfilerState(): ProfilerState {
-  return { gcPercent: 100, blockProfileRate: 0, mutexProfileFraction: 0, stopCpuProfile: undefined };
+  return {
+    gcPercent: startingHeapGrowthPercent() ?? 100,
+    blockProfileRate: 0,
+    mutexProfileFraction: 0,
+    stopCpuProfile: undefined,
+  };
+}
+
+/**
+ * debug_setGCPercent. Go's GOGC lets the heap grow to live × (1 + percent/100) before the next
+ * collection; V8's `--heap-growing-percent` is the same factor for its old generation, and V8 reads
+ * it at every full GC, so it is set on the running process. V8 cannot turn its collector off: a
+ * negative percent (GOGC=off) hands the factor back to V8's own choice (up to 4x), and 0 (collect
+ * continuously) becomes the smallest factor V8 takes, 1%. Returns the previous percent, as geth.
+ */
+export function setGcPercent(
+  state: ProfilerState,
+  percent: number,
+  setV8Flags: (flags: string) => void = setFlagsFromString,
+): number {
+  const previous = state.gcPercent;
+  setV8Flags(`--heap-growing-percent=${percent < 0 ? 0 : Math.max(1, percent)}`);
+  state.gcPercent = percent;
+  return previous;
 }
 
 export function requireProfiling(ctx: EvmCallContext): ProfilerState {
