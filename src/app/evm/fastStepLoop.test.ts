@@ -31,8 +31,8 @@ const PROGRAMS: Record<string, string> = {
   "code past the end (PUSH2 with one byte)": "6101",
 };
 
-async function run(code: string, gasLimit: bigint, traced: boolean) {
-  const common = new Common({ chain: Mainnet, hardfork: Hardfork.Prague });
+async function run(code: string, gasLimit: bigint, traced: boolean, hardfork: string = Hardfork.Prague) {
+  const common = new Common({ chain: Mainnet, hardfork });
   const evm = await createEVM({ common });
   await evm.stateManager.putCode(A, hexToBytes("0x600560005260206000f3"));
   await evm.stateManager.putCode(R, hexToBytes("0x60aa60005260206000fd"));
@@ -72,6 +72,10 @@ describe("fast step loop", () => {
     const traced = await run(PROGRAMS["SSTORE then SLOAD"] as string, 100_000n, true);
     expect(runStep).toHaveBeenCalled();
     expect(traced.steps.slice(0, 3)).toEqual(["PUSH1", "PUSH1", "SSTORE"]);
+    // Amsterdam activates EIP-7928 (per-step deferred out-of-gas): the package's loop runs it
+    runStep.mockClear();
+    await run(PROGRAMS["SSTORE then SLOAD"] as string, 100_000n, false, Hardfork.Amsterdam);
+    expect(runStep).toHaveBeenCalled();
   });
 
   test.each(Object.keys(PROGRAMS))("behavior: same outcome as the package's loop: %s", async (name) => {

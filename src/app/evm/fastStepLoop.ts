@@ -72,15 +72,17 @@ export function installFastStepLoop(): Promise<boolean> {
   return installed;
 }
 
-/** Whether a Common's active EIPs let the fast loop run (kept per Common: the answer never changes). */
-const plainCommon = new WeakMap<object, boolean>();
+/**
+ * Whether the Common's active EIPs let the fast loop run. Asked per call frame, not kept: a Common's
+ * hardfork (and so its EIPs) can change under the same object.
+ */
 function isPlain(common: CommonLike): boolean {
-  let v = plainCommon.get(common);
-  if (v === undefined) {
-    v = ![3540, 6800, 7864, 7928].some((eip) => common.isActivatedEIP(eip));
-    plainCommon.set(common, v);
-  }
-  return v;
+  return !(
+    common.isActivatedEIP(3540) ||
+    common.isActivatedEIP(6800) ||
+    common.isActivatedEIP(7864) ||
+    common.isActivatedEIP(7928)
+  );
 }
 
 async function install(): Promise<boolean> {
