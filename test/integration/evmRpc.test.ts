@@ -6,10 +6,13 @@ import {
   bytesToHex,
   createPublicClient,
   createWalletClient,
+  encodeAbiParameters,
   hexToBytes,
   http,
   keccak256,
   parseAbi,
+  parseAbiParameters,
+  toBytes,
   webSocket,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -270,6 +273,47 @@ describe("viem", () => {
     expect(tx.value).toBe(12345n);
     const abi = parseAbi(["function balanceOf(address) view returns (uint256)"]);
     expect(abi).toHaveLength(1);
+  });
+
+  test("default: Cosmos EVM's preinstalls: viem's multicall through Multicall3, Permit2's domain", async () => {
+    const client = createPublicClient({ transport: http(httpUrl) });
+    const multicallAddress = "0xcA11bde05977b3631167028862bE2a173976CA11";
+    const a2 = privateKeyToAccount(KEYS[2]).address;
+    const results = await client.multicall({
+      multicallAddress,
+      contracts: [
+        {
+          address: multicallAddress,
+          abi: parseAbi(["function getChainId() view returns (uint256)"]),
+          functionName: "getChainId",
+        },
+        {
+          address: multicallAddress,
+          abi: parseAbi(["function getEthBalance(address) view returns (uint256)"]),
+          functionName: "getEthBalance",
+          args: [a2],
+        },
+      ],
+    });
+    expect(results.map((r) => r.status)).toEqual(["success", "success"]);
+    expect(results[0]?.result).toBe(262144n);
+    expect(results[1]?.result).toBe(await client.getBalance({ address: a2 }));
+    // Permit2 recomputes its EIP-712 domain for this chain id (its cached one is mainnet's).
+    const permit2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+    const domain = await client.readContract({
+      address: permit2,
+      abi: parseAbi(["function DOMAIN_SEPARATOR() view returns (bytes32)"]),
+      functionName: "DOMAIN_SEPARATOR",
+    });
+    const expected = keccak256(
+      encodeAbiParameters(parseAbiParameters("bytes32, bytes32, uint256, address"), [
+        keccak256(toBytes("EIP712Domain(string name,uint256 chainId,address verifyingContract)")),
+        keccak256(toBytes("Permit2")),
+        262144n,
+        permit2,
+      ]),
+    );
+    expect(domain).toBe(expected);
   });
 
   test("behavior: getProof answers EIP-1186 account and storage proofs that verify and match the state", async () => {

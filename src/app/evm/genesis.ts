@@ -2,6 +2,7 @@ import { hexToBytes } from "../../util/bytes.js";
 import { DEV_ACCOUNT_BALANCE_WEI, type DevAccount } from "./devAccounts.js";
 import { EvmConfigError } from "./errors.js";
 import { defaultFeeMarketParams, parseDec } from "./feeMarket.js";
+import { MULTICALL3_CODE, PERMIT2_CODE } from "./preinstallCode.js";
 import type { FeeMarketParams } from "./records.js";
 
 /**
@@ -41,13 +42,15 @@ export interface EvmGenesis {
   feeMarket: FeeMarketParams;
 }
 
-/** Well-known contracts Cosmos EVM's evmd installs at genesis (x/vm DefaultPreinstalls) that we ship. */
+/** The contracts Cosmos EVM's evmd installs at genesis (x/vm DefaultPreinstalls), in its order. */
 export const PREINSTALLS: { name: string; address: string; code: string }[] = [
   {
     name: "Create2 (deterministic deployment proxy)",
     address: "0x4e59b44847b379578588920ca78fbf26c0b4956c",
     code: "0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf3",
   },
+  { name: "Multicall3", address: "0xcA11bde05977b3631167028862bE2a173976CA11", code: MULTICALL3_CODE },
+  { name: "Permit2", address: "0x000000000022D473030F116dDEE9F6B43aC78BA3", code: PERMIT2_CODE },
   {
     name: "Safe singleton factory",
     address: "0x914d7Fec6aaC8cd542e72Bca78B30650d45643d7",
