@@ -1,5 +1,6 @@
 import { genTransactionsTrieRoot } from "@ethereumjs/block";
 import { createTxFromRLP } from "@ethereumjs/tx";
+import { p256 } from "@noble/curves/nist.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
@@ -11,6 +12,7 @@ import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, form
 import { parseEvmGenesis } from "./genesis.js";
 import { loadInterpreterModule } from "./interpreterModule.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
+import { CUSTOM_PRECOMPILES, P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
 import { EMPTY_TRIE_ROOT } from "./records.js";
 import {
   deployErc20,
@@ -131,6 +133,56 @@ describe("crypto and roots", () => {
       expect(orderedTrieRoot(raws)).toEqual(expected);
     }
     expect(orderedTrieRoot([])).toEqual(EMPTY_TRIE_ROOT);
+  });
+});
+
+describe("P256 precompile (0x100, Cosmos EVM's RIP-7212)", () => {
+  const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+  const be32 = (v: bigint) => Uint8Array.from(Buffer.from(v.toString(16).padStart(64, "0"), "hex"));
+  function signed(): { input: Uint8Array; hash: Uint8Array } {
+    const key = p256.utils.randomSecretKey();
+    const pub = p256.getPublicKey(key, false); // 04 ‖ x ‖ y
+    const hash = keccak_256(new TextEncoder().encode("passkey challenge"));
+    const sig = p256.sign(hash, key, { prehash: false });
+    return { input: Uint8Array.from([...hash, ...sig, ...pub.subarray(1)]), hash };
+  }
+
+  test("behavior: verifies a signature through eth_call; invalid input answers empty, not an error", async () => {
+    const c = await chains.open();
+    const to = hex(P256_PRECOMPILE_ADDRESS);
+    const { input } = signed();
+    const ok = await c.app.reader.call({ to, data: input });
+    expect(ok.status).toBe("success");
+    expect(bytesToHex(ok.returnData)).toBe(`${"0".repeat(63)}1`);
+    // Go's ecdsa.Verify takes the high-s twin too (no malleability rule in RIP-7212)
+    const s = BigInt(`0x${bytesToHex(input.subarray(64, 96))}`);
+    const twin = Uint8Array.from(input);
+    twin.set(be32(N - s), 64);
+    expect(bytesToHex((await c.app.reader.call({ to, data: twin })).returnData)).toBe(`${"0".repeat(63)}1`);
+    const tampered = Uint8Array.from(input);
+    tampered[0] = (tampered[0] as number) ^ 1;
+    const offCurve = Uint8Array.from(input);
+    offCurve[159] = (offCurve[159] as number) ^ 1;
+    const zeroR = Uint8Array.from(input);
+    zeroR.fill(0, 32, 64);
+    for (const data of [tampered, offCurve, zeroR, input.subarray(0, 159), new Uint8Array(0)]) {
+      const r = await c.app.reader.call({ to, data });
+      expect(r.status).toBe("success");
+      expect(r.returnData).toHaveLength(0);
+    }
+  });
+
+  test("behavior: costs 3450 gas whatever the outcome; less gas fails out of gas", () => {
+    const run = CUSTOM_PRECOMPILES[0] as {
+      function: (o: object) => { executionGasUsed: bigint; exceptionError?: { error: string } };
+    };
+    const { input } = signed();
+    expect(verifyP256(input)).toBe(true);
+    for (const data of [input, input.subarray(1)]) {
+      expect(run.function({ data, gasLimit: 10_000n }).executionGasUsed).toBe(P256_VERIFY_GAS);
+    }
+    const oog = run.function({ data: input, gasLimit: P256_VERIFY_GAS - 1n });
+    expect(oog.exceptionError?.error).toBe("out of gas");
   });
 });
 

@@ -1,0 +1,57 @@
+import { type CustomPrecompile, EVMError, type ExecResult, type PrecompileInput } from "@ethereumjs/evm";
+import { p256 } from "@noble/curves/nist.js";
+
+/**
+ * Cosmos EVM's P256 precompile (precompiles/p256, RIP-7212), which evmd's genesis enables: secp256r1
+ * signature verification for passkey (WebAuthn) wallets. Input hash ‖ r ‖ s ‖ x ‖ y (160 bytes);
+ * output 32 bytes ending in 1 when the signature verifies, empty otherwise (wrong length, r or s
+ * outside [1, n), a public key off the curve or at infinity); 3450 gas, charged in every case.
+ * Ethereum's Osaka version (EIP-7951, in @ethereumjs/evm behind EIP 7951) costs 6900, so it is
+ * registered here as a custom precompile with Cosmos EVM's price instead.
+ */
+
+export const P256_PRECOMPILE_ADDRESS = "0x0000000000000000000000000000000000000100";
+/** precompiles/p256 VerifyGas. */
+export const P256_VERIFY_GAS = 3450n;
+
+const INPUT_LENGTH = 160;
+/** The curve's group order n. */
+const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+const VALID = Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? 1 : 0));
+
+const word = (d: Uint8Array, at: number): bigint => BigInt(`0x${Buffer.from(d.subarray(at, at + 32)).toString("hex")}`);
+
+/** Go's crypto/ecdsa.Verify over P-256 with the key checks of Cosmos EVM's crypto/secp256r1. */
+export function verifyP256(input: Uint8Array): boolean {
+  if (input.length !== INPUT_LENGTH) return false;
+  const r = word(input, 32);
+  const s = word(input, 64);
+  const x = word(input, 96);
+  const y = word(input, 128);
+  if (r === 0n || s === 0n || r >= N || s >= N) return false;
+  if (x === 0n && y === 0n) return false;
+  try {
+    const key = p256.Point.fromAffine({ x, y });
+    key.assertValidity(); // coordinates in the field and on the curve
+    return p256.verify(input.subarray(32, 96), input.subarray(0, 32), key.toBytes(false), {
+      prehash: false,
+      lowS: false,
+    });
+  } catch {
+    return false;
+  }
+}
+
+function p256Verify(opts: PrecompileInput): ExecResult {
+  if (opts.gasLimit < P256_VERIFY_GAS) {
+    return {
+      returnValue: new Uint8Array(0),
+      executionGasUsed: opts.gasLimit,
+      exceptionError: new EVMError(EVMError.errorMessages.OUT_OF_GAS),
+    };
+  }
+  return { executionGasUsed: P256_VERIFY_GAS, returnValue: verifyP256(opts.data) ? VALID : new Uint8Array(0) };
+}
+
+/** The precompiles this app adds to the EVM's Prague set. */
+export const CUSTOM_PRECOMPILES: CustomPrecompile[] = [{ address: P256_PRECOMPILE_ADDRESS, function: p256Verify }];
