@@ -1,10 +1,12 @@
+import { toBech32 } from "@cosmjs/encoding";
 import { genTransactionsTrieRoot } from "@ethereumjs/block";
 import { createTxFromRLP } from "@ethereumjs/tx";
 import { p256 } from "@noble/curves/nist.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import { Wallet } from "ethers";
+import { Interface, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import { bytesToHex } from "../../util/bytes.js";
+import { BECH32_PRECOMPILE_ADDRESS } from "./bech32Precompile.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 import { EvmCallTimeoutError, StateUnavailableError } from "./errors.js";
 import { createTxCommon } from "./executor.js";
@@ -12,7 +14,7 @@ import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, form
 import { parseEvmGenesis } from "./genesis.js";
 import { loadInterpreterModule } from "./interpreterModule.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
-import { CUSTOM_PRECOMPILES, P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
+import { P256_PRECOMPILE, P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
 import { EMPTY_TRIE_ROOT } from "./records.js";
 import {
   deployErc20,
@@ -173,7 +175,7 @@ describe("P256 precompile (0x100, Cosmos EVM's RIP-7212)", () => {
   });
 
   test("behavior: costs 3450 gas whatever the outcome; less gas fails out of gas", () => {
-    const run = CUSTOM_PRECOMPILES[0] as {
+    const run = P256_PRECOMPILE as {
       function: (o: object) => { executionGasUsed: bigint; exceptionError?: { error: string } };
     };
     const { input } = signed();
@@ -183,6 +185,48 @@ describe("P256 precompile (0x100, Cosmos EVM's RIP-7212)", () => {
     }
     const oog = run.function({ data: input, gasLimit: P256_VERIFY_GAS - 1n });
     expect(oog.exceptionError?.error).toBe("out of gas");
+  });
+});
+
+describe("Bech32 precompile (0x400, Cosmos EVM's)", () => {
+  const bech = new Interface([
+    "function hexToBech32(address addr, string prefix) returns (string)",
+    "function bech32ToHex(string bech32Address) returns (address)",
+  ]);
+  const to = hex(BECH32_PRECOMPILE_ADDRESS);
+  const addr = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+  test("behavior: hex <-> bech32 both ways, checked against CosmJS's encoder", async () => {
+    const c = await chains.open();
+    const expected = toBech32("cosmos", hex(addr));
+    const r = await c.app.reader.call({ to, data: hex(bech.encodeFunctionData("hexToBech32", [addr, "cosmos"])) });
+    expect(r.status).toBe("success");
+    expect(bech.decodeFunctionResult("hexToBech32", r.returnData)[0]).toBe(expected);
+    const back = await c.app.reader.call({
+      to,
+      data: hex(bech.encodeFunctionData("bech32ToHex", [toBech32("evmosvaloper", hex(addr))])),
+    });
+    expect(bech.decodeFunctionResult("bech32ToHex", back.returnData)[0]).toBe(addr);
+  });
+
+  test("error: bad input fails with the Go precompile's text and all the gas; no selector reverts", async () => {
+    const c = await chains.open();
+    const gas = 100_000n;
+    const bad = await c.app.reader.call({ to, gas, data: hex(bech.encodeFunctionData("bech32ToHex", ["not-bech32"])) });
+    expect([bad.status, bad.vmError]).toEqual(["failed", "invalid bech32 address: not-bech32"]);
+    const noPrefix = await c.app.reader.call({
+      to,
+      gas,
+      data: hex(bech.encodeFunctionData("hexToBech32", [addr, " "])),
+    });
+    expect(noPrefix.status).toBe("failed");
+    expect(noPrefix.vmError).toMatch(/^invalid bech32 human readable prefix \(HRP\)/);
+    const unknown = await c.app.reader.call({ to, gas, data: hex("0x12345678") });
+    expect(unknown.vmError).toBe("no method with id: 0x12345678");
+    const short = await c.app.reader.call({ to, gas, data: hex("0x1234") });
+    expect(short.status).toBe("reverted");
+    // a failure keeps none of the gas; a revert returns what the 6000 base cost left
+    expect(short.gasUsed).toBeLessThan(bad.gasUsed);
   });
 });
 

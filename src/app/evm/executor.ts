@@ -10,7 +10,7 @@ import { installFastStepLoop } from "./fastStepLoop.js";
 import { DEC_ONE } from "./feeMarket.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
-import { CUSTOM_PRECOMPILES } from "./p256Precompile.js";
+import { CUSTOM_PRECOMPILES } from "./precompiles.js";
 import { type EvmLog, equalBytes, KECCAK256_NULL, setLengthLeft, u64be } from "./records.js";
 import type { StateReader } from "./stateDb.js";
 import { OverlayStateManager } from "./stateManager.js";

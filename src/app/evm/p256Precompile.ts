@@ -53,5 +53,4 @@ function p256Verify(opts: PrecompileInput): ExecResult {
   return { executionGasUsed: P256_VERIFY_GAS, returnValue: verifyP256(opts.data) ? VALID : new Uint8Array(0) };
 }
 
-/** The precompiles this app adds to the EVM's Prague set. */
-export const CUSTOM_PRECOMPILES: CustomPrecompile[] = [{ address: P256_PRECOMPILE_ADDRESS, function: p256Verify }];
+export const P256_PRECOMPILE: CustomPrecompile = { address: P256_PRECOMPILE_ADDRESS, function: p256Verify };
