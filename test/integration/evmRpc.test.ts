@@ -18,7 +18,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Web3 } from "web3";
-import { type InProcessNode, startInProcessNode } from "./inProcessNode.js";
+import { type InProcessEvmNode, startInProcessEvmNode } from "./inProcessNode.js";
 
 /**
  * The Ethereum JSON-RPC of a real node (EVM app, consensus, LMDB) with the real clients: ethers v6,
@@ -37,25 +37,16 @@ const ERC20 = JSON.parse(readFileSync(new URL("../data/erc20.json", import.meta.
   bytecode: string;
 };
 
-let n: InProcessNode;
+let n: InProcessEvmNode;
 let httpUrl: string;
 let wsUrl: string;
 let provider: JsonRpcProvider;
 
 beforeAll(async () => {
-  n = await startInProcessNode({
-    "--proxy_app": "evm",
-    "--json-rpc.enable": true,
-    "--json-rpc.address": "127.0.0.1:0",
-    "--json-rpc.ws-address": "127.0.0.1:0",
-    "--json-rpc.api": "eth,net,web3,txpool,debug,personal",
-  });
-  const evm = n.node.evmRpc;
-  if (evm === undefined) throw new Error("the Ethereum JSON-RPC did not start");
-  httpUrl = `http://${evm.http}`;
-  wsUrl = `ws://${evm.ws}`;
+  n = await startInProcessEvmNode();
+  httpUrl = n.evmHttpUrl;
+  wsUrl = n.evmWsUrl;
   provider = new JsonRpcProvider(httpUrl, undefined, { staticNetwork: true, pollingInterval: 100 });
-  await n.node.consensus.waitForHeight(1);
 });
 
 afterAll(async () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { HDNodeWallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type InProcessNode, startInProcessNode } from "./inProcessNode.js";
+import { type InProcessEvmNode, startInProcessEvmNode } from "./inProcessNode.js";
 
 /**
  * Foundry's `cast` (a real client, Rust, alloy) against a real node: the commands a Foundry user runs
@@ -32,7 +32,7 @@ const dev = (i: number) => HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/6
 const ERC20 = JSON.parse(readFileSync(new URL("../data/erc20.json", import.meta.url), "utf8")) as { bytecode: string };
 const run = promisify(execFile);
 
-let n: InProcessNode;
+let n: InProcessEvmNode;
 let rpc: string;
 
 /**
@@ -67,17 +67,8 @@ interface Receipt {
 
 describe.skipIf(!HAS_CAST)("Foundry cast", () => {
   beforeAll(async () => {
-    n = await startInProcessNode({
-      "--proxy_app": "evm",
-      "--json-rpc.enable": true,
-      "--json-rpc.address": "127.0.0.1:0",
-      "--json-rpc.ws-address": "127.0.0.1:0",
-      "--json-rpc.api": "eth,net,web3,txpool,debug,personal",
-    });
-    const evm = n.node.evmRpc;
-    if (evm === undefined) throw new Error("the Ethereum JSON-RPC did not start");
-    rpc = `http://${evm.http}`;
-    await n.node.consensus.waitForHeight(1);
+    n = await startInProcessEvmNode();
+    rpc = n.evmHttpUrl;
   });
 
   afterAll(async () => {

@@ -43,3 +43,33 @@ export async function startInProcessNode(overrides: ConfigOverrides = {}): Promi
     },
   };
 }
+
+/** An in-process node running the EVM app with its Ethereum JSON-RPC (HTTP and WebSocket) on ephemeral ports. */
+export interface InProcessEvmNode extends InProcessNode {
+  /** `http://127.0.0.1:PORT` of the Ethereum JSON-RPC. */
+  evmHttpUrl: string;
+  /** `ws://127.0.0.1:PORT` of the Ethereum JSON-RPC. */
+  evmWsUrl: string;
+}
+
+/** startInProcessNode with the EVM app and the Ethereum JSON-RPC (namespaces `api`), after block 1. */
+export async function startInProcessEvmNode(
+  api = "eth,net,web3,txpool,debug,personal",
+  overrides: ConfigOverrides = {},
+): Promise<InProcessEvmNode> {
+  const n = await startInProcessNode({
+    "--proxy_app": "evm",
+    "--json-rpc.enable": true,
+    "--json-rpc.address": "127.0.0.1:0",
+    "--json-rpc.ws-address": "127.0.0.1:0",
+    "--json-rpc.api": api,
+    ...overrides,
+  });
+  const evm = n.node.evmRpc;
+  if (evm === undefined) {
+    await n.close();
+    throw new Error("the Ethereum JSON-RPC did not start");
+  }
+  await n.node.consensus.waitForHeight(1);
+  return { ...n, evmHttpUrl: `http://${evm.http}`, evmWsUrl: `ws://${evm.ws}` };
+}

@@ -1,6 +1,7 @@
 import { type CustomPrecompile, EVMError, type ExecResult, type PrecompileInput } from "@ethereumjs/evm";
 import { bech32 } from "@scure/base";
 import { keccak256 } from "./crypto.js";
+import { precompileFailure } from "./precompileResult.js";
 
 /**
  * Cosmos EVM's Bech32 precompile (precompiles/bech32, enabled by evmd's genesis): the one Cosmos
@@ -92,13 +93,7 @@ function bech32ToHex(args: Uint8Array): Uint8Array {
 }
 
 function run(opts: PrecompileInput): ExecResult {
-  if (opts.gasLimit < BECH32_BASE_GAS) {
-    return {
-      returnValue: new Uint8Array(0),
-      executionGasUsed: opts.gasLimit,
-      exceptionError: new EVMError(EVMError.errorMessages.OUT_OF_GAS),
-    };
-  }
+  if (opts.gasLimit < BECH32_BASE_GAS) return precompileFailure(opts.gasLimit);
   const data = opts.data;
   if (data.length < 4) {
     return {
@@ -117,12 +112,7 @@ function run(opts: PrecompileInput): ExecResult {
     return { returnValue: out, executionGasUsed: BECH32_BASE_GAS };
   } catch (err) {
     if (!(err instanceof PrecompileFailure)) throw err;
-    return {
-      returnValue: new Uint8Array(0),
-      executionGasUsed: opts.gasLimit,
-      // The Go precompile's error text becomes the call's VM error (ethereumjs keeps any text here).
-      exceptionError: new EVMError(err.message as ConstructorParameters<typeof EVMError>[0]),
-    };
+    return precompileFailure(opts.gasLimit, err.message);
   }
 }
 

@@ -1,5 +1,6 @@
-import { type CustomPrecompile, EVMError, type ExecResult, type PrecompileInput } from "@ethereumjs/evm";
+import type { CustomPrecompile, ExecResult, PrecompileInput } from "@ethereumjs/evm";
 import { p256 } from "@noble/curves/nist.js";
+import { precompileFailure } from "./precompileResult.js";
 
 /**
  * Cosmos EVM's P256 precompile (precompiles/p256, RIP-7212), which evmd's genesis enables: secp256r1
@@ -43,13 +44,7 @@ export function verifyP256(input: Uint8Array): boolean {
 }
 
 function p256Verify(opts: PrecompileInput): ExecResult {
-  if (opts.gasLimit < P256_VERIFY_GAS) {
-    return {
-      returnValue: new Uint8Array(0),
-      executionGasUsed: opts.gasLimit,
-      exceptionError: new EVMError(EVMError.errorMessages.OUT_OF_GAS),
-    };
-  }
+  if (opts.gasLimit < P256_VERIFY_GAS) return precompileFailure(opts.gasLimit);
   return { executionGasUsed: P256_VERIFY_GAS, returnValue: verifyP256(opts.data) ? VALID : new Uint8Array(0) };
 }
 
