@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-/** Where the CLI entry is, so children run the same sources the same way. */
 /** The launcher (bin/cometh.js): the compiled build when fresh, else the sources through tsx. */
 const LAUNCHER = fileURLToPath(new URL("../../bin/cometh.js", import.meta.url));
 
@@ -11,15 +10,16 @@ export interface RunnerIo {
 }
 
 /**
- * Runs every node of a testnet as a child process (`cometh start --home <node home>`), prefixing
- * each output line with the node's name. Resolves when all children have exited; `stop()` sends
- * SIGTERM to each child (only the processes it started).
- */
-/**
  * The runner's own Node flags (bin/cometh.js's heap settings) carry over to the nodes, as
  * child_process.fork does, except the inspector's: one debug port cannot serve every node.
  */
 const NODE_FLAGS = process.execArgv.filter((f) => !/^--(inspect|debug)/.test(f));
+
+/**
+ * Runs every node of a testnet as a child process (`cometh start --home <node home>`), prefixing
+ * each output line with the node's name. Resolves when all children have exited; `stop()` sends
+ * SIGTERM to each child (only the processes it started).
+ */
 
 export function runTestnetNodes(
   nodes: readonly { readonly name: string; readonly home: string }[],

@@ -1,7 +1,6 @@
 import type { Application } from "../app/index.js";
 import type { CheckTxResponse, ExecTxResult } from "../types/index.js";
-import { CHECK_TX_TYPE, txHash } from "../types/index.js";
-import { bytesToHex } from "../util/bytes.js";
+import { CHECK_TX_TYPE, txHashHex } from "../types/index.js";
 import type { Logger } from "../util/logger.js";
 import { MempoolFullError, MempoolUpdateError, TxInCacheError, TxTooLargeError } from "./errors.js";
 import { RwLock } from "./rwLock.js";
@@ -54,10 +53,6 @@ export function txProtoSize(txLength: number): number {
   let varint = 1;
   for (let n = txLength; n >= 0x80; n = Math.floor(n / 0x80)) varint++;
   return 1 + varint + txLength;
-}
-
-function txKey(tx: Uint8Array): string {
-  return bytesToHex(txHash(tx));
 }
 
 /**
@@ -119,7 +114,7 @@ export class Mempool {
       throw new MempoolFullError(count, this.#opts.size, bytes, this.#opts.maxTxsBytes);
     }
     if (size > this.#opts.maxTxBytes) throw new TxTooLargeError(this.#opts.maxTxBytes, size);
-    const key = txKey(tx);
+    const key = txHashHex(tx);
     if (!this.#cache.push(key)) throw new TxInCacheError();
 
     this.#reservedCount++;
@@ -217,7 +212,7 @@ export class Mempool {
     this.#height = height;
     this.#notified = false;
     for (let i = 0; i < txs.length; i++) {
-      const key = txKey(txs[i] as Uint8Array);
+      const key = txHashHex(txs[i] as Uint8Array);
       if ((results[i] as ExecTxResult).code === 0) this.#cache.push(key);
       else if (!this.#opts.keepInvalidTxsInCache) this.#cache.remove(key);
       this.#remove(key);

@@ -37,6 +37,7 @@ import {
   sha256,
   signBytes,
   txHash,
+  txHashHex,
   ValidatorSet,
   type Vote,
   validateBlockBasic,
@@ -184,6 +185,9 @@ describe("tx and data hashes (memoized per object)", () => {
     expect(txHash(a)).toEqual(sha256(a));
     expect(txHash(a)).toBe(txHash(a));
     expect(txHash(utf8ToBytes("tx-a"))).toEqual(txHash(a));
+    // the hex key (mempool, EVM app) is the same hash
+    expect(txHashHex(a)).toBe(Buffer.from(sha256(a)).toString("hex"));
+    expect(txHashHex(utf8ToBytes("tx-b"))).not.toBe(txHashHex(a));
   });
 
   test("dataHash follows the array's current txs: appended, replaced and removed txs change it", () => {

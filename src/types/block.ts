@@ -1,4 +1,4 @@
-import { bytesEqual, bytesToHexUpper } from "../util/bytes.js";
+import { bytesEqual, bytesToHex, bytesToHexUpper } from "../util/bytes.js";
 import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
 import { type BlockId, hashSizeProblem, isZeroBlockId, validateBlockIdBasic, zeroBlockId } from "./blockId.js";
 import { encodeBytesValue, encodeInt64Value, encodeStringValue, encodeTimestampMessage } from "./canonical.js";
@@ -159,6 +159,7 @@ export function headerHash(h: Header): Uint8Array | undefined {
 // prevoted, precommitted and committed (CometBFT memoizes Data.Hash the same way). The hashes handed
 // out are shared: callers must not write into them.
 const txHashes = new WeakMap<Uint8Array, Uint8Array>();
+const txHashHexes = new WeakMap<Uint8Array, string>();
 const dataHashes = new WeakMap<readonly Uint8Array[], { txs: Uint8Array[]; hash: Uint8Array }>();
 
 /** sha256 of the tx bytes (types.Tx.Hash). */
@@ -167,6 +168,19 @@ export function txHash(tx: Uint8Array): Uint8Array {
   if (h === undefined) {
     h = sha256(tx);
     txHashes.set(tx, h);
+  }
+  return h;
+}
+
+/**
+ * txHash as lowercase hex without 0x, kept with the bytes like txHash: the key the mempool and the
+ * EVM app file a tx under, asked for at CheckTx, recheck, block update and decode.
+ */
+export function txHashHex(tx: Uint8Array): string {
+  let h = txHashHexes.get(tx);
+  if (h === undefined) {
+    h = bytesToHex(txHash(tx));
+    txHashHexes.set(tx, h);
   }
   return h;
 }

@@ -1,5 +1,6 @@
 import { type CustomPrecompile, EVMError, type ExecResult, type PrecompileInput } from "@ethereumjs/evm";
 import { bech32 } from "@scure/base";
+import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
 import { precompileFailure } from "./precompileResult.js";
 
@@ -21,8 +22,7 @@ export const BECH32_BASE_GAS = 6000n;
 /** Cosmos SDK's bech32 decoder accepts strings up to 1023 characters (bech32.DecodeAndConvert). */
 const MAX_BECH32_LENGTH = 1023;
 
-const selector = (signature: string) =>
-  Buffer.from(keccak256(new TextEncoder().encode(signature)).subarray(0, 4)).toString("hex");
+const selector = (signature: string) => bytesToHex(keccak256(new TextEncoder().encode(signature)).subarray(0, 4));
 const HEX_TO_BECH32 = selector("hexToBech32(address,string)");
 const BECH32_TO_HEX = selector("bech32ToHex(string)");
 
@@ -102,7 +102,7 @@ function run(opts: PrecompileInput): ExecResult {
       exceptionError: new EVMError(EVMError.errorMessages.REVERT),
     };
   }
-  const method = Buffer.from(data.subarray(0, 4)).toString("hex");
+  const method = bytesToHex(data.subarray(0, 4));
   const args = data.subarray(4);
   try {
     let out: Uint8Array;

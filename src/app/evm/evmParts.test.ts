@@ -15,7 +15,7 @@ import { parseEvmGenesis } from "./genesis.js";
 import { loadInterpreterModule } from "./interpreterModule.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
 import { P256_PRECOMPILE, P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
-import { EMPTY_TRIE_ROOT } from "./records.js";
+import { bytesToBigint, EMPTY_TRIE_ROOT } from "./records.js";
 import {
   deployErc20,
   erc20BalanceSlot,
@@ -24,7 +24,7 @@ import {
   runBlock,
   TestChains,
 } from "./testing.js";
-import { createCallTracer, createStructLogger } from "./tracer.js";
+import { createCallTracer, createStructLogger, word } from "./tracer.js";
 import { orderedTrieRoot } from "./trieRoot.js";
 
 const chains = new TestChains();
@@ -140,7 +140,6 @@ describe("crypto and roots", () => {
 
 describe("P256 precompile (0x100, Cosmos EVM's RIP-7212)", () => {
   const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-  const be32 = (v: bigint) => Uint8Array.from(Buffer.from(v.toString(16).padStart(64, "0"), "hex"));
   function signed(): { input: Uint8Array; hash: Uint8Array } {
     const key = p256.utils.randomSecretKey();
     const pub = p256.getPublicKey(key, false); // 04 ‖ x ‖ y
@@ -157,9 +156,9 @@ describe("P256 precompile (0x100, Cosmos EVM's RIP-7212)", () => {
     expect(ok.status).toBe("success");
     expect(bytesToHex(ok.returnData)).toBe(`${"0".repeat(63)}1`);
     // Go's ecdsa.Verify takes the high-s twin too (no malleability rule in RIP-7212)
-    const s = BigInt(`0x${bytesToHex(input.subarray(64, 96))}`);
+    const s = bytesToBigint(input.subarray(64, 96));
     const twin = Uint8Array.from(input);
-    twin.set(be32(N - s), 64);
+    twin.set(word(N - s), 64);
     expect(bytesToHex((await c.app.reader.call({ to, data: twin })).returnData)).toBe(`${"0".repeat(63)}1`);
     const tampered = Uint8Array.from(input);
     tampered[0] = (tampered[0] as number) ^ 1;

@@ -14,21 +14,26 @@ export interface InterpreterModule {
  * file, so the patches reach the bundled copy of the EVM, and the version below with a constant.
  */
 export async function loadInterpreterModule(): Promise<InterpreterModule | undefined> {
-  const cjsIndex = createRequire(import.meta.url).resolve("@ethereumjs/evm");
-  const esmFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/dist/esm/interpreter.js");
-  if (esmFile === cjsIndex) return undefined;
+  const esmFile = evmPackageFile("dist/esm/interpreter.js");
+  if (esmFile === undefined) return undefined;
   return (await import(pathToFileURL(esmFile).href)) as InterpreterModule;
 }
 
 /** The installed @ethereumjs/evm's version (from its package.json), or undefined if it cannot be read. */
 export function evmPackageVersion(): string | undefined {
   try {
-    const cjsIndex = createRequire(import.meta.url).resolve("@ethereumjs/evm");
-    const pkgFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/package.json");
-    if (pkgFile === cjsIndex) return undefined;
+    const pkgFile = evmPackageFile("package.json");
+    if (pkgFile === undefined) return undefined;
     const version = (JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: unknown }).version;
     return typeof version === "string" ? version : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** A file of the @ethereumjs/evm package, found from its CommonJS entry (dist/cjs/index.js). */
+function evmPackageFile(relative: string): string | undefined {
+  const cjsIndex = createRequire(import.meta.url).resolve("@ethereumjs/evm");
+  const file = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, `/${relative}`);
+  return file === cjsIndex ? undefined : file;
 }

@@ -1,6 +1,7 @@
 import type { CustomPrecompile, ExecResult, PrecompileInput } from "@ethereumjs/evm";
 import { p256 } from "@noble/curves/nist.js";
 import { precompileFailure } from "./precompileResult.js";
+import { bytesToBigint } from "./records.js";
 
 /**
  * Cosmos EVM's P256 precompile (precompiles/p256, RIP-7212), which evmd's genesis enables: secp256r1
@@ -20,7 +21,7 @@ const INPUT_LENGTH = 160;
 const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const VALID = Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? 1 : 0));
 
-const word = (d: Uint8Array, at: number): bigint => BigInt(`0x${Buffer.from(d.subarray(at, at + 32)).toString("hex")}`);
+const word = (d: Uint8Array, at: number): bigint => bytesToBigint(d.subarray(at, at + 32));
 
 /** Go's crypto/ecdsa.Verify over P-256 with the key checks of Cosmos EVM's crypto/secp256r1. */
 export function verifyP256(input: Uint8Array): boolean {

@@ -114,7 +114,7 @@ export class EvmReaderImpl implements EvmReader {
 
   async proof(address: Uint8Array, slots: readonly Uint8Array[], height?: number): Promise<StateProof> {
     const h = height ?? this.#d.db.latestHeight();
-    this.#d.db.reader(h);
+    this.#d.db.assertStateAvailable(h);
     return this.#prover.prove(
       address,
       slots.map((s) => setLengthLeft(s, 32)),

@@ -199,11 +199,16 @@ export class EvmStateDb {
 
   /** A reader of the state after `height` (0 = genesis). Throws StateUnavailableError outside the kept window. */
   reader(height: number): StateReader {
+    this.assertStateAvailable(height);
+    return new VersionedReader(this, height);
+  }
+
+  /** Throws StateUnavailableError unless the state after `height` is kept (the pruning window). */
+  assertStateAvailable(height: number): void {
     const m = this.#latest;
     if (m === undefined || height > m.height || height < m.earliestStateHeight) {
       throw new StateUnavailableError(height, m?.earliestStateHeight ?? 0, m?.height ?? 0);
     }
-    return new VersionedReader(this, height);
   }
 
   latestReader(): StateReader {
@@ -242,7 +247,7 @@ export class EvmStateDb {
    * Throws StateUnavailableError outside the kept window.
    */
   *accountsAt(height: number): Iterable<{ addr: Uint8Array; account: StoredAccount }> {
-    this.reader(height);
+    this.assertStateAvailable(height);
     if (this.useLatest(height)) {
       for (const { key, value } of this.#acct.range()) {
         const account = decodeAccount(value);
@@ -264,7 +269,7 @@ export class EvmStateDb {
     incarnation: number,
     height: number,
   ): Iterable<{ slot: Uint8Array; value: Uint8Array }> {
-    this.reader(height);
+    this.assertStateAvailable(height);
     const prefix = storageKey(addr, incarnation, new Uint8Array(0)).subarray(0, 24);
     const end = prefixEnd(prefix);
     if (this.useLatest(height)) {

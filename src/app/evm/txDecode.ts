@@ -9,7 +9,7 @@ import {
   type TypedTransaction,
 } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
-import { txHash } from "../../types/index.js";
+import { txHashHex } from "../../types/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256, recoverPublicKey } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
@@ -49,8 +49,9 @@ export interface DecodeContext {
 
 const TX_TYPES = { legacy: 0, accessList: 1, feeMarket: 2, blob: 3, setCode: 4 } as const;
 
+/** The key a tx is cached under: its CometBFT hash (sha256) in hex, as the mempool files it. */
 export function txKey(raw: Uint8Array): string {
-  return bytesToHex(txHash(raw));
+  return txHashHex(raw);
 }
 
 function decodeFail(reason: string, cause?: unknown): InvalidEthTxError {
