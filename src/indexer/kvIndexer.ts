@@ -204,7 +204,8 @@ function stepBounds(step: SearchStep): { gte: Uint8Array; lt: Uint8Array } | und
 
 /** A component always ends in 00 01 or 00 02, so bumping the last byte bounds the prefix. */
 function prefixEndOf(prefix: Uint8Array): Uint8Array {
-  const end = prefix.slice();
+  // A copy even when `prefix` is a Buffer (whose slice is a view).
+  const end = Uint8Array.prototype.slice.call(prefix);
   end[end.length - 1] = (end[end.length - 1] as number) + 1;
   return end;
 }

@@ -159,4 +159,16 @@ describe("prefixEnd", () => {
     expect([...(prefixEnd(b(1, 255)) ?? [])]).toEqual([2]);
     expect(prefixEnd(b(255, 255))).toBeUndefined();
   });
+
+  test("args: a Buffer prefix is copied, not changed (Buffer's slice is a view)", () => {
+    // A pooled Buffer, as Buffer.from(hex) gives for an RPC address: changing it in place changed
+    // the caller's address (eth_call's state override moved to another address).
+    const prefix = Buffer.from("00c0ffee01", "hex");
+    const end = prefixEnd(prefix);
+    expect([...(end ?? [])]).toEqual([0x00, 0xc0, 0xff, 0xee, 0x02]);
+    expect(prefix.toString("hex")).toBe("00c0ffee01");
+    const tail = Buffer.from("01ffff", "hex");
+    expect([...(prefixEnd(tail) ?? [])]).toEqual([0x02]);
+    expect(tail.toString("hex")).toBe("01ffff");
+  });
 });

@@ -62,7 +62,9 @@ export function prefixEnd(prefix: Uint8Array): Uint8Array | undefined {
   for (let i = prefix.length - 1; i >= 0; i--) {
     const b = prefix[i] as number;
     if (b !== 0xff) {
-      const end = prefix.slice(0, i + 1);
+      // A copy, never a view: Buffer's slice shares memory, and the caller's key (often a Buffer
+      // from Node's shared pool) must not change.
+      const end = Uint8Array.prototype.slice.call(prefix, 0, i + 1);
       end[i] = b + 1;
       return end;
     }
