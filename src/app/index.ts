@@ -4,10 +4,19 @@ export type { Application } from "./application.js";
 export {
   createEvmApp,
   type DevAccount,
+  type DevCheat,
+  type DevEntry,
+  decodeAnvilStateHex,
+  decodeAnvilStateJson,
   EvmApplication,
   type EvmAppOptions,
   type EvmReader,
+  encodeAnvilStateHex,
+  encodeAnvilStateJson,
+  encodeDevEntry,
   formatDevAccounts,
+  type StateDump,
+  StateDumpError,
 } from "./evm/index.js";
 export type { KvStoreAppOptions } from "./kvstore/index.js";
 export { createKvStoreApp, KvStoreApplication } from "./kvstore/index.js";

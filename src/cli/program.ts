@@ -64,6 +64,24 @@ export function createNodeLogger(config: NodeConfig): Logger {
   return createLogger({ level: pinoLevel(config.base.logLevels.default), format: config.base.logFormat });
 }
 
+/** `cometh dev`'s own flags (Anvil's names). */
+export interface DevFlags {
+  port: string;
+  host: string;
+  chainId: string;
+  accounts: string;
+  balance: string;
+  mnemonic?: string;
+  blockTime?: string;
+  mining: boolean;
+  gasLimit?: string;
+  baseFee?: string;
+  dumpState?: string;
+  loadState?: string;
+  state?: string;
+  silent?: boolean;
+}
+
 interface GlobalOpts {
   home?: string;
   log_level?: string;
@@ -133,27 +151,38 @@ export function buildProgram(io: CliIo = processIo): Command {
       }),
     );
 
+  /** Every config.toml/app.toml key as a flag of `cmd` (start, dev). */
+  const addSettingFlags = (cmd: Command) => {
+    for (const e of listSettings()) {
+      if (e.flag === undefined || e.flag === "--log_level") continue;
+      const firstLine = e.setting.doc.split("\n")[0] ?? "";
+      const d = e.setting.default;
+      const def = typeof d === "string" || Array.isArray(d) ? JSON.stringify(d) : String(d);
+      const description = `${firstLine ? `${firstLine} ` : ""}(${e.display} in ${e.file}; default ${def})`;
+      cmd.addOption(new Option(e.setting.kind === "boolean" ? `${e.flag} [bool]` : `${e.flag} <value>`, description));
+    }
+  };
+  /** The setting flags given on the command line, as config overrides. */
+  const settingOverrides = (cmd: Command): ConfigOverrides => {
+    const settingFlags = new Set(listSettings().map((e) => e.flag));
+    const overrides: ConfigOverrides = { ...globalOverrides(cmd) };
+    for (const opt of cmd.options) {
+      const attr = opt.attributeName();
+      if (cmd.getOptionValueSource(attr) !== "cli" || opt.long === undefined || !settingFlags.has(opt.long)) continue;
+      overrides[opt.long] = cmd.getOptionValue(attr) as string | boolean;
+    }
+    return overrides;
+  };
+
   const start = program
     .command("start")
     .aliases(["node", "run"])
     .description("Run the node (initialises the home first when it has no config)");
-  for (const e of listSettings()) {
-    if (e.flag === undefined || e.flag === "--log_level") continue;
-    const firstLine = e.setting.doc.split("\n")[0] ?? "";
-    const d = e.setting.default;
-    const def = typeof d === "string" || Array.isArray(d) ? JSON.stringify(d) : String(d);
-    const description = `${firstLine ? `${firstLine} ` : ""}(${e.display} in ${e.file}; default ${def})`;
-    start.addOption(new Option(e.setting.kind === "boolean" ? `${e.flag} [bool]` : `${e.flag} <value>`, description));
-  }
+  addSettingFlags(start);
   start.action(
     run(async (_opts: unknown, cmd: Command) => {
       const home = homeOf(cmd);
-      const overrides: ConfigOverrides = { ...globalOverrides(cmd) };
-      for (const opt of cmd.options) {
-        const attr = opt.attributeName();
-        if (cmd.getOptionValueSource(attr) !== "cli" || opt.long === undefined) continue;
-        overrides[opt.long] = cmd.getOptionValue(attr) as string | boolean;
-      }
+      const overrides = settingOverrides(cmd);
       if (!isHomeInitialized(home)) {
         const moniker = overrides["--moniker"];
         const result = await initHome(home, typeof moniker === "string" ? { moniker } : {});
@@ -196,6 +225,42 @@ export function buildProgram(io: CliIo = processIo): Command {
       process.on("unhandledRejection", (reason: unknown) => {
         log.error({ err: reason }, "unhandled promise rejection (a bug: please report it)");
       });
+    }),
+  );
+
+  const dev = program
+    .command("dev")
+    .description(
+      "Run a single-validator dev chain for test suites (Anvil's and Hardhat's dev methods, automine); in a temporary home deleted at exit unless --home is given",
+    )
+    .option("--port <port>", "Ethereum JSON-RPC HTTP port (WebSocket on port + 1)", "8545")
+    .option("--host <ip>", "address the Ethereum JSON-RPC and node RPC listen on", "127.0.0.1")
+    .option("--chain-id <id>", "EVM chain id of a new dev chain", "262144")
+    .option("--accounts <n>", "dev accounts to fund and unlock", "10")
+    .option("--balance <eth>", "balance of each dev account, in ETH", "10000")
+    .option("--mnemonic <words>", "BIP-39 mnemonic of the dev accounts (default: Hardhat's and Anvil's)")
+    .option("--block-time <seconds>", "interval mining: a block every N seconds instead of automine")
+    .option("--no-mining", "no automine and no interval mining: blocks only on evm_mine / anvil_mine")
+    .option("--gas-limit <gas>", "block gas limit of a new dev chain (default: unlimited, as Cosmos EVM)")
+    .option("--base-fee <wei>", "base fee of a new dev chain's first block, in wei")
+    .option("--dump-state <file>", "write the state to this file (Anvil's JSON) at exit")
+    .option("--load-state <file>", "load a state file (Anvil's JSON) at start")
+    .option("--state <file>", "--load-state and --dump-state with one file (loaded only if it exists)")
+    .option("--silent", "print no request log, console.log or banner");
+  addSettingFlags(dev);
+  dev.action(
+    run(async (opts: DevFlags, cmd: Command) => {
+      const { runDevChain } = await import("./devCommand.js");
+      const given = globals(cmd).home;
+      await runDevChain(
+        {
+          ...opts,
+          ...(given === undefined ? {} : { home: resolve(given) }),
+          overrides: settingOverrides(cmd),
+          logLevelGiven: globals(cmd).log_level !== undefined,
+        },
+        io,
+      );
     }),
   );
 

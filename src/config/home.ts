@@ -48,6 +48,10 @@ export interface InitHomeOptions {
   config?: Record<string, TomlInput>;
   /** More app.toml values for a new app.toml. */
   appConfig?: Record<string, TomlInput>;
+  /** app_state of a new genesis (JSON value; default none). */
+  appState?: unknown;
+  /** consensus_params.block.max_gas of a new genesis (default -1, unlimited). */
+  maxGas?: bigint;
 }
 
 export interface InitHomeResult {
@@ -126,8 +130,9 @@ export async function initHome(home: string, opts: InitHomeOptions = {}): Promis
       consensusParams: defaultConsensusParams(),
       validators: [{ address: pv.address(), pubKey: pv.pubKey(), power: INIT_VALIDATOR_POWER, name: "" }],
       appHash: EMPTY_BYTES,
-      appState: "",
+      appState: opts.appState ?? "",
     };
+    if (opts.maxGas !== undefined) doc.consensusParams.block.maxGas = opts.maxGas;
     saveGenesis(genesisFile, doc);
     files.push({ path: genesisFile, action: "generated" });
   }

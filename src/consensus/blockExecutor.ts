@@ -31,7 +31,7 @@ import {
 import { bytesEqual, bytesToHexUpper } from "../util/bytes.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
-import { formatRfc3339Nano } from "../util/time.js";
+import { formatRfc3339Nano, type Timestamp } from "../util/time.js";
 import type {
   BlockStoreAccess,
   ConsensusApp,
@@ -170,6 +170,11 @@ export interface BlockExecutorDeps {
 export interface BlockExecutorOptions {
   /** v0.38.22 block_time_tolerance: reject blocks this far in the future (0 = off). */
   blockTimeToleranceMs: number;
+  /**
+   * Dev chains: the proposer picks block times (CometBFT v1's proposer-based timestamps) instead of
+   * BFT time; a block's time must then only be later than the last block's.
+   */
+  proposerTime?: (height: number, state: ChainState) => Timestamp;
 }
 
 /**
@@ -241,7 +246,12 @@ export class BlockExecutor {
     proposer: Uint8Array,
     evidence: Evidence[] = [],
   ): Block {
-    const time = height === state.initialHeight ? state.lastBlockTime : medianTime(lastCommit, state.lastValidators);
+    const time =
+      height === state.initialHeight
+        ? state.lastBlockTime
+        : this.opts.proposerTime !== undefined
+          ? this.opts.proposerTime(height, state)
+          : medianTime(lastCommit, state.lastValidators);
     return {
       header: {
         version: { block: BLOCK_PROTOCOL, app: state.appVersion },
@@ -356,7 +366,7 @@ export class BlockExecutor {
           `block time ${formatRfc3339Nano(h.time)} not greater than last block time ${formatRfc3339Nano(state.lastBlockTime)}`,
         );
       }
-      const median = medianTime(block.lastCommit, state.lastValidators);
+      const median = this.opts.proposerTime === undefined ? medianTime(block.lastCommit, state.lastValidators) : h.time;
       if (h.time !== median) {
         throw new InvalidBlockError(
           `invalid block time. Expected ${formatRfc3339Nano(median)}, got ${formatRfc3339Nano(h.time)}`,

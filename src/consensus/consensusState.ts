@@ -75,6 +75,23 @@ export interface ConsensusOptions {
   blockTimeToleranceMs?: number;
   /** peer_gossip_sleep_duration (default 100 ms): how often peers are sent what they lack. */
   peerGossipSleepDurationMs?: number;
+  /**
+   * Dev chains (`cometh dev`): blocks are made on demand (automine, interval mining, mine requests)
+   * instead of by create_empty_blocks, no proof block follows an app-hash change, and the proposer
+   * picks block times (`proposerTime`, as CometBFT v1's proposer-based timestamps) instead of the
+   * median of the last commit's vote times. See docs/dev-chain.md.
+   */
+  dev?: DevMiningOptions;
+  /** With `dev`: the time of the block proposed at `height` (nanoseconds, whole seconds on dev chains). */
+  proposerTime?: (height: number, state: ChainState) => Timestamp;
+}
+
+/** How a dev chain makes blocks; changed at run time by setDevMining. */
+export interface DevMiningOptions {
+  /** A block as soon as a tx waits. */
+  automine: boolean;
+  /** An empty-or-not block every this many ms (0 = off). */
+  intervalMs: number;
 }
 
 /** Consensus defaults of CometBFT's config.toml. */
@@ -100,7 +117,17 @@ export function defaultConsensusOptions(walPath: string): ConsensusOptions {
 type QueueItem =
   | { kind: "msg"; msg: StateMachineMessage; peerId: string }
   | { kind: "timeout"; timeout: TimeoutInfo }
-  | { kind: "txsAvailable" };
+  | { kind: "txsAvailable" }
+  | { kind: "devKick" }
+  | { kind: "devRollback"; run: () => Promise<ChainState>; done: (err?: unknown) => void };
+
+/** A dev chain's request for `remaining` more blocks (evm_mine, hardhat_mine, a cheat's own block). */
+interface MineRequest {
+  remaining: number;
+  heights: number[];
+  resolve: (heights: number[]) => void;
+  reject: (err: Error) => void;
+}
 
 /** The peer id own messages carry (CometBFT uses the empty id for internal messages). */
 const OWN = "";
@@ -201,6 +228,15 @@ export class ConsensusState {
   private unsubscribeTxs: (() => void) | undefined;
   private cancelGossip: (() => void) | undefined;
   private constructed = false;
+  /** Dev chains: how blocks are made, and the blocks asked for. */
+  private devMining: DevMiningOptions | undefined;
+  private mineRequests: MineRequest[] = [];
+  /**
+   * Dev chains: a tx arrived since the last block that carried none. Automine makes blocks only
+   * then, so a tx that cannot run yet (a nonce gap) does not make empty blocks forever.
+   */
+  private devTxArrived = false;
+  private unsubscribeTxAdded: (() => void) | undefined;
 
   constructor(opts: ConsensusOptions, deps: ConsensusDeps, state: ChainState) {
     this.opts = opts;
@@ -217,8 +253,12 @@ export class ConsensusState {
         log: deps.log,
         ...(deps.failPoint === undefined ? {} : { failPoint: deps.failPoint }),
       },
-      { blockTimeToleranceMs: opts.blockTimeToleranceMs ?? 60_000 },
+      {
+        blockTimeToleranceMs: opts.blockTimeToleranceMs ?? 60_000,
+        ...(opts.proposerTime === undefined ? {} : { proposerTime: opts.proposerTime }),
+      },
     );
+    this.devMining = opts.dev === undefined ? undefined : { ...opts.dev };
     this.ticker = new TimeoutTicker(deps.clock, (ti) => this.enqueue({ kind: "timeout", timeout: ti }, false));
     if (state.lastBlockHeight > 0) this.reconstructLastCommit(state);
     this.updateToState(state);
@@ -245,6 +285,13 @@ export class ConsensusState {
     this.checkDoubleSigningRisk(this.height);
     if (this.waitForTxs()) {
       this.unsubscribeTxs = this.deps.mempool.onTxsAvailable(() => this.enqueue({ kind: "txsAvailable" }, false));
+    }
+    if (this.devMining !== undefined && this.deps.mempool.onTxAdded !== undefined) {
+      this.devTxArrived = this.deps.mempool.size() > 0;
+      this.unsubscribeTxAdded = this.deps.mempool.onTxAdded(() => {
+        this.devTxArrived = true;
+        this.enqueue({ kind: "txsAvailable" }, false);
+      });
     }
     this.running = true;
     this.scheduleRound0();
@@ -278,9 +325,99 @@ export class ConsensusState {
     this.ticker.stop();
     this.cancelGossip?.();
     this.unsubscribeTxs?.();
+    this.unsubscribeTxAdded?.();
     await this.idle();
     await this.wal?.close();
     this.rejectWaiters(new ConsensusError("consensus stopped"));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Dev chains
+
+  /** Changes how a dev chain makes blocks (evm_setAutomine, evm_setIntervalMining). */
+  setDevMining(mining: DevMiningOptions): void {
+    if (this.devMining === undefined) throw new ConsensusError("mining control needs a dev chain");
+    const changed = this.devMining.intervalMs !== mining.intervalMs;
+    this.devMining = { ...mining };
+    if (mining.automine) this.devTxArrived = this.deps.mempool.size() > 0;
+    // A new interval starts counting now; automine takes what already waits.
+    if (changed || (mining.automine && this.deps.mempool.size() > 0)) this.enqueue({ kind: "devKick" }, true);
+  }
+
+  devMiningOptions(): DevMiningOptions | undefined {
+    return this.devMining === undefined ? undefined : { ...this.devMining };
+  }
+
+  /**
+   * Dev chains: commits `count` more blocks back to back (with whatever txs wait, per the app's
+   * PrepareProposal) and resolves with their heights. Blocks made for any reason count.
+   */
+  mineBlocks(count: number): Promise<number[]> {
+    if (this.devMining === undefined) return Promise.reject(new ConsensusError("mining on demand needs a dev chain"));
+    if (this.halted !== undefined) return Promise.reject(this.halted);
+    if (this.stopped) return Promise.reject(new ConsensusError("consensus stopped"));
+    if (count <= 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.mineRequests.push({ remaining: count, heights: [], resolve, reject });
+      this.enqueue({ kind: "devKick" }, true);
+    });
+  }
+
+  /**
+   * Dev chains (evm_revert, hardhat_reset): between two inputs of the queue, `run` rolls the stores
+   * back and returns the chain state to continue from; the round state, the WAL and the pending mine
+   * requests start over from it. Resolves once done.
+   */
+  rollback(run: () => Promise<ChainState>): Promise<void> {
+    if (this.devMining === undefined) return Promise.reject(new ConsensusError("rollback needs a dev chain"));
+    return new Promise((resolve, reject) => {
+      this.enqueue({ kind: "devRollback", run, done: (err) => (err === undefined ? resolve() : reject(err)) }, true);
+    });
+  }
+
+  private async handleRollback(run: () => Promise<ChainState>): Promise<void> {
+    const state = await run();
+    for (const r of this.mineRequests.splice(0)) r.reject(new ConsensusError("the chain was reverted"));
+    // Forget the height in progress and take the restored state as if it had just been loaded.
+    (this as { state: ChainState | undefined }).state = undefined;
+    this.commitRound = -1;
+    this.commitTime = GO_ZERO_TIME;
+    this.lastCommit = undefined;
+    this.round = 0;
+    if (state.lastBlockHeight > 0) this.reconstructLastCommit(state);
+    this.updateToState(state);
+    await this.wal?.reset(state.lastBlockHeight, this.deps.clock.nowNs());
+    this.ticker.reset();
+    this.scheduleRound0();
+  }
+
+  /** True when a dev chain should make a block now. */
+  private devWantsBlock(): boolean {
+    const m = this.devMining;
+    if (m === undefined) return false;
+    return this.mineRequests.length > 0 || (m.automine && this.devTxArrived && this.deps.mempool.size() > 0);
+  }
+
+  /** After a dev chain committed `height`: counts it against the oldest mine request. */
+  private devCommitted(height: number, txs: number): void {
+    if (txs === 0) this.devTxArrived = false;
+    const r = this.mineRequests[0];
+    if (r === undefined) return;
+    r.heights.push(height);
+    if (--r.remaining <= 0) {
+      this.mineRequests.shift();
+      r.resolve(r.heights);
+    }
+  }
+
+  private async handleDevKick(): Promise<void> {
+    if (this.devMining === undefined || this.round !== 0) return;
+    if (this.step === ROUND_STEP.newRound) {
+      if (this.devWantsBlock()) await this.enterPropose(this.height, 0);
+      else if (this.devMining.intervalMs > 0) {
+        this.scheduleTimeout(this.devMining.intervalMs, this.height, 0, ROUND_STEP.newRound);
+      }
+    }
   }
 
   /** Resolves once nothing is queued or being handled. */
@@ -322,6 +459,7 @@ export class ConsensusState {
     const waiters = this.heightWaiters;
     this.heightWaiters = [];
     for (const w of waiters) w.reject(err);
+    for (const r of this.mineRequests.splice(0)) r.reject(err);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -392,6 +530,18 @@ export class ConsensusState {
         return;
       case "txsAvailable":
         await this.handleTxsAvailable();
+        return;
+      case "devKick":
+        await this.handleDevKick();
+        return;
+      case "devRollback":
+        try {
+          await this.handleRollback(item.run);
+        } catch (err) {
+          item.done(err);
+          throw err;
+        }
+        item.done();
         return;
     }
   }
@@ -607,6 +757,7 @@ export class ConsensusState {
   }
 
   private waitForTxs(): boolean {
+    if (this.devMining !== undefined) return true;
     return !this.opts.createEmptyBlocks || this.opts.createEmptyBlocksIntervalMs > 0;
   }
 
@@ -646,6 +797,7 @@ export class ConsensusState {
 
   private async handleTxsAvailable(): Promise<void> {
     if (this.round !== 0) return;
+    if (this.devMining !== undefined && !this.devWantsBlock()) return;
     if (this.step === ROUND_STEP.newHeight) {
       if (this.needProofBlock(this.height)) return;
       // +1 ms so the NewRound timeout fires after the NewHeight one.
@@ -726,7 +878,12 @@ export class ConsensusState {
       proposer: { address: proposer?.address ?? EMPTY_BYTES, index },
     });
     const waitForTxs = this.waitForTxs() && round === 0 && !this.needProofBlock(height);
-    if (waitForTxs) {
+    if (waitForTxs && this.devMining !== undefined) {
+      if (this.devWantsBlock()) await this.enterPropose(height, round);
+      else if (this.devMining.intervalMs > 0) {
+        this.scheduleTimeout(this.devMining.intervalMs, height, round, ROUND_STEP.newRound);
+      }
+    } else if (waitForTxs) {
       if (this.opts.createEmptyBlocksIntervalMs > 0) {
         this.scheduleTimeout(this.opts.createEmptyBlocksIntervalMs, height, round, ROUND_STEP.newRound);
       }
@@ -740,6 +897,9 @@ export class ConsensusState {
   /** True at the initial height and when the last block changed the app hash (it must be signed). */
   private needProofBlock(height: number): boolean {
     if (height === this.state.initialHeight) return true;
+    // A dev chain is one validator serving its own clients: the next block it makes commits the
+    // app hash; an idle dev chain makes none (as Anvil and Hardhat make no block per tx twice).
+    if (this.devMining !== undefined) return false;
     const meta = this.deps.blockStore.loadBlockMeta(height - 1);
     if (meta === undefined) return true;
     return !bytesEqual(this.state.appHash, meta.header.appHash);
@@ -1036,6 +1196,7 @@ export class ConsensusState {
     const { state } = await this.blockExec.applyBlock(this.state, id, block);
     this.updateToState(state);
     this.resolveHeightWaiters();
+    if (this.devMining !== undefined) this.devCommitted(height, block.data.txs.length);
     this.scheduleRound0();
   }
 

@@ -78,6 +78,8 @@ export interface MempoolAccess {
   update(height: number, txs: Uint8Array[], results: ExecTxResult[]): Promise<void>;
   /** Fires once per height when the first tx arrives after update; returns the unsubscribe function. */
   onTxsAvailable(cb: () => void): () => void;
+  /** Fires for every admitted tx (dev chains' automine listens); returns the unsubscribe function. */
+  onTxAdded?(cb: (tx: Uint8Array) => void): () => void;
   size(): number;
 }
 

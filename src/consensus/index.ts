@@ -16,7 +16,12 @@ export {
   updateState,
 } from "./blockExecutor.js";
 export { type Consensus, createConsensus } from "./consensus.js";
-export { type ConsensusOptions, ConsensusState, defaultConsensusOptions } from "./consensusState.js";
+export {
+  type ConsensusOptions,
+  ConsensusState,
+  type DevMiningOptions,
+  defaultConsensusOptions,
+} from "./consensusState.js";
 export type {
   BlockStoreAccess,
   ConsensusApp,

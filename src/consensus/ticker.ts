@@ -43,6 +43,13 @@ export class TimeoutTicker {
     });
   }
 
+  /** Cancels the pending timeout and forgets it, so an earlier height can be scheduled (dev chain rollback). */
+  reset(): void {
+    this.cancel?.();
+    this.cancel = undefined;
+    this.current = undefined;
+  }
+
   stop(): void {
     this.stopped = true;
     this.cancel?.();

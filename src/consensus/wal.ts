@@ -168,6 +168,20 @@ export class Wal {
     return wal;
   }
 
+  /**
+   * Dev chains (evm_revert, hardhat_reset): drops every record, rotated files included, and starts
+   * over with `#ENDHEIGHT height`, so a restart replays from the restored height.
+   */
+  async reset(height: number, time: Timestamp): Promise<void> {
+    closeSync(this.fd);
+    for (const f of this.rotatedFiles()) unlinkSync(f);
+    const fd = openSync(this.path, "w");
+    this.fd = fd;
+    this.headBytes = 0;
+    this.dirty = false;
+    await this.writeSync({ kind: "endHeight", height }, time);
+  }
+
   /** Appends a record (no fsync). */
   write(msg: WalMessage, time: Timestamp): void {
     if (this.closed) return;

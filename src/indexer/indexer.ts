@@ -41,5 +41,10 @@ export interface Indexer extends TxIndexReader {
   indexBlock(input: BlockIndexInput): Promise<void>;
   /** The highest height indexed so far (0 when none): the node re-indexes what a crash left behind. */
   lastIndexedHeight(): number | Promise<number>;
+  /**
+   * Dev chains (evm_revert, hardhat_reset): forgets every block and tx above `height`. Absent when the
+   * sink cannot (PostgreSQL rows are kept as history; a dev chain uses kv or null).
+   */
+  rollbackTo?(height: number): Promise<void>;
   close(): Promise<void>;
 }

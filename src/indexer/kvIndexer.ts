@@ -374,6 +374,32 @@ class KvStoreIndexer implements KvIndexer {
     return heights;
   }
 
+  async rollbackTo(height: number): Promise<void> {
+    this.#assertOpen();
+    const t = this.#t;
+    await this.#kv.transaction(() => {
+      const from = heightKey(height + 1);
+      const doomedTx: Uint8Array[] = [];
+      for (const { key, value } of t.txHeights.range({ gte: from })) {
+        doomedTx.push(key);
+        t.txResults.remove(value);
+      }
+      for (const k of doomedTx) t.txHeights.remove(k);
+      const doomedBlocks: Uint8Array[] = [];
+      for (const { key } of t.blockHeights.range({ gte: from })) doomedBlocks.push(key);
+      for (const k of doomedBlocks) t.blockHeights.remove(k);
+      // Event rows end in height u64 · index u32 · event u32 (txs) or height u64 · event u32 (blocks).
+      const heightAt = (key: Uint8Array, fromEnd: number) =>
+        new KeyReader(key.subarray(key.length - fromEnd, key.length - fromEnd + 8)).u64();
+      const doomedEvents: Uint8Array[] = [];
+      for (const { key } of t.txEvents.range()) if (heightAt(key, 16) > height) doomedEvents.push(key);
+      for (const k of doomedEvents) t.txEvents.remove(k);
+      const doomedBlockEvents: Uint8Array[] = [];
+      for (const { key } of t.blockEvents.range()) if (heightAt(key, 12) > height) doomedBlockEvents.push(key);
+      for (const k of doomedBlockEvents) t.blockEvents.remove(k);
+    });
+  }
+
   lastIndexedHeight(): number {
     this.#assertOpen();
     for (const { key } of this.#t.blockHeights.range({ reverse: true, limit: 1 })) return new KeyReader(key).u64();

@@ -10,6 +10,7 @@ export function createNullIndexer(): Indexer {
     blockIndexEnabled: false,
     indexBlock: () => Promise.resolve(),
     lastIndexedHeight: () => 0,
+    rollbackTo: () => Promise.resolve(),
     getTx: () => undefined,
     searchTxs: () => [],
     searchBlocks: () => [],

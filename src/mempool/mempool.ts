@@ -260,8 +260,35 @@ export class Mempool {
     return this.#entries.size;
   }
 
+  /** Whether the tx with this CometBFT key (sha256 hex) waits in the mempool. */
+  has(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
   sizeBytes(): number {
     return this.#bytes;
+  }
+
+  /**
+   * Removes txs by their CometBFT keys (sha256 hex) and forgets them in the cache, then lets the app
+   * see the rest again (a recheck, after `beforeRecheck`: the app drops its view of pending txs), as
+   * CometBFT's RemoveTxByKey followed by an update. Dev chains' anvil_dropTransaction. Returns how
+   * many were removed. Takes the mempool lock.
+   */
+  async removeTxs(keys: readonly string[], beforeRecheck?: () => void): Promise<number> {
+    const release = await this.lock();
+    try {
+      let removed = 0;
+      for (const key of keys) {
+        if (this.#remove(key)) removed++;
+        this.#cache.remove(key);
+      }
+      beforeRecheck?.();
+      if (this.#entries.size > 0) await this.#recheck();
+      return removed;
+    } finally {
+      release();
+    }
   }
 
   /** Empties the mempool and the seen-tx cache (unsafe_flush_mempool). */

@@ -27,6 +27,7 @@ import type {
   CallFrame,
   CallRequest,
   CallResult,
+  DevControl,
   EvmBlock,
   EvmLog,
   EvmReceipt,
@@ -45,6 +46,16 @@ import { NodeServiceError } from "./errors.js";
 export class EvmFeed {
   readonly #blocks = new Set<(height: number) => void>();
   readonly #pending = new Set<(hash: Uint8Array) => void>();
+  readonly #rollbacks = new Set<(height: number) => void>();
+
+  onRollback(listener: (height: number) => void): () => void {
+    this.#rollbacks.add(listener);
+    return () => this.#rollbacks.delete(listener);
+  }
+  /** A dev chain was rolled back to `height` (evm_revert, hardhat_reset). */
+  rollback(height: number): void {
+    for (const l of this.#rollbacks) l(height);
+  }
 
   onNewBlock(listener: (height: number) => void): () => void {
     this.#blocks.add(listener);
@@ -70,6 +81,8 @@ export interface EvmServiceParts {
   mempool: Mempool;
   blockStore: BlockStore;
   feed: EvmFeed;
+  /** A dev chain's controls, when the node runs one. */
+  dev?: DevControl | undefined;
 }
 
 function hexKey(b: Uint8Array): string {
@@ -449,6 +462,7 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
         traceWith(config, (t) => reader.traceCall(argsOf(request), t, callOptions(opts))),
     },
     ...(keyring === undefined ? {} : { keyring }),
+    ...(p.dev === undefined ? {} : { dev: p.dev }),
   };
 }
 

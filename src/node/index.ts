@@ -4,5 +4,13 @@
 // logic, wire formats or printing (cli/ prints what startNode returns).
 
 export { formatDevAccounts } from "../app/index.js";
-export { DB_FILES, type RunningNode, startNode } from "./node.js";
+export { ANVIL_COMPAT_VERSION, DevChain } from "./devChain.js";
+export {
+  DB_FILES,
+  type DevStartOptions,
+  isDevChainGenesis,
+  type RunningNode,
+  type StartNodeOptions,
+  startNode,
+} from "./node.js";
 export { ShutdownStack } from "./shutdownStack.js";

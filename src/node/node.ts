@@ -18,6 +18,7 @@ import type { ChainState, GenesisDoc } from "../types/index.js";
 import { bytesEqual } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import { DevChain, DevTime } from "./devChain.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
 import type { NodeMetrics } from "./metrics.js";
@@ -45,6 +46,8 @@ export interface RunningNode {
   readonly app: Application;
   /** Dev accounts the EVM app funded at genesis (empty for other apps or funded genesis files). */
   readonly devAccounts: readonly DevAccount[];
+  /** A dev chain's controls (`cometh dev`), undefined on other chains. */
+  readonly dev: DevChain | undefined;
   /** Stops everything in the reverse order of start; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -57,33 +60,79 @@ export const DB_FILES = {
   evmApp: "evm.db",
 } as const;
 
+/** How a dev chain (`cometh dev`, genesis `evm.dev_chain`) starts; ignored on other chains. */
+export interface DevStartOptions {
+  /** Mine a block as soon as a tx waits (default true). */
+  automine?: boolean;
+  /** Interval mining: a block every this many seconds (0 = off, the default). */
+  blockTimeSec?: number;
+  /** Start with the request log off. */
+  silent?: boolean;
+  /** Where the request log and console.log lines go. */
+  print?: (line: string) => void;
+  /** The dev keyring's mnemonic and size (default Hardhat's, 10). */
+  mnemonic?: string;
+  accounts?: number;
+}
+
+export interface StartNodeOptions {
+  dev?: DevStartOptions;
+}
+
+/** True when the genesis marks a dev chain (`app_state.evm.dev_chain`). */
+export function isDevChainGenesis(genesis: GenesisDoc): boolean {
+  let state = genesis.appState;
+  if (typeof state === "string") {
+    try {
+      state = JSON.parse(state) as unknown;
+    } catch {
+      return false;
+    }
+  } else if (state instanceof Uint8Array) {
+    try {
+      state = JSON.parse(Buffer.from(state).toString("utf8")) as unknown;
+    } catch {
+      return false;
+    }
+  }
+  const evm = (state as { evm?: { dev_chain?: unknown } } | null | undefined)?.evm;
+  return evm?.dev_chain === true;
+}
+
 /**
  * Builds and starts the node in dependency order: stores → app → mempool → events/indexer →
  * consensus (handshake + WAL replay) → RPC. Anything that fails part-way stops what was started.
  */
-export async function startNode(config: NodeConfig, log: Logger): Promise<RunningNode> {
+export async function startNode(config: NodeConfig, log: Logger, opts: StartNodeOptions = {}): Promise<RunningNode> {
   const stack = new ShutdownStack(log);
   try {
-    return await build(config, log, stack);
+    return await build(config, log, stack, opts);
   } catch (err) {
     await stack.unwind();
     throw err;
   }
 }
 
-async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Promise<RunningNode> {
+async function build(
+  config: NodeConfig,
+  log: Logger,
+  stack: ShutdownStack,
+  opts: StartNodeOptions,
+): Promise<RunningNode> {
   const dbDir = config.base.dbDir;
   await mkdir(dbDir, { recursive: true });
   const genesis = loadGenesis(config.base.genesisFile);
+  const devChain = config.base.proxyApp === "evm" && isDevChainGenesis(genesis);
+  const devTime = devChain ? new DevTime(systemClock) : undefined;
   const nodeKey = await loadOrGenerateNodeKey(config.base.nodeKeyFile);
   const signer = await FilePV.loadOrGenerate(config.base.privValidatorKeyFile, config.base.privValidatorStateFile);
 
   const db = await openKvStore(join(dbDir, DB_FILES.node));
   stack.push("node database", () => db.close());
   const blockStore = new BlockStore(db);
-  const stateStore = new StateStore(db);
+  const stateStore = new StateStore(db, { keepHistory: devChain });
 
-  const app = await createApp(config, log);
+  const app = await createApp(config, log, devChain ? (opts.dev ?? {}) : undefined);
   stack.push("application", () => app.close());
 
   const mempool = new Mempool(
@@ -120,7 +169,18 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
   const evidencePool = new EvidencePool({ db, stateStore, blockStore, log: log.child({ module: "evidence" }) });
   const consensusLog = log.child({ module: "consensus" });
   const consensusReactor = new ConsensusReactor(consensusLog);
-  const consensus = await createConsensus(consensusOptions(config), {
+  const dev = opts.dev ?? {};
+  const consensusOpts: ConsensusOptions =
+    devTime === undefined
+      ? consensusOptions(config)
+      : {
+          ...consensusOptions(config),
+          dev: { automine: dev.automine ?? true, intervalMs: Math.round((dev.blockTimeSec ?? 0) * 1000) },
+          proposerTime: devTime.proposerTime,
+          // Time travel moves block times away from the wall clock on purpose.
+          blockTimeToleranceMs: 0,
+        };
+  const consensus = await createConsensus(consensusOpts, {
     app,
     blockStore,
     stateStore,
@@ -263,11 +323,29 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     stack.push("node RPC", () => (rpc as RunningCometRpc).close());
   }
 
+  let devControl: DevChain | undefined;
+  if (devTime !== undefined && app instanceof EvmApplication) {
+    devControl = new DevChain({
+      consensus,
+      mempool,
+      app,
+      blockStore,
+      stateStore,
+      indexer,
+      signer,
+      feed: evmFeed,
+      time: devTime,
+      log: log.child({ module: "dev" }),
+      ...(dev.print === undefined ? {} : { print: dev.print }),
+      ...(dev.silent === undefined ? {} : { silent: dev.silent }),
+    });
+  }
+
   let evmRpc: RunningEvmRpc | undefined;
   if (config.jsonRpc.enable && app instanceof EvmApplication) {
     evmRpc = await startEvmRpc(
       config.jsonRpc,
-      buildEvmServices({ config, genesis, nodeKey, app, mempool, blockStore, feed: evmFeed }),
+      buildEvmServices({ config, genesis, nodeKey, app, mempool, blockStore, feed: evmFeed, dev: devControl }),
       log.child({ module: "json-rpc" }),
     );
     stack.push("Ethereum JSON-RPC", () => (evmRpc as RunningEvmRpc).close());
@@ -304,6 +382,7 @@ async function build(config: NodeConfig, log: Logger, stack: ShutdownStack): Pro
     blockStore,
     app,
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
+    dev: devControl,
     stop: () => {
       stopped ??= stack.unwind();
       return stopped;
@@ -317,7 +396,7 @@ function onlyValidatorIsUs(state: ChainState, address: Uint8Array): boolean {
   return vals.length === 1 && bytesEqual(vals[0]?.address ?? new Uint8Array(0), address);
 }
 
-async function createApp(config: NodeConfig, log: Logger): Promise<Application> {
+async function createApp(config: NodeConfig, log: Logger, dev?: DevStartOptions): Promise<Application> {
   const appLog = log.child({ module: "app" });
   switch (config.base.proxyApp) {
     case "kvstore":
@@ -329,6 +408,8 @@ async function createApp(config: NodeConfig, log: Logger): Promise<Application> 
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
+        ...(dev?.mnemonic === undefined ? {} : { mnemonic: dev.mnemonic }),
+        ...(dev?.accounts === undefined ? {} : { devAccountCount: dev.accounts }),
       });
   }
 }

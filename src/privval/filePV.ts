@@ -101,6 +101,20 @@ export class FilePV {
     return pv;
   }
 
+  /**
+   * Unsafe, dev chains only (evm_revert, hardhat_reset): forgets what was signed above `height`, so
+   * the heights a rollback removed can be signed again. The state becomes "precommitted at
+   * `height`" (0: nothing signed), written durably, after any signing in flight.
+   */
+  rollbackTo(height: number): Promise<void> {
+    return this.serialised(async () => {
+      if (this.state.height <= height) return;
+      const next: LastSignState = height === 0 ? emptyState() : { height, round: 0, step: SIGN_STEP.precommit };
+      await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
+      this.state = next;
+    });
+  }
+
   pubKey(): PubKey {
     return this.key.pubKey;
   }

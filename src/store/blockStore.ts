@@ -54,6 +54,7 @@ export class BlockStore {
   /** Saves and prunes run one after another in call order. */
   #writes: Promise<void> = Promise.resolve();
   #pruneError: unknown;
+  #rollbacks = 0;
   readonly #blocks = new LruCache<number, Block>(BLOCK_CACHE_SIZE);
   readonly #metas = new LruCache<number, BlockMeta>(META_CACHE_SIZE);
 
@@ -66,6 +67,11 @@ export class BlockStore {
       this.#base = readU64(state, 0);
       this.#height = readU64(state, 8);
     }
+  }
+
+  /** How many times rollbackTo removed blocks (heights above the new top are made again). */
+  rollbacks(): number {
+    return this.#rollbacks;
   }
 
   /** Lowest stored height; 0 when empty. */
@@ -255,6 +261,54 @@ export class BlockStore {
     }
     for (const key of doomed) t.remove(key);
     t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(this.#base, this.#height));
+  }
+
+  /**
+   * Dev chains (evm_revert, hardhat_reset): deletes every block above `height` with its parts, hash
+   * index entry, seen commit and the canonical commit of `height` itself (the next block's LastCommit
+   * will be made again). Durable when the promise resolves; 0 empties the store.
+   */
+  rollbackTo(height: number): Promise<void> {
+    const run = this.#writes.then(async () => {
+      if (height >= this.#height) return;
+      const t = this.#table;
+      await this.#kv.transaction(() => {
+        const doomed: Uint8Array[] = [];
+        const from = height + 1;
+        for (const { key, value } of t.range({
+          prefix: prefixKey(BLOCK_KEY_PREFIX.meta),
+          gte: heightKey(BLOCK_KEY_PREFIX.meta, from),
+        })) {
+          doomed.push(key);
+          doomed.push(blockHashKey(decodeBlockMeta(value).blockId.hash));
+        }
+        for (const { key } of t.range({ prefix: prefixKey(BLOCK_KEY_PREFIX.part), gte: partKey(from, 0) })) {
+          doomed.push(key);
+        }
+        for (const { key } of t.range({
+          prefix: prefixKey(BLOCK_KEY_PREFIX.seenCommit),
+          gte: heightKey(BLOCK_KEY_PREFIX.seenCommit, from),
+        })) {
+          doomed.push(key);
+        }
+        for (const { key } of t.range({
+          prefix: prefixKey(BLOCK_KEY_PREFIX.commit),
+          gte: heightKey(BLOCK_KEY_PREFIX.commit, height),
+        })) {
+          doomed.push(key);
+        }
+        for (const key of doomed) t.remove(key);
+        const base = height === 0 ? 0 : this.#base;
+        t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(base, height));
+      });
+      if (height === 0) this.#base = 0;
+      this.#height = height;
+      this.#rollbacks++;
+      this.#blocks.retain((h) => h <= height);
+      this.#metas.retain((h) => h <= height);
+    });
+    this.#writes = run.catch(() => undefined);
+    return run;
   }
 
   /** Resolves once every save and prune issued so far has been written. */

@@ -31,6 +31,8 @@ export const STATE_KEY_PREFIX = {
   consensusParams: 0x03,
   /** [finalizeBlock][height] → FinalizeBlockResponse */
   finalizeBlock: 0x04,
+  /** [stateAt][height] → ChainState after that height (dev chains only: what a rollback restores) */
+  stateAt: 0x05,
 } as const;
 
 export function heightKey(prefix: number, height: number): Uint8Array {

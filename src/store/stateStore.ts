@@ -1,5 +1,6 @@
 import type { ChainState, ConsensusParams, FinalizeBlockResponse, ValidatorSet } from "../types/index.js";
 import { bytesEqual } from "../util/bytes.js";
+import { StoreError } from "./errors.js";
 import { heightFromKey, heightKey, prefixKey, STATE_KEY_PREFIX, TABLES } from "./keys.js";
 import type { KvStore, KvTable } from "./kvStore.js";
 import {
@@ -29,9 +30,12 @@ export class StateStore {
   readonly #table: KvTable;
   /** Highest height loadConsensusParams answers for (the next block); 0 before any save. */
   #nextHeight = 0;
+  /** Dev chains: every saved state is also kept by height, for rollbackTo. */
+  readonly #keepHistory: boolean;
 
-  constructor(db: KvStore) {
+  constructor(db: KvStore, opts: { keepHistory?: boolean } = {}) {
     this.#kv = db;
+    this.#keepHistory = opts.keepHistory === true;
     this.#table = db.table(TABLES.state);
     const s = this.load();
     if (s !== undefined) this.#nextHeight = nextHeightOf(s);
@@ -66,6 +70,7 @@ export class StateStore {
         t.put(heightKey(STATE_KEY_PREFIX.consensusParams, next), paramsBytes);
       }
       t.put(prefixKey(STATE_KEY_PREFIX.state), stateBytes);
+      if (this.#keepHistory) t.put(heightKey(STATE_KEY_PREFIX.stateAt, s.lastBlockHeight), stateBytes);
     });
     this.#nextHeight = next;
   }
@@ -91,8 +96,39 @@ export class StateStore {
       t.put(heightKey(STATE_KEY_PREFIX.validators, height + 1), nextValidatorsBytes);
       t.put(heightKey(STATE_KEY_PREFIX.consensusParams, height), paramsBytes);
       t.put(prefixKey(STATE_KEY_PREFIX.state), stateBytes);
+      if (this.#keepHistory) t.put(heightKey(STATE_KEY_PREFIX.stateAt, s.lastBlockHeight), stateBytes);
     });
     this.#nextHeight = height;
+  }
+
+  /**
+   * Dev chains (evm_revert, hardhat_reset): makes the state kept after `height` the latest again and
+   * deletes what later heights stored (validator sets, params, FinalizeBlock responses, kept states).
+   * Returns the restored state; throws StoreError when no state was kept for `height`.
+   */
+  async rollbackTo(height: number): Promise<ChainState> {
+    const bytes = this.#table.get(heightKey(STATE_KEY_PREFIX.stateAt, height));
+    if (bytes === undefined) {
+      throw new StoreError(`no chain state is kept for height ${height}: only a dev chain can be rolled back`);
+    }
+    const s = decodeChainState(bytes);
+    const next = nextHeightOf(s);
+    await this.#kv.transaction(() => {
+      const t = this.#table;
+      const doomed: Uint8Array[] = [];
+      const above = (prefix: number, h: number) => {
+        for (const { key } of t.range({ prefix: prefixKey(prefix), gte: heightKey(prefix, h + 1) })) doomed.push(key);
+      };
+      // What save(s) wrote stays: validators up to next + 1, params up to next.
+      above(STATE_KEY_PREFIX.validators, next + 1);
+      above(STATE_KEY_PREFIX.consensusParams, next);
+      above(STATE_KEY_PREFIX.finalizeBlock, height);
+      above(STATE_KEY_PREFIX.stateAt, height);
+      for (const key of doomed) t.remove(key);
+      t.put(prefixKey(STATE_KEY_PREFIX.state), bytes);
+    });
+    this.#nextHeight = next;
+    return s;
   }
 
   /**

@@ -68,6 +68,7 @@ describe("launcher", () => {
       .scripts;
     expect(scripts.start).toBe(`MALLOC_ARENA_MAX=2 node ${flags} bin/cometh.js start`);
     expect(scripts.cometh).toBe(`MALLOC_ARENA_MAX=2 node ${flags} bin/cometh.js`);
+    expect(scripts.dev).toBe(`MALLOC_ARENA_MAX=2 node ${flags} bin/cometh.js dev`);
     // What the benches start cometh with (testNode's launcher, bench:evm).
     expect(NPM_START).toEqual({ env: { MALLOC_ARENA_MAX: "2" }, nodeFlags: flags?.split(" ") });
     // Executed as a program (through its #! line), as npm's bin link runs it.

@@ -22,6 +22,7 @@ import type { Logger } from "../../util/logger.js";
 import type { Application } from "../application.js";
 import { keccak256 } from "./crypto.js";
 import { DEV_MNEMONIC, type DevAccount, deriveDevAccounts, toChecksumAddress } from "./devAccounts.js";
+import { type DevCheat, decodeDevEntry, isDevEntry } from "./devEntries.js";
 import {
   CHECK_TX_CODES,
   CHECK_TX_CODESPACE,
@@ -38,7 +39,14 @@ import {
   isDelegation,
   TxExecutor,
 } from "./executor.js";
-import { baseFeeForHeight, baseFeeWei, defaultFeeMarketParams, formatDec, nextFeeMarketState } from "./feeMarket.js";
+import {
+  baseFeeForHeight,
+  baseFeeWei,
+  DEC_ONE,
+  defaultFeeMarketParams,
+  formatDec,
+  nextFeeMarketState,
+} from "./feeMarket.js";
 import { type GenesisAccount, HISTORY_STORAGE_ADDRESS, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
 import { EvmReaderImpl } from "./reader.js";
 import type { EvmReader } from "./readerTypes.js";
@@ -55,7 +63,7 @@ import {
   stripZeros,
 } from "./records.js";
 import { chainAppHash, diffHash, EvmStateDb, type StateDiff } from "./stateDb.js";
-import { type DecodeContext, type DecodedTx, DecodedTxCache } from "./txDecode.js";
+import { type DecodeContext, type DecodedTx, DecodedTxCache, notOnDevChain } from "./txDecode.js";
 
 /** Cosmos EVM's default `[evm] evm-chain-id`. */
 export const DEFAULT_EVM_CHAIN_ID = 262144n;
@@ -90,11 +98,15 @@ export interface EvmAppOptions {
 
 interface PendingBlock {
   meta: AppMeta;
+  /** Settings after the block when dev entries changed them. */
+  settings: ChainSettings | undefined;
   diff: StateDiff;
   block: EvmBlock;
   receipts: EvmReceipt[];
   /** Decoded-cache keys of the block's txs, dropped from the cache once committed. */
   keys: string[];
+  /** Dev chains: console.log lines of the block's txs, reported once committed. */
+  consoleLines: string[];
 }
 
 interface SenderPending {
@@ -160,6 +172,10 @@ export class EvmApplication implements Application {
   #pending: PendingBlock | undefined;
   /** CheckTx's view of the mempool: per sender, the nonces admitted since the last commit. */
   #checkState = new Map<string, SenderPending>();
+  /** Dev chains: the next proposal carries only dev cheat entries (a cheat while automine is off). */
+  #cheatsOnlyProposal = false;
+  /** Dev chains: where console.log lines of calls and committed txs go. */
+  #consoleLog: ((lines: string[]) => void) | undefined;
 
   private constructor(kv: KvStore, opts: EvmAppOptions) {
     this.#kv = kv;
@@ -187,6 +203,7 @@ export class EvmApplication implements Application {
       common: createTxCommon(chainId),
       chainId,
       allowUnprotectedTxs: opts.allowUnprotectedTxs ?? false,
+      devChain: this.#settings?.devChain === true,
     };
     this.reader = new EvmReaderImpl({
       db: this.db,
@@ -195,6 +212,7 @@ export class EvmApplication implements Application {
       settings: () => this.#settings,
       pendingNonce: (addr) => this.pendingNonce(addr),
       decode: (raw) => this.#cache.decode(raw, this.#decodeCtx),
+      consoleLog: () => (this.#decodeCtx.devChain === true ? this.#consoleLog : undefined),
     });
   }
 
@@ -210,6 +228,37 @@ export class EvmApplication implements Application {
 
   chainId(): bigint {
     return this.#decodeCtx.chainId;
+  }
+
+  /** True on a dev chain (genesis `evm.dev_chain`): dev entries are accepted. */
+  isDevChain(): boolean {
+    return this.#decodeCtx.devChain === true;
+  }
+
+  /** The chain settings in force (undefined before InitChain). */
+  settings(): ChainSettings | undefined {
+    return this.#settings;
+  }
+
+  /**
+   * Dev chains: the next PrepareProposal takes only dev cheat entries from the mempool (a cheat made
+   * while automine is off must not mine the txs waiting for evm_mine).
+   */
+  setCheatsOnlyProposal(on: boolean): void {
+    this.#cheatsOnlyProposal = on;
+  }
+
+  /**
+   * Dev chains: Hardhat console.log lines go to `listener`: a call's (eth_call, eth_estimateGas) when
+   * it runs, a block's txs' once the block is committed.
+   */
+  onConsoleLog(listener: (lines: string[]) => void): void {
+    this.#consoleLog = listener;
+  }
+
+  /** Forgets CheckTx's view of the pending txs (the mempool rechecks what it keeps right after). */
+  resetCheckState(): void {
+    this.#checkState = new Map();
   }
 
   /** The fee market parameters in force (genesis `feemarket.params`; x/feemarket defaults before InitChain). */
@@ -250,7 +299,13 @@ export class EvmApplication implements Application {
       maxGas: req.consensusParams.block.maxGas,
       coinbase,
       feeMarket: genesis.feeMarket,
+      ...(genesis.devChain ? { devChain: true } : {}),
     };
+    if (genesis.devChain && this.#pruning !== "archive") {
+      throw new EvmConfigError(
+        'a dev chain needs every height\'s state for snapshots and reverts. Set pruning = "nothing" in app.toml',
+      );
+    }
     const accounts = new Map<string, GenesisAccount>();
     if (genesis.preinstalls) {
       for (const p of PREINSTALLS) {
@@ -291,6 +346,7 @@ export class EvmApplication implements Application {
       await this.#kv.transaction(() => {
         this.db.putSettings(settings);
         this.db.writeHeight(meta, diff, undefined, []);
+        if (settings.devChain === true) this.db.putDevRecord(meta, settings);
       });
       this.db.endCommit(meta, diff);
     } catch (err) {
@@ -298,6 +354,7 @@ export class EvmApplication implements Application {
       throw err;
     }
     this.#settings = settings;
+    this.#decodeCtx.devChain = settings.devChain === true;
     this.log.info(
       { height, accounts: accounts.size, appHash: bytesToHex(appHash), chainId: settings.chainId.toString() },
       "EVM genesis state written",
@@ -308,6 +365,18 @@ export class EvmApplication implements Application {
   async checkTx(req: CheckTxRequest): Promise<CheckTxResponse> {
     let d: DecodedTx | undefined;
     try {
+      if (this.#devCheat(req.tx) !== undefined) {
+        return {
+          code: CHECK_TX_CODES.ok,
+          data: EMPTY_BYTES,
+          log: "",
+          info: "",
+          gasWanted: 0n,
+          gasUsed: 0n,
+          events: [],
+          codespace: "",
+        };
+      }
       d = this.#cache.decode(req.tx, this.#decodeCtx);
       this.#admit(d);
       return {
@@ -353,7 +422,12 @@ export class EvmApplication implements Application {
       );
     }
     const acct = this.db.readAccount(d.from, meta.height);
-    if (acct.exists && !equalBytes(acct.codeHash, KECCAK256_NULL) && !isDelegation(this.db.readCode(acct.codeHash))) {
+    if (
+      d.impersonated !== true &&
+      acct.exists &&
+      !equalBytes(acct.codeHash, KECCAK256_NULL) &&
+      !isDelegation(this.db.readCode(acct.codeHash))
+    ) {
       throw new InvalidEthTxError(CHECK_TX_CODES.invalidType, `sender not an eoa: address 0x${d.fromHex}`);
     }
     if (d.nonce < acct.nonce) {
@@ -431,7 +505,25 @@ export class EvmApplication implements Application {
       return true;
     };
 
+    const cheatsOnly = this.#cheatsOnlyProposal;
+    this.#cheatsOnlyProposal = false;
     for (const raw of req.txs) {
+      if (isDevEntry(raw)) {
+        let cheat: DevCheat | undefined;
+        try {
+          cheat = this.#devCheat(raw);
+        } catch {
+          continue;
+        }
+        if (cheat !== undefined) {
+          const size = txProtoSize(raw.length);
+          if (req.maxTxBytes >= 0 && bytes + size > req.maxTxBytes) continue;
+          bytes += size;
+          out.push(raw);
+          continue;
+        }
+      }
+      if (cheatsOnly) continue;
       let d: DecodedTx;
       try {
         d = this.#cache.decode(raw, this.#decodeCtx);
@@ -469,6 +561,7 @@ export class EvmApplication implements Application {
   async processProposal(req: ProcessProposalRequest): Promise<"accept" | "reject"> {
     for (const raw of req.txs) {
       try {
+        if (this.#devCheat(raw) !== undefined) continue;
         this.#cache.decode(raw, this.#decodeCtx);
       } catch (err) {
         if (!(err instanceof InvalidEthTxError)) throw err;
@@ -488,9 +581,15 @@ export class EvmApplication implements Application {
       );
     }
     const fm = settings.feeMarket;
-    const baseFeeDec = baseFeeForHeight(req.height, fm, meta.feeMarket, settings.maxGas);
+    // A dev chain's setNextBlockBaseFeePerGas fixes this block's base fee.
+    const baseFeeDec =
+      meta.nextBaseFee !== undefined
+        ? meta.nextBaseFee * DEC_ONE
+        : baseFeeForHeight(req.height, fm, meta.feeMarket, settings.maxGas);
     const baseFee = baseFeeWei(baseFeeDec);
     const coinbase = settings.coinbase ?? (req.proposerAddress.length === 20 ? req.proposerAddress : ZERO_ADDRESS);
+    let blockSettings: ChainSettings | undefined;
+    let nextBaseFee: bigint | undefined;
     const ctx: ExecBlockContext = {
       height: req.height,
       timestamp: req.time / 1_000_000_000n,
@@ -501,6 +600,8 @@ export class EvmApplication implements Application {
     };
     const exec = await this.#blockExecutor();
     exec.begin(ctx, this.db.reader(meta.height), fm.minGasMultiplier);
+    const consoleOn = this.#consoleLog !== undefined && settings.devChain === true;
+    if (consoleOn) exec.enableConsoleLog();
 
     const txResults: ExecTxResult[] = [];
     const receipts: EvmReceipt[] = [];
@@ -518,6 +619,14 @@ export class EvmApplication implements Application {
       const raw = req.txs[i] as Uint8Array;
       let d: DecodedTx;
       try {
+        const cheat = this.#devCheat(raw);
+        if (cheat !== undefined) {
+          const changed = applyDevCheat(exec, cheat, blockSettings ?? settings);
+          if (changed.settings !== undefined) blockSettings = changed.settings;
+          if (changed.nextBaseFee !== undefined) nextBaseFee = changed.nextBaseFee;
+          txResults.push(cheatResult(cheat));
+          continue;
+        }
         d = this.#cache.decode(raw, this.#decodeCtx);
       } catch (err) {
         if (!(err instanceof InvalidEthTxError)) throw err;
@@ -590,7 +699,15 @@ export class EvmApplication implements Application {
       txHashes: receipts.map((r) => r.txHash),
     };
     this.#pending = {
-      meta: { height: req.height, appHash, earliestStateHeight: meta.earliestStateHeight, feeMarket },
+      meta: {
+        height: req.height,
+        appHash,
+        earliestStateHeight: meta.earliestStateHeight,
+        feeMarket,
+        ...(nextBaseFee === undefined ? {} : { nextBaseFee }),
+      },
+      settings: blockSettings,
+      consoleLines: consoleOn ? exec.takeConsoleLogs() : [],
       diff,
       block,
       receipts,
@@ -634,16 +751,21 @@ export class EvmApplication implements Application {
     const meta: AppMeta = { ...p.meta, earliestStateHeight: earliest };
     this.db.beginCommit();
     try {
+      const settings = p.settings ?? this.#requireSettings();
       await this.#kv.transaction(() => {
         this.db.writeHeight(meta, p.diff, p.block, p.receipts);
         if (earliest > prev.earliestStateHeight) this.db.prune(prev.earliestStateHeight + 1, earliest);
+        if (p.settings !== undefined) this.db.putSettings(p.settings);
+        if (settings.devChain === true) this.db.putDevRecord(meta, settings);
       });
       this.db.endCommit(meta, p.diff);
+      if (p.settings !== undefined) this.#settings = p.settings;
     } catch (err) {
       this.db.endCommit(undefined, undefined);
       throw err;
     }
     this.#pending = undefined;
+    if (p.consoleLines.length > 0) this.#consoleLog?.(p.consoleLines);
     // The mempool rechecks what is left after each block; CheckTx rebuilds its view from those rechecks.
     this.#checkState = new Map();
     for (const k of p.keys) this.#cache.delete(k);
@@ -731,6 +853,35 @@ export class EvmApplication implements Application {
     await this.#kv.close();
   }
 
+  /**
+   * Dev chains (evm_revert, hardhat_reset): rolls the state, blocks, receipts, settings and fee market
+   * back to what they were after `height`, durably. Only between blocks (consensus paused).
+   */
+  async rollbackTo(height: number): Promise<void> {
+    const settings = this.#requireSettings();
+    if (settings.devChain !== true) throw new EvmAppSequenceError("only a dev chain can be rolled back");
+    const meta = this.db.meta() as AppMeta;
+    if (height > meta.height) {
+      throw new EvmAppSequenceError(`cannot roll back to height ${height}: the EVM state is at ${meta.height}`);
+    }
+    const kept = this.db.devRecord(height);
+    if (kept === undefined) throw new StateUnavailableError(height, meta.earliestStateHeight, meta.height);
+    this.db.beginCommit();
+    try {
+      await this.#kv.transaction(() => this.db.rollbackTo(height));
+    } catch (err) {
+      this.db.endCommit(undefined, undefined);
+      throw err;
+    }
+    this.db.endRollback(kept.meta);
+    this.#settings = kept.settings;
+    this.#pending = undefined;
+    this.#checkState = new Map();
+    this.#cache.clear();
+    this.#cheatsOnlyProposal = false;
+    this.reader.forgetResults();
+  }
+
   // ---- internals ----------------------------------------------------------------------------------
 
   #requireSettings(): ChainSettings {
@@ -738,6 +889,17 @@ export class EvmApplication implements Application {
       throw new EvmAppSequenceError("the EVM app has no genesis state yet. Call InitChain first");
     }
     return this.#settings;
+  }
+
+  /**
+   * The cheat a dev entry carries; undefined for anything else (an Ethereum tx, an impersonated send).
+   * Throws InvalidEthTxError for a dev entry on a chain that is not a dev chain, or a malformed one.
+   */
+  #devCheat(raw: Uint8Array): DevCheat | undefined {
+    if (!isDevEntry(raw)) return undefined;
+    if (this.#decodeCtx.devChain !== true) throw notOnDevChain();
+    const e = decodeDevEntry(raw);
+    return e.op === "send" ? undefined : e;
   }
 
   async #blockExecutor(): Promise<TxExecutor> {
@@ -750,6 +912,78 @@ export class EvmApplication implements Application {
     }
     return this.#executor;
   }
+}
+
+/**
+ * Applies a dev cheat to the block's overlay (journaled like any write, so it lands in the diff and the
+ * app hash); returns new settings or the next base fee when the cheat changes them.
+ */
+function applyDevCheat(
+  exec: TxExecutor,
+  cheat: DevCheat,
+  settings: ChainSettings,
+): { settings?: ChainSettings; nextBaseFee?: bigint } {
+  const o = exec.overlay;
+  switch (cheat.op) {
+    case "setBalance": {
+      const a = o.storedAccount(cheat.address);
+      o.setStoredAccount(cheat.address, { ...a, exists: true, balance: cheat.value });
+      return {};
+    }
+    case "setNonce": {
+      const a = o.storedAccount(cheat.address);
+      o.setStoredAccount(cheat.address, { ...a, exists: true, nonce: cheat.value });
+      return {};
+    }
+    case "setCode":
+      o.setCode(cheat.address, cheat.code);
+      return {};
+    case "setStorageAt": {
+      const a = o.storedAccount(cheat.address);
+      if (!a.exists) o.setStoredAccount(cheat.address, { ...a, exists: true });
+      o.setStorageValue(cheat.address, cheat.slot, stripZeros(cheat.value));
+      return {};
+    }
+    case "loadState":
+      for (const acct of cheat.accounts) {
+        const cur = o.storedAccount(acct.address);
+        // A loaded account replaces the old one whole: its other storage slots stop being visible.
+        o.setStoredAccount(acct.address, {
+          ...cur,
+          exists: true,
+          nonce: acct.nonce,
+          balance: acct.balance,
+          incarnation: cur.exists || cur.incarnation > 0 ? cur.incarnation + 1 : cur.incarnation,
+        });
+        o.setCode(acct.address, acct.code);
+        for (const s of acct.storage) o.setStorageValue(acct.address, s.slot, stripZeros(s.value));
+      }
+      return {};
+    case "setCoinbase":
+      return { settings: { ...settings, coinbase: cheat.address } };
+    case "setMinGasPrice":
+      return { settings: { ...settings, feeMarket: { ...settings.feeMarket, minGasPrice: cheat.value * DEC_ONE } } };
+    case "setBlockGasLimit":
+      return { settings: { ...settings, maxGas: cheat.value } };
+    case "setNextBaseFee":
+      return { nextBaseFee: cheat.value };
+  }
+}
+
+/** The result of a dev cheat entry: success, no gas, an event naming what it did. */
+function cheatResult(cheat: DevCheat): ExecTxResult {
+  const attributes = [attr("op", cheat.op)];
+  if ("address" in cheat) attributes.push(attr("address", toChecksumAddress(cheat.address)));
+  return {
+    code: 0,
+    data: EMPTY_BYTES,
+    log: "",
+    info: "",
+    gasWanted: 0n,
+    gasUsed: 0n,
+    events: [{ type: "dev_cheat", attributes }],
+    codespace: "",
+  };
 }
 
 function failedResult(err: InvalidEthTxError, gasWanted: bigint): ExecTxResult {

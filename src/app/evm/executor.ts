@@ -9,6 +9,7 @@ import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { installFastStepLoop } from "./fastStepLoop.js";
 import { DEC_ONE } from "./feeMarket.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
+import { CONSOLE_ADDRESS, formatConsoleLog } from "./hardhatConsole.js";
 import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
 import { CUSTOM_PRECOMPILES } from "./precompiles.js";
 import { type EvmLog, equalBytes, KECCAK256_NULL, setLengthLeft, u64be } from "./records.js";
@@ -147,6 +148,8 @@ export class TxExecutor {
   #minGasMultiplier = 0n;
   gasUsed = 0n;
   gasWanted = 0n;
+  /** Dev chains: the console.log lines (Hardhat's console) of the runs since the last take, or undefined when off. */
+  #consoleLogs: string[] | undefined;
 
   private constructor(vm: VM, overlay: OverlayStateManager, common: Common) {
     this.vm = vm;
@@ -165,6 +168,28 @@ export class TxExecutor {
       evmOpts: { customPrecompiles: CUSTOM_PRECOMPILES },
     });
     return new TxExecutor(vm, overlay, common);
+  }
+
+  /**
+   * Dev chains: records Hardhat console.log calls (to 0x…636F6e736F6c652e6c6f67) as text, for
+   * takeConsoleLogs. ethereumjs emits beforeMessage for every call frame only while listened to.
+   */
+  enableConsoleLog(): void {
+    if (this.#consoleLogs !== undefined) return;
+    const lines: string[] = [];
+    this.#consoleLogs = lines;
+    this.vm.evm.events?.on("beforeMessage", (m: { to?: Address; data: Uint8Array }) => {
+      if (m.to === undefined || !equalBytes(m.to.bytes, CONSOLE_ADDRESS)) return;
+      const text = formatConsoleLog(m.data);
+      if (text !== undefined) lines.push(text);
+    });
+  }
+
+  /** The console.log lines recorded since the last take (empty when not enabled). */
+  takeConsoleLogs(): string[] {
+    const lines = this.#consoleLogs;
+    if (lines === undefined || lines.length === 0) return [];
+    return lines.splice(0);
   }
 
   get block(): Block {
@@ -203,6 +228,8 @@ export class TxExecutor {
     if (check !== undefined) return { kind: "invalid", error: check };
 
     let r: Awaited<ReturnType<typeof runTx>>;
+    // An impersonated sender may be a contract: ethereumjs must see an EOA (EIP-3607), as for eth_call.
+    if (d.impersonated === true) this.overlay.pretendEoa = d.from;
     try {
       r = await runTx(this.vm, {
         // The sender is known: skip ethereumjs re-deriving the address from the public key per call.
@@ -213,6 +240,7 @@ export class TxExecutor {
         blockGasUsed: this.gasUsed,
       });
     } catch (err) {
+      this.overlay.pretendEoa = undefined;
       return {
         kind: "invalid",
         error: new InvalidEthTxError(
@@ -222,6 +250,7 @@ export class TxExecutor {
         ),
       };
     }
+    this.overlay.pretendEoa = undefined;
     const price = effectiveGasPrice(d, ctx.baseFee);
     let gasUsed = r.totalGasSpent;
     // Cosmos EVM charges at least gasLimit·min_gas_multiplier (state_transition.go ApplyMessageWithConfig).
@@ -273,7 +302,7 @@ export class TxExecutor {
       );
     }
     const acct = this.overlay.storedAccount(d.from, d.fromHex);
-    if (acct.exists && !equalBytes(acct.codeHash, KECCAK256_NULL)) {
+    if (d.impersonated !== true && acct.exists && !equalBytes(acct.codeHash, KECCAK256_NULL)) {
       if (!isDelegation(this.overlay.codeByHash(acct.codeHash))) {
         return new InvalidEthTxError(CHECK_TX_CODES.invalidType, `sender not an eoa: address 0x${d.fromHex}`);
       }

@@ -16,7 +16,8 @@ import type { FeeMarketParams } from "./records.js";
  *                    "code": "0x…", "storage": { "0x…slot": "0x…value" } }],
  *     "alloc": { "0x…": { "balance": "0x…", "code": "0x…", "nonce": "0x0", "storage": {} } },
  *     "preinstalls": true,
- *     "coinbase": "0x…"
+ *     "coinbase": "0x…",
+ *     "dev_chain": false
  *   },
  *   "feemarket": { "params": { "no_base_fee": false, "base_fee": "1000000000", "base_fee_change_denominator": 8,
  *     "elasticity_multiplier": 2, "enable_height": "0", "min_gas_price": "0", "min_gas_multiplier": "0.5" } }
@@ -40,6 +41,8 @@ export interface EvmGenesis {
   preinstalls: boolean;
   coinbase: Uint8Array | undefined;
   feeMarket: FeeMarketParams;
+  /** `evm.dev_chain`: a `cometh dev` chain (dev entries accepted, see devEntries.ts). */
+  devChain: boolean;
 }
 
 /** The contracts Cosmos EVM's evmd installs at genesis (x/vm DefaultPreinstalls), in its order. */
@@ -213,5 +216,6 @@ export function parseEvmGenesis(appStateBytes: Uint8Array, devAccounts: DevAccou
     preinstalls: evm.preinstalls !== false,
     coinbase,
     feeMarket: parseFeeMarket(feemarket.params),
+    devChain: evm.dev_chain === true,
   };
 }

@@ -13,6 +13,7 @@ export {
   formatDevAccounts,
   toChecksumAddress,
 } from "./devAccounts.js";
+export { type DevCheat, type DevEntry, decodeDevEntry, encodeDevEntry, isDevEntry } from "./devEntries.js";
 export {
   CHECK_TX_CODES,
   CHECK_TX_CODESPACE,
@@ -43,6 +44,7 @@ export {
   formatDec,
   parseDec,
 } from "./feeMarket.js";
+export { CONSOLE_ADDRESS, formatConsoleLog } from "./hardhatConsole.js";
 export { createPrestateTracer, type PrestateAccount, type PrestateResult } from "./prestateTracer.js";
 export type {
   AccessListEntry,
@@ -59,6 +61,14 @@ export type {
 } from "./readerTypes.js";
 export type { EvmBlock, EvmLog, EvmLogRecord, EvmReceipt, FeeMarketParams } from "./records.js";
 export { EMPTY_TRIE_ROOT, KECCAK256_NULL } from "./records.js";
+export {
+  decodeAnvilStateHex,
+  decodeAnvilStateJson,
+  encodeAnvilStateHex,
+  encodeAnvilStateJson,
+  type StateDump,
+  StateDumpError,
+} from "./stateDump.js";
 export type {
   CallFrame,
   CallTracerOptions,

@@ -40,6 +40,8 @@ export interface EvmReaderDeps {
   settings: () => ChainSettings | undefined;
   pendingNonce: (address: Uint8Array) => bigint;
   decode: (raw: Uint8Array) => DecodedTx;
+  /** Dev chains: where a call's console.log lines go (undefined: not recorded). */
+  consoleLog?: () => ((lines: string[]) => void) | undefined;
 }
 
 const DEFAULT_GAS_CAP = 25_000_000n;
@@ -309,13 +311,22 @@ export class EvmReaderImpl implements EvmReader {
     return { height, timestamp: 0n, coinbase: new Uint8Array(20), baseFee: 0n, gasLimit, hash: new Uint8Array(32) };
   }
 
+  /** Forgets memoized results and the kept block context (a dev chain rolled back: heights are reused). */
+  forgetResults(): void {
+    this.#callMemo.clear();
+    this.#lastContext = undefined;
+  }
+
   peekCall(args: CallArgs, opts: CallOptions = {}): CallResult | undefined {
+    if (this.#d.consoleLog?.() !== undefined) return undefined;
     const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
     return key === undefined ? undefined : this.#callMemo.get(key);
   }
 
   async call(args: CallArgs, opts: CallOptions = {}): Promise<CallResult> {
-    const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
+    // A dev chain prints each call's console.log lines, so every call runs.
+    const key =
+      this.#d.consoleLog?.() === undefined ? callMemoKey(args, opts, opts.height ?? this.latestHeight()) : undefined;
     if (key === undefined) return this.#run(args, opts, undefined).then(resultOfRun);
     const kept = this.#callMemo.get(key);
     if (kept !== undefined) return kept;
@@ -380,6 +391,8 @@ export class EvmReaderImpl implements EvmReader {
       const min = maxBig(intrinsic, floor);
       if (gas < min) throw new EvmCallError(`intrinsic gas too low: have ${gas}, want ${min}`);
       overlay.pretendEoa = from;
+      const consoleSink = this.#d.consoleLog?.();
+      if (consoleSink !== undefined) exec.enableConsoleLog();
       if (tracer !== undefined)
         await tracer.attach(exec.vm.evm as never, { from, to: args.to, coinbase: ctx.coinbase });
       let r: Awaited<ReturnType<typeof runTx>>;
@@ -399,6 +412,8 @@ export class EvmReaderImpl implements EvmReader {
         if (tracer !== undefined) await tracer.detach(exec.vm.evm as never);
       }
       const e = r.execResult.exceptionError;
+      const lines = exec.takeConsoleLogs();
+      if (consoleSink !== undefined && lines.length > 0 && opts.quietConsole !== true) consoleSink(lines);
       return {
         result: {
           status: e === undefined ? "success" : e.error === "revert" ? "reverted" : "failed",
@@ -486,9 +501,9 @@ export class EvmReaderImpl implements EvmReader {
       const allowance = (balance - value) / price;
       if (hi > allowance) hi = allowance;
     }
-    const attempt = async (gas: bigint): Promise<CallResult | EvmCallError> => {
+    const attempt = async (gas: bigint, printConsole = false): Promise<CallResult | EvmCallError> => {
       try {
-        return await this.call({ ...args, gas }, { ...opts, height, gasCap: 0n });
+        return await this.call({ ...args, gas }, { ...opts, height, gasCap: 0n, quietConsole: !printConsole });
       } catch (err) {
         if (err instanceof EvmCallError) return err;
         throw err;
@@ -502,7 +517,7 @@ export class EvmReaderImpl implements EvmReader {
         if (!(r instanceof EvmCallError) && r.status === "success") return TX_GAS;
       }
     }
-    const top = await attempt(hi);
+    const top = await attempt(hi, true);
     if (top instanceof EvmCallError) {
       if (/insufficient funds/.test(top.message)) throw new GasEstimationError(top.message);
       if (/intrinsic gas too low/.test(top.message))

@@ -38,6 +38,8 @@ export interface EvmReader {
   call(args: CallArgs, opts?: CallOptions): Promise<CallResult>;
   /** The result `call` would give, when it is already known (memoized at that height); never executes. */
   peekCall(args: CallArgs, opts?: CallOptions): CallResult | undefined;
+  /** Forgets memoized results (a dev chain rolled back: heights are reused). */
+  forgetResults(): void;
   /**
    * eth_estimateGas: geth's binary search for the least gas limit that succeeds (plain transfers →
    * 21000). GasEstimationError when no limit up to the cap works (revertData set when it reverted).
@@ -126,6 +128,8 @@ export interface CallOptions {
   gasCap?: bigint;
   /** `evm-timeout`; 0 = none; default 5000. */
   timeoutMs?: number;
+  /** Dev chains: do not report this run's console.log lines (eth_estimateGas's search runs). */
+  quietConsole?: boolean;
 }
 
 export interface CallResult {

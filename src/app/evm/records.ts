@@ -361,6 +361,11 @@ export interface ChainSettings {
   /** Fixed fee recipient, or undefined to credit the proposer's address bytes. */
   coinbase: Uint8Array | undefined;
   feeMarket: FeeMarketParams;
+  /**
+   * A dev chain (genesis `evm.dev_chain`): dev entries are accepted (devEntries.ts); cheats may change
+   * coinbase, maxGas and the min gas price above.
+   */
+  devChain?: boolean;
 }
 
 /** Committed app state pointer. */
@@ -370,16 +375,21 @@ export interface AppMeta {
   /** Oldest height whose state is still kept. */
   earliestStateHeight: number;
   feeMarket: FeeMarketState;
+  /** Dev chains: the next block's base fee in wei, set by a setNextBaseFee dev entry. */
+  nextBaseFee?: bigint;
 }
 
 export function encodeMeta(m: AppMeta): Uint8Array {
-  return RLP.encode([
+  const fields: Uint8Array[] = [
     bigintToBytes(BigInt(m.height)),
     m.appHash,
     bigintToBytes(BigInt(m.earliestStateHeight)),
     bigintToBytes(m.feeMarket.baseFee),
     bigintToBytes(m.feeMarket.blockGasWanted),
-  ]);
+  ];
+  // Present only when set, so records of chains that never set it stay byte-identical.
+  if (m.nextBaseFee !== undefined) fields.push(Uint8Array.of(1), bigintToBytes(m.nextBaseFee));
+  return RLP.encode(fields);
 }
 
 export function decodeMeta(bytes: Uint8Array): AppMeta {
@@ -390,6 +400,7 @@ export function decodeMeta(bytes: Uint8Array): AppMeta {
     appHash: asBytes(l[1], w),
     earliestStateHeight: num(asBytes(l[2], w)),
     feeMarket: { baseFee: bytesToBigint(asBytes(l[3], w)), blockGasWanted: bytesToBigint(asBytes(l[4], w)) },
+    ...(l.length >= 7 ? { nextBaseFee: bytesToBigint(asBytes(l[6], w)) } : {}),
   };
 }
 
@@ -409,6 +420,8 @@ export function encodeSettings(s: ChainSettings): Uint8Array {
       bigintToBytes(f.minGasPrice),
       bigintToBytes(f.minGasMultiplier),
     ],
+    // Present only on dev chains, so other chains' records stay byte-identical.
+    ...(s.devChain === true ? [Uint8Array.of(1)] : []),
   ]);
 }
 
@@ -431,5 +444,6 @@ export function decodeSettings(bytes: Uint8Array): ChainSettings {
       minGasPrice: bytesToBigint(asBytes(f[5], w)),
       minGasMultiplier: bytesToBigint(asBytes(f[6], w)),
     },
+    ...(l.length >= 6 && asBytes(l[5], w).length > 0 ? { devChain: true } : {}),
   };
 }

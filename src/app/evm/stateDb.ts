@@ -154,6 +154,8 @@ export class EvmStateDb {
   readonly #txh: KvTable;
   readonly #bhash: KvTable;
   readonly #meta: KvTable;
+  /** Dev chains: h → rlp([meta, settings]) after each height, what a rollback restores. */
+  readonly #devH: KvTable;
   #latest: AppMeta | undefined;
   /** True while a block's writes are being committed: readers of the previous height use history. */
   #committing = false;
@@ -179,6 +181,7 @@ export class EvmStateDb {
     this.#txh = kv.table("evm_txh");
     this.#bhash = kv.table("evm_bhash");
     this.#meta = kv.table("evm_meta");
+    this.#devH = kv.table("evm_dev_h");
     const m = this.#meta.get(META_APP);
     this.#latest = m === undefined ? undefined : decodeMeta(m);
   }
@@ -496,6 +499,85 @@ export class EvmStateDb {
       }
       this.#chg.remove(u64be(p));
     }
+  }
+
+  /** Dev chains: keeps the pointer and settings after `meta.height` for rollbackTo. Inside kv.transaction. */
+  putDevRecord(meta: AppMeta, settings: ChainSettings): void {
+    this.#devH.put(u64be(meta.height), RLP.encode([encodeMeta(meta), encodeSettings(settings)]));
+  }
+
+  /** The pointer and settings kept after `height` (dev chains), or undefined. */
+  devRecord(height: number): { meta: AppMeta; settings: ChainSettings } | undefined {
+    const v = this.#devH.get(u64be(height));
+    if (v === undefined) return undefined;
+    const [m, st] = RLP.decode(v) as Uint8Array[];
+    return { meta: decodeMeta(m as Uint8Array), settings: decodeSettings(st as Uint8Array) };
+  }
+
+  /**
+   * Rolls the state back to what it was after `target` (dev chains: evm_revert, hardhat_reset): for
+   * every later height, its history versions, changelog, block, receipts and lookups are deleted, then
+   * each key those heights wrote gets its value as of `target` back in the latest tables. Inside
+   * kv.transaction; then call endRollback with the restored pointer.
+   */
+  rollbackTo(target: number): void {
+    const latest = this.latestHeight();
+    const touched = new Map<string, { table: number; key: Uint8Array }>();
+    for (let h = latest; h > target; h--) {
+      const inv = inverted(h);
+      const v = this.#chg.get(u64be(h));
+      if (v !== undefined) {
+        for (const item of RLP.decode(v) as Uint8Array[][]) {
+          const [t, key] = item as [Uint8Array, Uint8Array];
+          const table = t[0] === T_ACCT ? this.#acctH : this.#storH;
+          table.remove(concat(key, inv));
+          touched.set(`${t[0]}:${bytesToHex(key)}`, { table: t[0] as number, key: key.slice() });
+        }
+        this.#chg.remove(u64be(h));
+      }
+      const b = this.#blk.get(u64be(h));
+      if (b !== undefined) {
+        const block = decodeBlock(b);
+        if (block.hash.length > 0) this.#bhash.remove(block.hash);
+        this.#blk.remove(u64be(h));
+      }
+      const receipts: Uint8Array[] = [];
+      for (const { key, value } of this.#rcpt.range({ prefix: u64be(h) })) {
+        receipts.push(key.slice());
+        const r = decodeReceiptLogs(value);
+        this.#txh.remove(r.txHash);
+      }
+      for (const k of receipts) this.#rcpt.remove(k);
+      this.#devH.remove(u64be(h));
+    }
+    for (const { table, key } of touched.values()) {
+      if (table === T_ACCT) {
+        const v = this.#seek(this.#acctH, key, target);
+        const a = v === undefined ? MISSING_ACCOUNT : decodeAccount(v);
+        if (v !== undefined && (a.exists || a.incarnation > 0)) this.#acct.put(key, v);
+        else this.#acct.remove(key);
+      } else {
+        const v = this.#seek(this.#storH, key, target);
+        if (v === undefined || v.length === 0) this.#stor.remove(key);
+        else this.#stor.put(key, v);
+      }
+    }
+    const kept = this.devRecord(target);
+    if (kept === undefined) throw new StateUnavailableError(target, target + 1, latest);
+    this.#meta.put(META_APP, encodeMeta(kept.meta));
+    this.#meta.put(META_SETTINGS, encodeSettings(kept.settings));
+  }
+
+  /** After rollbackTo's transaction: publishes the restored pointer and forgets every cached read. */
+  endRollback(meta: AppMeta): void {
+    this.#latest = meta;
+    this.#committing = false;
+    this.#acctCache.clear();
+    this.#codeCache.clear();
+    this.#blockCache.clear();
+    this.#rootlessCache.clear();
+    this.#logsCache.clear();
+    this.#logsCacheEntries = 0;
   }
 
   /** Marks the start of a commit: readers of the current height switch to history tables. */

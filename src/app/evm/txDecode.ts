@@ -12,6 +12,7 @@ import { Address } from "@ethereumjs/util";
 import { txHashHex } from "../../types/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256, recoverPublicKey } from "./crypto.js";
+import { decodeDevEntry, decodedDevSend, isDevEntry } from "./devEntries.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { bigintToBytes, bytesToBigint } from "./records.js";
 
@@ -39,12 +40,16 @@ export interface DecodedTx {
   minGas: bigint;
   /** gasLimit·maxFeePerGas + value: what the sender must hold for the tx to be admitted. */
   cost: bigint;
+  /** A dev chain's impersonated send: unsigned, and its sender may be a contract. */
+  impersonated?: boolean;
 }
 
 export interface DecodeContext {
   common: Common;
   chainId: bigint;
   allowUnprotectedTxs: boolean;
+  /** A dev chain (genesis `evm.dev_chain`): dev entries are accepted (devEntries.ts). */
+  devChain?: boolean;
 }
 
 const TX_TYPES = { legacy: 0, accessList: 1, feeMarket: 2, blob: 3, setCode: 4 } as const;
@@ -289,13 +294,38 @@ export class DecodedTxCache {
     this.#map.delete(key);
   }
 
-  /** Decodes through the cache. */
+  clear(): void {
+    this.#map.clear();
+  }
+
+  /**
+   * Decodes through the cache. On a dev chain an impersonated send (a dev entry) decodes to the tx
+   * it carries; a dev cheat entry is no transaction and throws like any other non-tx bytes.
+   */
   decode(raw: Uint8Array, ctx: DecodeContext): DecodedTx {
     const key = txKey(raw);
     const hit = this.#map.get(key);
     if (hit !== undefined) return hit;
-    const d = decodeEthTx(raw, ctx, key);
+    let d: DecodedTx;
+    if (isDevEntry(raw)) {
+      if (ctx.devChain !== true) throw notOnDevChain();
+      const e = decodeDevEntry(raw);
+      if (e.op !== "send") {
+        throw new InvalidEthTxError(CHECK_TX_CODES.txDecode, `dev entry ${e.op} is a state change, not a transaction`);
+      }
+      d = decodedDevSend(raw, key, e, ctx);
+    } else {
+      d = decodeEthTx(raw, ctx, key);
+    }
     this.set(d);
     return d;
   }
+}
+
+/** The error for a dev entry on a chain that is not a dev chain. */
+export function notOnDevChain(): InvalidEthTxError {
+  return new InvalidEthTxError(
+    CHECK_TX_CODES.txDecode,
+    "dev entries are accepted only by a dev chain (genesis app_state.evm.dev_chain); start one with `cometh dev`",
+  );
 }

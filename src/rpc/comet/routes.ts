@@ -91,16 +91,19 @@ function blockResult(s: CometServices, height: number) {
 }
 
 /** Encoded `block` answers of recent heights per services object (a committed block never changes). */
-const blockMemo = new WeakMap<CometServices, Map<number, EncodedJson>>();
+const blockMemo = new WeakMap<CometServices, { rollbacks: number; byHeight: Map<number, EncodedJson> }>();
 const BLOCK_MEMO_SIZE = 64;
 
 /** blockResult, kept encoded for heights that have a block (getHeight has already checked the range). */
 function keptBlockResult(s: CometServices, height: number): WireValue {
-  let memo = blockMemo.get(s);
-  if (memo === undefined) {
-    memo = new Map();
-    blockMemo.set(s, memo);
+  const rollbacks = s.blocks.rollbacks?.() ?? 0;
+  let entry = blockMemo.get(s);
+  // A dev chain's rollback makes heights again: what was kept about them is gone with them.
+  if (entry === undefined || entry.rollbacks !== rollbacks) {
+    entry = { rollbacks, byHeight: new Map() };
+    blockMemo.set(s, entry);
   }
+  const memo = entry.byHeight;
   const kept = memo.get(height);
   if (kept !== undefined) return kept;
   const result = blockResult(s, height);
@@ -148,6 +151,7 @@ const evidenceParam = p.custom<Evidence | MissingVoteEvidence | undefined>({
 const route = defineRoutes<CometServices, CometCallContext>();
 
 interface StatusMemo {
+  rollbacks: number;
   latestHeight: number;
   base: number;
   catchingUp: boolean;
@@ -170,6 +174,7 @@ export const cometRoutes = route({
     params: {},
     run: (_, s) => {
       const latestHeight = s.blocks.height();
+      const rollbacks = s.blocks.rollbacks?.() ?? 0;
       const base = s.blocks.base();
       const catchingUp = s.node.isCatchingUp();
       const pubKey = s.node.validatorPubKey();
@@ -179,6 +184,7 @@ export const cometRoutes = route({
       const memo = statusMemo.get(s);
       if (
         memo !== undefined &&
+        memo.rollbacks === rollbacks &&
         memo.latestHeight === latestHeight &&
         memo.base === base &&
         memo.catchingUp === catchingUp &&
@@ -201,7 +207,7 @@ export const cometRoutes = route({
           }),
         ),
       );
-      statusMemo.set(s, { latestHeight, base, catchingUp, vals, pubKey, encoded });
+      statusMemo.set(s, { rollbacks, latestHeight, base, catchingUp, vals, pubKey, encoded });
       return encoded;
     },
   },

@@ -47,6 +47,8 @@ export interface CometServices {
 
 /** store/ BlockStore, read side. */
 export interface BlockReader {
+  /** How many times a dev chain rolled the store back (kept answers about a height go stale then). */
+  rollbacks?(): number;
   /** Lowest stored height; 0 when empty. */
   base(): number;
   /** Highest stored height; 0 when empty. */

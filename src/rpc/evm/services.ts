@@ -27,6 +27,8 @@ export interface EvmServices {
   p2p?: PeerControl;
   /** Absent: miner_setEtherbase and miner_setGasPrice answer false. */
   miner?: MinerControl;
+  /** A dev chain's controls (`cometh dev`). Absent: every evm_/hardhat_/anvil_ method answers -32601. */
+  dev?: DevControl;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,6 +352,11 @@ export interface EvmEventSource {
   onNewBlock(listener: (height: number) => void): () => void;
   /** Called for each Ethereum tx this node's CheckTx accepted. */
   onPendingTransaction(listener: (hash: Uint8Array) => void): () => void;
+  /**
+   * Dev chains: called after the chain was rolled back to `height` (evm_revert, hardhat_reset); heights
+   * above it will be made again, so anything kept about them must go.
+   */
+  onRollback?(listener: (height: number) => void): () => void;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -522,4 +529,125 @@ export interface DevKeyring {
   importRawKey(privateKey: Uint8Array, password: string): Awaitable<Uint8Array>;
   /** Creates a new key; returns its address. */
   newAccount(password: string): Awaitable<Uint8Array>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dev chains (`cometh dev`): Anvil's and Hardhat's dev methods
+
+/** A state change a cheat method makes (in the next block, which the method commits). */
+export type DevCheatRequest =
+  | { readonly op: "setBalance"; readonly address: Uint8Array; readonly value: bigint }
+  | { readonly op: "setNonce"; readonly address: Uint8Array; readonly value: bigint }
+  | { readonly op: "setCode"; readonly address: Uint8Array; readonly code: Uint8Array }
+  | { readonly op: "setStorageAt"; readonly address: Uint8Array; readonly slot: Uint8Array; readonly value: Uint8Array }
+  | { readonly op: "setCoinbase"; readonly address: Uint8Array }
+  | { readonly op: "setNextBaseFee"; readonly value: bigint }
+  | { readonly op: "setMinGasPrice"; readonly value: bigint }
+  | { readonly op: "setBlockGasLimit"; readonly value: bigint };
+
+/** A transaction from an impersonated address (no signature). */
+export interface ImpersonatedTx {
+  readonly from: Uint8Array;
+  readonly type: 0 | 1 | 2;
+  readonly nonce: bigint;
+  readonly gasLimit: bigint;
+  readonly to: Uint8Array | undefined;
+  readonly value: bigint;
+  readonly data: Uint8Array;
+  readonly gasPrice?: bigint;
+  readonly maxFeePerGas?: bigint;
+  readonly maxPriorityFeePerGas?: bigint;
+  readonly accessList: readonly AccessListEntry[];
+}
+
+/** A bad dev-method argument (a timestamp in the past, a reverted-to height that is gone): -32602. */
+export class DevInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export interface DevNodeInfo {
+  readonly currentBlockNumber: number;
+  readonly currentBlockTimestamp: bigint;
+  readonly currentBlockHash: Uint8Array;
+  readonly hardFork: string;
+  readonly baseFee: bigint;
+  readonly chainId: bigint;
+  readonly gasLimit: bigint;
+  readonly gasPrice: bigint;
+}
+
+export interface DevMetadata {
+  readonly clientVersion: string;
+  readonly chainId: bigint;
+  readonly instanceId: Uint8Array;
+  readonly latestBlockNumber: number;
+  readonly latestBlockHash: Uint8Array;
+  readonly snapshots: readonly bigint[];
+}
+
+/**
+ * What Anvil's and Hardhat's dev methods need from a dev chain. Every state change still goes through
+ * a block: a cheat commits one of its own before it returns (docs/dev-chain.md).
+ */
+export interface DevControl {
+  /** web3_clientVersion on a dev chain: Anvil's form, which hardhat-network-helpers accept. */
+  clientVersion(): string;
+  /** Each request's method name (the request log). */
+  onRequest(method: string): void;
+
+  /** Commits `blocks` blocks back to back; with `intervalSec`, each one that much later than the last. */
+  mine(blocks: bigint, intervalSec?: bigint): Promise<void>;
+  /** evm_mine: one block, at `timestamp` when given. */
+  mineOne(timestamp?: bigint): Promise<void>;
+  automine(): boolean;
+  setAutomine(on: boolean): void;
+  /** Interval mining period in seconds (undefined: off). */
+  intervalMining(): number | undefined;
+  setIntervalMining(seconds: number): void;
+  setBlockTimestampInterval(seconds: bigint): void;
+  /** True when an interval was set. */
+  removeBlockTimestampInterval(): boolean;
+  /** Removes a waiting tx by its Ethereum hash; returns the hash when one was removed. */
+  dropTransaction(hash: Uint8Array): Uint8Array | undefined;
+  dropAllTransactions(): void;
+  /** Removes every waiting tx from `address`. */
+  removePoolTransactions(address: Uint8Array): void;
+  /**
+   * After a send was accepted by CheckTx: with automine on, resolves once the block holding it is
+   * committed (the receipt exists), or at once when the tx cannot be mined yet (a nonce gap).
+   */
+  afterSubmit(raw: Uint8Array, hash: Uint8Array): Promise<void>;
+
+  /** Seconds added to the clock for later blocks; returns the total offset. */
+  increaseTime(seconds: bigint): bigint;
+  /** The next block's exact timestamp; DevInputError when it is before the latest block's. */
+  setNextBlockTimestamp(timestamp: bigint): void;
+  /** Moves the clock to `timestamp`; returns the offset from the wall clock. */
+  setTime(timestamp: bigint): bigint;
+
+  snapshot(): bigint;
+  /** Hardhat's semantics: false for an unknown id; the snapshot and every later one are used up. */
+  revert(id: bigint): Promise<boolean>;
+  /** Back to genesis. */
+  reset(): Promise<void>;
+
+  cheat(c: DevCheatRequest): Promise<void>;
+
+  impersonate(address: Uint8Array): void;
+  stopImpersonating(address: Uint8Array): void;
+  setAutoImpersonate(on: boolean): void;
+  isImpersonated(address: Uint8Array): boolean;
+  /** Submits a send from an impersonated address; returns its hash (after afterSubmit's wait). */
+  sendImpersonated(tx: ImpersonatedTx): Promise<Uint8Array>;
+
+  /** anvil_dumpState: 0x-hex of gzip(JSON) in Anvil's format. */
+  dumpState(): Promise<string>;
+  /** anvil_loadState: merges a dump (hex gzip or JSON) into the state, through blocks. */
+  loadState(dump: Uint8Array): Promise<void>;
+  nodeInfo(): DevNodeInfo;
+  metadata(): DevMetadata;
+  setLoggingEnabled(on: boolean): void;
 }

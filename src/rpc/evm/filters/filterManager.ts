@@ -105,6 +105,11 @@ export class FilterManager {
     return getLogs(f.criteria, this.services, this.settings);
   }
 
+  /** Drops what filters collected (a dev chain was rolled back: those blocks and txs are gone). */
+  forgetCollected(): void {
+    for (const f of this.filters.values()) f.items = [];
+  }
+
   uninstall(id: string): boolean {
     const f = this.filters.get(id);
     if (f === undefined) return false;

@@ -35,6 +35,12 @@ export class LogsMemo {
     }
   }
 
+  /** Forgets every answer (a dev chain was rolled back: heights are made again). */
+  clear(): void {
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+
   get size(): number {
     return this.#entries.size;
   }

@@ -2,6 +2,7 @@ import { methodNotFound, notImplemented } from "../errors.js";
 import { type Method, method, type Namespace } from "../method.js";
 import { admin } from "./admin.js";
 import { debug } from "./debug.js";
+import { DEV_NAMESPACES } from "./dev.js";
 import { eth } from "./eth.js";
 import { miner } from "./miner.js";
 import { net } from "./net.js";
@@ -45,6 +46,12 @@ export function findMethod(name: string, enabled: ReadonlySet<string>): Method {
   }
   const why = NOT_SERVED[ns];
   if (why !== undefined) throw notImplemented(name, why);
+  const devTable = Object.hasOwn(DEV_NAMESPACES, ns) ? DEV_NAMESPACES[ns] : undefined;
+  if (devTable !== undefined) {
+    // Always routed: on a chain that is not a dev chain the method itself says what it needs.
+    if (!Object.hasOwn(devTable, short)) throw methodNotFound(name);
+    return devTable[short] as Method;
+  }
   if (!Object.hasOwn(NAMESPACES, ns)) throw methodNotFound(name);
   const table: Namespace = NAMESPACES[ns as NamespaceName];
   if (!Object.hasOwn(table, short)) throw methodNotFound(name);

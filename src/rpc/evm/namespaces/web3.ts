@@ -11,6 +11,8 @@ export function clientVersion(version: string): string {
 }
 
 export const web3 = {
-  clientVersion: method([], (_, s) => clientVersion(s.node.version())),
+  // A dev chain answers Anvil's form: hardhat-network-helpers and other test tools accept only
+  // "HardhatNetwork…", "anvil…" or "zksync…" (docs/compatibility.md).
+  clientVersion: method([], (_, s) => s.dev?.clientVersion() ?? clientVersion(s.node.version())),
   sha3: method([p.data], ([data]) => toData(keccak256(data))),
 } satisfies Namespace;

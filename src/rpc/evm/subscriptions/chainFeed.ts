@@ -38,6 +38,13 @@ export class ChainFeed {
 
   start(): void {
     this.lastHeight = this.services.chain.latestHeight();
+    const rollback = this.services.events.onRollback?.((height) => {
+      // Heights above `height` come again: deliver them again, after what is queued.
+      this.queue = this.queue.then(() => {
+        this.lastHeight = height;
+      });
+    });
+    if (rollback !== undefined) this.unsubscribers.push(rollback);
     this.unsubscribers.push(
       this.services.events.onNewBlock((height) => this.enqueue(height)),
       this.services.events.onPendingTransaction((hash) => {

@@ -75,6 +75,8 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number | undefined): Prom
 }
 
 function runMessage(msg: EvmMessage, opts: PayloadOptions): WireValue | Promise<WireValue> {
+  // A dev chain logs each method, as Anvil does.
+  opts.services.dev?.onRequest(msg.method);
   const m = findMethod(msg.method, opts.runtime.settings.namespaces);
   if (m.wsOnly === true && opts.transport !== "ws") throw notificationsUnsupported();
   const args = decodeArgs(m, msg.params);

@@ -231,6 +231,7 @@ export async function startEvmRpc(
     return s;
   };
 
+  let stopRollback: (() => void) | undefined;
   const closeAll = async () => {
     ws.closeAll();
     await Promise.all(
@@ -243,6 +244,7 @@ export async function startEvmRpc(
     );
     filters.close();
     feed.close();
+    stopRollback?.();
   };
 
   const sameAddress = config.address === config.wsAddress && !(httpTarget.protocol === "tcp" && httpTarget.port === 0);
@@ -257,6 +259,10 @@ export async function startEvmRpc(
     throw err;
   }
   feed.start();
+  stopRollback = services.events.onRollback?.(() => {
+    runtime.logsMemo.clear();
+    filters.forgetCollected();
+  });
   log.info({ address: httpAddress }, "Starting EVM JSON-RPC HTTP server");
   log.info({ address: wsAddress }, "Starting EVM JSON-RPC WebSocket server");
 

@@ -1,0 +1,184 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEV_ACCOUNT_BALANCE_WEI, DEV_MNEMONIC, deriveDevAccounts, formatDevAccounts } from "../app/evm/index.js";
+import {
+  ConfigError,
+  type ConfigOverrides,
+  initHome,
+  isHomeInitialized,
+  loadGenesis,
+  loadNodeConfig,
+} from "../config/index.js";
+import { isDevChainGenesis, startNode } from "../node/index.js";
+import { createLogger } from "../util/logger.js";
+import type { CliIo, DevFlags } from "./program.js";
+
+export interface DevRunOptions extends DevFlags {
+  /** --home: a persistent dev chain; absent: a temporary home deleted at exit. */
+  home?: string;
+  /** config.toml / app.toml flags given on the command line. */
+  overrides: ConfigOverrides;
+  logLevelGiven: boolean;
+}
+
+function wholeNumber(flag: string, value: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n > max) {
+    throw new ConfigError("dev", flag, `must be a whole number up to ${max} (got "${value}")`);
+  }
+  return n;
+}
+
+function bigNumber(flag: string, value: string): bigint {
+  if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(value)) {
+    throw new ConfigError("dev", flag, `must be a whole number, decimal or 0x-hex (got "${value}")`);
+  }
+  return BigInt(value);
+}
+
+/** "10000", "0.5" ETH → wei. */
+function etherToWei(flag: string, value: string): bigint {
+  const m = /^(\d+)(?:\.(\d{1,18}))?$/.exec(value);
+  if (m === null) throw new ConfigError("dev", flag, `must be an amount of ETH such as 10000 or 0.5 (got "${value}")`);
+  return BigInt(m[1] as string) * 10n ** 18n + BigInt((m[2] ?? "").padEnd(18, "0"));
+}
+
+/**
+ * `cometh dev`: a single-validator dev chain for Hardhat and Foundry test suites (docs/dev-chain.md).
+ * Writes a dev genesis (`app_state.evm.dev_chain`, the dev accounts funded) into a new home, starts
+ * the node with automine and the dev methods, and stops on SIGINT/SIGTERM, writing --dump-state and
+ * deleting a temporary home.
+ */
+export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void> {
+  const port = wholeNumber("--port", opts.port, 65535);
+  const host = opts.host;
+  const accounts = wholeNumber("--accounts", opts.accounts, 1000);
+  const balanceWei = etherToWei("--balance", opts.balance);
+  const chainId = bigNumber("--chain-id", opts.chainId);
+  const blockTimeSec = opts.blockTime === undefined ? 0 : wholeNumber("--block-time", opts.blockTime, 86_400);
+  const gasLimit = opts.gasLimit === undefined ? undefined : bigNumber("--gas-limit", opts.gasLimit);
+  const baseFee = opts.baseFee === undefined ? undefined : bigNumber("--base-fee", opts.baseFee);
+  const mnemonic = opts.mnemonic ?? DEV_MNEMONIC;
+  const loadFile = opts.loadState ?? (opts.state !== undefined && existsSync(opts.state) ? opts.state : undefined);
+  const dumpFile = opts.dumpState ?? opts.state;
+  const keys = deriveDevAccounts(mnemonic, accounts);
+  let loaded: Buffer | undefined;
+  if (loadFile !== undefined) {
+    try {
+      loaded = readFileSync(loadFile);
+    } catch (err) {
+      throw new ConfigError("dev", "--load-state", `cannot read ${loadFile}: ${(err as Error).message}`);
+    }
+  }
+
+  const temporary = opts.home === undefined;
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "cometh-dev-"));
+  const out = (line: string) => {
+    if (opts.silent !== true) io.out(line);
+  };
+  try {
+    if (!isHomeInitialized(home)) {
+      await initHome(home, {
+        chainId: "cometh-dev",
+        moniker: "dev",
+        appState: {
+          evm: {
+            dev_chain: true,
+            accounts: keys.map((k) => ({ address: k.address, balance: balanceWei.toString() })),
+          },
+          ...(baseFee === undefined ? {} : { feemarket: { params: { base_fee: baseFee.toString() } } }),
+        },
+        ...(gasLimit === undefined ? {} : { maxGas: gasLimit }),
+      });
+    }
+    const overrides: ConfigOverrides = {
+      // A dev chain makes blocks when asked (automine, mine methods), back to back.
+      "--consensus.timeout_commit": "0s",
+      "--consensus.create_empty_blocks": false,
+      "--consensus.timeout_propose": "3s",
+      "--rpc.laddr": `tcp://${host}:26657`,
+      "--p2p.laddr": "tcp://127.0.0.1:0",
+      "--proxy_app": "evm",
+      "--pruning": "nothing",
+      "--evm.evm-chain-id": chainId.toString(),
+      "--json-rpc.enable": true,
+      "--json-rpc.address": `${host}:${port}`,
+      "--json-rpc.ws-address": `${host}:${port === 0 ? 0 : port + 1}`,
+      "--json-rpc.api": "eth,net,web3,txpool,debug,personal,admin,miner",
+      "--json-rpc.allow-insecure-unlock": true,
+      ...(opts.logLevelGiven ? {} : { log_level: "error" }),
+      ...opts.overrides,
+    };
+    const config = loadNodeConfig(home, overrides);
+    if (!isDevChainGenesis(loadGenesis(config.base.genesisFile))) {
+      throw new ConfigError(
+        "dev",
+        "--home",
+        `${home} holds a chain that is not a dev chain (its genesis has no app_state.evm.dev_chain). Use a new directory, or run it with \`cometh start\``,
+      );
+    }
+    const log = createLogger({
+      level: config.base.logLevels.default === "none" ? "silent" : config.base.logLevels.default,
+      format: config.base.logFormat,
+    });
+    const node = await startNode(config, log, {
+      dev: {
+        automine: opts.mining && blockTimeSec === 0,
+        blockTimeSec: opts.mining ? blockTimeSec : 0,
+        silent: opts.silent === true,
+        print: (line) => io.out(line),
+        mnemonic,
+        accounts,
+      },
+    });
+    const dev = node.dev;
+    if (dev === undefined) throw new ConfigError("dev", "--home", "the node did not start as a dev chain");
+    if (loaded !== undefined) await dev.loadState(new Uint8Array(loaded));
+
+    out("");
+    out(`cometh dev ${node.genesis.chainId} (EVM chain id ${chainId}, home ${temporary ? "temporary" : home})`);
+    out("");
+    out(formatDevAccounts(keys, balanceWei === DEV_ACCOUNT_BALANCE_WEI ? DEV_ACCOUNT_BALANCE_WEI : balanceWei));
+    out("");
+    out("WARNING: these accounts and keys are public; never use them on a real network.");
+    out("");
+    for (const addr of node.rpcAddresses) out(`Node RPC listening on ${addr}`);
+    if (node.evmRpc !== undefined) {
+      out(`Ethereum JSON-RPC listening on http://${node.evmRpc.http} and ws://${node.evmRpc.ws}`);
+      out(`Listening on ${node.evmRpc.http}`);
+    }
+
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, "stopping dev chain");
+      const finish = async () => {
+        if (dumpFile !== undefined) {
+          writeFileSync(dumpFile, dev.dumpStateJson());
+          out(`State written to ${dumpFile}`);
+        }
+        await node.stop();
+        if (temporary) rmSync(home, { recursive: true, force: true });
+      };
+      finish().then(
+        () => log.flush(() => io.exit(0)),
+        (err: unknown) => {
+          io.err(
+            `ERROR: stopping the dev chain failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+          );
+          io.exit(1);
+        },
+      );
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    process.on("unhandledRejection", (reason: unknown) => {
+      log.error({ err: reason }, "unhandled promise rejection (a bug: please report it)");
+    });
+  } catch (err) {
+    if (temporary) rmSync(home, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,557 @@
+import { randomBytes } from "node:crypto";
+import {
+  type DevCheat,
+  type DevEntry,
+  decodeAnvilStateHex,
+  type EvmApplication,
+  encodeAnvilStateHex,
+  encodeAnvilStateJson,
+  encodeDevEntry,
+  type StateDump,
+  StateDumpError,
+} from "../app/index.js";
+import { packageVersion } from "../config/index.js";
+import type { Consensus } from "../consensus/index.js";
+import type { Indexer } from "../indexer/index.js";
+import type { Mempool } from "../mempool/index.js";
+import type { FilePV } from "../privval/index.js";
+import {
+  type DevCheatRequest,
+  type DevControl,
+  DevInputError,
+  type DevMetadata,
+  type DevNodeInfo,
+  type ImpersonatedTx,
+} from "../rpc/evm/index.js";
+import type { BlockStore, StateStore } from "../store/index.js";
+import { type ChainState, txHashHex } from "../types/index.js";
+import { bytesToHex } from "../util/bytes.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import type { Timestamp } from "../util/time.js";
+import type { EvmFeed } from "./evmServices.js";
+
+/** The Anvil release whose dev methods these follow; web3_clientVersion names it first. */
+export const ANVIL_COMPAT_VERSION = "1.7.1";
+const NS = 1_000_000_000n;
+/** hardhat_mine / anvil_mine take at most this many blocks in one call (each is a real block). */
+export const MAX_MINE_BLOCKS = 1_000_000n;
+/** anvil_loadState is committed in entries of about this many bytes (mempool max_tx_bytes is above it). */
+const LOAD_STATE_CHUNK_BYTES = 512 * 1024;
+
+/**
+ * A dev chain's block times (CometBFT v1's proposer-based timestamps, chosen here as Anvil's
+ * TimeManager chooses them): whole seconds, the wall clock plus an offset that evm_increaseTime and
+ * evm_setTime move, an exact next timestamp, or a fixed interval after the last block; always later
+ * than the last block. The time of a height is fixed the first time it is asked (the proposal and
+ * PrepareProposal see the same one).
+ */
+export class DevTime {
+  readonly #clock: Clock;
+  offset = 0n;
+  next: bigint | undefined;
+  interval: bigint | undefined;
+  /** anvil_mine's interval: added to the offset before each block of the batch. */
+  perBlock: bigint | undefined;
+  #pinned: { height: number; time: Timestamp } | undefined;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  nowSec(): bigint {
+    return this.#clock.nowNs() / NS;
+  }
+
+  readonly proposerTime = (height: number, state: ChainState): Timestamp => {
+    const pinned = this.#pinned;
+    if (pinned !== undefined && pinned.height === height) return pinned.time;
+    const lastSec = state.lastBlockTime / NS;
+    if (this.perBlock !== undefined) this.offset += this.perBlock;
+    let ts: bigint;
+    if (this.next !== undefined) {
+      ts = this.next;
+      this.next = undefined;
+      // Later blocks continue from there, as Anvil and Hardhat do.
+      this.offset = ts - this.nowSec();
+    } else if (this.interval !== undefined) {
+      ts = lastSec + this.interval;
+    } else {
+      ts = this.nowSec() + this.offset;
+    }
+    if (ts <= lastSec) ts = lastSec + 1n;
+    const time = ts * NS;
+    this.#pinned = { height, time };
+    return time;
+  };
+
+  forgetPinned(): void {
+    this.#pinned = undefined;
+  }
+}
+
+interface Snapshot {
+  height: number;
+  offset: bigint;
+  next: bigint | undefined;
+  interval: bigint | undefined;
+}
+
+export interface DevChainParts {
+  consensus: Consensus;
+  mempool: Mempool;
+  app: EvmApplication;
+  blockStore: BlockStore;
+  stateStore: StateStore;
+  indexer: Indexer;
+  signer: FilePV;
+  feed: EvmFeed;
+  time: DevTime;
+  log: Logger;
+  /** Where the request log and console.log lines go (the CLI prints them); absent: nowhere. */
+  print?: (line: string) => void;
+  /** Start with the request log off (`--silent`). */
+  silent?: boolean;
+}
+
+/**
+ * The dev methods of a `cometh dev` chain (rpc/evm/services.ts DevControl) over the real node: mining
+ * through consensus, cheats and impersonated sends as dev entries in blocks, snapshots as rollbacks of
+ * every store. docs/dev-chain.md describes the design.
+ */
+export class DevChain implements DevControl {
+  readonly #p: DevChainParts;
+  readonly #snapshots = new Map<bigint, Snapshot>();
+  #nextSnapshotId = 0n;
+  readonly #impersonated = new Set<string>();
+  #autoImpersonate = false;
+  #logging: boolean;
+  readonly #instanceId = randomBytes(32);
+  /** Serialises the methods that make blocks or roll back, so a revert never runs inside a mine. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(parts: DevChainParts) {
+    this.#p = parts;
+    this.#logging = parts.silent !== true;
+    parts.app.onConsoleLog((lines) => {
+      for (const line of lines) this.#print(line);
+    });
+    parts.feed.onNewBlock((height) => this.#logBlock(height));
+  }
+
+  #print(line: string): void {
+    this.#p.print?.(line);
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  clientVersion(): string {
+    return `anvil/v${ANVIL_COMPAT_VERSION} (cometh/v${packageVersion()})`;
+  }
+
+  onRequest(method: string): void {
+    if (this.#logging) this.#print(method);
+  }
+
+  #logBlock(height: number): void {
+    if (!this.#logging) return;
+    const reader = this.#p.app.reader;
+    const block = reader.block(height);
+    if (block === undefined || block.txHashes.length === 0) return;
+    for (const r of reader.receipts(height)) {
+      this.#print("");
+      this.#print(`    Transaction: 0x${bytesToHex(r.txHash)}`);
+      if (r.contractAddress !== undefined && r.status === 1) {
+        this.#print(`    Contract created: 0x${bytesToHex(r.contractAddress)}`);
+      }
+      this.#print(`    Gas used: ${r.gasUsed}`);
+      if (r.status === 0) this.#print(`    Error: ${r.vmError === "" ? "reverted" : r.vmError}`);
+    }
+    this.#print("");
+    this.#print(`    Block Number: ${height}`);
+    this.#print(`    Block Hash: 0x${bytesToHex(block.hash)}`);
+    this.#print(`    Block Time: "${new Date(Number(block.timestamp) * 1000).toUTCString()}"`);
+    this.#print("");
+  }
+
+  // ---- mining ------------------------------------------------------------------------------------
+
+  mine(blocks: bigint, intervalSec?: bigint): Promise<void> {
+    if (blocks < 0n) throw new DevInputError("the number of blocks cannot be negative");
+    if (blocks > MAX_MINE_BLOCKS) {
+      throw new DevInputError(`at most ${MAX_MINE_BLOCKS} blocks can be mined in one call (got ${blocks})`);
+    }
+    if (blocks === 0n) return Promise.resolve();
+    return this.#serial(async () => {
+      const time = this.#p.time;
+      time.perBlock = intervalSec;
+      try {
+        await this.#p.consensus.mineBlocks(Number(blocks));
+      } finally {
+        time.perBlock = undefined;
+      }
+    });
+  }
+
+  mineOne(timestamp?: bigint): Promise<void> {
+    if (timestamp !== undefined) this.setNextBlockTimestamp(timestamp);
+    return this.mine(1n);
+  }
+
+  automine(): boolean {
+    return this.#p.consensus.devMining()?.automine ?? false;
+  }
+
+  setAutomine(on: boolean): void {
+    const m = this.#p.consensus.devMining();
+    if (m === undefined) return;
+    // Anvil: automine replaces interval mining, and turning it off stops mining altogether.
+    this.#p.consensus.setDevMining({ automine: on, intervalMs: on ? 0 : m.intervalMs });
+  }
+
+  intervalMining(): number | undefined {
+    const ms = this.#p.consensus.devMining()?.intervalMs ?? 0;
+    return ms === 0 ? undefined : ms / 1000;
+  }
+
+  setIntervalMining(seconds: number): void {
+    if (!Number.isSafeInteger(seconds) || seconds < 0) {
+      throw new DevInputError(`the interval must be a whole number of seconds ≥ 0 (got ${seconds})`);
+    }
+    this.#p.consensus.setDevMining({ automine: seconds === 0 && this.automine(), intervalMs: seconds * 1000 });
+  }
+
+  setBlockTimestampInterval(seconds: bigint): void {
+    this.#p.time.interval = seconds;
+  }
+
+  removeBlockTimestampInterval(): boolean {
+    const had = this.#p.time.interval !== undefined;
+    this.#p.time.interval = undefined;
+    return had;
+  }
+
+  /** The mempool keys of waiting txs matching `pick`. */
+  #pendingKeys(pick: (from: Uint8Array, hash: Uint8Array) => boolean): string[] {
+    const keys: string[] = [];
+    for (const raw of this.#p.mempool.txs()) {
+      try {
+        const v = this.#p.app.reader.decodeTransaction(raw);
+        if (pick(v.from, v.hash)) keys.push(txHashHex(raw));
+      } catch {
+        // A cheat entry: not a transaction.
+      }
+    }
+    return keys;
+  }
+
+  async #removePending(keys: string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    return this.#p.mempool.removeTxs(keys, () => this.#p.app.resetCheckState());
+  }
+
+  dropTransaction(hash: Uint8Array): Uint8Array | undefined {
+    const keys = this.#pendingKeys((_from, h) => bytesToHex(h) === bytesToHex(hash));
+    if (keys.length === 0) return undefined;
+    void this.#removePending(keys);
+    return hash;
+  }
+
+  dropAllTransactions(): void {
+    void this.#removePending(this.#pendingKeys(() => true));
+  }
+
+  removePoolTransactions(address: Uint8Array): void {
+    const hex = bytesToHex(address);
+    void this.#removePending(this.#pendingKeys((from) => bytesToHex(from) === hex));
+  }
+
+  async afterSubmit(raw: Uint8Array, hash: Uint8Array): Promise<void> {
+    if (!this.automine()) return;
+    const key = txHashHex(raw);
+    const reader = this.#p.app.reader;
+    // A block already being made may not carry it; the next one does unless it cannot run yet.
+    for (let blocks = 0; blocks < 3; blocks++) {
+      if (reader.txLocation(hash) !== undefined) return;
+      if (!this.#p.mempool.has(key)) return;
+      if (!(await this.#nextBlock(10_000))) return;
+    }
+  }
+
+  /** Resolves true at the next committed block (as the EVM RPC sees it), false after `ms`. */
+  #nextBlock(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        off();
+        resolve(false);
+      }, ms);
+      const off = this.#p.feed.onNewBlock(() => {
+        clearTimeout(timer);
+        off();
+        resolve(true);
+      });
+    });
+  }
+
+  // ---- time --------------------------------------------------------------------------------------
+
+  #latestTimestamp(): bigint {
+    return this.#p.consensus.chainState().lastBlockTime / NS;
+  }
+
+  increaseTime(seconds: bigint): bigint {
+    if (seconds < 0n) throw new DevInputError("evm_increaseTime takes a non-negative number of seconds");
+    this.#p.time.offset += seconds;
+    return this.#p.time.offset;
+  }
+
+  setNextBlockTimestamp(timestamp: bigint): void {
+    const latest = this.#latestTimestamp();
+    if (timestamp < latest) {
+      throw new DevInputError(
+        `timestamp ${timestamp} is lower than the latest block's timestamp ${latest}; pass ${latest + 1n} or later`,
+      );
+    }
+    this.#p.time.next = timestamp;
+  }
+
+  setTime(timestamp: bigint): bigint {
+    const now = this.#p.time.nowSec();
+    this.#p.time.offset = timestamp - now;
+    this.#p.time.next = undefined;
+    return timestamp > now ? timestamp - now : 0n;
+  }
+
+  // ---- snapshots ---------------------------------------------------------------------------------
+
+  snapshot(): bigint {
+    const id = this.#nextSnapshotId++;
+    const t = this.#p.time;
+    this.#snapshots.set(id, {
+      height: this.#p.consensus.chainState().lastBlockHeight,
+      offset: t.offset,
+      next: t.next,
+      interval: t.interval,
+    });
+    return id;
+  }
+
+  revert(id: bigint): Promise<boolean> {
+    return this.#serial(async () => {
+      const s = this.#snapshots.get(id);
+      if (s === undefined) return false;
+      // Hardhat: the reverted-to snapshot and every later one are used up.
+      for (const k of [...this.#snapshots.keys()]) if (k >= id) this.#snapshots.delete(k);
+      await this.#rollbackTo(s.height);
+      const t = this.#p.time;
+      t.offset = s.offset;
+      t.next = s.next;
+      t.interval = s.interval;
+      return true;
+    });
+  }
+
+  reset(): Promise<void> {
+    return this.#serial(async () => {
+      this.#snapshots.clear();
+      await this.#rollbackTo(0);
+      const t = this.#p.time;
+      t.offset = 0n;
+      t.next = undefined;
+      t.interval = undefined;
+    });
+  }
+
+  async #rollbackTo(height: number): Promise<void> {
+    const p = this.#p;
+    if (p.indexer.rollbackTo === undefined) {
+      throw new DevInputError(
+        'the tx indexer cannot forget blocks ([tx_index] indexer = "psql"); a dev chain reverts with "kv" or "null"',
+      );
+    }
+    const rollbackIndexer = p.indexer.rollbackTo.bind(p.indexer);
+    await p.consensus.rollback(async () => {
+      const release = await p.mempool.lock();
+      try {
+        p.mempool.flush();
+        // The app first: a crash before the block store is rolled back replays the blocks into it.
+        await p.app.rollbackTo(height);
+        await rollbackIndexer(height);
+        const state = await p.stateStore.rollbackTo(height);
+        await p.blockStore.rollbackTo(height);
+        await p.signer.rollbackTo(height);
+        p.time.forgetPinned();
+        return state;
+      } finally {
+        release();
+      }
+    });
+    p.feed.rollback(height);
+    p.log.info({ height }, "dev chain rolled back");
+  }
+
+  // ---- cheats and impersonation ------------------------------------------------------------------
+
+  /** Puts an entry in the mempool and commits blocks until one carries it. */
+  async #commitEntry(entry: DevEntry, cheatsOnly: boolean): Promise<void> {
+    const raw = encodeDevEntry(entry);
+    const res = await this.#p.mempool.checkTx(raw);
+    if (res.code !== 0) throw new DevInputError(res.log === "" ? `CheckTx failed with code ${res.code}` : res.log);
+    const key = txHashHex(raw);
+    for (let i = 0; i < 3 && this.#p.mempool.has(key); i++) {
+      if (cheatsOnly && !this.automine()) this.#p.app.setCheatsOnlyProposal(true);
+      await this.#p.consensus.mineBlocks(1);
+    }
+  }
+
+  cheat(c: DevCheatRequest): Promise<void> {
+    return this.#serial(() => this.#commitEntry(c as DevCheat, true));
+  }
+
+  impersonate(address: Uint8Array): void {
+    this.#impersonated.add(bytesToHex(address));
+  }
+
+  stopImpersonating(address: Uint8Array): void {
+    this.#impersonated.delete(bytesToHex(address));
+  }
+
+  setAutoImpersonate(on: boolean): void {
+    this.#autoImpersonate = on;
+  }
+
+  isImpersonated(address: Uint8Array): boolean {
+    return this.#autoImpersonate || this.#impersonated.has(bytesToHex(address));
+  }
+
+  async sendImpersonated(tx: ImpersonatedTx): Promise<Uint8Array> {
+    const raw = encodeDevEntry({
+      op: "send",
+      from: tx.from,
+      type: tx.type,
+      nonce: tx.nonce,
+      gasLimit: tx.gasLimit,
+      to: tx.to,
+      value: tx.value,
+      data: tx.data,
+      ...(tx.gasPrice === undefined ? {} : { gasPrice: tx.gasPrice }),
+      ...(tx.maxFeePerGas === undefined ? {} : { maxFeePerGas: tx.maxFeePerGas }),
+      ...(tx.maxPriorityFeePerGas === undefined ? {} : { maxPriorityFeePerGas: tx.maxPriorityFeePerGas }),
+      accessList: tx.accessList.map((e) => ({ address: e.address, storageKeys: [...e.storageKeys] })),
+    });
+    const res = await this.#p.mempool.checkTx(raw);
+    if (res.code !== 0) throw new DevInputError(res.log === "" ? `CheckTx failed with code ${res.code}` : res.log);
+    const hash = this.#p.app.reader.decodeTransaction(raw).hash;
+    this.#p.feed.pendingTransaction(hash);
+    await this.afterSubmit(raw, hash);
+    return hash;
+  }
+
+  // ---- state -------------------------------------------------------------------------------------
+
+  async dumpState(): Promise<string> {
+    return encodeAnvilStateHex(this.#collectState());
+  }
+
+  /** The state as the JSON text `anvil --dump-state` writes to its file. */
+  dumpStateJson(): string {
+    return encodeAnvilStateJson(this.#collectState());
+  }
+
+  #collectState(): StateDump {
+    const app = this.#p.app;
+    const db = app.db;
+    const height = db.latestHeight();
+    const dump: StateDump = { accounts: [] };
+    for (const { addr, account } of db.accountsAt(height)) {
+      const storage: { slot: Uint8Array; value: Uint8Array }[] = [];
+      for (const s of db.storageSlotsAt(addr, account.incarnation, height)) {
+        const value = new Uint8Array(32);
+        value.set(s.value, 32 - s.value.length);
+        storage.push({ slot: s.slot, value });
+      }
+      dump.accounts.push({
+        address: addr,
+        nonce: account.nonce,
+        balance: account.balance,
+        code: db.readCode(account.codeHash),
+        storage,
+      });
+    }
+    const block = db.blockWithoutRoots(height);
+    if (block !== undefined) {
+      dump.blockNumber = BigInt(height);
+      dump.bestBlockNumber = BigInt(height);
+      dump.timestamp = block.timestamp;
+      dump.coinbase = block.coinbase;
+      dump.gasLimit = block.gasLimit;
+      dump.baseFee = block.baseFee;
+    }
+    return dump;
+  }
+
+  loadState(bytes: Uint8Array): Promise<void> {
+    let dump: StateDump;
+    try {
+      dump = decodeAnvilStateHex(`0x${bytesToHex(bytes)}`);
+    } catch (err) {
+      if (err instanceof StateDumpError) throw new DevInputError(err.message);
+      throw err;
+    }
+    return this.#serial(async () => {
+      // Entries of bounded size: a large dump becomes several entries, each in its own block.
+      let chunk: DevCheat & { op: "loadState" } = { op: "loadState", accounts: [] };
+      let bytes = 0;
+      for (const a of dump.accounts) {
+        const size = 200 + a.code.length * 2 + a.storage.length * 140;
+        if (bytes > 0 && bytes + size > LOAD_STATE_CHUNK_BYTES) {
+          await this.#commitEntry(chunk, true);
+          chunk = { op: "loadState", accounts: [] };
+          bytes = 0;
+        }
+        chunk.accounts.push(a);
+        bytes += size;
+      }
+      if (chunk.accounts.length > 0) await this.#commitEntry(chunk, true);
+    });
+  }
+
+  nodeInfo(): DevNodeInfo {
+    const app = this.#p.app;
+    const reader = app.reader;
+    const height = reader.latestHeight();
+    const block = reader.blockStamp(height);
+    const settings = app.settings();
+    return {
+      currentBlockNumber: Math.max(0, height),
+      currentBlockTimestamp: block?.timestamp ?? 0n,
+      currentBlockHash: block?.hash ?? new Uint8Array(32),
+      hardFork: "prague",
+      baseFee: reader.nextBaseFee(),
+      chainId: reader.chainId(),
+      gasLimit: settings === undefined || settings.maxGas <= 0n ? (1n << 64n) - 1n : settings.maxGas,
+      gasPrice: reader.nextBaseFee(),
+    };
+  }
+
+  metadata(): DevMetadata {
+    const reader = this.#p.app.reader;
+    const height = Math.max(0, reader.latestHeight());
+    return {
+      clientVersion: this.clientVersion(),
+      chainId: reader.chainId(),
+      instanceId: this.#instanceId,
+      latestBlockNumber: height,
+      latestBlockHash: reader.blockStamp(height)?.hash ?? new Uint8Array(32),
+      snapshots: [...this.#snapshots.keys()],
+    };
+  }
+
+  setLoggingEnabled(on: boolean): void {
+    this.#logging = on;
+  }
+}
