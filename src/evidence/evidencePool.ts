@@ -275,6 +275,14 @@ export class EvidencePool {
     this.#notify(formed);
   }
 
+  /**
+   * Dev chains (evm_revert, hardhat_reset): adopts the rolled-back state, so the heights above it
+   * that are made again count as newer. A dev chain has one validator: no evidence can exist.
+   */
+  rollbackTo(state: ChainState): void {
+    this.#state = state;
+  }
+
   /** Resolves once every record write queued so far is done (tests, shutdown). */
   async flush(): Promise<void> {
     await this.#writes;

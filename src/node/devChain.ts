@@ -105,6 +105,8 @@ export interface DevChainParts {
   stateStore: StateStore;
   indexer: Indexer;
   signer: FilePV;
+  /** The evidence pool keeps the chain state it saw last; a rollback hands it the restored one. */
+  evidence: { rollbackTo(state: ChainState): void };
   feed: EvmFeed;
   time: DevTime;
   log: Logger;
@@ -384,6 +386,7 @@ export class DevChain implements DevControl {
         const state = await p.stateStore.rollbackTo(height);
         await p.blockStore.rollbackTo(height);
         await p.signer.rollbackTo(height);
+        p.evidence.rollbackTo(state);
         p.time.forgetPinned();
         return state;
       } finally {

@@ -333,6 +333,7 @@ async function build(
       stateStore,
       indexer,
       signer,
+      evidence: evidencePool,
       feed: evmFeed,
       time: devTime,
       log: log.child({ module: "dev" }),
