@@ -236,6 +236,9 @@ export class ConsensusState {
    * then, so a tx that cannot run yet (a nonce gap) does not make empty blocks forever.
    */
   private devTxArrived = false;
+  /** Dev chains: txs admitted so far, and how many had been when the last proposal reaped the mempool. */
+  private devTxCount = 0;
+  private devTxCountAtProposal = 0;
   private unsubscribeTxAdded: (() => void) | undefined;
 
   constructor(opts: ConsensusOptions, deps: ConsensusDeps, state: ChainState) {
@@ -290,6 +293,7 @@ export class ConsensusState {
       this.devTxArrived = this.deps.mempool.size() > 0;
       this.unsubscribeTxAdded = this.deps.mempool.onTxAdded(() => {
         this.devTxArrived = true;
+        this.devTxCount++;
         this.enqueue({ kind: "txsAvailable" }, false);
       });
     }
@@ -400,7 +404,8 @@ export class ConsensusState {
 
   /** After a dev chain committed `height`: counts it against the oldest mine request. */
   private devCommitted(height: number, txs: number): void {
-    if (txs === 0) this.devTxArrived = false;
+    // An empty block when nothing arrived since its proposal: what waits cannot run yet.
+    if (txs === 0 && this.devTxCount === this.devTxCountAtProposal) this.devTxArrived = false;
     const r = this.mineRequests[0];
     if (r === undefined) return;
     r.heights.push(height);
@@ -936,6 +941,7 @@ export class ConsensusState {
         this.deps.log.error("propose step; cannot propose anything without commit for the previous block");
         return;
       }
+      this.devTxCountAtProposal = this.devTxCount;
       try {
         ({ block, parts } = await this.blockExec.createProposalBlock(height, this.state, lastCommit, signer.address()));
       } catch (err) {

@@ -51,7 +51,7 @@ export class DevTime {
   offset = 0n;
   next: bigint | undefined;
   interval: bigint | undefined;
-  /** anvil_mine's interval: added to the offset before each block of the batch. */
+  /** anvil_mine's interval: each block of the batch this many seconds after the last. */
   perBlock: bigint | undefined;
   #pinned: { height: number; time: Timestamp } | undefined;
 
@@ -67,9 +67,12 @@ export class DevTime {
     const pinned = this.#pinned;
     if (pinned !== undefined && pinned.height === height) return pinned.time;
     const lastSec = state.lastBlockTime / NS;
-    if (this.perBlock !== undefined) this.offset += this.perBlock;
     let ts: bigint;
-    if (this.next !== undefined) {
+    if (this.perBlock !== undefined && this.perBlock > 0n && this.next === undefined) {
+      // anvil_mine / hardhat_mine with an interval: each block that much after the last.
+      ts = lastSec + this.perBlock;
+      this.offset = ts - this.nowSec();
+    } else if (this.next !== undefined) {
       ts = this.next;
       this.next = undefined;
       // Later blocks continue from there, as Anvil and Hardhat do.

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ConfigOverrides, initHome, loadNodeConfig } from "../../src/config/index.js";
-import { type RunningNode, startNode } from "../../src/node/index.js";
+import { type DevStartOptions, type RunningNode, startNode } from "../../src/node/index.js";
 import { createLogger, silentLogger } from "../../src/util/logger.js";
 
 /** A real node started inside the test process on 127.0.0.1 ephemeral ports and a temp home. */
@@ -72,4 +72,53 @@ export async function startInProcessEvmNode(
   }
   await n.node.consensus.waitForHeight(1);
   return { ...n, evmHttpUrl: `http://${evm.http}`, evmWsUrl: `ws://${evm.ws}` };
+}
+
+/**
+ * An in-process `cometh dev` chain (genesis `evm.dev_chain`, the dev accounts funded, automine) with
+ * the Ethereum JSON-RPC on ephemeral ports, as the dev command starts it.
+ */
+export async function startInProcessDevNode(
+  overrides: ConfigOverrides = {},
+  dev: DevStartOptions = {},
+  home?: string,
+): Promise<InProcessEvmNode> {
+  const dir = home ?? (await mkdtemp(join(tmpdir(), "cometh-dev-it-")));
+  await initHome(dir, { chainId: "cometh-dev", moniker: "dev", appState: { evm: { dev_chain: true } } });
+  const config = loadNodeConfig(dir, {
+    "--rpc.laddr": "tcp://127.0.0.1:0",
+    "--p2p.laddr": "tcp://127.0.0.1:0",
+    "--proxy_app": "evm",
+    "--pruning": "nothing",
+    "--consensus.timeout_commit": "0s",
+    "--consensus.create_empty_blocks": false,
+    "--json-rpc.enable": true,
+    "--json-rpc.address": "127.0.0.1:0",
+    "--json-rpc.ws-address": "127.0.0.1:0",
+    "--json-rpc.api": "eth,net,web3,txpool,debug,personal",
+    ...overrides,
+  });
+  const level = process.env.COMETH_TEST_LOG;
+  const log = level ? createLogger({ level }) : silentLogger();
+  const node = await startNode(config, log, { dev: { silent: true, ...dev } });
+  const addr = node.rpcAddresses[0] ?? "";
+  const hostPort = addr.replace(/^tcp:\/\//, "");
+  const evm = node.evmRpc;
+  if (evm === undefined) {
+    await node.stop();
+    throw new Error("the Ethereum JSON-RPC did not start");
+  }
+  await node.consensus.waitForHeight(1);
+  return {
+    node,
+    home: dir,
+    rpcUrl: `http://${hostPort}`,
+    wsUrl: `ws://${hostPort}/websocket`,
+    evmHttpUrl: `http://${evm.http}`,
+    evmWsUrl: `ws://${evm.ws}`,
+    close: async () => {
+      await node.stop();
+      if (home === undefined) await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -17,6 +17,8 @@ export interface Method {
   readonly wsOnly?: boolean;
   /** Params are not decoded (not-implemented methods answer the same whatever they get). */
   readonly ignoresParams?: boolean;
+  /** Checked before the params are decoded: throws when the node cannot serve the method at all. */
+  readonly guard?: (services: EvmServices, ctx: EvmCallContext) => void;
 }
 
 export type Namespace = { readonly [name: string]: Method };

@@ -28,7 +28,7 @@ function devMethod<const P extends readonly Param<unknown>[]>(
   params: P,
   run: (args: { [K in keyof P]: P[K] extends Param<infer T> ? T : never }, dev: DevControl, s: EvmServices) => unknown,
 ): Method {
-  return method(params, async (args, s, ctx) => {
+  const m = method(params, async (args, s, ctx) => {
     const dev = requireDev(s, ctx);
     try {
       return (await run(args as never, dev, s)) as WireValue;
@@ -37,6 +37,8 @@ function devMethod<const P extends readonly Param<unknown>[]>(
       throw err;
     }
   });
+  // Off a dev chain the answer is "needs cometh dev" whatever the params.
+  return { ...m, guard: (s, ctx) => void requireDev(s, ctx) };
 }
 
 const MAX_U256 = (1n << 256n) - 1n;
@@ -106,11 +108,17 @@ function decodeMineOptions(node: JsonNode): { timestamp?: bigint; blocks?: bigin
   return { timestamp: decodeNumber(node) };
 }
 
-/** anvil_reset / hardhat_reset options: forking is refused, anything else ignored. */
+/**
+ * anvil_reset / hardhat_reset options: forking from a URL is refused; `{forking: {blockNumber}}`
+ * without a URL (what viem sends for a plain reset) and anything else are a plain reset.
+ */
 function decodeResetOptions(node: JsonNode): { forking: boolean } {
   if (node.kind !== "object") throw new ParamError("expected an object");
   for (const [k, v] of node.entries) {
-    if (k === "forking" && v.kind !== "null") return { forking: true };
+    if (k !== "forking" || v.kind !== "object") continue;
+    for (const [fk, fv] of v.entries) {
+      if (fk === "jsonRpcUrl" && fv.kind === "string" && fv.value !== "") return { forking: true };
+    }
   }
   return { forking: false };
 }

@@ -79,8 +79,9 @@ function runMessage(msg: EvmMessage, opts: PayloadOptions): WireValue | Promise<
   opts.services.dev?.onRequest(msg.method);
   const m = findMethod(msg.method, opts.runtime.settings.namespaces);
   if (m.wsOnly === true && opts.transport !== "ws") throw notificationsUnsupported();
-  const args = decodeArgs(m, msg.params);
   const ctx: EvmCallContext = { method: msg.method, transport: opts.transport, runtime: opts.runtime, sink: opts.sink };
+  m.guard?.(opts.services, ctx);
+  const args = decodeArgs(m, msg.params);
   return m.run(args, opts.services, ctx);
 }
 

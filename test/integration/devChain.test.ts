@@ -1,0 +1,307 @@
+import { readFileSync } from "node:fs";
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  encodeFunctionData,
+  type Hex,
+  http,
+  parseAbi,
+  parseEther,
+  publicActions,
+  walletActions,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type InProcessEvmNode, startInProcessDevNode, startInProcessEvmNode } from "./inProcessNode.js";
+
+/**
+ * `cometh dev` driven by viem's test client (mode anvil and hardhat): mining, automine, time,
+ * snapshots, cheats, impersonation, state dump/load and reset, each checked through the Ethereum
+ * JSON-RPC and, where it matters, the node RPC (same chain, same times).
+ */
+
+const KEY0 = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const ACCOUNT0 = privateKeyToAccount(KEY0);
+const ERC20 = JSON.parse(readFileSync(new URL("../data/erc20.json", import.meta.url), "utf8")) as {
+  abi: string[];
+  bytecode: Hex;
+};
+const chain = {
+  id: 262144,
+  name: "cometh-dev",
+  nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+  rpcUrls: { default: { http: [] as string[] } },
+} as const;
+
+let n: InProcessEvmNode;
+
+function clients(mode: "anvil" | "hardhat") {
+  const transport = http(n.evmHttpUrl, { retryCount: 0 });
+  const test = createTestClient({ mode, transport, chain, cacheTime: 0 }).extend(publicActions).extend(walletActions);
+  const wallet = createWalletClient({ account: ACCOUNT0, transport, chain, cacheTime: 0 });
+  const pub = createPublicClient({ transport, chain, cacheTime: 0 });
+  return { test, wallet, pub };
+}
+
+async function rpc(
+  method: string,
+  params: unknown[] = [],
+): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
+  const res = await fetch(n.evmHttpUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return (await res.json()) as { result?: unknown; error?: { code: number; message: string } };
+}
+
+async function cometBlock(height: number): Promise<{ time: string; hash: string }> {
+  const r = (await (await fetch(`${n.rpcUrl}/block?height=${height}`)).json()) as {
+    result: { block_id: { hash: string }; block: { header: { time: string } } };
+  };
+  return { time: r.result.block.header.time, hash: r.result.block_id.hash };
+}
+
+beforeAll(async () => {
+  n = await startInProcessDevNode();
+});
+
+afterAll(async () => {
+  await n?.close();
+});
+
+describe("cometh dev with viem's test client", () => {
+  test("default: web3_clientVersion is Anvil's form, which hardhat-network-helpers accept", async () => {
+    const v = (await rpc("web3_clientVersion")).result as string;
+    expect(v.toLowerCase().startsWith("anvil")).toBe(true);
+    expect(v).toContain("cometh");
+  });
+
+  test("automine: a send answers after its block, the receipt exists at once, no empty blocks follow", async () => {
+    const { wallet, pub } = clients("anvil");
+    const before = await pub.getBlockNumber();
+    const hash = await wallet.sendTransaction({ to: "0x00000000000000000000000000000000000000aa", value: 1n });
+    const receipt = await pub.getTransactionReceipt({ hash });
+    expect(receipt.status).toBe("success");
+    expect(receipt.blockNumber).toBe(before + 1n);
+    // An idle dev chain makes no block (no proof block, no empty blocks).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await pub.getBlockNumber()).toBe(before + 1n);
+  });
+
+  test("mine: hardhat_mine(n) commits exactly n real blocks; the node RPC shows the same chain and times", async () => {
+    const { test: t, pub } = clients("hardhat");
+    const before = await pub.getBlockNumber();
+    await t.mine({ blocks: 25 });
+    const after = await pub.getBlockNumber();
+    expect(after).toBe(before + 25n);
+    const b = await pub.getBlock({ blockNumber: after });
+    const c = await cometBlock(Number(after));
+    expect(`0x${c.hash.toLowerCase()}`).toBe(b.hash);
+    expect(BigInt(Math.floor(Date.parse(c.time) / 1000))).toBe(b.timestamp);
+    // Block times stay strictly increasing, a second apart at least.
+    const prev = await pub.getBlock({ blockNumber: after - 1n });
+    expect(b.timestamp).toBeGreaterThan(prev.timestamp);
+  });
+
+  test("mine: anvil_mine with an interval spaces the blocks by it", async () => {
+    const { test: t, pub } = clients("anvil");
+    const start = await pub.getBlock();
+    await t.mine({ blocks: 3, interval: 100 });
+    const end = await pub.getBlock();
+    expect(end.number).toBe(start.number + 3n);
+    expect(end.timestamp - start.timestamp).toBeGreaterThanOrEqual(300n);
+  });
+
+  test("time: increaseTime and setNextBlockTimestamp move the next block's time; the past is refused", async () => {
+    const { test: t, pub } = clients("anvil");
+    const start = await pub.getBlock();
+    await t.increaseTime({ seconds: 3600 });
+    await t.mine({ blocks: 1 });
+    const b1 = await pub.getBlock();
+    expect(b1.timestamp - start.timestamp).toBeGreaterThanOrEqual(3600n);
+    const target = b1.timestamp + 10_000n;
+    await t.setNextBlockTimestamp({ timestamp: target });
+    await t.mine({ blocks: 1 });
+    const b2 = await pub.getBlock();
+    expect(b2.timestamp).toBe(target);
+    expect(BigInt(Math.floor(Date.parse((await cometBlock(Number(b2.number))).time) / 1000))).toBe(target);
+    const past = await rpc("evm_setNextBlockTimestamp", [Number(b2.timestamp - 100n)]);
+    expect(past.error?.code).toBe(-32602);
+    expect(past.error?.message).toMatch(/lower than the latest block/);
+  });
+
+  test("automine off: sends wait until evm_mine, which mines them in one block", async () => {
+    const { test: t, wallet, pub } = clients("anvil");
+    await t.setAutomine(false);
+    try {
+      expect(await t.getAutomine()).toBe(false);
+      const before = await pub.getBlockNumber();
+      const h1 = await wallet.sendTransaction({ to: "0x00000000000000000000000000000000000000bb", value: 1n });
+      const h2 = await wallet.sendTransaction({ to: "0x00000000000000000000000000000000000000bb", value: 2n });
+      expect(await pub.getBlockNumber()).toBe(before);
+      // A cheat while automine is off commits a block of its own, without the waiting txs.
+      await t.setBalance({ address: "0x00000000000000000000000000000000000000cc", value: 5n });
+      expect(await pub.getBalance({ address: "0x00000000000000000000000000000000000000cc" })).toBe(5n);
+      expect((await rpc("eth_getTransactionReceipt", [h1])).result).toBeNull();
+      await t.mine({ blocks: 1 });
+      const r1 = await pub.getTransactionReceipt({ hash: h1 });
+      const r2 = await pub.getTransactionReceipt({ hash: h2 });
+      expect(r1.blockNumber).toBe(r2.blockNumber);
+    } finally {
+      await t.setAutomine(true);
+    }
+  });
+
+  test("snapshot/revert: state, blocks, receipts and height go back; ids are used up (Hardhat's semantics)", async () => {
+    const { test: t, wallet, pub } = clients("hardhat");
+    const who = "0x00000000000000000000000000000000000000dd";
+    const id = await t.snapshot();
+    const height = await pub.getBlockNumber();
+    const hash = await wallet.sendTransaction({ to: who, value: 7n });
+    await t.mine({ blocks: 3 });
+    expect(await pub.getBalance({ address: who })).toBe(7n);
+    const later = await t.snapshot();
+    expect(await t.revert({ id })).toBeUndefined();
+    expect(await pub.getBlockNumber()).toBe(height);
+    expect(await pub.getBalance({ address: who })).toBe(0n);
+    expect((await rpc("eth_getTransactionReceipt", [hash])).result).toBeNull();
+    expect((await rpc("eth_getBlockByNumber", [`0x${(height + 1n).toString(16)}`, false])).result).toBeNull();
+    // The node RPC agrees: the reverted heights are gone.
+    const status = (await (await fetch(`${n.rpcUrl}/status`)).json()) as {
+      result: { sync_info: { latest_block_height: string } };
+    };
+    expect(BigInt(status.result.sync_info.latest_block_height)).toBe(height);
+    // Used up: the reverted-to id and the later one.
+    expect((await rpc("evm_revert", [id])).result).toBe(false);
+    expect((await rpc("evm_revert", [later])).result).toBe(false);
+    expect((await rpc("evm_revert", ["0x999"])).result).toBe(false);
+    // Heights are reused, and the same signed tx can be sent again.
+    const again = await wallet.sendTransaction({ to: who, value: 7n });
+    const r = await pub.getTransactionReceipt({ hash: again });
+    expect(r.blockNumber).toBe(height + 1n);
+  });
+
+  test("cheats: setBalance, setCode, setNonce, setStorageAt are visible at latest right away", async () => {
+    const { test: t, pub } = clients("anvil");
+    const a = "0x00000000000000000000000000000000000000ee";
+    await t.setBalance({ address: a, value: parseEther("3") });
+    expect(await pub.getBalance({ address: a })).toBe(parseEther("3"));
+    await t.setNonce({ address: a, nonce: 42 });
+    expect(await pub.getTransactionCount({ address: a })).toBe(42);
+    // SLOAD(0) RETURN 32 bytes
+    const code = "0x60005460005260206000f3";
+    await t.setCode({ address: a, bytecode: code });
+    expect(await pub.getCode({ address: a })).toBe(code);
+    await t.setStorageAt({ address: a, index: 0, value: `0x${"2a".padStart(64, "0")}` });
+    expect(await pub.getStorageAt({ address: a, slot: "0x0" })).toBe(`0x${"2a".padStart(64, "0")}`);
+    expect(await pub.call({ to: a })).toEqual({ data: `0x${"2a".padStart(64, "0")}` });
+    const bad = await rpc("anvil_setBalance", ["0x1234", "0x1"]);
+    expect(bad.error?.code).toBe(-32602);
+  });
+
+  test("impersonation: a contract that holds tokens sends them without a key; stopping ends it", async () => {
+    const { test: t, wallet, pub } = clients("anvil");
+    const deploy = await wallet.deployContract({
+      abi: parseAbi(ERC20.abi),
+      bytecode: ERC20.bytecode,
+      args: erc20Args(),
+    });
+    const token = (await pub.getTransactionReceipt({ hash: deploy })).contractAddress as Hex;
+    const abi = parseAbi(ERC20.abi);
+    // The holder is a contract address nobody has a key for.
+    const holder = "0x000000000000000000000000000000000000c0de";
+    await wallet.writeContract({ address: token, abi, functionName: "transfer", args: [holder, 1000n] });
+    await t.setCode({ address: holder, bytecode: "0x00" });
+    await t.setBalance({ address: holder, value: parseEther("1") });
+    await t.impersonateAccount({ address: holder });
+    const hash = await t.sendTransaction({
+      account: holder,
+      to: token,
+      data: encodeFunctionData({
+        abi,
+        functionName: "transfer",
+        args: ["0x00000000000000000000000000000000000000f1", 250n],
+      }),
+      chain,
+    });
+    const r = await pub.getTransactionReceipt({ hash });
+    expect(r.status).toBe("success");
+    expect(r.from).toBe(holder);
+    expect((await pub.getTransaction({ hash })).from).toBe(holder);
+    const left = await pub.readContract({ address: token, abi, functionName: "balanceOf", args: [holder] });
+    expect(left).toBe(750n);
+    await t.stopImpersonatingAccount({ address: holder });
+    const refused = await rpc("eth_sendTransaction", [{ from: holder, to: token, data: "0x" }]);
+    expect(refused.error?.message).toMatch(/unknown account|keyring/);
+  });
+
+  test("state: dumpState / loadState round trip through Anvil's format", async () => {
+    const { test: t, pub } = clients("anvil");
+    const a = "0x00000000000000000000000000000000000000a1";
+    await t.setBalance({ address: a, value: 123n });
+    await t.setStorageAt({ address: a, index: 5, value: `0x${"07".padStart(64, "0")}` });
+    const dump = await t.dumpState();
+    expect(dump.startsWith("0x1f8b")).toBe(true);
+    await t.setBalance({ address: a, value: 999n });
+    await t.setStorageAt({ address: a, index: 5, value: `0x${"00".padStart(64, "0")}` });
+    await t.loadState({ state: dump });
+    expect(await pub.getBalance({ address: a })).toBe(123n);
+    expect(await pub.getStorageAt({ address: a, slot: "0x5" })).toBe(`0x${"07".padStart(64, "0")}`);
+    const bad = await rpc("anvil_loadState", ["0x1234"]);
+    expect(bad.error?.code).toBe(-32602);
+  });
+
+  test("reset: back to genesis, heights start over, dev balances are back", async () => {
+    const { test: t, pub } = clients("hardhat");
+    const a = "0x00000000000000000000000000000000000000a2";
+    await t.setBalance({ address: a, value: 5n });
+    await t.reset();
+    expect(await pub.getBlockNumber()).toBeLessThanOrEqual(1n);
+    expect(await pub.getBalance({ address: a })).toBe(0n);
+    expect(await pub.getBalance({ address: ACCOUNT0.address })).toBe(parseEther("10000"));
+    const { wallet } = clients("anvil");
+    const hash = await wallet.sendTransaction({ to: a, value: 1n });
+    expect((await pub.getTransactionReceipt({ hash })).status).toBe("success");
+    expect(await pub.getBalance({ address: a })).toBe(1n);
+  });
+});
+
+/** The constructor arguments of test/data/erc20.json's token, read from its ABI. */
+function erc20Args(): unknown[] {
+  const ctor = ERC20.abi.find((s) => s.startsWith("constructor"));
+  if (ctor === undefined || ctor === "constructor()") return [];
+  return [parseEther("1000000")];
+}
+
+describe("dev methods on a chain that is not a dev chain", () => {
+  let plain: InProcessEvmNode;
+  beforeAll(async () => {
+    plain = await startInProcessEvmNode();
+  });
+  afterAll(async () => {
+    await plain?.close();
+  });
+
+  test("errors: every dev method answers -32601 saying it needs cometh dev", async () => {
+    for (const method of ["evm_snapshot", "hardhat_mine", "anvil_setBalance", "evm_increaseTime"]) {
+      const res = await fetch(plain.evmHttpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
+      });
+      const body = (await res.json()) as { error?: { code: number; message: string } };
+      expect(body.error?.code).toBe(-32601);
+      expect(body.error?.message).toMatch(/cometh dev/);
+    }
+    const v = (await (
+      await fetch(plain.evmHttpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "web3_clientVersion", params: [] }),
+      })
+    ).json()) as { result: string };
+    expect(v.result.startsWith("cometh/")).toBe(true);
+  });
+});
