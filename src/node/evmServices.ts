@@ -187,10 +187,12 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     gasCap: bigint;
     timeoutMs: number;
     overrides?: StateOverrides;
+    quietConsole?: boolean;
   }): AppCallOptions => ({
     height: opts.height,
     gasCap: opts.gasCap,
     timeoutMs: opts.timeoutMs,
+    ...(opts.quietConsole === true ? { quietConsole: true } : {}),
     ...(opts.overrides === undefined ? {} : { overrides: overridesOf(opts.overrides) }),
   });
 

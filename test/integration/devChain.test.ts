@@ -305,3 +305,89 @@ describe("dev methods on a chain that is not a dev chain", () => {
     expect(v.result.startsWith("cometh/")).toBe(true);
   });
 });
+
+describe("a persistent dev chain", () => {
+  test("behavior: a revert survives a restart: the reverted blocks never come back, heights continue from it", async () => {
+    const { mkdtemp, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const home = await mkdtemp(join(tmpdir(), "cometh-dev-restart-"));
+    try {
+      let d = await startInProcessDevNode({}, {}, home);
+      const call = async (method: string, params: unknown[] = []) => {
+        const res = await fetch(d.evmHttpUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+        });
+        return ((await res.json()) as { result: unknown }).result;
+      };
+      await call("anvil_mine", ["0x3"]);
+      const id = await call("evm_snapshot");
+      const height = Number(await call("eth_blockNumber"));
+      const reverted = (await call("eth_getBlockByNumber", [`0x${(height + 1).toString(16)}`, false])) as null;
+      expect(reverted).toBeNull();
+      await call("anvil_setBalance", ["0x00000000000000000000000000000000000000b7", "0x77"]);
+      await call("anvil_mine", ["0x4"]);
+      const goneHash = (
+        (await call("eth_getBlockByNumber", [`0x${(height + 2).toString(16)}`, false])) as { hash: string }
+      ).hash;
+      expect(await call("evm_revert", [id])).toBe(true);
+      await d.close();
+
+      d = await startInProcessDevNode({}, {}, home);
+      // Starting makes no block by itself on a dev chain that is past its first height.
+      expect(Number(await call("eth_blockNumber"))).toBe(height);
+      expect(await call("eth_getBalance", ["0x00000000000000000000000000000000000000b7", "latest"])).toBe("0x0");
+      expect(await call("eth_getBlockByHash", [goneHash, false])).toBeNull();
+      await call("anvil_mine", ["0x2"]);
+      expect(Number(await call("eth_blockNumber"))).toBe(height + 2);
+      const remade = (await call("eth_getBlockByNumber", [`0x${(height + 2).toString(16)}`, false])) as {
+        hash: string;
+      };
+      expect(remade.hash).not.toBe(goneHash);
+      await d.close();
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("console.log", () => {
+  test("behavior: Hardhat's console.log lines of calls, estimates and mined txs are printed", async () => {
+    const lines: string[] = [];
+    const d = await startInProcessDevNode({}, { print: (l) => lines.push(l) });
+    try {
+      const call = async (method: string, params: unknown[] = []) => {
+        const res = await fetch(d.evmHttpUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+        });
+        return (await res.json()) as { result?: unknown; error?: unknown };
+      };
+      // CALLDATACOPY the call's input and STATICCALL the console address with it.
+      const logger = "0x00000000000000000000000000000000000010a1";
+      const code = "0x365f5f375f5f365f73000000000000000000636f6e736f6c652e6c6f675afa00";
+      await call("anvil_setCode", [logger, code]);
+      const { encodeFunctionData, parseAbi } = await import("viem");
+      const data = encodeFunctionData({
+        abi: parseAbi(["function log(string,uint256)"]),
+        functionName: "log",
+        args: ["balance is", 42n],
+      });
+      lines.length = 0;
+      await call("eth_call", [{ to: logger, data }, "latest"]);
+      expect(lines).toContain("balance is 42");
+      lines.length = 0;
+      await call("eth_estimateGas", [{ to: logger, data }]);
+      expect(lines.filter((l) => l === "balance is 42")).toHaveLength(1);
+      lines.length = 0;
+      await call("anvil_setLoggingEnabled", [false]);
+      await call("eth_sendTransaction", [{ from: ACCOUNT0.address, to: logger, data }]);
+      expect(lines).toEqual(["balance is 42"]);
+    } finally {
+      await d.close();
+    }
+  });
+});

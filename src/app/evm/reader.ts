@@ -503,7 +503,10 @@ export class EvmReaderImpl implements EvmReader {
     }
     const attempt = async (gas: bigint, printConsole = false): Promise<CallResult | EvmCallError> => {
       try {
-        return await this.call({ ...args, gas }, { ...opts, height, gasCap: 0n, quietConsole: !printConsole });
+        return await this.call(
+          { ...args, gas },
+          { ...opts, height, gasCap: 0n, quietConsole: opts.quietConsole === true || !printConsole },
+        );
       } catch (err) {
         if (err instanceof EvmCallError) return err;
         throw err;

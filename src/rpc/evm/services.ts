@@ -272,6 +272,8 @@ export interface CallOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   readonly overrides?: StateOverrides;
+  /** A dev chain prints a call's console.log lines unless quiet (the estimate inside eth_sendTransaction). */
+  readonly quietConsole?: boolean;
 }
 
 /**

@@ -157,6 +157,7 @@ export async function estimateGas(
   overrides: StateOverrides | undefined,
   s: EvmServices,
   ctx: EvmCallContext,
+  quietConsole = false,
 ): Promise<bigint> {
   checkCallArgs(req, s.node.chainId());
   const cap = effectiveGasCap(ctx.runtime.settings.gasCap);
@@ -164,7 +165,10 @@ export async function estimateGas(
   if (nodeEstimate !== undefined) {
     const gas = callGas(req, ctx.runtime.settings.gasCap);
     const out = await withEvmTimeout(ctx, (signal, timeoutMs) =>
-      nodeEstimate.call(s.execution, req, callOptions(height, gas, signal, timeoutMs, overrides)),
+      nodeEstimate.call(s.execution, req, {
+        ...callOptions(height, gas, signal, timeoutMs, overrides),
+        ...(quietConsole ? { quietConsole } : {}),
+      }),
     );
     if (typeof out === "bigint") return out;
     if (out.status === "failed" && /out of gas/i.test(out.error ?? "")) {

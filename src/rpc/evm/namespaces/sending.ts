@@ -113,7 +113,8 @@ export async function fillTransaction(req: CallRequest, s: EvmServices, ctx: Evm
   if (fees.gasPrice !== undefined) priced.gasPrice = fees.gasPrice;
   if (fees.maxFeePerGas !== undefined) priced.maxFeePerGas = fees.maxFeePerGas;
   if (fees.maxPriorityFeePerGas !== undefined) priced.maxPriorityFeePerGas = fees.maxPriorityFeePerGas;
-  const gasLimit = req.gas ?? (await estimateGas(priced, s.chain.latestHeight(), undefined, s, ctx));
+  // The estimate a send makes for itself prints no console.log lines (the mined tx does).
+  const gasLimit = req.gas ?? (await estimateGas(priced, s.chain.latestHeight(), undefined, s, ctx, true));
   return {
     ...fees,
     chainId,
