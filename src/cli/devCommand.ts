@@ -107,6 +107,8 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
       "--json-rpc.ws-address": `${host}:${port === 0 ? 0 : port + 1}`,
       "--json-rpc.api": "eth,net,web3,txpool,debug,personal,admin,miner",
       "--json-rpc.allow-insecure-unlock": true,
+      // hardhat_mine(100000) or a large anvil_loadState may take minutes (Anvil has no such limit).
+      "--json-rpc.http-timeout": "10m",
       ...(opts.logLevelGiven ? {} : { log_level: "error" }),
       ...opts.overrides,
     };

@@ -282,7 +282,8 @@ export class ConsensusState {
     if (this.started) return;
     this.started = true;
     const synced = this.adoptSyncedState();
-    this.wal = await Wal.open(this.opts.walPath, { log: this.deps.log });
+    // A dev chain's WAL is not fsynced (docs/dev-chain.md: what survives a crash).
+    this.wal = await Wal.open(this.opts.walPath, { log: this.deps.log, sync: this.devMining === undefined });
     // SwitchToConsensus(state, skipWAL): after block sync the WAL only holds older heights.
     if (!synced) await this.catchupReplayWithRepair();
     this.checkDoubleSigningRisk(this.height);

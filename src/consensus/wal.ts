@@ -40,6 +40,11 @@ export interface WalOptions {
   maxFileBytes?: number;
   maxTotalBytes?: number;
   log: Logger;
+  /**
+   * fsync on writeSync/flushAndSync (default true). A dev chain turns it off: records still reach the
+   * OS at once, so they survive the process being killed, not a power loss.
+   */
+  sync?: boolean;
 }
 
 export interface WalSearchResult {
@@ -122,6 +127,7 @@ export class Wal {
   private readonly log: Logger;
   private readonly maxFileBytes: number;
   private readonly maxTotalBytes: number;
+  private readonly sync: boolean;
 
   private constructor(path: string, fd: number, headBytes: number, opts: WalOptions) {
     this.path = path;
@@ -130,6 +136,7 @@ export class Wal {
     this.log = opts.log;
     this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.maxTotalBytes = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
+    this.sync = opts.sync ?? true;
   }
 
   /**
@@ -208,6 +215,7 @@ export class Wal {
   async flushAndSync(): Promise<void> {
     if (this.closed || !this.dirty) return;
     this.dirty = false;
+    if (!this.sync) return;
     try {
       await fsyncFd(this.fd);
     } catch (err) {

@@ -126,8 +126,14 @@ async function build(
   const devTime = devChain ? new DevTime(systemClock) : undefined;
   const nodeKey = await loadOrGenerateNodeKey(config.base.nodeKeyFile);
   const signer = await FilePV.loadOrGenerate(config.base.privValidatorKeyFile, config.base.privValidatorStateFile);
+  // A dev chain trades durability against power loss for speed (docs/dev-chain.md): no fsyncs.
+  const noSync = devChain;
+  if (devChain) {
+    signer.setDurable(false);
+    stack.push("validator state", () => signer.flushState());
+  }
 
-  const db = await openKvStore(join(dbDir, DB_FILES.node));
+  const db = await openKvStore(join(dbDir, DB_FILES.node), { noSync });
   stack.push("node database", () => db.close());
   const blockStore = new BlockStore(db);
   const stateStore = new StateStore(db, { keepHistory: devChain });
@@ -149,7 +155,7 @@ async function build(
 
   const bus = new EventBus({ log: log.child({ module: "events" }) });
   stack.push("event bus", () => bus.close());
-  const indexer = await createIndexer(config, genesis, dbDir);
+  const indexer = await createIndexer(config, genesis, dbDir, noSync);
   stack.push("indexer", () => indexer.close());
   const evmFeed = new EvmFeed();
   let metrics: NodeMetrics | undefined;
@@ -409,18 +415,24 @@ async function createApp(config: NodeConfig, log: Logger, dev?: DevStartOptions)
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
+        ...(dev === undefined ? {} : { noSync: true }),
         ...(dev?.mnemonic === undefined ? {} : { mnemonic: dev.mnemonic }),
         ...(dev?.accounts === undefined ? {} : { devAccountCount: dev.accounts }),
       });
   }
 }
 
-async function createIndexer(config: NodeConfig, genesis: GenesisDoc, dbDir: string): Promise<Indexer> {
+async function createIndexer(
+  config: NodeConfig,
+  genesis: GenesisDoc,
+  dbDir: string,
+  noSync: boolean,
+): Promise<Indexer> {
   switch (config.txIndex.indexer) {
     case "null":
       return createNullIndexer();
     case "kv":
-      return createKvIndexer(await openKvStore(join(dbDir, DB_FILES.txIndex)));
+      return createKvIndexer(await openKvStore(join(dbDir, DB_FILES.txIndex), { noSync }));
     case "psql":
       return createPsqlIndexer({ connectionString: config.txIndex.psqlConn, chainId: genesis.chainId });
   }

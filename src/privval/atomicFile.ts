@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
@@ -27,6 +27,22 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
     throw err;
   }
   await fsyncDirectory(dir);
+}
+
+/**
+ * writeFileAtomicSync without fsyncs (dev chains): still never a mix of old and new (the rename is
+ * atomic), and it survives the process being killed; a power loss may keep the old file.
+ */
+export function writeFileAtomicNoSync(path: string, data: string | Uint8Array, mode = 0o600): void {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${tmpCounter++}.tmp`);
+  try {
+    writeFileSync(tmp, data, { mode, flag: "wx" });
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
 
 /** The synchronous twin of writeFileAtomic, for callers that are synchronous by contract. */

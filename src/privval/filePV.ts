@@ -15,7 +15,7 @@ import {
   voteSignBytes,
 } from "../types/index.js";
 import { base64ToBytes, bytesEqual, bytesToBase64, bytesToHexUpper, EMPTY_BYTES, hexToBytes } from "../util/bytes.js";
-import { writeFileAtomic } from "./atomicFile.js";
+import { writeFileAtomic, writeFileAtomicNoSync } from "./atomicFile.js";
 import { DoubleSignError, InvalidSignRequestError, PrivValidatorFileError } from "./errors.js";
 import { decodeEd25519PrivKeyJson, encodePrivKeyJson, encodePubKeyJson } from "./keyJson.js";
 import { CANONICAL_TIMESTAMP_FIELD, timestampFromSignBytes } from "./signBytesTimestamp.js";
@@ -51,6 +51,12 @@ export class FilePV {
   readonly stateFilePath: string;
   private readonly key: PrivValidatorKey;
   private state: LastSignState;
+  /**
+   * False on a dev chain (setDurable): the last-sign state is kept in memory and written to the file
+   * by flushState (at stop and at a rollback). A dev chain has one validator, so nothing can be double
+   * signed: after a kill the file is older than the WAL, and the heights after it are simply signed.
+   */
+  private durable = true;
   /** Serialises signing: the check, the sign and the persist of one request finish before the next starts. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -235,8 +241,20 @@ export class FilePV {
 
   /** The state reaches the disk (fsynced, renamed, directory fsynced) before memory and before the caller. */
   private async saveSigned(next: LastSignState): Promise<void> {
-    await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
+    if (this.durable) await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
     this.state = next;
+  }
+
+  /** Dev chains: the last-sign state stays in memory until flushState (see `durable`). */
+  setDurable(durable: boolean): void {
+    this.durable = durable;
+  }
+
+  /** Writes the last-sign state kept in memory (a dev chain at stop), after any signing in flight. */
+  flushState(): Promise<void> {
+    return this.serialised(async () => {
+      if (!this.durable) writeFileAtomicNoSync(this.stateFilePath, encodeLastSignStateFile(this.state), 0o600);
+    });
   }
 
   private serialised<T>(fn: () => Promise<T>): Promise<T> {

@@ -102,10 +102,18 @@ function mapSizeOption(): { mapSize?: number } {
 
 /**
  * Opens (creating when missing) an LMDB environment in `dir`. Commits use LMDB's default synced mode,
- * so a transaction whose promise resolved survives a crash or `kill -9`.
+ * so a transaction whose promise resolved survives a crash or `kill -9`. `noSync` (dev chains) skips
+ * the flush to disk: a committed transaction still survives the process being killed (the OS has it),
+ * not a power loss or OS crash.
  */
-export async function openKvStore(dir: string): Promise<KvStore> {
-  const root = open({ path: dir, maxDbs: 64, compression: false, ...mapSizeOption() });
+export async function openKvStore(dir: string, opts: { noSync?: boolean } = {}): Promise<KvStore> {
+  const root = open({
+    path: dir,
+    maxDbs: 64,
+    compression: false,
+    ...mapSizeOption(),
+    ...(opts.noSync === true ? { noSync: true } : {}),
+  });
   return new LmdbKvStore(root);
 }
 

@@ -94,6 +94,8 @@ export interface EvmAppOptions {
   maxNonceGap?: number;
   /** Decoded-tx cache entries (CheckTx → block execution); default 50000. */
   decodedTxCacheSize?: number;
+  /** Commits without flushing to disk (dev chains: they survive the process being killed, not a power loss). */
+  noSync?: boolean;
 }
 
 interface PendingBlock {
@@ -125,7 +127,7 @@ const MAX_UINT64 = (1n << 64n) - 1n;
 /** Opens (or creates) the EVM app's LMDB database in `dbDir`. */
 export async function createEvmApp(opts: EvmAppOptions): Promise<EvmApplication> {
   // A path with an extension makes LMDB use it as a file; a file inside dbDir keeps dbDir a directory.
-  const kv = await openKvStore(join(opts.dbDir, "data.mdb"));
+  const kv = await openKvStore(join(opts.dbDir, "data.mdb"), { noSync: opts.noSync === true });
   try {
     return await EvmApplication.open(kv, opts);
   } catch (err) {
