@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { HDNodeWallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type InProcessEvmNode, startInProcessEvmNode } from "./inProcessNode.js";
+import { type InProcessEvmNode, startInProcessDevNode, startInProcessEvmNode } from "./inProcessNode.js";
 
 /**
  * Foundry's `cast` (a real client, Rust, alloy) against a real node: the commands a Foundry user runs
@@ -173,5 +173,51 @@ describe.skipIf(!HAS_CAST)("Foundry cast", () => {
     );
     expect([auth.status, auth.type]).toEqual(["0x1", "0x4"]);
     expect(await cast("code", dev(8).address)).toBe(`0xef0100${delegate.slice(2)}`);
+  });
+});
+
+describe.skipIf(!HAS_CAST)("Foundry cast rpc against cometh dev", () => {
+  let d: InProcessEvmNode;
+  beforeAll(async () => {
+    d = await startInProcessDevNode();
+    rpc = d.evmHttpUrl;
+  });
+
+  afterAll(async () => {
+    await d?.close();
+  });
+
+  test("behavior: anvil_* cheats, mining, snapshots and impersonated sends through cast", async () => {
+    const who = "0x00000000000000000000000000000000000000c5";
+    expect(await cast("rpc", "anvil_setBalance", who, "0xde0b6b3a7640000")).toBe("null");
+    expect(await cast("balance", who)).toBe("1000000000000000000");
+    const snap = JSON.parse(await cast("rpc", "evm_snapshot")) as string;
+    const before = Number(await cast("block-number"));
+    expect(await cast("rpc", "anvil_mine", "5")).toBe("null");
+    expect(Number(await cast("block-number"))).toBe(before + 5);
+    expect(await cast("rpc", "anvil_setNonce", who, "0x7")).toBe("null");
+    expect(await cast("nonce", who)).toBe("7");
+    expect(await cast("rpc", "evm_revert", snap)).toBe("true");
+    expect(Number(await cast("block-number"))).toBe(before);
+    expect(await cast("nonce", who)).toBe("0");
+    expect(await cast("rpc", "anvil_impersonateAccount", who)).toBe("null");
+    const receipt = await castJson<Receipt & { from: string }>(
+      "send",
+      "--unlocked",
+      "--from",
+      who,
+      "0x00000000000000000000000000000000000000c6",
+      "--value",
+      "1000",
+    );
+    expect(receipt.status).toBe("0x1");
+    expect(receipt.from).toBe(who);
+    expect(await cast("balance", "0x00000000000000000000000000000000000000c6")).toBe("1000");
+    const info = JSON.parse(await cast("rpc", "anvil_nodeInfo")) as { currentBlockNumber: number; hardFork: string };
+    expect(info.currentBlockNumber).toBe(Number(await cast("block-number")));
+    const ts = Number(await cast("block", "latest", "--field", "timestamp"));
+    expect(await cast("rpc", "evm_setNextBlockTimestamp", String(ts + 1000))).toBe("null");
+    expect(await cast("rpc", "evm_mine")).toBe('"0x0"');
+    expect(Number(await cast("block", "latest", "--field", "timestamp"))).toBe(ts + 1000);
   });
 });
