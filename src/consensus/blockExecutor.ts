@@ -247,10 +247,10 @@ export class BlockExecutor {
     evidence: Evidence[] = [],
   ): Block {
     const time =
-      height === state.initialHeight
-        ? state.lastBlockTime
-        : this.opts.proposerTime !== undefined
-          ? this.opts.proposerTime(height, state)
+      this.opts.proposerTime !== undefined
+        ? this.opts.proposerTime(height, state)
+        : height === state.initialHeight
+          ? state.lastBlockTime
           : medianTime(lastCommit, state.lastValidators);
     return {
       header: {
@@ -373,7 +373,8 @@ export class BlockExecutor {
         );
       }
     } else if (h.height === state.initialHeight) {
-      if (h.time !== state.lastBlockTime) {
+      // Proposer-based times (dev chains): the first block may be later than the genesis time.
+      if (this.opts.proposerTime !== undefined ? h.time < state.lastBlockTime : h.time !== state.lastBlockTime) {
         throw new InvalidBlockError(
           `block time ${formatRfc3339Nano(h.time)} is not equal to genesis time ${formatRfc3339Nano(state.lastBlockTime)}`,
         );

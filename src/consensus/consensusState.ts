@@ -902,10 +902,11 @@ export class ConsensusState {
 
   /** True at the initial height and when the last block changed the app hash (it must be signed). */
   private needProofBlock(height: number): boolean {
-    if (height === this.state.initialHeight) return true;
     // A dev chain is one validator serving its own clients: the next block it makes commits the
-    // app hash; an idle dev chain makes none (as Anvil and Hardhat make no block per tx twice).
+    // app hash; an idle dev chain makes none, not even its first (it starts at height 0, as Anvil and
+    // Hardhat do, and makes no second block per tx).
     if (this.devMining !== undefined) return false;
+    if (height === this.state.initialHeight) return true;
     const meta = this.deps.blockStore.loadBlockMeta(height - 1);
     if (meta === undefined) return true;
     return !bytesEqual(this.state.appHash, meta.header.appHash);

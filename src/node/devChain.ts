@@ -316,9 +316,10 @@ export class DevChain implements DevControl {
 
   setNextBlockTimestamp(timestamp: bigint): void {
     const latest = this.#latestTimestamp();
-    if (timestamp < latest) {
+    // CometBFT block times strictly increase (Hardhat refuses an equal timestamp too).
+    if (timestamp <= latest) {
       throw new DevInputError(
-        `timestamp ${timestamp} is lower than the latest block's timestamp ${latest}; pass ${latest + 1n} or later`,
+        `timestamp ${timestamp} is lower than or equal to the latest block's timestamp ${latest}; pass ${latest + 1n} or later`,
       );
     }
     this.#p.time.next = timestamp;

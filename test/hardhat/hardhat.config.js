@@ -9,8 +9,10 @@ module.exports = {
   networks: {
     cometh: {
       url: process.env.COMETH_RPC_URL ?? "http://127.0.0.1:8545",
-      // The dev accounts of `cometh dev` (and Hardhat and Anvil): Hardhat signs locally and sends raw txs.
-      accounts: { mnemonic: "test test test test test test test test test test test junk", count: 10 },
+      // "remote" (the default, spelled out): signers send eth_sendTransaction and the node signs with
+      // its dev accounts. Local accounts (a mnemonic here) cannot send for an impersonated address:
+      // Hardhat 2 refuses any `from` it has no key for (HH103) instead of passing it to the node.
+      accounts: "remote",
       timeout: 60_000,
     },
   },

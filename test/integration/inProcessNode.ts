@@ -108,7 +108,6 @@ export async function startInProcessDevNode(
     await node.stop();
     throw new Error("the Ethereum JSON-RPC did not start");
   }
-  await node.consensus.waitForHeight(1);
   return {
     node,
     home: dir,

@@ -20,6 +20,7 @@ import {
   checkTxFee,
   pendingNonce,
   requireKeyring,
+  sendUnsigned,
   sendWithKeyring,
   signDigest27,
   submitRawTransaction,
@@ -185,6 +186,7 @@ export const eth = {
   // Sending and signing
   sendRawTransaction: method([p.data], ([raw], s, ctx) => submitRawTransaction(raw, s, ctx)),
   sendTransaction: method([p.callRequest], ([req], s, ctx) => sendWithKeyring(req, s, ctx)),
+  sendUnsignedTransaction: method([p.callRequest], ([req], s, ctx) => sendUnsigned(req, s, ctx)),
   sign: method([p.address, p.data], ([who, data], s, ctx) => signDigest27(s, ctx, who, personalMessageHash(data))),
   signTypedData: method([p.address, p.any], ([who, typed], s, ctx) => {
     let digest: Uint8Array;

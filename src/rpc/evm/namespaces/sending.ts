@@ -1,7 +1,7 @@
 import { bytesEqual } from "../../../util/bytes.js";
 import type { EvmCallContext } from "../context.js";
 import { toData } from "../encode/hex.js";
-import { serverError } from "../errors.js";
+import { methodNotFound, serverError } from "../errors.js";
 import { type CallRequest, type DevKeyring, type EvmServices, TX_TYPE } from "../services.js";
 import { signTransaction, type UnsignedTx } from "../tx/buildTx.js";
 import { RawTxDecodeError, summarizeRawTx } from "../tx/rawTx.js";
@@ -125,6 +125,19 @@ export async function fillTransaction(req: CallRequest, s: EvmServices, ctx: Evm
     data: req.data ?? new Uint8Array(0),
     accessList,
   };
+}
+
+/**
+ * eth_sendUnsignedTransaction (Anvil, dev chains): sends from `from` without a signature, whatever
+ * the impersonation settings; defaults filled as for eth_sendTransaction.
+ */
+export async function sendUnsigned(req: CallRequest, s: EvmServices, ctx: EvmCallContext): Promise<string> {
+  const dev = s.dev;
+  if (dev === undefined) throw methodNotFound(ctx.method, "it needs a dev chain: start one with `cometh dev`");
+  if (req.from === undefined) throw serverError('missing "from": name the address the tx is sent from');
+  const from = req.from;
+  const unsigned = await fillTransaction({ ...req, from }, s, ctx);
+  return toData(await dev.sendImpersonated({ ...unsigned, from }));
 }
 
 /** Fills, signs with the keyring and submits; returns the tx hash. */
