@@ -1,7 +1,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEV_ACCOUNT_BALANCE_WEI, DEV_MNEMONIC, deriveDevAccounts, formatDevAccounts } from "../app/evm/index.js";
+import {
+  DEV_MNEMONIC,
+  decodeAnvilStateHex,
+  deriveDevAccounts,
+  formatDevAccounts,
+  StateDumpError,
+} from "../app/evm/index.js";
 import {
   ConfigError,
   type ConfigOverrides,
@@ -70,9 +76,16 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
     } catch (err) {
       throw new ConfigError("dev", "--load-state", `cannot read ${loadFile}: ${(err as Error).message}`);
     }
+    try {
+      decodeAnvilStateHex(`0x${loaded.toString("hex")}`);
+    } catch (err) {
+      if (!(err instanceof StateDumpError)) throw err;
+      throw new ConfigError("dev", "--load-state", `${loadFile} is not a state file Anvil writes: ${err.message}`);
+    }
   }
 
   const temporary = opts.home === undefined;
+  let node: Awaited<ReturnType<typeof startNode>> | undefined;
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "cometh-dev-"));
   const out = (line: string) => {
     if (opts.silent !== true) io.out(line);
@@ -124,46 +137,21 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
       level: config.base.logLevels.default === "none" ? "silent" : config.base.logLevels.default,
       format: config.base.logFormat,
     });
-    const node = await startNode(config, log, {
-      dev: {
-        automine: opts.mining && blockTimeSec === 0,
-        blockTimeSec: opts.mining ? blockTimeSec : 0,
-        silent: opts.silent === true,
-        print: (line) => io.out(line),
-        mnemonic,
-        accounts,
-      },
-    });
-    const dev = node.dev;
-    if (dev === undefined) throw new ConfigError("dev", "--home", "the node did not start as a dev chain");
-    if (loaded !== undefined) await dev.loadState(new Uint8Array(loaded));
-
-    out("");
-    out(`cometh dev ${node.genesis.chainId} (EVM chain id ${chainId}, home ${temporary ? "temporary" : home})`);
-    out("");
-    out(formatDevAccounts(keys, balanceWei === DEV_ACCOUNT_BALANCE_WEI ? DEV_ACCOUNT_BALANCE_WEI : balanceWei));
-    out("");
-    out("WARNING: these accounts and keys are public; never use them on a real network.");
-    out("");
-    for (const addr of node.rpcAddresses) out(`Node RPC listening on ${addr}`);
-    if (node.evmRpc !== undefined) {
-      out(`Ethereum JSON-RPC listening on http://${node.evmRpc.http} and ws://${node.evmRpc.ws}`);
-      out(`Listening on ${node.evmRpc.http}`);
-    }
-
+    // Signals are handled from here on: one that arrives while the chain starts or loads a state
+    // stops it as soon as it is up (never a kill half-way through a load).
     let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, "stopping dev chain");
-      const finish = async () => {
-        if (dumpFile !== undefined) {
-          writeFileSync(dumpFile, dev.dumpStateJson());
-          out(`State written to ${dumpFile}`);
-        }
-        await node.stop();
-        if (temporary) rmSync(home, { recursive: true, force: true });
-      };
+    let started = false;
+    const finish = async () => {
+      const n = node;
+      if (n === undefined) return;
+      if (dumpFile !== undefined && n.dev !== undefined) {
+        writeFileSync(dumpFile, n.dev.dumpStateJson());
+        out(`State written to ${dumpFile}`);
+      }
+      await n.stop();
+      if (temporary) rmSync(home, { recursive: true, force: true });
+    };
+    const stopNow = () => {
       finish().then(
         () => log.flush(() => io.exit(0)),
         (err: unknown) => {
@@ -174,12 +162,47 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         },
       );
     };
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, "stopping dev chain");
+      if (started) stopNow();
+    };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     process.on("unhandledRejection", (reason: unknown) => {
       log.error({ err: reason }, "unhandled promise rejection (a bug: please report it)");
     });
+
+    node = await startNode(config, log, {
+      dev: {
+        automine: opts.mining && blockTimeSec === 0,
+        blockTimeSec: opts.mining ? blockTimeSec : 0,
+        silent: opts.silent === true,
+        print: (line) => io.out(line),
+        mnemonic,
+        accounts,
+        ...(loaded === undefined ? {} : { loadState: new Uint8Array(loaded) }),
+      },
+    });
+
+    out("");
+    out(`cometh dev ${node.genesis.chainId} (EVM chain id ${chainId}, home ${temporary ? "temporary" : home})`);
+    out("");
+    out(formatDevAccounts(keys, balanceWei));
+    out("");
+    out("WARNING: these accounts and keys are public; never use them on a real network.");
+    out("");
+    for (const addr of node.rpcAddresses) out(`node RPC listening on ${addr}`);
+    if (node.evmRpc !== undefined) {
+      out(`Ethereum JSON-RPC listening on http://${node.evmRpc.http} and ws://${node.evmRpc.ws}`);
+      out(`Listening on ${node.evmRpc.http}`);
+    }
+    started = true;
+    if (stopping) stopNow();
   } catch (err) {
+    // A failure after the start (a state file that does not load) stops the chain before its home goes.
+    await node?.stop();
     if (temporary) rmSync(home, { recursive: true, force: true });
     throw err;
   }

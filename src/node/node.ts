@@ -70,6 +70,8 @@ export interface DevStartOptions {
   silent?: boolean;
   /** Where the request log and console.log lines go. */
   print?: (line: string) => void;
+  /** A state dump (Anvil's JSON or gzip) loaded before the RPC servers start (`--load-state`). */
+  loadState?: Uint8Array;
   /** The dev keyring's mnemonic and size (default Hardhat's, 10). */
   mnemonic?: string;
   accounts?: number;
@@ -346,6 +348,8 @@ async function build(
       ...(dev.print === undefined ? {} : { print: dev.print }),
       ...(dev.silent === undefined ? {} : { silent: dev.silent }),
     });
+    // Clients see the loaded state from their first request, as with anvil --load-state.
+    if (dev.loadState !== undefined) await devControl.loadState(dev.loadState);
   }
 
   let evmRpc: RunningEvmRpc | undefined;

@@ -1,0 +1,141 @@
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { runCli, type SpawnedNode, spawnNode } from "./testNode.js";
+
+/**
+ * `cometh dev` as a user starts it: Anvil's flags (accounts, balance, chain id, no mining), the state
+ * file written at exit and loaded at start, and a home that is not a dev chain refused.
+ */
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cometh-devcmd-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A port free right now on 127.0.0.1 (`--silent` prints no address to read back). */
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `cometh dev` on free ports; resolves once its Ethereum JSON-RPC answers. */
+async function startDev(args: string[]): Promise<{ node: SpawnedNode; url: string }> {
+  const port = await freePort();
+  const node = spawnNode(["dev", "--port", String(port), "--rpc.laddr", "tcp://127.0.0.1:0", ...args]);
+  node.ready.catch(() => undefined);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await rpc(url, "eth_chainId");
+      return { node, url };
+    } catch {
+      if (node.child.exitCode !== null || Date.now() > deadline) {
+        node.child.kill("SIGKILL");
+        throw new Error(`cometh dev did not answer:\n${node.output()}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+async function stop(node: SpawnedNode): Promise<number | null> {
+  node.child.kill("SIGTERM");
+  const code = await Promise.race([node.exited, new Promise<"late">((r) => setTimeout(() => r("late"), 20_000))]);
+  if (code === "late") {
+    node.child.kill("SIGKILL");
+    return node.exited;
+  }
+  return code;
+}
+
+async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: { message: string } };
+  if (body.error !== undefined) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
+}
+
+describe("cometh dev", () => {
+  test("flags: --accounts, --balance, --chain-id, --no-mining; SIGTERM writes --dump-state, --load-state reads it", async () => {
+    const file = join(dir, "state.json");
+    const { node, url } = await startDev([
+      "--accounts",
+      "3",
+      "--balance",
+      "5",
+      "--chain-id",
+      "31337",
+      "--no-mining",
+      "--dump-state",
+      file,
+      "--silent",
+    ]);
+    let code: number | null;
+    try {
+      // --silent: no banner, no request log.
+      expect(node.output()).toBe("");
+      expect(await rpc(url, "eth_chainId")).toBe("0x7a69");
+      const accounts = (await rpc(url, "eth_accounts")) as string[];
+      expect(accounts).toHaveLength(3);
+      expect(await rpc(url, "eth_getBalance", [accounts[0], "latest"])).toBe(`0x${(5n * 10n ** 18n).toString(16)}`);
+      expect(await rpc(url, "anvil_getAutomine")).toBe(false);
+      const hash = await rpc(url, "eth_sendTransaction", [{ from: accounts[0], to: accounts[1], value: "0x1" }]);
+      expect(await rpc(url, "eth_blockNumber")).toBe("0x0");
+      await rpc(url, "evm_mine");
+      expect(await rpc(url, "eth_getTransactionReceipt", [hash])).not.toBeNull();
+      await rpc(url, "anvil_setBalance", ["0x00000000000000000000000000000000000000d1", "0x1234"]);
+    } finally {
+      code = await stop(node);
+    }
+    if (code !== 0) console.log(node.output(), node.child.signalCode);
+    expect(code).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    const state = JSON.parse(readFileSync(file, "utf8")) as { accounts: Record<string, { balance: string }> };
+    expect(state.accounts["0x00000000000000000000000000000000000000d1"]?.balance).toBe("0x1234");
+
+    const again = await startDev(["--load-state", file, "--silent"]);
+    try {
+      expect(await rpc(again.url, "eth_getBalance", ["0x00000000000000000000000000000000000000d1", "latest"])).toBe(
+        "0x1234",
+      );
+    } finally {
+      const c = await stop(again.node);
+      if (c !== 0) console.log(again.node.output(), again.node.child.signalCode);
+      expect(c).toBe(0);
+    }
+  }, 90_000);
+
+  test("errors: a --home holding a chain that is not a dev chain is refused; bad flags name themselves", async () => {
+    const home = join(dir, "plain");
+    expect((await runCli(["init", "--home", home])).code).toBe(0);
+    const r = await runCli(["dev", "--home", home, "--port", "0", "--rpc.laddr", "tcp://127.0.0.1:0"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not a dev chain/);
+    const bad = await runCli(["dev", "--accounts", "many"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--accounts/);
+    const garbage = join(dir, "garbage.json");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(garbage, "{not json");
+    const badState = await runCli(["dev", "--load-state", garbage]);
+    expect(badState.code).toBe(1);
+    expect(badState.stderr).toMatch(/--load-state.*not a state file/);
+  }, 60_000);
+});
