@@ -259,20 +259,19 @@ export class DevChain implements DevControl {
     return this.#p.mempool.removeTxs(keys, () => this.#p.app.resetCheckState());
   }
 
-  dropTransaction(hash: Uint8Array): Uint8Array | undefined {
-    const keys = this.#pendingKeys((_from, h) => bytesToHex(h) === bytesToHex(hash));
-    if (keys.length === 0) return undefined;
-    void this.#removePending(keys);
-    return hash;
+  async dropTransaction(hash: Uint8Array): Promise<Uint8Array | undefined> {
+    const hex = bytesToHex(hash);
+    const removed = await this.#removePending(this.#pendingKeys((_from, h) => bytesToHex(h) === hex));
+    return removed > 0 ? hash : undefined;
   }
 
-  dropAllTransactions(): void {
-    void this.#removePending(this.#pendingKeys(() => true));
+  async dropAllTransactions(): Promise<void> {
+    await this.#removePending(this.#pendingKeys(() => true));
   }
 
-  removePoolTransactions(address: Uint8Array): void {
+  async removePoolTransactions(address: Uint8Array): Promise<void> {
     const hex = bytesToHex(address);
-    void this.#removePending(this.#pendingKeys((from) => bytesToHex(from) === hex));
+    await this.#removePending(this.#pendingKeys((from) => bytesToHex(from) === hex));
   }
 
   async afterSubmit(raw: Uint8Array, hash: Uint8Array): Promise<void> {

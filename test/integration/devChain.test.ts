@@ -156,6 +156,33 @@ describe("cometh dev with viem's test client", () => {
     }
   });
 
+  test("mining: interval mining makes blocks on its own; dropTransaction removes a waiting tx", async () => {
+    const { test: t, wallet, pub } = clients("anvil");
+    const start = await pub.getBlockNumber();
+    await t.setIntervalMining({ interval: 1 });
+    try {
+      expect((await rpc("anvil_getIntervalMining")).result).toBe(1);
+      const deadline = Date.now() + 10_000;
+      while ((await pub.getBlockNumber()) < start + 2n && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await pub.getBlockNumber()).toBeGreaterThanOrEqual(start + 2n);
+    } finally {
+      await t.setIntervalMining({ interval: 0 });
+    }
+    await t.setAutomine(false);
+    try {
+      const hash = await wallet.sendTransaction({ to: "0x00000000000000000000000000000000000000b9", value: 3n });
+      expect((await rpc("anvil_dropTransaction", [hash])).result).toBe(hash);
+      expect((await rpc("anvil_dropTransaction", [hash])).result).toBeNull();
+      await t.mine({ blocks: 1 });
+      expect((await rpc("eth_getTransactionReceipt", [hash])).result).toBeNull();
+      expect(await pub.getBalance({ address: "0x00000000000000000000000000000000000000b9" })).toBe(0n);
+    } finally {
+      await t.setAutomine(true);
+    }
+  });
+
   test("snapshot/revert: state, blocks, receipts and height go back; ids are used up (Hardhat's semantics)", async () => {
     const { test: t, wallet, pub } = clients("hardhat");
     const who = "0x00000000000000000000000000000000000000dd";

@@ -613,10 +613,10 @@ export interface DevControl {
   /** True when an interval was set. */
   removeBlockTimestampInterval(): boolean;
   /** Removes a waiting tx by its Ethereum hash; returns the hash when one was removed. */
-  dropTransaction(hash: Uint8Array): Uint8Array | undefined;
-  dropAllTransactions(): void;
+  dropTransaction(hash: Uint8Array): Promise<Uint8Array | undefined>;
+  dropAllTransactions(): Promise<void>;
   /** Removes every waiting tx from `address`. */
-  removePoolTransactions(address: Uint8Array): void;
+  removePoolTransactions(address: Uint8Array): Promise<void>;
   /**
    * After a send was accepted by CheckTx: with automine on, resolves once the block holding it is
    * committed (the receipt exists), or at once when the tx cannot be mined yet (a nonce gap).

@@ -165,16 +165,16 @@ const handlers = {
     return null;
   }),
   removeBlockTimestampInterval: devMethod([], (_, dev) => dev.removeBlockTimestampInterval()),
-  dropTransaction: devMethod([p.hash], ([hash], dev) => {
-    const dropped = dev.dropTransaction(hash);
+  dropTransaction: devMethod([p.hash], async ([hash], dev) => {
+    const dropped = await dev.dropTransaction(hash);
     return dropped === undefined ? null : toData(dropped);
   }),
-  dropAllTransactions: devMethod([], (_, dev) => {
-    dev.dropAllTransactions();
+  dropAllTransactions: devMethod([], async (_, dev) => {
+    await dev.dropAllTransactions();
     return null;
   }),
-  removePoolTransactions: devMethod([p.address], ([address], dev) => {
-    dev.removePoolTransactions(address);
+  removePoolTransactions: devMethod([p.address], async ([address], dev) => {
+    await dev.removePoolTransactions(address);
     return null;
   }),
 
