@@ -1,9 +1,5 @@
-import { createTx, type TypedTransaction } from "@ethereumjs/tx";
-import { Address } from "@ethereumjs/util";
 import { bytesToHex, hexToBytes } from "../../util/bytes.js";
-import { keccak256 } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
-import type { DecodeContext, DecodedTx } from "./txDecode.js";
 
 /**
  * Dev entries: what a dev chain's cheat methods (setBalance, setCode, impersonated sends, loadState…)
@@ -61,7 +57,7 @@ export function isDevEntry(raw: Uint8Array): boolean {
   return true;
 }
 
-const hex = (b: Uint8Array) => `0x${bytesToHex(b)}`;
+export const hex = (b: Uint8Array) => `0x${bytesToHex(b)}`;
 const qty = (n: bigint) => `0x${n.toString(16)}`;
 
 let entrySeq = 0;
@@ -125,7 +121,7 @@ export function encodeDevEntry(e: DevEntry): Uint8Array {
   return out;
 }
 
-function bad(reason: string): InvalidEthTxError {
+export function bad(reason: string): InvalidEthTxError {
   return new InvalidEthTxError(CHECK_TX_CODES.txDecode, `invalid dev entry: ${reason}`);
 }
 
@@ -242,81 +238,4 @@ export function decodeDevEntry(raw: Uint8Array): DevEntry {
     default:
       throw bad(`unknown op ${JSON.stringify(o.op)}`);
   }
-}
-
-/**
- * An impersonated send as the tx pipeline sees it (CheckTx admission, proposal ordering, execution,
- * receipts): an unsigned ethereumjs tx whose sender is the impersonated address. Its hash is the
- * keccak256 of the entry's bytes (Anvil's impersonated txs are not signed either).
- */
-export function decodedDevSend(raw: Uint8Array, key: string, s: DevSend, ctx: DecodeContext): DecodedTx {
-  const accessList = s.accessList.map((e) => ({
-    address: hex(e.address) as `0x${string}`,
-    storageKeys: e.storageKeys.map((k) => hex(k) as `0x${string}`),
-  }));
-  const base = {
-    nonce: s.nonce,
-    gasLimit: s.gasLimit,
-    ...(s.to === undefined ? {} : { to: new Address(s.to) }),
-    value: s.value,
-    data: s.data,
-  };
-  let tx: TypedTransaction;
-  try {
-    tx =
-      s.type === 2
-        ? createTx(
-            {
-              ...base,
-              type: 2,
-              maxFeePerGas: s.maxFeePerGas ?? 0n,
-              maxPriorityFeePerGas: s.maxPriorityFeePerGas ?? 0n,
-              accessList,
-              chainId: ctx.chainId,
-            },
-            { common: ctx.common, freeze: false },
-          )
-        : s.type === 1
-          ? createTx(
-              { ...base, type: 1, gasPrice: s.gasPrice ?? 0n, accessList, chainId: ctx.chainId },
-              { common: ctx.common, freeze: false },
-            )
-          : createTx({ ...base, type: 0, gasPrice: s.gasPrice ?? 0n }, { common: ctx.common, freeze: false });
-  } catch (err) {
-    throw bad(`the transaction fields are not valid: ${(err as Error).message.replace(/ \(tx type=.*$/, "")}`);
-  }
-  const maxFeePerGas = s.maxFeePerGas ?? s.gasPrice ?? 0n;
-  const maxPriorityFeePerGas = s.maxPriorityFeePerGas ?? s.gasPrice ?? 0n;
-  if (maxPriorityFeePerGas > maxFeePerGas) {
-    throw new InvalidEthTxError(
-      CHECK_TX_CODES.insufficientFee,
-      `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${maxPriorityFeePerGas}, maxFeePerGas: ${maxFeePerGas}`,
-    );
-  }
-  const intrinsic = tx.getIntrinsicGas();
-  if (s.gasLimit < intrinsic) {
-    throw new InvalidEthTxError(
-      CHECK_TX_CODES.outOfGas,
-      `intrinsic gas too low: gas ${s.gasLimit}, minimum needed ${intrinsic}`,
-    );
-  }
-  return {
-    raw,
-    key,
-    hash: keccak256(raw),
-    tx,
-    type: s.type,
-    chainId: s.type === 0 ? undefined : ctx.chainId,
-    from: s.from,
-    fromHex: bytesToHex(s.from),
-    to: s.to,
-    nonce: s.nonce,
-    gasLimit: s.gasLimit,
-    maxFeePerGas,
-    maxPriorityFeePerGas,
-    value: s.value,
-    minGas: intrinsic,
-    cost: s.gasLimit * maxFeePerGas + s.value,
-    impersonated: true,
-  };
 }

@@ -367,30 +367,11 @@ export class EvmApplication implements Application {
   async checkTx(req: CheckTxRequest): Promise<CheckTxResponse> {
     let d: DecodedTx | undefined;
     try {
-      if (this.#devCheat(req.tx) !== undefined) {
-        return {
-          code: CHECK_TX_CODES.ok,
-          data: EMPTY_BYTES,
-          log: "",
-          info: "",
-          gasWanted: 0n,
-          gasUsed: 0n,
-          events: [],
-          codespace: "",
-        };
-      }
+      // A dev chain's cheat needs no gas and no sender checks.
+      if (this.#devCheat(req.tx) !== undefined) return checkTxOk(0n);
       d = this.#cache.decode(req.tx, this.#decodeCtx);
       this.#admit(d);
-      return {
-        code: CHECK_TX_CODES.ok,
-        data: EMPTY_BYTES,
-        log: "",
-        info: "",
-        gasWanted: d.gasLimit,
-        gasUsed: 0n,
-        events: [],
-        codespace: "",
-      };
+      return checkTxOk(d.gasLimit);
     } catch (err) {
       if (!(err instanceof InvalidEthTxError)) throw err;
       return {
@@ -984,6 +965,19 @@ function cheatResult(cheat: DevCheat): ExecTxResult {
     gasWanted: 0n,
     gasUsed: 0n,
     events: [{ type: "dev_cheat", attributes }],
+    codespace: "",
+  };
+}
+
+function checkTxOk(gasWanted: bigint): CheckTxResponse {
+  return {
+    code: CHECK_TX_CODES.ok,
+    data: EMPTY_BYTES,
+    log: "",
+    info: "",
+    gasWanted,
+    gasUsed: 0n,
+    events: [],
     codespace: "",
   };
 }

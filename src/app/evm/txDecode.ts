@@ -5,6 +5,7 @@ import {
   createAccessList2930TxFromBytesArray,
   createEOACode7702TxFromBytesArray,
   createLegacyTxFromBytesArray,
+  createTx,
   getCalldataFloorGas,
   type TypedTransaction,
 } from "@ethereumjs/tx";
@@ -12,7 +13,7 @@ import { Address } from "@ethereumjs/util";
 import { txHashHex } from "../../types/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256, recoverPublicKey } from "./crypto.js";
-import { decodeDevEntry, decodedDevSend, isDevEntry } from "./devEntries.js";
+import { bad as badDevEntry, type DevSend, decodeDevEntry, hex, isDevEntry } from "./devEntries.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { bigintToBytes, bytesToBigint } from "./records.js";
 
@@ -206,19 +207,7 @@ export function decodeEthTx(raw: Uint8Array, ctx: DecodeContext, key: string = t
 
   const maxFeePerGas = "maxFeePerGas" in tx ? tx.maxFeePerGas : tx.gasPrice;
   const maxPriorityFeePerGas = "maxPriorityFeePerGas" in tx ? tx.maxPriorityFeePerGas : tx.gasPrice;
-  if (maxPriorityFeePerGas > maxFeePerGas) {
-    throw new InvalidEthTxError(
-      CHECK_TX_CODES.insufficientFee,
-      `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${maxPriorityFeePerGas}, maxFeePerGas: ${maxFeePerGas}`,
-    );
-  }
-  const intrinsic = tx.getIntrinsicGas();
-  if (tx.gasLimit < intrinsic) {
-    throw new InvalidEthTxError(
-      CHECK_TX_CODES.outOfGas,
-      `intrinsic gas too low: gas ${tx.gasLimit}, minimum needed ${intrinsic}`,
-    );
-  }
+  const intrinsic = checkFeesAndIntrinsicGas(tx, maxFeePerGas, maxPriorityFeePerGas);
   const floor = getCalldataFloorGas(tx, fromAddress);
   if (tx.gasLimit < floor) {
     throw new InvalidEthTxError(
@@ -245,6 +234,31 @@ export function decodeEthTx(raw: Uint8Array, ctx: DecodeContext, key: string = t
     minGas: maxBig(intrinsic, floor),
     cost: tx.gasLimit * maxFeePerGas + tx.value,
   };
+}
+
+/**
+ * The tip must not exceed the fee cap, and the gas limit must cover the intrinsic gas (geth's
+ * texts); returns the intrinsic gas. Signed txs and a dev chain's impersonated sends both check it.
+ */
+export function checkFeesAndIntrinsicGas(
+  tx: TypedTransaction,
+  maxFeePerGas: bigint,
+  maxPriorityFeePerGas: bigint,
+): bigint {
+  if (maxPriorityFeePerGas > maxFeePerGas) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.insufficientFee,
+      `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${maxPriorityFeePerGas}, maxFeePerGas: ${maxFeePerGas}`,
+    );
+  }
+  const intrinsic = tx.getIntrinsicGas();
+  if (tx.gasLimit < intrinsic) {
+    throw new InvalidEthTxError(
+      CHECK_TX_CODES.outOfGas,
+      `intrinsic gas too low: gas ${tx.gasLimit}, minimum needed ${intrinsic}`,
+    );
+  }
+  return intrinsic;
 }
 
 /** Math.min/max do not take bigints. */
@@ -328,4 +342,69 @@ export function notOnDevChain(): InvalidEthTxError {
     CHECK_TX_CODES.txDecode,
     "dev entries are accepted only by a dev chain (genesis app_state.evm.dev_chain); start one with `cometh dev`",
   );
+}
+
+/**
+ * An impersonated send as the tx pipeline sees it (CheckTx admission, proposal ordering, execution,
+ * receipts): an unsigned ethereumjs tx whose sender is the impersonated address. Its hash is the
+ * keccak256 of the entry's bytes (Anvil's impersonated txs are not signed either).
+ */
+export function decodedDevSend(raw: Uint8Array, key: string, s: DevSend, ctx: DecodeContext): DecodedTx {
+  const accessList = s.accessList.map((e) => ({
+    address: hex(e.address) as `0x${string}`,
+    storageKeys: e.storageKeys.map((k) => hex(k) as `0x${string}`),
+  }));
+  const base = {
+    nonce: s.nonce,
+    gasLimit: s.gasLimit,
+    ...(s.to === undefined ? {} : { to: new Address(s.to) }),
+    value: s.value,
+    data: s.data,
+  };
+  let tx: TypedTransaction;
+  try {
+    tx =
+      s.type === 2
+        ? createTx(
+            {
+              ...base,
+              type: 2,
+              maxFeePerGas: s.maxFeePerGas ?? 0n,
+              maxPriorityFeePerGas: s.maxPriorityFeePerGas ?? 0n,
+              accessList,
+              chainId: ctx.chainId,
+            },
+            { common: ctx.common, freeze: false },
+          )
+        : s.type === 1
+          ? createTx(
+              { ...base, type: 1, gasPrice: s.gasPrice ?? 0n, accessList, chainId: ctx.chainId },
+              { common: ctx.common, freeze: false },
+            )
+          : createTx({ ...base, type: 0, gasPrice: s.gasPrice ?? 0n }, { common: ctx.common, freeze: false });
+  } catch (err) {
+    throw badDevEntry(`the transaction fields are not valid: ${(err as Error).message.replace(/ \(tx type=.*$/, "")}`);
+  }
+  const maxFeePerGas = s.maxFeePerGas ?? s.gasPrice ?? 0n;
+  const maxPriorityFeePerGas = s.maxPriorityFeePerGas ?? s.gasPrice ?? 0n;
+  const intrinsic = checkFeesAndIntrinsicGas(tx, maxFeePerGas, maxPriorityFeePerGas);
+  return {
+    raw,
+    key,
+    hash: keccak256(raw),
+    tx,
+    type: s.type,
+    chainId: s.type === 0 ? undefined : ctx.chainId,
+    from: s.from,
+    fromHex: bytesToHex(s.from),
+    to: s.to,
+    nonce: s.nonce,
+    gasLimit: s.gasLimit,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+    value: s.value,
+    minGas: intrinsic,
+    cost: s.gasLimit * maxFeePerGas + s.value,
+    impersonated: true,
+  };
 }

@@ -1,3 +1,4 @@
+import type { UnsignedTx } from "./tx/buildTx.js";
 /**
  * What the EVM JSON-RPC server needs from the node, and nothing more. Structural interfaces in
  * domain terms: wei and gas are `bigint`, bytes/hashes/addresses are `Uint8Array` (32-byte hashes,
@@ -547,20 +548,8 @@ export type DevCheatRequest =
   | { readonly op: "setMinGasPrice"; readonly value: bigint }
   | { readonly op: "setBlockGasLimit"; readonly value: bigint };
 
-/** A transaction from an impersonated address (no signature). */
-export interface ImpersonatedTx {
-  readonly from: Uint8Array;
-  readonly type: 0 | 1 | 2;
-  readonly nonce: bigint;
-  readonly gasLimit: bigint;
-  readonly to: Uint8Array | undefined;
-  readonly value: bigint;
-  readonly data: Uint8Array;
-  readonly gasPrice?: bigint;
-  readonly maxFeePerGas?: bigint;
-  readonly maxPriorityFeePerGas?: bigint;
-  readonly accessList: readonly AccessListEntry[];
-}
+/** A transaction from an impersonated address (no signature): the fields a send fills, and its sender. */
+export type ImpersonatedTx = Omit<UnsignedTx, "chainId"> & { readonly from: Uint8Array };
 
 /** A bad dev-method argument (a timestamp in the past, a reverted-to height that is gone): -32602. */
 export class DevInputError extends Error {

@@ -1,6 +1,6 @@
 import type { JsonNode, WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext } from "../context.js";
-import { toData, toQuantity } from "../encode/hex.js";
+import { bigintToBytes, padBytes, toData, toQuantity } from "../encode/hex.js";
 import { invalidParams, methodNotFound } from "../errors.js";
 import { type Method, method, type Namespace } from "../method.js";
 import { type Param, ParamError, p } from "../params.js";
@@ -82,13 +82,7 @@ function decodeWord(node: JsonNode): Uint8Array {
 }
 
 function wordOf(v: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  let x = v;
-  for (let i = 31; i >= 0 && x > 0n; i--) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
+  return padBytes(bigintToBytes(v), 32);
 }
 
 const word: Param<Uint8Array> = { optional: false, decode: decodeWord };
