@@ -83,6 +83,10 @@ export class DevTime {
       ts = this.nowSec() + this.offset;
     }
     if (ts <= lastSec) ts = lastSec + 1n;
+    // A block ahead of the clock (a burst of blocks a second apart, an interval) moves the clock with
+    // it, as Hardhat does: a later evm_increaseTime(60) is then 60 s after this block, not swallowed.
+    const now = this.nowSec();
+    if (ts - now > this.offset) this.offset = ts - now;
     const time = ts * NS;
     this.#pinned = { height, time };
     return time;

@@ -116,6 +116,19 @@ describe("cometh dev with viem's test client", () => {
     expect(end.timestamp - start.timestamp).toBeGreaterThanOrEqual(300n);
   });
 
+  test("time: after a burst of blocks ahead of the clock, increaseTime still adds its seconds", async () => {
+    const { test: t, pub } = clients("hardhat");
+    await t.mine({ blocks: 50 });
+    for (let i = 0; i < 3; i++) {
+      const before = await pub.getBlock();
+      await t.increaseTime({ seconds: 60 });
+      await t.mine({ blocks: 1 });
+      const after = await pub.getBlock();
+      expect(after.timestamp - before.timestamp).toBeGreaterThanOrEqual(60n);
+      expect(after.timestamp - before.timestamp).toBeLessThan(65n);
+    }
+  });
+
   test("time: increaseTime and setNextBlockTimestamp move the next block's time; the past is refused", async () => {
     const { test: t, pub } = clients("anvil");
     const start = await pub.getBlock();
