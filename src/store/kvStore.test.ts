@@ -23,6 +23,8 @@ async function tempDir(): Promise<string> {
 
 const backends = {
   lmdb: async () => openKvStore(await tempDir()),
+  // A dev chain's stores: commits without flushes, made on the calling thread.
+  "lmdb noSync": async () => openKvStore(await tempDir(), { noSync: true }),
   memory: async () => openMemoryKvStore(),
 } as const;
 
@@ -125,6 +127,17 @@ describe("openKvStore", () => {
     await kv.close();
     const again = await openKvStore(dir);
     expect([...(again.table("x").get(b(1, 2, 3)) ?? [])]).toEqual([4, 5, 6]);
+    await again.close();
+  });
+
+  test("behavior: a noSync store's commits survive close and reopen too", async () => {
+    const dir = await tempDir();
+    const kv = await openKvStore(dir, { noSync: true });
+    for (let i = 0; i < 50; i++) await kv.transaction(() => kv.table("x").put(b(i), b(i, i)));
+    await kv.close();
+    const again = await openKvStore(dir);
+    expect([...(again.table("x").get(b(49)) ?? [])]).toEqual([49, 49]);
+    expect([...again.table("x").range()]).toHaveLength(50);
     await again.close();
   });
 });

@@ -9,7 +9,13 @@ export interface Clock {
 export const systemClock: Clock = {
   nowNs: () => BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n),
   schedule(ms, fn) {
-    const t = setTimeout(fn, Math.max(0, ms));
+    // setTimeout waits at least 1 ms; a timeout that is already due (timeout_commit = 0, a dev
+    // chain's back-to-back blocks) runs on the next turn of the event loop instead.
+    if (ms <= 0) {
+      const i = setImmediate(fn);
+      return () => clearImmediate(i);
+    }
+    const t = setTimeout(fn, ms);
     return () => clearTimeout(t);
   },
 };
