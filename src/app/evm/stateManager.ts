@@ -2,6 +2,7 @@ import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
 import { Account, type Address } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
+import type { EngineState } from "./engine/types.js";
 import { EvmCallTimeoutError, EvmNotSupportedError } from "./errors.js";
 import { encodeAccount, equalBytes, KECCAK256_NULL, type StoredAccount, stripZeros } from "./records.js";
 import type { StateDiff, StateReader } from "./stateDb.js";
@@ -37,7 +38,7 @@ type Undo =
  * Storage roots are not tracked: every account reports the empty root (EIP-7610's collision check then
  * only looks at nonce and code).
  */
-export class OverlayStateManager implements StateManagerInterface {
+export class OverlayStateManager implements StateManagerInterface, EngineState {
   #base: StateReader;
   readonly #accounts = new Map<string, AccountEntry>();
   readonly #slots = new Map<string, SlotEntry>();
@@ -241,8 +242,71 @@ export class OverlayStateManager implements StateManagerInterface {
   }
 
   async revert(): Promise<void> {
-    const mark = this.#checkpoints.pop() ?? 0;
-    for (let i = this.#journal.length - 1; i >= mark; i--) {
+    if (this.#checkpoints.length === 0) return;
+    this.revertTo(this.#checkpoints.length);
+  }
+
+  // ---- EngineState: the same overlay, synchronous, for cometh's own EVM (engine/) ---------------
+
+  account(addr: Uint8Array): StoredAccount {
+    return this.storedAccount(addr);
+  }
+
+  setAccount(addr: Uint8Array, account: StoredAccount): void {
+    this.setStoredAccount(addr, account);
+  }
+
+  code(addr: Uint8Array): Uint8Array {
+    const a = this.storedAccount(addr);
+    if (!a.exists || equalBytes(a.codeHash, KECCAK256_NULL)) return new Uint8Array(0);
+    return this.codeByHash(a.codeHash);
+  }
+
+  storage(addr: Uint8Array, slot: Uint8Array): Uint8Array {
+    return this.storageValue(addr, slot);
+  }
+
+  setStorage(addr: Uint8Array, slot: Uint8Array, value: Uint8Array): void {
+    this.setStorageValue(addr, slot, value);
+  }
+
+  originalStorage(addr: Uint8Array, slot: Uint8Array): Uint8Array {
+    const k = `${bytesToHex(addr)}${bytesToHex(slot)}`;
+    const v = this.#original.get(k);
+    if (v !== undefined) return v;
+    const cur = this.storageValue(addr, slot);
+    this.#original.set(k, cur);
+    return cur;
+  }
+
+  clearOriginalStorage(): void {
+    this.#original = new Map();
+  }
+
+  wipeStorage(addr: Uint8Array): void {
+    const key = bytesToHex(addr);
+    const cur = this.storedAccount(addr, key);
+    this.setStoredAccount(addr, { ...cur, incarnation: cur.incarnation + 1 }, key);
+  }
+
+  mark(): number {
+    this.#checkpoints.push(this.#journal.length);
+    return this.#checkpoints.length;
+  }
+
+  keep(mark: number): void {
+    if (mark !== this.#checkpoints.length)
+      throw new RangeError(`keep(${mark}) out of order: depth ${this.#checkpoints.length}`);
+    this.#checkpoints.pop();
+    if (this.#checkpoints.length === 0) this.#journal = [];
+  }
+
+  revertTo(mark: number): void {
+    if (mark !== this.#checkpoints.length) {
+      throw new RangeError(`revertTo(${mark}) out of order: depth ${this.#checkpoints.length}`);
+    }
+    const at = this.#checkpoints.pop() ?? 0;
+    for (let i = this.#journal.length - 1; i >= at; i--) {
       const u = this.#journal[i] as Undo;
       if (u.kind === "account") {
         if (u.prev === undefined) this.#accounts.delete(u.key);
@@ -250,7 +314,7 @@ export class OverlayStateManager implements StateManagerInterface {
       } else if (u.prev === undefined) this.#slots.delete(u.key);
       else this.#slots.set(u.key, u.prev);
     }
-    this.#journal.length = mark;
+    this.#journal.length = at;
     if (this.#checkpoints.length === 0) this.#journal = [];
   }
 

@@ -1,0 +1,133 @@
+import type { StoredAccount } from "../records.js";
+
+/**
+ * The contract between the parts of cometh's own EVM (docs/evm-engine.md): the state it runs on, the
+ * block and transaction it runs, what it returns, and the precompile table. Everything is synchronous:
+ * no promise from the first opcode to the last.
+ */
+
+/** The rule sets the engine implements: Cancun for ethereum/tests' fixtures, Prague for the chain. */
+export type Fork = "cancun" | "prague";
+
+/**
+ * The state a transaction runs on, synchronous, with an undo journal: writes after mark() are undone
+ * by revertTo(mark) and kept by keep(mark). OverlayStateManager (stateManager.ts) implements it, over
+ * the chain's store or over a state test's pre-state. Storage keys are 32-byte words; values come back
+ * without leading zeros (empty = 0) and may be given with them. An account's storage is wiped by
+ * bumping its incarnation (wipeStorage), as the app's store keys storage by incarnation.
+ */
+export interface EngineState {
+  account(addr: Uint8Array): StoredAccount;
+  setAccount(addr: Uint8Array, account: StoredAccount): void;
+  /** The code of an account (empty when none). */
+  code(addr: Uint8Array): Uint8Array;
+  /** Sets code and codeHash (and makes the account exist). */
+  setCode(addr: Uint8Array, code: Uint8Array): void;
+  storage(addr: Uint8Array, slot: Uint8Array): Uint8Array;
+  setStorage(addr: Uint8Array, slot: Uint8Array, value: Uint8Array): void;
+  /** The value of a slot when the transaction started (EIP-2200 "original value"). */
+  originalStorage(addr: Uint8Array, slot: Uint8Array): Uint8Array;
+  /** Forgets the original values (call at the start of each transaction). */
+  clearOriginalStorage(): void;
+  /** Wipes the account's storage (incarnation + 1). */
+  wipeStorage(addr: Uint8Array): void;
+  /** Starts a nested checkpoint; returns its mark. */
+  mark(): number;
+  /** Ends the checkpoint `mark`, keeping its writes (they join the enclosing checkpoint). */
+  keep(mark: number): void;
+  /** Undoes every write since `mark` and ends that checkpoint. */
+  revertTo(mark: number): void;
+}
+
+/** The block a transaction runs in. */
+export interface BlockEnv {
+  number: bigint;
+  /** Unix seconds. */
+  timestamp: bigint;
+  coinbase: Uint8Array;
+  gasLimit: bigint;
+  baseFee: bigint;
+  /** PREVRANDAO (32 bytes). */
+  prevRandao: Uint8Array;
+  /** BLOBBASEFEE. */
+  blobBaseFee: bigint;
+  chainId: bigint;
+  /** BLOCKHASH: the hash of block `n` (only asked for the last 256 blocks); zero bytes when unknown. */
+  blockHash(n: bigint): Uint8Array;
+}
+
+export interface AccessListItem {
+  address: Uint8Array;
+  storageKeys: Uint8Array[];
+}
+
+/** An EIP-7702 authorization tuple, signer already recovered (undefined when recovery failed). */
+export interface Authorization {
+  chainId: bigint;
+  address: Uint8Array;
+  nonce: bigint;
+  /** The recovered authority; undefined when the signature is invalid (the tuple is skipped). */
+  authority: Uint8Array | undefined;
+}
+
+/** A transaction as the engine runs it: sender known, fields decoded. */
+export interface EngineTx {
+  /** 0 legacy, 1 access list, 2 dynamic fee, 3 blob, 4 set code. */
+  type: number;
+  from: Uint8Array;
+  /** Undefined: contract creation. */
+  to: Uint8Array | undefined;
+  nonce: bigint;
+  gasLimit: bigint;
+  value: bigint;
+  data: Uint8Array;
+  /** Legacy/access-list: gasPrice in both. */
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  accessList: AccessListItem[];
+  blobVersionedHashes: Uint8Array[];
+  maxFeePerBlobGas: bigint;
+  authorizationList: Authorization[];
+}
+
+export interface EngineLog {
+  address: Uint8Array;
+  topics: Uint8Array[];
+  data: Uint8Array;
+}
+
+/** What a transaction did. Invalid transactions (bad nonce, funds, intrinsic gas) throw EngineTxError. */
+export interface TxResult {
+  /** true: success; false: reverted or failed (state rolled back except gas and nonce). */
+  success: boolean;
+  /** Gas charged to the sender, after refunds and the EIP-7623 floor. */
+  gasUsed: bigint;
+  /** Return data, or revert data. */
+  returnData: Uint8Array;
+  /** Logs of a successful transaction (empty otherwise). */
+  logs: EngineLog[];
+  /** geth's error text when not successful ("execution reverted", "out of gas", ...), else "". */
+  error: string;
+  /** The created contract's address (creation transactions). */
+  createdAddress: Uint8Array | undefined;
+}
+
+/** A transaction that cannot be included (geth's core errors: nonce, funds, gas, fees). */
+export class EngineTxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * A precompile's outcome: output and gas; a failure that consumes all the gas given; or a revert
+ * (the app's Bech32 precompile reverts on input shorter than a selector) that returns its gas left.
+ */
+export type PrecompileResult =
+  | { readonly ok: true; readonly gasUsed: bigint; readonly output: Uint8Array }
+  | { readonly ok: false; readonly error: string }
+  | { readonly ok: "revert"; readonly gasUsed: bigint; readonly output: Uint8Array };
+
+/** A precompiled contract: pure, synchronous. */
+export type Precompile = (input: Uint8Array, gasLimit: bigint, fork: Fork) => PrecompileResult;
