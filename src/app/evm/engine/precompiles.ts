@@ -1,16 +1,82 @@
+import { blake2f } from "./precompiles/blake2f.js";
+import {
+  blsG1Add,
+  blsG1Msm,
+  blsG2Add,
+  blsG2Msm,
+  blsMapFp2ToG2,
+  blsMapFpToG1,
+  blsPairing,
+} from "./precompiles/bls12381.js";
+import { bn254Add, bn254Mul, bn254Pairing } from "./precompiles/bn254.js";
+import { bech32Precompile, p256Verify } from "./precompiles/cosmos.js";
+import { ecrecover, identity, ripemd160, sha256 } from "./precompiles/hashing.js";
+import { kzgPointEvaluation } from "./precompiles/kzg.js";
+import { modexp } from "./precompiles/modexp.js";
 import type { Fork, Precompile } from "./types.js";
 
 /**
- * The precompiled contracts (0x01–0x11 and the app's P256 at 0x…0100 and Bech32 at 0x…0400) by
- * address and fork. In progress: filled in by the precompile work of docs/evm-engine.md.
+ * The precompiled contracts by address and fork: Cancun 0x01–0x0a, Prague 0x01–0x11, and on both the
+ * app's P256 (0x…0100) and Bech32 (0x…0400). Each is pure and synchronous and never throws; see the
+ * files under precompiles/ for what each follows.
  */
 
-/** The precompile at `addr` under `fork`, or undefined. */
-export function precompileAt(_addr: Uint8Array, _fork: Fork): Precompile | undefined {
-  return undefined;
+/** Precompiles keyed by the address's last two bytes (the first 18 are zero). */
+const CANCUN = new Map<number, Precompile>([
+  [0x01, ecrecover],
+  [0x02, sha256],
+  [0x03, ripemd160],
+  [0x04, identity],
+  [0x05, modexp],
+  [0x06, bn254Add],
+  [0x07, bn254Mul],
+  [0x08, bn254Pairing],
+  [0x09, blake2f],
+  [0x0a, kzgPointEvaluation],
+  [0x0100, p256Verify],
+  [0x0400, bech32Precompile],
+]);
+
+const PRAGUE = new Map<number, Precompile>([
+  ...CANCUN,
+  [0x0b, blsG1Add],
+  [0x0c, blsG1Msm],
+  [0x0d, blsG2Add],
+  [0x0e, blsG2Msm],
+  [0x0f, blsPairing],
+  [0x10, blsMapFpToG1],
+  [0x11, blsMapFp2ToG2],
+]);
+
+function table(fork: Fork): Map<number, Precompile> {
+  return fork === "prague" ? PRAGUE : CANCUN;
 }
 
-/** Every precompile address active under `fork` (EIP-2929: warm from the start of a transaction). */
-export function activePrecompiles(_fork: Fork): Uint8Array[] {
-  return [];
+/** The precompile at `addr` under `fork`, or undefined. */
+export function precompileAt(addr: Uint8Array, fork: Fork): Precompile | undefined {
+  if (addr.length !== 20) return undefined;
+  for (let i = 0; i < 18; i++) if (addr[i] !== 0) return undefined;
+  return table(fork).get(((addr[18] as number) << 8) | (addr[19] as number));
+}
+
+function addressesOf(precompiles: Map<number, Precompile>): Uint8Array[] {
+  return [...precompiles.keys()]
+    .sort((a, b) => a - b)
+    .map((n) => {
+      const addr = new Uint8Array(20);
+      addr[18] = n >> 8;
+      addr[19] = n & 0xff;
+      return addr;
+    });
+}
+
+const CANCUN_ADDRESSES = addressesOf(CANCUN);
+const PRAGUE_ADDRESSES = addressesOf(PRAGUE);
+
+/**
+ * Every precompile address active under `fork` (EIP-2929: warm from the start of a transaction), in
+ * ascending order. A fresh array each call; the address bytes are shared and must not be written to.
+ */
+export function activePrecompiles(fork: Fork): Uint8Array[] {
+  return (fork === "prague" ? PRAGUE_ADDRESSES : CANCUN_ADDRESSES).slice();
 }
