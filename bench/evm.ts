@@ -172,10 +172,21 @@ function parseTarget(url: string): LoadTarget {
 // ---------------------------------------------------------------------------------------------------------
 // Load generation.
 
-function load(target: LoadTarget, payload: string, seconds: number, connections: number): Promise<LoadResult> {
+function load(
+  target: LoadTarget,
+  payload: string,
+  seconds: number,
+  connections: number,
+  bodyAt?: (i: number) => string,
+): Promise<LoadResult> {
   return loadRaw(
     target,
-    { method: "POST", body: payload, ok: (text) => text.includes('"result"') },
+    {
+      method: "POST",
+      body: payload,
+      ...(bodyAt === undefined ? {} : { bodyAt }),
+      ok: (text) => text.includes('"result"'),
+    },
     seconds,
     connections,
   );
@@ -226,7 +237,24 @@ interface Receipt {
   contractAddress: string | null;
 }
 
-const ROUTES = ["eth_blockNumber", "eth_getBalance", "eth_call balanceOf"] as const;
+const ROUTES = [
+  "eth_blockNumber",
+  "eth_getBalance",
+  "eth_call balanceOf",
+  // Every request differs: no per-height memo or cache can answer them (the project's rule).
+  "eth_call balanceOf, distinct holders",
+  "eth_call compute loop, distinct args",
+] as const;
+
+/**
+ * Runtime code of the compute-loop contract: acc = calldata[0]; 2500 times acc = acc*7 + 3 (13 opcodes
+ * an iteration: JUMPDEST SWAP1 PUSH1 MUL PUSH1 ADD SWAP1 PUSH1 SWAP1 SUB DUP1 PUSH1 JUMPI); returns acc.
+ * About 32 500 steps a call.
+ */
+const LOOP_RUNTIME =
+  "60003561" + "09c4" + "5b" + "90600702" + "600301" + "90" + "60019003" + "80600657" + "5060005260206000f3";
+/** Init code that returns LOOP_RUNTIME (CODECOPY it after the 12-byte prefix, RETURN it). */
+const LOOP_INIT = `0x60${(LOOP_RUNTIME.length / 2).toString(16).padStart(2, "0")}600c60003960${(LOOP_RUNTIME.length / 2).toString(16).padStart(2, "0")}6000f3${LOOP_RUNTIME}`;
 
 function hex(n: bigint | number): string {
   return `0x${n.toString(16)}`;
@@ -436,7 +464,22 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
     if ((await waitReceipt(rpc, f.hash, 60_000)).status !== "0x1") throw new RpcError("token funding failed");
   }
 
+  // The compute-loop contract (untimed setup).
+  const loopDeploy = await send(sign(0, { data: LOOP_INIT, gasLimit: 200_000n }));
+  const loopDeployed = await waitReceipt(rpc, loopDeploy.hash, 60_000);
+  if (loopDeployed.status !== "0x1" || loopDeployed.contractAddress === null) {
+    throw new RpcError("compute-loop deployment failed");
+  }
+  const loopAddr = loopDeployed.contractAddress;
+
   // Read routes.
+  const balanceOfSelector = token.getFunction("balanceOf")?.selector ?? "0x70a08231";
+  const distinct: Partial<Record<(typeof ROUTES)[number], (i: number) => string>> = {
+    "eth_call balanceOf, distinct holders": (i) =>
+      `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"${tokenAddr}","data":"${balanceOfSelector}${i.toString(16).padStart(64, "0")}"},"latest"]}`,
+    "eth_call compute loop, distinct args": (i) =>
+      `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"${loopAddr}","data":"0x${(i + 1).toString(16).padStart(64, "0")}"},"latest"]}`,
+  };
   const payloads: Record<(typeof ROUTES)[number], string> = {
     eth_blockNumber: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
     eth_getBalance: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [addrs[0], "latest"] }),
@@ -446,10 +489,13 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
       method: "eth_call",
       params: [{ to: tokenAddr, data: token.encodeFunctionData("balanceOf", [addrs[0]]) }, "latest"],
     }),
+    "eth_call balanceOf, distinct holders": "",
+    "eth_call compute loop, distinct args": "",
   };
   for (const route of ROUTES) {
-    await load(rpc.target, payloads[route], Math.min(1, opts.seconds), opts.connections); // warm-up
-    const r = await load(rpc.target, payloads[route], opts.seconds, opts.connections);
+    const bodyAt = distinct[route];
+    await load(rpc.target, payloads[route], Math.min(1, opts.seconds), opts.connections, bodyAt); // warm-up
+    const r = await load(rpc.target, payloads[route], opts.seconds, opts.connections, bodyAt);
     result.routes[route] = r;
     console.log(
       `  ${route}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors`,
@@ -731,7 +777,7 @@ const ROWS: Row[] = [
 
 function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOptions): void {
   const w = 11;
-  const labelW = 34;
+  const labelW = 42;
   console.log("");
   console.log(
     `bench:evm: ${opts.connections} connections, ${opts.seconds} s per read route, ${opts.txs} + ${opts.txs} pre-signed txs over ${ACCOUNTS} senders in ${opts.lanes} lanes, eth_getLogs x${opts.logsReps}; harness on node ${process.version}, loopback`,

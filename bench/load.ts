@@ -14,6 +14,11 @@ export interface LoadRequest {
   method: "GET" | "POST";
   /** JSON body for POST. */
   body?: string;
+  /**
+   * A different JSON body for every request (`i` counts the requests sent, across connections), so no
+   * memo on the server can answer it: replaces `body`.
+   */
+  bodyAt?: (i: number) => string;
   /** Whether a 200 response's text counts as a success (default: any 200). */
   ok?: (text: string) => boolean;
 }
@@ -73,6 +78,16 @@ export async function loadRaw(
     (request.method === "POST" ? `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` : "") +
     "\r\n";
   const req = Buffer.concat([Buffer.from(head, "latin1"), body]);
+  const bodyAt = request.bodyAt;
+  let counter = 0;
+  const nextRequest = (): Buffer => {
+    if (bodyAt === undefined) return req;
+    const b = Buffer.from(bodyAt(counter++));
+    return Buffer.from(
+      `${request.method} ${target.path} HTTP/1.1\r\nHost: ${target.host}:${target.port}\r\nContent-Type: application/json\r\nContent-Length: ${b.length}\r\n\r\n${b.toString("latin1")}`,
+      "latin1",
+    );
+  };
   const ok = request.ok ?? (() => true);
   const latencies: number[] = [];
   let errors = 0;
@@ -92,8 +107,9 @@ export async function loadRaw(
           finish();
           return;
         }
+        const next = nextRequest();
         sent = performance.now();
-        socket.write(req);
+        socket.write(next);
       };
       const open = () => {
         buf = Buffer.alloc(0);
