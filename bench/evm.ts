@@ -4,7 +4,9 @@
  * One Ethereum JSON-RPC harness that runs unchanged against cometh and against the peers' dev nodes
  * (Anvil, Hardhat 3, Ganache). Per node it measures:
  *   - requests/s, p50 and p99 of eth_blockNumber, eth_getBalance and eth_call (ERC-20 balanceOf) at
- *     --connections keep-alive connections (default 32), each for --seconds (default 5) after a 1 s warm-up;
+ *     --connections keep-alive connections (default 32), each for --seconds (default 5) after a 1 s warm-up,
+ *     and two eth_call rows whose every request differs (balanceOf of a new holder; a compute loop with a
+ *     new argument), which no cache can answer;
  *   - mined transfers/s for --txs (default 2000) pre-signed ETH transfers, then as many pre-signed ERC-20
  *     transfers: count / (first eth_sendRawTransaction .. last receipt seen);
  *   - eth_getLogs over the blocks of all the ERC-20 transfers (requests/s, p50, p99 of --logs-reps calls);
