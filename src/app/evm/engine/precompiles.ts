@@ -16,9 +16,10 @@ import { modexp } from "./precompiles/modexp.js";
 import type { Fork, Precompile } from "./types.js";
 
 /**
- * The precompiled contracts by address and fork: Cancun 0x01–0x0a, Prague 0x01–0x11, and on both the
- * app's P256 (0x…0100) and Bech32 (0x…0400). Each is pure and synchronous and never throws; see the
- * files under precompiles/ for what each follows.
+ * The precompiled contracts by address and fork: Cancun 0x01–0x0a (Ethereum's set: the state-test
+ * fixtures put ordinary contracts at 0x…0100); Prague, the chain's rules, 0x01–0x11 plus the app's P256
+ * (0x…0100) and Bech32 (0x…0400). Each is pure and synchronous and never throws; see the files under
+ * precompiles/ for what each follows.
  */
 
 /** Precompiles keyed by the address's last two bytes (the first 18 are zero). */
@@ -33,8 +34,6 @@ const CANCUN = new Map<number, Precompile>([
   [0x08, bn254Pairing],
   [0x09, blake2f],
   [0x0a, kzgPointEvaluation],
-  [0x0100, p256Verify],
-  [0x0400, bech32Precompile],
 ]);
 
 const PRAGUE = new Map<number, Precompile>([
@@ -46,6 +45,8 @@ const PRAGUE = new Map<number, Precompile>([
   [0x0f, blsPairing],
   [0x10, blsMapFpToG1],
   [0x11, blsMapFp2ToG2],
+  [0x0100, p256Verify],
+  [0x0400, bech32Precompile],
 ]);
 
 function table(fork: Fork): Map<number, Precompile> {

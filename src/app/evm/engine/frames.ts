@@ -1,0 +1,233 @@
+import { bytesToBigint } from "../records.js";
+import { G_MEMORY, G_QUAD_DIVISOR, MAX_MEMORY_BYTES } from "./gas.js";
+import type { Memory } from "./memory.js";
+import type { BlockEnv, EngineState, Fork } from "./types.js";
+
+/**
+ * A call frame (the code running at one depth) and the host it runs in: what opcodes.ts's handlers
+ * see. The host (interpreter.ts's Evm) owns everything that outlives a frame: the state journal, the
+ * access sets, transient storage, logs, refunds, and sub-calls.
+ */
+
+export const EMPTY = new Uint8Array(0);
+export const MASK = (1n << 256n) - 1n;
+export const SIGN_BIT = 1n << 255n;
+export const ADDRESS_MASK = (1n << 160n) - 1n;
+export const STACK_LIMIT = 1024;
+const MAX_MEMORY_END = BigInt(MAX_MEMORY_BYTES);
+
+/** geth's texts for exceptional halts (core/vm/errors.go). */
+export const ERR = {
+  outOfGas: "out of gas",
+  codeStoreOutOfGas: "contract creation code storage out of gas",
+  depth: "max call depth exceeded",
+  insufficientBalance: "insufficient balance for transfer",
+  collision: "contract address collision",
+  reverted: "execution reverted",
+  maxCodeSize: "max code size exceeded",
+  maxInitCodeSize: "max initcode size exceeded",
+  invalidJump: "invalid jump destination",
+  writeProtection: "write protection",
+  returnDataOutOfBounds: "return data out of bounds",
+  gasUintOverflow: "gas uint64 overflow",
+  invalidCode: "invalid code: must not begin with 0xef",
+  nonceOverflow: "nonce uint64 overflow",
+} as const;
+
+/** An exceptional halt of a frame: all its gas is consumed and its writes undone. */
+export class VmError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** What a finished frame hands back to its caller. */
+export interface FrameResult {
+  success: boolean;
+  gasLeft: number;
+  output: Uint8Array;
+  /** geth's text ("" on success). */
+  error: string;
+}
+
+/** What the frames of one transaction share (interpreter.ts implements it). */
+export interface Host {
+  readonly state: EngineState;
+  readonly fork: Fork;
+  readonly block: BlockEnv;
+  readonly origin: Uint8Array;
+  readonly gasPrice: bigint;
+  readonly blobHashes: readonly Uint8Array[];
+  /** Checked every 4096 jumps (loops must jump): throws to stop the run. */
+  readonly interrupt: (() => void) | undefined;
+  ticks: number;
+  /** EIP-2929: warms the address (hex key); true when it was cold. */
+  warmAddress(key: string): boolean;
+  /** EIP-2929: warms the slot; true when it was cold. */
+  warmSlot(addrKey: string, slotKey: string): boolean;
+  tload(addrKey: string, slotKey: string): bigint;
+  tstore(addrKey: string, slotKey: string, value: bigint): void;
+  addRefund(delta: number): void;
+  log(address: Uint8Array, topics: Uint8Array[], data: Uint8Array): void;
+  /** SELFDESTRUCT after gas: moves the balance, marks the account per EIP-6780. */
+  selfdestruct(frame: Frame, beneficiary: Uint8Array): void;
+  /** The CALL family opcodes (0xf1, 0xf2, 0xf4, 0xfa): gas, sub-frame, results on the frame. */
+  opCall(frame: Frame, op: number): void;
+  /** CREATE (0xf0) and CREATE2 (0xf5). */
+  opCreate(frame: Frame, op: number): void;
+}
+
+/** The undo marks of a frame's checkpoint (the state journal and the host's own undo logs). */
+export interface Snapshot {
+  mark: number;
+  warm: number;
+  transient: number;
+  logs: number;
+  touched: number;
+  destructs: number;
+  refund: number;
+}
+
+/** One running frame. Fields are public for the handlers' speed; only the interpreter creates frames. */
+export class Frame {
+  readonly host: Host;
+  readonly code: Uint8Array;
+  /** Bit per byte of code: 1 at a JUMPDEST that is not PUSH data. */
+  readonly jumpdests: Uint8Array;
+  readonly address: Uint8Array;
+  readonly addressKey: string;
+  readonly caller: Uint8Array;
+  readonly value: bigint;
+  readonly input: Uint8Array;
+  readonly isStatic: boolean;
+  readonly depth: number;
+  readonly stack: bigint[];
+  readonly memory: Memory;
+  gas: number;
+  pc = 0;
+  sp = 0;
+  /** RETURNDATA: the output of the last sub-call. */
+  returnData: Uint8Array = EMPTY;
+  /** RETURN/REVERT data. */
+  output: Uint8Array = EMPTY;
+  stopped = false;
+  reverted = false;
+  // The interpreter runs frames without recursion (a 1024-deep call chain would overflow the JS
+  // stack): a CALL or CREATE suspends this frame with `child` set; the child carries how to resume.
+  /** The frame to run next, set by CALL/CREATE (this frame is suspended until it returns). */
+  child: Frame | undefined = undefined;
+  parent: Frame | undefined = undefined;
+  /** The checkpoint this frame's writes are kept or undone against. */
+  snap: Snapshot | undefined = undefined;
+  /** The opcode that started this frame (0xf1 CALL, 0xf0 CREATE, ...; 0 for a transaction). */
+  kind = 0;
+  /** Where the caller wants the output (CALL family). */
+  retAt = 0;
+  retSize = 0;
+  /** The address a creation deploys to. */
+  createAddress: Uint8Array | undefined = undefined;
+
+  constructor(
+    host: Host,
+    code: Uint8Array,
+    jumpdests: Uint8Array,
+    address: Uint8Array,
+    addressKey: string,
+    caller: Uint8Array,
+    value: bigint,
+    input: Uint8Array,
+    gas: number,
+    isStatic: boolean,
+    depth: number,
+    stack: bigint[],
+    memory: Memory,
+  ) {
+    this.host = host;
+    this.code = code;
+    this.jumpdests = jumpdests;
+    this.address = address;
+    this.addressKey = addressKey;
+    this.caller = caller;
+    this.value = value;
+    this.input = input;
+    this.gas = gas;
+    this.isStatic = isStatic;
+    this.depth = depth;
+    this.stack = stack;
+    this.memory = memory;
+  }
+
+  useGas(amount: number): void {
+    if (amount > this.gas) {
+      this.gas = 0;
+      throw new VmError(ERR.outOfGas);
+    }
+    this.gas -= amount;
+  }
+
+  /**
+   * Charges memory expansion to cover [offset, offset+size) and returns the offset as a number
+   * (0 when size is 0: nothing is touched then, whatever the offset).
+   */
+  expand(offset: bigint, size: bigint): number {
+    if (size === 0n) return 0;
+    const end = offset + size;
+    if (end > MAX_MEMORY_END) throw new VmError(ERR.outOfGas);
+    const endN = Number(end);
+    const mem = this.memory;
+    if (endN > mem.size) {
+      const newWords = Math.ceil(endN / 32);
+      const oldWords = mem.size / 32;
+      const cost =
+        G_MEMORY * (newWords - oldWords) +
+        Math.floor((newWords * newWords) / G_QUAD_DIVISOR) -
+        Math.floor((oldWords * oldWords) / G_QUAD_DIVISOR);
+      this.useGas(cost);
+      mem.grow(newWords * 32);
+    }
+    return Number(offset);
+  }
+}
+
+/** A number of at most 2^53 − 1 from a stack word, or `over` when it is larger. */
+export function smallOr(x: bigint, over: number): number {
+  return x > 0x1f_ffff_ffff_ffffn ? over : Number(x);
+}
+
+/** The 32-byte big-endian encoding of a word. */
+export function wordToBytes(x: bigint): Uint8Array {
+  if (x === 0n) return new Uint8Array(32);
+  return new Uint8Array(Buffer.from(x.toString(16).padStart(64, "0"), "hex"));
+}
+
+/** The 64-char hex of a word (storage and transient keys). */
+export function wordHex(x: bigint): string {
+  return x.toString(16).padStart(64, "0");
+}
+
+export function bytesToWord(b: Uint8Array): bigint {
+  return bytesToBigint(b);
+}
+
+/** The 40-char hex key of a word's low 160 bits (an address on the stack). */
+export function addressHexOfWord(x: bigint): string {
+  return (x & ADDRESS_MASK).toString(16).padStart(40, "0");
+}
+
+export function hexToAddress(hex: string): Uint8Array {
+  return new Uint8Array(Buffer.from(hex, "hex"));
+}
+
+export function addressKey(addr: Uint8Array): string {
+  return Buffer.from(addr.buffer, addr.byteOffset, addr.byteLength).toString("hex");
+}
+
+/** A word of bytes read big-endian from `src` at `offset`, zero-padded past its end (CALLDATALOAD). */
+export function loadWord(src: Uint8Array, offset: number): bigint {
+  if (offset >= src.length) return 0n;
+  if (offset + 32 <= src.length) return bytesToBigint(src.subarray(offset, offset + 32));
+  const w = new Uint8Array(32);
+  w.set(src.subarray(offset));
+  return bytesToBigint(w);
+}

@@ -1,0 +1,607 @@
+import { RLP } from "@ethereumjs/rlp";
+import { keccak256 } from "../crypto.js";
+import { bigintToBytes, equalBytes, KECCAK256_NULL } from "../records.js";
+import {
+  addressHexOfWord,
+  addressKey,
+  EMPTY,
+  ERR,
+  Frame,
+  type FrameResult,
+  type Host,
+  hexToAddress,
+  type Snapshot,
+  STACK_LIMIT,
+  VmError,
+  wordToBytes,
+} from "./frames.js";
+import {
+  allButOne64th,
+  G_CALL_STIPEND,
+  G_CALL_VALUE,
+  G_CODE_DEPOSIT,
+  G_COLD_ACCOUNT,
+  G_CREATE,
+  G_INITCODE_WORD,
+  G_KECCAK_WORD,
+  G_NEW_ACCOUNT,
+  G_WARM_ACCESS,
+  MAX_CODE_SIZE,
+  MAX_INITCODE_SIZE,
+  words,
+} from "./gas.js";
+import { Memory } from "./memory.js";
+import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES } from "./opcodes.js";
+import { precompileAt } from "./precompiles.js";
+import type { BlockEnv, EngineLog, EngineState, Fork } from "./types.js";
+
+/**
+ * The synchronous interpreter: the loop that runs one frame over the opcode table, and Evm, the host
+ * the frames of one transaction share (access sets, transient storage, logs, refunds, touched and
+ * self-destructed accounts, each with an undo log so a failed frame leaves nothing behind) and that
+ * runs message calls and creations (geth's core/vm/evm.go Call, CallCode, DelegateCall, StaticCall,
+ * Create, Create2).
+ */
+
+export const MAX_CALL_DEPTH = 1024;
+const MAX_NONCE = (1n << 64n) - 1n;
+const CALL = 0xf1;
+const CALLCODE = 0xf2;
+const DELEGATECALL = 0xf4;
+const STATICCALL = 0xfa;
+const CREATE = 0xf0;
+const CREATE2 = 0xf5;
+
+// ---- code analysis --------------------------------------------------------------------------------
+
+const jumpdestCache = new WeakMap<Uint8Array, Uint8Array>();
+
+/** JUMPDEST positions of `code` (1 = valid target), cached per code object. */
+export function jumpdests(code: Uint8Array): Uint8Array {
+  let map = jumpdestCache.get(code);
+  if (map !== undefined) return map;
+  map = new Uint8Array(code.length);
+  for (let i = 0; i < code.length; i++) {
+    const op = code[i] as number;
+    if (op === 0x5b) map[i] = 1;
+    else if (op >= 0x60 && op <= 0x7f) i += op - 0x5f;
+  }
+  jumpdestCache.set(code, map);
+  return map;
+}
+
+/** EIP-7702: the address a delegation designator (0xef0100 ‖ address) points to, else undefined. */
+export function delegationTarget(code: Uint8Array): Uint8Array | undefined {
+  if (code.length !== 23 || code[0] !== 0xef || code[1] !== 0x01 || code[2] !== 0x00) return undefined;
+  return code.subarray(3);
+}
+
+/** CREATE's address: keccak256(rlp([sender, nonce]))[12:]. */
+export function createAddress(sender: Uint8Array, nonce: bigint): Uint8Array {
+  return keccak256(RLP.encode([sender, bigintToBytes(nonce)])).slice(12);
+}
+
+/** CREATE2's address: keccak256(0xff ‖ sender ‖ salt ‖ keccak256(initcode))[12:]. */
+export function create2Address(sender: Uint8Array, salt: Uint8Array, initcode: Uint8Array): Uint8Array {
+  const buf = new Uint8Array(85);
+  buf[0] = 0xff;
+  buf.set(sender, 1);
+  buf.set(salt, 21);
+  buf.set(keccak256(initcode), 53);
+  return keccak256(buf).slice(12);
+}
+
+// ---- the loop ---------------------------------------------------------------------------------------
+
+/**
+ * Runs `f` until it ends (STOP/RETURN/REVERT/SELFDESTRUCT or an exceptional halt) or suspends for a
+ * sub-call (`f.child` set; the result is then meaningless and Evm runs the child).
+ */
+export function runFrame(f: Frame): FrameResult {
+  const code = f.code;
+  const len = code.length;
+  try {
+    while (!f.stopped) {
+      const pc = f.pc;
+      const op = pc < len ? (code[pc] as number) : 0;
+      const sp = f.sp;
+      if (sp < (OP_MIN_STACK[op] as number)) {
+        throw new VmError(`stack underflow (${sp} <=> ${OP_MIN_STACK[op]})`);
+      }
+      // geth's text: the stack length and the opcode's own limit (1024 + pops − pushes).
+      if (sp > (OP_MAX_STACK[op] as number)) throw new VmError(`stack limit reached ${sp} (${OP_MAX_STACK[op]})`);
+      const g = OP_GAS[op] as number;
+      if (g > f.gas) {
+        f.gas = 0;
+        throw new VmError(ERR.outOfGas);
+      }
+      f.gas -= g;
+      f.pc = pc + 1;
+      (OP_HANDLERS[op] as (f: Frame) => void)(f);
+    }
+  } catch (err) {
+    if (!(err instanceof VmError)) throw err;
+    return { success: false, gasLeft: 0, output: EMPTY, error: err.message };
+  }
+  if (f.reverted) return { success: false, gasLeft: f.gas, output: f.output, error: ERR.reverted };
+  return { success: true, gasLeft: f.gas, output: f.output, error: "" };
+}
+
+/** The name of an opcode (tracing, tests). */
+export function opcodeName(op: number): string {
+  return OPCODES[op]?.name ?? "";
+}
+
+// ---- the host -------------------------------------------------------------------------------------
+
+/** What a transaction's frames see of it. */
+export interface TxEnv {
+  fork: Fork;
+  block: BlockEnv;
+  origin: Uint8Array;
+  gasPrice: bigint;
+  blobHashes: readonly Uint8Array[];
+  /** See CallOptions.interrupt (transaction.ts). */
+  interrupt?: (() => void) | undefined;
+}
+
+function failed(gasLeft: number, error: string): FrameResult {
+  return { success: false, gasLeft, output: EMPTY, error };
+}
+
+/** A creation's outcome: a frame result and the address it was for. */
+export interface CreateResult extends FrameResult {
+  address: Uint8Array;
+}
+
+/** The host of one transaction's frames. Create one per transaction (or call). */
+export class Evm implements Host {
+  readonly state: EngineState;
+  readonly fork: Fork;
+  readonly block: BlockEnv;
+  readonly origin: Uint8Array;
+  readonly gasPrice: bigint;
+  readonly blobHashes: readonly Uint8Array[];
+  readonly interrupt: (() => void) | undefined;
+  ticks = 0;
+  readonly logs: EngineLog[] = [];
+  /** EIP-3529 refund counter. */
+  refund = 0;
+  /** Accounts touched (EIP-161: deleted at the end when empty). */
+  readonly touched: Uint8Array[] = [];
+  /** EIP-6780: accounts created in this transaction that self-destructed (deleted at the end). */
+  readonly destructs: Uint8Array[] = [];
+  /** EIP-6780: accounts created in this transaction (hex keys). */
+  readonly created = new Set<string>();
+  readonly #warm = new Set<string>();
+  readonly #warmUndo: string[] = [];
+  readonly #transient = new Map<string, bigint>();
+  readonly #transientUndo: [string, bigint | undefined][] = [];
+  readonly #stacks: bigint[][] = [];
+  readonly #memories: Memory[] = [];
+
+  constructor(state: EngineState, env: TxEnv) {
+    this.state = state;
+    this.fork = env.fork;
+    this.block = env.block;
+    this.origin = env.origin;
+    this.gasPrice = env.gasPrice;
+    this.blobHashes = env.blobHashes;
+    this.interrupt = env.interrupt;
+  }
+
+  // -- journaled tx-wide sets --
+
+  warmAddress(key: string): boolean {
+    if (this.#warm.has(key)) return false;
+    this.#warm.add(key);
+    this.#warmUndo.push(key);
+    return true;
+  }
+
+  warmSlot(addrKey: string, slotKey: string): boolean {
+    return this.warmAddress(addrKey + slotKey);
+  }
+
+  isWarm(key: string): boolean {
+    return this.#warm.has(key);
+  }
+
+  tload(addrKey: string, slotKey: string): bigint {
+    return this.#transient.get(addrKey + slotKey) ?? 0n;
+  }
+
+  tstore(addrKey: string, slotKey: string, value: bigint): void {
+    const key = addrKey + slotKey;
+    this.#transientUndo.push([key, this.#transient.get(key)]);
+    this.#transient.set(key, value);
+  }
+
+  addRefund(delta: number): void {
+    this.refund += delta;
+  }
+
+  log(address: Uint8Array, topics: Uint8Array[], data: Uint8Array): void {
+    this.logs.push({ address, topics, data });
+  }
+
+  touch(addr: Uint8Array): void {
+    this.touched.push(addr);
+  }
+
+  snapshot(): Snapshot {
+    return {
+      mark: this.state.mark(),
+      warm: this.#warmUndo.length,
+      transient: this.#transientUndo.length,
+      logs: this.logs.length,
+      touched: this.touched.length,
+      destructs: this.destructs.length,
+      refund: this.refund,
+    };
+  }
+
+  commit(s: Snapshot): void {
+    this.state.keep(s.mark);
+  }
+
+  rollback(s: Snapshot): void {
+    this.state.revertTo(s.mark);
+    const warm = this.#warmUndo;
+    while (warm.length > s.warm) this.#warm.delete(warm.pop() as string);
+    const tu = this.#transientUndo;
+    while (tu.length > s.transient) {
+      const [key, prev] = tu.pop() as [string, bigint | undefined];
+      if (prev === undefined) this.#transient.delete(key);
+      else this.#transient.set(key, prev);
+    }
+    this.logs.length = s.logs;
+    this.touched.length = s.touched;
+    this.destructs.length = s.destructs;
+    this.refund = s.refund;
+  }
+
+  // -- balances --
+
+  /** Credits `addr`, creating it when missing (even for 0), and touches it (EIP-161). */
+  addBalance(addr: Uint8Array, amount: bigint): void {
+    this.touched.push(addr);
+    const a = this.state.account(addr);
+    if (amount === 0n && a.exists) return;
+    this.state.setAccount(addr, { ...a, exists: true, balance: a.balance + amount });
+  }
+
+  subBalance(addr: Uint8Array, amount: bigint): void {
+    if (amount === 0n) return;
+    const a = this.state.account(addr);
+    this.state.setAccount(addr, { ...a, balance: a.balance - amount });
+  }
+
+  transfer(from: Uint8Array, to: Uint8Array, value: bigint): void {
+    this.subBalance(from, value);
+    this.addBalance(to, value);
+  }
+
+  selfdestruct(f: Frame, beneficiary: Uint8Array): void {
+    const self = f.address;
+    const balance = this.state.account(self).balance;
+    // EIP-6780: the balance always moves; the account goes only when created in this transaction.
+    this.subBalance(self, balance);
+    this.addBalance(beneficiary, balance);
+    if (this.created.has(f.addressKey)) {
+      // Its balance is gone at once (burnt when it names itself), the account at the end.
+      const a = this.state.account(self);
+      if (a.balance !== 0n) this.state.setAccount(self, { ...a, balance: 0n });
+      this.destructs.push(self);
+    }
+  }
+
+  // -- frames --
+
+  #newFrame(
+    code: Uint8Array,
+    address: Uint8Array,
+    key: string,
+    caller: Uint8Array,
+    value: bigint,
+    input: Uint8Array,
+    gas: number,
+    isStatic: boolean,
+    depth: number,
+  ): Frame {
+    let stack = this.#stacks[depth];
+    if (stack === undefined) {
+      stack = new Array<bigint>(STACK_LIMIT).fill(0n);
+      this.#stacks[depth] = stack;
+    }
+    let memory = this.#memories[depth];
+    if (memory === undefined) {
+      memory = new Memory();
+      this.#memories[depth] = memory;
+    }
+    return new Frame(
+      this,
+      code,
+      jumpdests(code),
+      address,
+      key,
+      caller,
+      value,
+      input,
+      gas,
+      isStatic,
+      depth,
+      stack,
+      memory,
+    );
+  }
+
+  /**
+   * A message call. `address` is the account whose context runs (storage, ADDRESS), `codeAddress`
+   * the one whose code runs; CALL moves `value` from caller to address, CALLCODE only checks the
+   * caller can pay it. geth's Call/CallCode/DelegateCall/StaticCall.
+   */
+  call(
+    kind: number,
+    caller: Uint8Array,
+    address: Uint8Array,
+    codeAddress: Uint8Array,
+    value: bigint,
+    input: Uint8Array,
+    gas: number,
+    isStatic: boolean,
+    depth: number,
+  ): FrameResult {
+    return this.#drive(this.#enterCall(kind, caller, address, codeAddress, value, input, gas, isStatic, depth));
+  }
+
+  /** CREATE/CREATE2 (and creation transactions): geth's evm.create. The caller's nonce is bumped here. */
+  create(
+    caller: Uint8Array,
+    value: bigint,
+    initcode: Uint8Array,
+    gas: number,
+    depth: number,
+    address: Uint8Array,
+  ): CreateResult {
+    return { ...this.#drive(this.#enterCreate(caller, value, initcode, gas, depth, address)), address };
+  }
+
+  /** Runs frames until `top` returns: sub-calls suspend their parent instead of recursing. */
+  #drive(top: FrameResult | Frame): FrameResult {
+    if (!(top instanceof Frame)) return top;
+    let f = top;
+    for (;;) {
+      const r = runFrame(f);
+      const child = f.child;
+      if (child !== undefined) {
+        f.child = undefined;
+        f = child;
+        continue;
+      }
+      const res = this.#exit(f, r);
+      const parent = f.parent;
+      if (parent === undefined) return res;
+      if (f.createAddress !== undefined) this.#resumeCreate(parent, res, f.createAddress);
+      else this.#resumeCall(parent, res, f.retAt, f.retSize);
+      f = parent;
+    }
+  }
+
+  /** The result when no code runs (failure before the frame, precompile, no code), else the frame. */
+  #enterCall(
+    kind: number,
+    caller: Uint8Array,
+    address: Uint8Array,
+    codeAddress: Uint8Array,
+    value: bigint,
+    input: Uint8Array,
+    gas: number,
+    isStatic: boolean,
+    depth: number,
+  ): FrameResult | Frame {
+    if (depth > MAX_CALL_DEPTH) return failed(gas, ERR.depth);
+    const state = this.state;
+    if ((kind === CALL || kind === CALLCODE) && value > 0n && state.account(caller).balance < value) {
+      return failed(gas, ERR.insufficientBalance);
+    }
+    const snap = this.snapshot();
+    const pre = precompileAt(codeAddress, this.fork);
+    // A call to a missing account creates it, empty; EIP-161 removes it at the end of the transaction.
+    // geth skips the creation for calls without value, ethereumjs does not: the account is gone either
+    // way, but the overlay keeps ethereumjs' tombstone (incarnation + 1), and the app hash follows it.
+    if (kind === CALL || kind === STATICCALL) this.transfer(caller, address, value);
+    if (pre !== undefined) {
+      const r = pre(input, BigInt(gas), this.fork);
+      if (r.ok === true && r.gasUsed <= BigInt(gas)) {
+        this.commit(snap);
+        return { success: true, gasLeft: gas - Number(r.gasUsed), output: r.output, error: "" };
+      }
+      this.rollback(snap);
+      if (r.ok === "revert") {
+        return { success: false, gasLeft: Math.max(0, gas - Number(r.gasUsed)), output: r.output, error: ERR.reverted };
+      }
+      return failed(0, r.ok === false ? r.error : ERR.outOfGas);
+    }
+    let code = state.code(codeAddress);
+    if (this.fork === "prague") {
+      const target = delegationTarget(code);
+      if (target !== undefined) code = state.code(target);
+    }
+    if (code.length === 0) {
+      this.commit(snap);
+      return { success: true, gasLeft: gas, output: EMPTY, error: "" };
+    }
+    this.interrupt?.();
+    const f = this.#newFrame(code, address, addressKey(address), caller, value, input, gas, isStatic, depth);
+    f.snap = snap;
+    f.kind = kind;
+    return f;
+  }
+
+  #enterCreate(
+    caller: Uint8Array,
+    value: bigint,
+    initcode: Uint8Array,
+    gas: number,
+    depth: number,
+    address: Uint8Array,
+  ): FrameResult | Frame {
+    const state = this.state;
+    if (depth > MAX_CALL_DEPTH) return failed(gas, ERR.depth);
+    const from = state.account(caller);
+    if (from.balance < value) return failed(gas, ERR.insufficientBalance);
+    if (from.nonce >= MAX_NONCE) return failed(gas, ERR.nonceOverflow);
+    state.setAccount(caller, { ...from, nonce: from.nonce + 1n });
+    const key = addressKey(address);
+    this.warmAddress(key);
+    const target = state.account(address);
+    if (target.exists && (target.nonce !== 0n || !equalBytes(target.codeHash, KECCAK256_NULL))) {
+      return failed(0, ERR.collision);
+    }
+    const snap = this.snapshot();
+    state.wipeStorage(address);
+    const wiped = state.account(address);
+    state.setAccount(address, { ...wiped, exists: true, nonce: 1n, codeHash: KECCAK256_NULL });
+    this.created.add(key);
+    this.transfer(caller, address, value);
+    if (initcode.length === 0) {
+      this.commit(snap);
+      return { success: true, gasLeft: gas, output: EMPTY, error: "" };
+    }
+    const f = this.#newFrame(initcode, address, key, caller, value, EMPTY, gas, false, depth);
+    f.snap = snap;
+    f.kind = CREATE;
+    f.createAddress = address;
+    return f;
+  }
+
+  /** Ends a frame: its checkpoint kept or undone; a creation's code checked, charged and deployed. */
+  #exit(f: Frame, r: FrameResult): FrameResult {
+    f.memory.reset();
+    const snap = f.snap as Snapshot;
+    if (!r.success) {
+      this.rollback(snap);
+      return r;
+    }
+    if (f.createAddress === undefined) {
+      this.commit(snap);
+      return r;
+    }
+    const code = r.output;
+    let error = "";
+    if (code.length > MAX_CODE_SIZE) error = ERR.maxCodeSize;
+    else if (code.length > 0 && code[0] === 0xef) error = ERR.invalidCode;
+    else if (code.length * G_CODE_DEPOSIT > r.gasLeft) error = ERR.codeStoreOutOfGas;
+    if (error !== "") {
+      this.rollback(snap);
+      return failed(0, error);
+    }
+    if (code.length > 0) this.state.setCode(f.address, code);
+    this.commit(snap);
+    return { success: true, gasLeft: r.gasLeft - code.length * G_CODE_DEPOSIT, output: code, error: "" };
+  }
+
+  /** A CALL-family result into its caller: success flag, output, gas back, RETURNDATA. */
+  #resumeCall(f: Frame, r: FrameResult, retAt: number, retSize: number): void {
+    f.stack[f.sp++] = r.success ? 1n : 0n;
+    if (r.output.length > 0 && retSize > 0) {
+      f.memory.buf.set(r.output.subarray(0, Math.min(retSize, r.output.length)), retAt);
+    }
+    f.gas += r.gasLeft;
+    f.returnData = r.output;
+    f.stopped = false;
+  }
+
+  /** A creation's result into its creator: the address or 0, gas back, RETURNDATA (revert data only). */
+  #resumeCreate(f: Frame, r: FrameResult, address: Uint8Array): void {
+    f.stack[f.sp++] = r.success ? BigInt(`0x${addressKey(address)}`) : 0n;
+    f.gas += r.gasLeft;
+    f.returnData = r.success || r.error !== ERR.reverted ? EMPTY : r.output;
+    f.stopped = false;
+  }
+
+  // -- the CALL and CREATE opcodes --
+
+  opCall(f: Frame, op: number): void {
+    const s = f.stack;
+    const hasValue = op === CALL || op === CALLCODE;
+    const n = hasValue ? 7 : 6;
+    f.sp -= n;
+    const sp = f.sp;
+    // Stack, top first: gas, address, [value], inOffset, inSize, outOffset, outSize.
+    const gasWord = s[sp + n - 1] as bigint;
+    const toKey = addressHexOfWord(s[sp + n - 2] as bigint);
+    const value = hasValue ? (s[sp + 4] as bigint) : 0n;
+    const inOff = s[sp + 3] as bigint;
+    const inSize = s[sp + 2] as bigint;
+    const outOff = s[sp + 1] as bigint;
+    const outSize = s[sp] as bigint;
+    if (op === CALL && f.isStatic && value !== 0n) throw new VmError(ERR.writeProtection);
+    f.useGas(this.warmAddress(toKey) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
+    const to = hexToAddress(toKey);
+    if (this.fork === "prague") {
+      const target = delegationTarget(this.state.code(to));
+      if (target !== undefined) f.useGas(this.warmAddress(addressKey(target)) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
+    }
+    const inAt = f.expand(inOff, inSize);
+    const outAt = f.expand(outOff, outSize);
+    if (value !== 0n) {
+      f.useGas(G_CALL_VALUE);
+      if (op === CALL) {
+        const a = this.state.account(to);
+        if (!a.exists || (a.nonce === 0n && a.balance === 0n && equalBytes(a.codeHash, KECCAK256_NULL))) {
+          f.useGas(G_NEW_ACCOUNT);
+        }
+      }
+    }
+    const cap = allButOne64th(f.gas);
+    const callGas = gasWord < BigInt(cap) ? Number(gasWord) : cap;
+    f.useGas(callGas);
+    const input = f.memory.read(inAt, Number(inSize));
+    const gas = value !== 0n ? callGas + G_CALL_STIPEND : callGas;
+    const depth = f.depth + 1;
+    let next: FrameResult | Frame;
+    if (op === CALL) next = this.#enterCall(op, f.address, to, to, value, input, gas, f.isStatic, depth);
+    else if (op === CALLCODE)
+      next = this.#enterCall(op, f.address, f.address, to, value, input, gas, f.isStatic, depth);
+    else if (op === DELEGATECALL)
+      next = this.#enterCall(op, f.caller, f.address, to, f.value, input, gas, f.isStatic, depth);
+    else next = this.#enterCall(op, f.address, to, to, 0n, input, gas, true, depth);
+    const retSize = outSize === 0n ? 0 : Number(outSize);
+    if (next instanceof Frame) {
+      next.parent = f;
+      next.retAt = outAt;
+      next.retSize = retSize;
+      f.child = next;
+      f.stopped = true;
+    } else this.#resumeCall(f, next, outAt, retSize);
+  }
+
+  opCreate(f: Frame, op: number): void {
+    if (f.isStatic) throw new VmError(ERR.writeProtection);
+    const s = f.stack;
+    const n = op === CREATE2 ? 4 : 3;
+    f.sp -= n;
+    const sp = f.sp;
+    const value = s[sp + n - 1] as bigint;
+    const off = s[sp + n - 2] as bigint;
+    const size = s[sp + n - 3] as bigint;
+    if (size > BigInt(MAX_INITCODE_SIZE)) throw new VmError(ERR.maxInitCodeSize);
+    const at = f.expand(off, size);
+    const len = Number(size);
+    f.useGas(G_CREATE + G_INITCODE_WORD * words(len) + (op === CREATE2 ? G_KECCAK_WORD * words(len) : 0));
+    const initcode = f.memory.read(at, len);
+    let address: Uint8Array;
+    if (op === CREATE2) address = create2Address(f.address, wordToBytes(s[sp] as bigint), initcode);
+    else address = createAddress(f.address, this.state.account(f.address).nonce);
+    const gas = allButOne64th(f.gas);
+    f.useGas(gas);
+    const next = this.#enterCreate(f.address, value, initcode, gas, f.depth + 1, address);
+    if (next instanceof Frame) {
+      next.parent = f;
+      f.child = next;
+      f.stopped = true;
+    } else this.#resumeCreate(f, next, address);
+  }
+}

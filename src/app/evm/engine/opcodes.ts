@@ -1,0 +1,750 @@
+import { keccak256 } from "../crypto.js";
+import { bytesToBigint, equalBytes, KECCAK256_NULL } from "../records.js";
+import {
+  addressHexOfWord,
+  bytesToWord,
+  ERR,
+  type Frame,
+  hexToAddress,
+  loadWord,
+  MASK,
+  SIGN_BIT,
+  STACK_LIMIT,
+  smallOr,
+  VmError,
+  wordHex,
+  wordToBytes,
+} from "./frames.js";
+import {
+  G_BASE,
+  G_BLOCKHASH,
+  G_COLD_ACCOUNT,
+  G_COLD_SLOAD,
+  G_COPY_WORD,
+  G_EXP,
+  G_EXP_BYTE,
+  G_HIGH,
+  G_JUMPDEST,
+  G_KECCAK,
+  G_KECCAK_WORD,
+  G_LOG,
+  G_LOG_DATA,
+  G_LOG_TOPIC,
+  G_LOW,
+  G_MID,
+  G_NEW_ACCOUNT,
+  G_SELFDESTRUCT,
+  G_SSTORE_SENTRY,
+  G_TRANSIENT,
+  G_VERYLOW,
+  G_WARM_ACCESS,
+  G_ZERO,
+  sstoreCost,
+  words,
+} from "./gas.js";
+
+/**
+ * The opcode table: one entry per opcode with its name, static gas, stack arity and handler. Dynamic
+ * gas (memory, cold access, copies, SSTORE, calls) is charged by the handler before it changes
+ * anything; an exceptional halt throws VmError, which the interpreter turns into a failed frame.
+ * Cancun and Prague share the table: Prague's EIP-7702 changes frames (interpreter.ts), not opcodes.
+ */
+
+export type Handler = (f: Frame) => void;
+
+export interface OpInfo {
+  readonly name: string;
+  /** Static gas, charged by the loop before the handler. */
+  readonly gas: number;
+  /** Stack items read (underflow below). */
+  readonly pops: number;
+  /** Stack items written (overflow check: pushes − pops). */
+  readonly pushes: number;
+  readonly handler: Handler;
+}
+
+function toSigned(x: bigint): bigint {
+  return x >= SIGN_BIT ? x - (1n << 256n) : x;
+}
+
+function isEmptyAccount(a: { exists: boolean; nonce: bigint; balance: bigint; codeHash: Uint8Array }): boolean {
+  return !a.exists || (a.nonce === 0n && a.balance === 0n && equalBytes(a.codeHash, KECCAK256_NULL));
+}
+
+/** EIP-2929 access cost of an address given as a stack word, warming it. */
+function accountAccess(f: Frame, key: string): void {
+  f.useGas(f.host.warmAddress(key) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
+}
+
+// ---- 0x00s: stop and arithmetic ----------------------------------------------------------------
+
+function opStop(f: Frame): void {
+  f.stopped = true;
+}
+function opAdd(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = ((s[sp] as bigint) + (s[sp - 1] as bigint)) & MASK;
+}
+function opMul(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = ((s[sp] as bigint) * (s[sp - 1] as bigint)) & MASK;
+}
+function opSub(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = ((s[sp] as bigint) - (s[sp - 1] as bigint)) & MASK;
+}
+function opDiv(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const b = s[sp - 1] as bigint;
+  s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) / b;
+}
+function opSdiv(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const b = s[sp - 1] as bigint;
+  s[sp - 1] = b === 0n ? 0n : (toSigned(s[sp] as bigint) / toSigned(b)) & MASK;
+}
+function opMod(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const b = s[sp - 1] as bigint;
+  s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) % b;
+}
+function opSmod(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const b = s[sp - 1] as bigint;
+  s[sp - 1] = b === 0n ? 0n : (toSigned(s[sp] as bigint) % toSigned(b)) & MASK;
+}
+function opAddmod(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  const n = s[sp - 1] as bigint;
+  s[sp - 1] = n === 0n ? 0n : ((s[sp + 1] as bigint) + (s[sp] as bigint)) % n;
+}
+function opMulmod(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  const n = s[sp - 1] as bigint;
+  s[sp - 1] = n === 0n ? 0n : ((s[sp + 1] as bigint) * (s[sp] as bigint)) % n;
+}
+function opExp(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  let base = s[sp] as bigint;
+  let exp = s[sp - 1] as bigint;
+  if (exp !== 0n) f.useGas(G_EXP_BYTE * Math.ceil(exp.toString(16).length / 2));
+  let r = 1n;
+  while (exp > 0n) {
+    if ((exp & 1n) === 1n) r = (r * base) & MASK;
+    exp >>= 1n;
+    if (exp > 0n) base = (base * base) & MASK;
+  }
+  s[sp - 1] = r;
+}
+function opSignextend(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const b = s[sp] as bigint;
+  if (b < 31n) {
+    const x = s[sp - 1] as bigint;
+    const bit = b * 8n + 7n;
+    const low = (1n << (bit + 1n)) - 1n;
+    s[sp - 1] = ((x >> bit) & 1n) === 1n ? x | (MASK ^ low) : x & low;
+  }
+}
+
+// ---- 0x10s: comparison and bitwise -----------------------------------------------------------
+
+function opLt(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = (s[sp] as bigint) < (s[sp - 1] as bigint) ? 1n : 0n;
+}
+function opGt(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = (s[sp] as bigint) > (s[sp - 1] as bigint) ? 1n : 0n;
+}
+function opSlt(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = toSigned(s[sp] as bigint) < toSigned(s[sp - 1] as bigint) ? 1n : 0n;
+}
+function opSgt(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = toSigned(s[sp] as bigint) > toSigned(s[sp - 1] as bigint) ? 1n : 0n;
+}
+function opEq(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = s[sp] === s[sp - 1] ? 1n : 0n;
+}
+function opIszero(f: Frame): void {
+  const s = f.stack;
+  const sp = f.sp;
+  s[sp - 1] = s[sp - 1] === 0n ? 1n : 0n;
+}
+function opAnd(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = (s[sp] as bigint) & (s[sp - 1] as bigint);
+}
+function opOr(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = (s[sp] as bigint) | (s[sp - 1] as bigint);
+}
+function opXor(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  s[sp - 1] = (s[sp] as bigint) ^ (s[sp - 1] as bigint);
+}
+function opNot(f: Frame): void {
+  const s = f.stack;
+  const sp = f.sp;
+  s[sp - 1] = MASK ^ (s[sp - 1] as bigint);
+}
+function opByte(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const i = s[sp] as bigint;
+  s[sp - 1] = i < 32n ? ((s[sp - 1] as bigint) >> (8n * (31n - i))) & 0xffn : 0n;
+}
+function opShl(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const shift = s[sp] as bigint;
+  s[sp - 1] = shift < 256n ? ((s[sp - 1] as bigint) << shift) & MASK : 0n;
+}
+function opShr(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const shift = s[sp] as bigint;
+  s[sp - 1] = shift < 256n ? (s[sp - 1] as bigint) >> shift : 0n;
+}
+function opSar(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const shift = s[sp] as bigint;
+  const v = toSigned(s[sp - 1] as bigint);
+  s[sp - 1] = (shift < 256n ? v >> shift : v < 0n ? -1n : 0n) & MASK;
+}
+
+// ---- 0x20: KECCAK256 -------------------------------------------------------------------------
+
+function opKeccak(f: Frame): void {
+  const s = f.stack;
+  const sp = --f.sp;
+  const size = s[sp - 1] as bigint;
+  const off = f.expand(s[sp] as bigint, size);
+  const len = Number(size);
+  f.useGas(G_KECCAK_WORD * words(len));
+  s[sp - 1] = bytesToBigint(keccak256(f.memory.view(off, len)));
+}
+
+// ---- 0x30s: environment ----------------------------------------------------------------------
+
+function push(f: Frame, v: bigint): void {
+  f.stack[f.sp++] = v;
+}
+function opAddress(f: Frame): void {
+  push(f, bytesToWord(f.address));
+}
+function opBalance(f: Frame): void {
+  const s = f.stack;
+  const x = s[f.sp - 1] as bigint;
+  const key = addressHexOfWord(x);
+  accountAccess(f, key);
+  s[f.sp - 1] = f.host.state.account(hexToAddress(key)).balance;
+}
+function opOrigin(f: Frame): void {
+  push(f, bytesToWord(f.host.origin));
+}
+function opCaller(f: Frame): void {
+  push(f, bytesToWord(f.caller));
+}
+function opCallvalue(f: Frame): void {
+  push(f, f.value);
+}
+function opCalldataload(f: Frame): void {
+  const s = f.stack;
+  const x = s[f.sp - 1] as bigint;
+  s[f.sp - 1] = x >= BigInt(f.input.length) ? 0n : loadWord(f.input, Number(x));
+}
+function opCalldatasize(f: Frame): void {
+  push(f, BigInt(f.input.length));
+}
+/** CALLDATACOPY, CODECOPY, RETURNDATACOPY's shared tail: gas for the copy, then the write. */
+function copyToMemory(f: Frame, src: Uint8Array, memOff: bigint, srcOff: bigint, size: bigint): void {
+  const off = f.expand(memOff, size);
+  if (size === 0n) return;
+  const len = Number(size);
+  f.useGas(G_COPY_WORD * words(len));
+  f.memory.writePadded(off, len, src, smallOr(srcOff, Number.MAX_SAFE_INTEGER));
+}
+function opCalldatacopy(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 3;
+  const sp = f.sp;
+  copyToMemory(f, f.input, s[sp + 2] as bigint, s[sp + 1] as bigint, s[sp] as bigint);
+}
+function opCodesize(f: Frame): void {
+  push(f, BigInt(f.code.length));
+}
+function opCodecopy(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 3;
+  const sp = f.sp;
+  copyToMemory(f, f.code, s[sp + 2] as bigint, s[sp + 1] as bigint, s[sp] as bigint);
+}
+function opGasprice(f: Frame): void {
+  push(f, f.host.gasPrice);
+}
+function opExtcodesize(f: Frame): void {
+  const s = f.stack;
+  const key = addressHexOfWord(s[f.sp - 1] as bigint);
+  accountAccess(f, key);
+  s[f.sp - 1] = BigInt(f.host.state.code(hexToAddress(key)).length);
+}
+function opExtcodecopy(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 4;
+  const sp = f.sp;
+  const key = addressHexOfWord(s[sp + 3] as bigint);
+  const memOff = s[sp + 2] as bigint;
+  const codeOff = s[sp + 1] as bigint;
+  const size = s[sp] as bigint;
+  accountAccess(f, key);
+  const off = f.expand(memOff, size);
+  if (size === 0n) return;
+  const len = Number(size);
+  f.useGas(G_COPY_WORD * words(len));
+  f.memory.writePadded(off, len, f.host.state.code(hexToAddress(key)), smallOr(codeOff, Number.MAX_SAFE_INTEGER));
+}
+function opReturndatasize(f: Frame): void {
+  push(f, BigInt(f.returnData.length));
+}
+function opReturndatacopy(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 3;
+  const sp = f.sp;
+  const memOff = s[sp + 2] as bigint;
+  const dataOff = s[sp + 1] as bigint;
+  const size = s[sp] as bigint;
+  if (dataOff + size > BigInt(f.returnData.length)) throw new VmError(ERR.returnDataOutOfBounds);
+  copyToMemory(f, f.returnData, memOff, dataOff, size);
+}
+function opExtcodehash(f: Frame): void {
+  const s = f.stack;
+  const key = addressHexOfWord(s[f.sp - 1] as bigint);
+  accountAccess(f, key);
+  const a = f.host.state.account(hexToAddress(key));
+  s[f.sp - 1] = isEmptyAccount(a) ? 0n : bytesToBigint(a.codeHash);
+}
+
+// ---- 0x40s: block ----------------------------------------------------------------------------
+
+function opBlockhash(f: Frame): void {
+  const s = f.stack;
+  const n = s[f.sp - 1] as bigint;
+  const cur = f.host.block.number;
+  const lowest = cur > 256n ? cur - 256n : 0n;
+  s[f.sp - 1] = n >= lowest && n < cur ? bytesToBigint(f.host.block.blockHash(n)) : 0n;
+}
+function opCoinbase(f: Frame): void {
+  push(f, bytesToWord(f.host.block.coinbase));
+}
+function opTimestamp(f: Frame): void {
+  push(f, f.host.block.timestamp);
+}
+function opNumber(f: Frame): void {
+  push(f, f.host.block.number);
+}
+function opPrevrandao(f: Frame): void {
+  push(f, bytesToWord(f.host.block.prevRandao));
+}
+function opGaslimit(f: Frame): void {
+  push(f, f.host.block.gasLimit);
+}
+function opChainid(f: Frame): void {
+  push(f, f.host.block.chainId);
+}
+function opSelfbalance(f: Frame): void {
+  push(f, f.host.state.account(f.address).balance);
+}
+function opBasefee(f: Frame): void {
+  push(f, f.host.block.baseFee);
+}
+function opBlobhash(f: Frame): void {
+  const s = f.stack;
+  const i = s[f.sp - 1] as bigint;
+  const hashes = f.host.blobHashes;
+  const h = i < BigInt(hashes.length) ? hashes[Number(i)] : undefined;
+  s[f.sp - 1] = h === undefined ? 0n : bytesToBigint(h);
+}
+function opBlobbasefee(f: Frame): void {
+  push(f, f.host.block.blobBaseFee);
+}
+
+// ---- 0x50s: stack, memory, storage, flow -----------------------------------------------------
+
+function opPop(f: Frame): void {
+  f.sp--;
+}
+function opMload(f: Frame): void {
+  const s = f.stack;
+  const off = f.expand(s[f.sp - 1] as bigint, 32n);
+  s[f.sp - 1] = bytesToBigint(f.memory.view(off, 32));
+}
+function opMstore(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  const off = f.expand(s[sp + 1] as bigint, 32n);
+  const v = s[sp] as bigint;
+  const buf = f.memory.buf;
+  if (v === 0n) buf.fill(0, off, off + 32);
+  else buf.set(wordToBytes(v), off);
+}
+function opMstore8(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  const off = f.expand(s[sp + 1] as bigint, 1n);
+  f.memory.buf[off] = Number((s[sp] as bigint) & 0xffn);
+}
+function opSload(f: Frame): void {
+  const s = f.stack;
+  const slot = s[f.sp - 1] as bigint;
+  const slotKey = wordHex(slot);
+  f.useGas(f.host.warmSlot(f.addressKey, slotKey) ? G_COLD_SLOAD : G_WARM_ACCESS);
+  s[f.sp - 1] = bytesToBigint(f.host.state.storage(f.address, Buffer.from(slotKey, "hex")));
+}
+function opSstore(f: Frame): void {
+  if (f.isStatic) throw new VmError(ERR.writeProtection);
+  // EIP-2200: SSTORE fails when no more than the call stipend is left.
+  if (f.gas <= G_SSTORE_SENTRY) throw new VmError(ERR.outOfGas);
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  const slotKey = wordHex(s[sp + 1] as bigint);
+  const value = s[sp] as bigint;
+  const host = f.host;
+  const slot = new Uint8Array(Buffer.from(slotKey, "hex"));
+  const cold = host.warmSlot(f.addressKey, slotKey);
+  const original = bytesToBigint(host.state.originalStorage(f.address, slot));
+  const current = bytesToBigint(host.state.storage(f.address, slot));
+  const { gas, refund } = sstoreCost(original, current, value);
+  f.useGas(gas + (cold ? G_COLD_SLOAD : 0));
+  if (refund !== 0) host.addRefund(refund);
+  if (current !== value) host.state.setStorage(f.address, slot, wordToBytes(value));
+}
+function jumpTo(f: Frame, dest: bigint): void {
+  const host = f.host;
+  if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+  if (dest >= BigInt(f.code.length)) throw new VmError(ERR.invalidJump);
+  const d = Number(dest);
+  if (f.jumpdests[d] !== 1) throw new VmError(ERR.invalidJump);
+  f.pc = d;
+}
+function opJump(f: Frame): void {
+  jumpTo(f, f.stack[--f.sp] as bigint);
+}
+function opJumpi(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  if (s[sp] !== 0n) jumpTo(f, s[sp + 1] as bigint);
+}
+function opPc(f: Frame): void {
+  push(f, BigInt(f.pc - 1));
+}
+function opMsize(f: Frame): void {
+  push(f, BigInt(f.memory.size));
+}
+function opGas(f: Frame): void {
+  push(f, BigInt(f.gas));
+}
+function opJumpdest(_f: Frame): void {}
+function opTload(f: Frame): void {
+  const s = f.stack;
+  s[f.sp - 1] = f.host.tload(f.addressKey, wordHex(s[f.sp - 1] as bigint));
+}
+function opTstore(f: Frame): void {
+  if (f.isStatic) throw new VmError(ERR.writeProtection);
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  f.host.tstore(f.addressKey, wordHex(s[sp + 1] as bigint), s[sp] as bigint);
+}
+function opMcopy(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 3;
+  const sp = f.sp;
+  const dst = s[sp + 2] as bigint;
+  const src = s[sp + 1] as bigint;
+  const size = s[sp] as bigint;
+  if (size === 0n) return;
+  const d = f.expand(dst, size);
+  const o = f.expand(src, size);
+  const len = Number(size);
+  f.useGas(G_COPY_WORD * words(len));
+  f.memory.copyWithin(d, o, len);
+}
+
+// ---- 0x5f-0x9f: PUSH, DUP, SWAP ---------------------------------------------------------------
+
+function opPush0(f: Frame): void {
+  f.stack[f.sp++] = 0n;
+}
+function opPush1(f: Frame): void {
+  const pc = f.pc;
+  f.stack[f.sp++] = BigInt(f.code[pc] ?? 0);
+  f.pc = pc + 1;
+}
+function opPush2(f: Frame): void {
+  const pc = f.pc;
+  const c = f.code;
+  f.stack[f.sp++] = BigInt(((c[pc] ?? 0) << 8) | (c[pc + 1] ?? 0));
+  f.pc = pc + 2;
+}
+function makePush(n: number): Handler {
+  return (f: Frame): void => {
+    const c = f.code;
+    const pc = f.pc;
+    const end = pc + n;
+    let v: bigint;
+    if (n <= 6) {
+      let x = 0;
+      for (let i = pc; i < end; i++) x = x * 256 + (c[i] ?? 0);
+      v = BigInt(x);
+    } else {
+      // Big-endian in 4-byte chunks; the first chunk takes the n % 4 leading bytes.
+      let i = pc;
+      let first = 0;
+      const head = n % 4;
+      for (; i < pc + head; i++) first = first * 256 + (c[i] ?? 0);
+      v = BigInt(first);
+      for (; i < end; i += 4) {
+        const chunk = (((c[i] ?? 0) << 24) | ((c[i + 1] ?? 0) << 16) | ((c[i + 2] ?? 0) << 8) | (c[i + 3] ?? 0)) >>> 0;
+        v = (v << 32n) | BigInt(chunk);
+      }
+    }
+    f.stack[f.sp++] = v;
+    f.pc = end;
+  };
+}
+function makeDup(n: number): Handler {
+  return (f: Frame): void => {
+    const s = f.stack;
+    s[f.sp] = s[f.sp - n] as bigint;
+    f.sp++;
+  };
+}
+function makeSwap(n: number): Handler {
+  return (f: Frame): void => {
+    const s = f.stack;
+    const top = f.sp - 1;
+    const t = s[top] as bigint;
+    s[top] = s[top - n] as bigint;
+    s[top - n] = t;
+  };
+}
+
+// ---- 0xa0s: LOG -------------------------------------------------------------------------------
+
+function makeLog(n: number): Handler {
+  return (f: Frame): void => {
+    if (f.isStatic) throw new VmError(ERR.writeProtection);
+    const s = f.stack;
+    f.sp -= 2 + n;
+    const sp = f.sp;
+    const size = s[sp + n] as bigint;
+    const off = f.expand(s[sp + n + 1] as bigint, size);
+    const len = Number(size);
+    f.useGas(G_LOG_DATA * len);
+    const topics: Uint8Array[] = [];
+    for (let i = n - 1; i >= 0; i--) topics.push(wordToBytes(s[sp + i] as bigint));
+    f.host.log(f.address, topics, f.memory.read(off, len));
+  };
+}
+
+// ---- 0xf0s: system ----------------------------------------------------------------------------
+
+function opCall(f: Frame): void {
+  f.host.opCall(f, 0xf1);
+}
+function opCallcode(f: Frame): void {
+  f.host.opCall(f, 0xf2);
+}
+function opDelegatecall(f: Frame): void {
+  f.host.opCall(f, 0xf4);
+}
+function opStaticcall(f: Frame): void {
+  f.host.opCall(f, 0xfa);
+}
+function opCreate(f: Frame): void {
+  f.host.opCreate(f, 0xf0);
+}
+function opCreate2(f: Frame): void {
+  f.host.opCreate(f, 0xf5);
+}
+function opReturn(f: Frame): void {
+  const s = f.stack;
+  f.sp -= 2;
+  const sp = f.sp;
+  const size = s[sp] as bigint;
+  const off = f.expand(s[sp + 1] as bigint, size);
+  f.output = f.memory.read(off, Number(size));
+  f.stopped = true;
+}
+function opRevert(f: Frame): void {
+  opReturn(f);
+  f.reverted = true;
+}
+function opInvalid(_f: Frame): void {
+  throw new VmError("invalid opcode: INVALID");
+}
+function opSelfdestruct(f: Frame): void {
+  if (f.isStatic) throw new VmError(ERR.writeProtection);
+  const x = f.stack[--f.sp] as bigint;
+  const key = addressHexOfWord(x);
+  const host = f.host;
+  if (host.warmAddress(key)) f.useGas(G_COLD_ACCOUNT);
+  const beneficiary = hexToAddress(key);
+  if (host.state.account(f.address).balance > 0n && isEmptyAccount(host.state.account(beneficiary))) {
+    f.useGas(G_NEW_ACCOUNT);
+  }
+  host.selfdestruct(f, beneficiary);
+  f.stopped = true;
+}
+
+function undefinedOp(op: number): Handler {
+  const text = `invalid opcode: opcode 0x${op.toString(16)} not defined`;
+  return (): void => {
+    throw new VmError(text);
+  };
+}
+
+// ---- the table --------------------------------------------------------------------------------
+
+function op(name: string, gas: number, pops: number, pushes: number, handler: Handler): OpInfo {
+  return { name, gas, pops, pushes, handler };
+}
+
+function buildTable(): OpInfo[] {
+  const t: OpInfo[] = [];
+  for (let i = 0; i < 256; i++) t.push(op(`0x${i.toString(16).padStart(2, "0")}`, 0, 0, 0, undefinedOp(i)));
+  const set = (code: number, info: OpInfo): void => {
+    t[code] = info;
+  };
+  set(0x00, op("STOP", G_ZERO, 0, 0, opStop));
+  set(0x01, op("ADD", G_VERYLOW, 2, 1, opAdd));
+  set(0x02, op("MUL", G_LOW, 2, 1, opMul));
+  set(0x03, op("SUB", G_VERYLOW, 2, 1, opSub));
+  set(0x04, op("DIV", G_LOW, 2, 1, opDiv));
+  set(0x05, op("SDIV", G_LOW, 2, 1, opSdiv));
+  set(0x06, op("MOD", G_LOW, 2, 1, opMod));
+  set(0x07, op("SMOD", G_LOW, 2, 1, opSmod));
+  set(0x08, op("ADDMOD", G_MID, 3, 1, opAddmod));
+  set(0x09, op("MULMOD", G_MID, 3, 1, opMulmod));
+  set(0x0a, op("EXP", G_EXP, 2, 1, opExp));
+  set(0x0b, op("SIGNEXTEND", G_LOW, 2, 1, opSignextend));
+  set(0x10, op("LT", G_VERYLOW, 2, 1, opLt));
+  set(0x11, op("GT", G_VERYLOW, 2, 1, opGt));
+  set(0x12, op("SLT", G_VERYLOW, 2, 1, opSlt));
+  set(0x13, op("SGT", G_VERYLOW, 2, 1, opSgt));
+  set(0x14, op("EQ", G_VERYLOW, 2, 1, opEq));
+  set(0x15, op("ISZERO", G_VERYLOW, 1, 1, opIszero));
+  set(0x16, op("AND", G_VERYLOW, 2, 1, opAnd));
+  set(0x17, op("OR", G_VERYLOW, 2, 1, opOr));
+  set(0x18, op("XOR", G_VERYLOW, 2, 1, opXor));
+  set(0x19, op("NOT", G_VERYLOW, 1, 1, opNot));
+  set(0x1a, op("BYTE", G_VERYLOW, 2, 1, opByte));
+  set(0x1b, op("SHL", G_VERYLOW, 2, 1, opShl));
+  set(0x1c, op("SHR", G_VERYLOW, 2, 1, opShr));
+  set(0x1d, op("SAR", G_VERYLOW, 2, 1, opSar));
+  set(0x20, op("KECCAK256", G_KECCAK, 2, 1, opKeccak));
+  set(0x30, op("ADDRESS", G_BASE, 0, 1, opAddress));
+  set(0x31, op("BALANCE", G_ZERO, 1, 1, opBalance));
+  set(0x32, op("ORIGIN", G_BASE, 0, 1, opOrigin));
+  set(0x33, op("CALLER", G_BASE, 0, 1, opCaller));
+  set(0x34, op("CALLVALUE", G_BASE, 0, 1, opCallvalue));
+  set(0x35, op("CALLDATALOAD", G_VERYLOW, 1, 1, opCalldataload));
+  set(0x36, op("CALLDATASIZE", G_BASE, 0, 1, opCalldatasize));
+  set(0x37, op("CALLDATACOPY", G_VERYLOW, 3, 0, opCalldatacopy));
+  set(0x38, op("CODESIZE", G_BASE, 0, 1, opCodesize));
+  set(0x39, op("CODECOPY", G_VERYLOW, 3, 0, opCodecopy));
+  set(0x3a, op("GASPRICE", G_BASE, 0, 1, opGasprice));
+  set(0x3b, op("EXTCODESIZE", G_ZERO, 1, 1, opExtcodesize));
+  set(0x3c, op("EXTCODECOPY", G_ZERO, 4, 0, opExtcodecopy));
+  set(0x3d, op("RETURNDATASIZE", G_BASE, 0, 1, opReturndatasize));
+  set(0x3e, op("RETURNDATACOPY", G_VERYLOW, 3, 0, opReturndatacopy));
+  set(0x3f, op("EXTCODEHASH", G_ZERO, 1, 1, opExtcodehash));
+  set(0x40, op("BLOCKHASH", G_BLOCKHASH, 1, 1, opBlockhash));
+  set(0x41, op("COINBASE", G_BASE, 0, 1, opCoinbase));
+  set(0x42, op("TIMESTAMP", G_BASE, 0, 1, opTimestamp));
+  set(0x43, op("NUMBER", G_BASE, 0, 1, opNumber));
+  set(0x44, op("PREVRANDAO", G_BASE, 0, 1, opPrevrandao));
+  set(0x45, op("GASLIMIT", G_BASE, 0, 1, opGaslimit));
+  set(0x46, op("CHAINID", G_BASE, 0, 1, opChainid));
+  set(0x47, op("SELFBALANCE", G_LOW, 0, 1, opSelfbalance));
+  set(0x48, op("BASEFEE", G_BASE, 0, 1, opBasefee));
+  set(0x49, op("BLOBHASH", G_VERYLOW, 1, 1, opBlobhash));
+  set(0x4a, op("BLOBBASEFEE", G_BASE, 0, 1, opBlobbasefee));
+  set(0x50, op("POP", G_BASE, 1, 0, opPop));
+  set(0x51, op("MLOAD", G_VERYLOW, 1, 1, opMload));
+  set(0x52, op("MSTORE", G_VERYLOW, 2, 0, opMstore));
+  set(0x53, op("MSTORE8", G_VERYLOW, 2, 0, opMstore8));
+  set(0x54, op("SLOAD", G_ZERO, 1, 1, opSload));
+  set(0x55, op("SSTORE", G_ZERO, 2, 0, opSstore));
+  set(0x56, op("JUMP", G_MID, 1, 0, opJump));
+  set(0x57, op("JUMPI", G_HIGH, 2, 0, opJumpi));
+  set(0x58, op("PC", G_BASE, 0, 1, opPc));
+  set(0x59, op("MSIZE", G_BASE, 0, 1, opMsize));
+  set(0x5a, op("GAS", G_BASE, 0, 1, opGas));
+  set(0x5b, op("JUMPDEST", G_JUMPDEST, 0, 0, opJumpdest));
+  set(0x5c, op("TLOAD", G_TRANSIENT, 1, 1, opTload));
+  set(0x5d, op("TSTORE", G_TRANSIENT, 2, 0, opTstore));
+  set(0x5e, op("MCOPY", G_VERYLOW, 3, 0, opMcopy));
+  set(0x5f, op("PUSH0", G_BASE, 0, 1, opPush0));
+  for (let n = 1; n <= 32; n++) {
+    set(0x5f + n, op(`PUSH${n}`, G_VERYLOW, 0, 1, n === 1 ? opPush1 : n === 2 ? opPush2 : makePush(n)));
+  }
+  for (let n = 1; n <= 16; n++) {
+    set(0x7f + n, op(`DUP${n}`, G_VERYLOW, n, n + 1, makeDup(n)));
+    set(0x8f + n, op(`SWAP${n}`, G_VERYLOW, n + 1, n + 1, makeSwap(n)));
+  }
+  for (let n = 0; n <= 4; n++) {
+    set(0xa0 + n, op(`LOG${n}`, G_LOG + n * G_LOG_TOPIC, n + 2, 0, makeLog(n)));
+  }
+  set(0xf0, op("CREATE", 0, 3, 1, opCreate));
+  set(0xf1, op("CALL", 0, 7, 1, opCall));
+  set(0xf2, op("CALLCODE", 0, 7, 1, opCallcode));
+  set(0xf3, op("RETURN", G_ZERO, 2, 0, opReturn));
+  set(0xf4, op("DELEGATECALL", 0, 6, 1, opDelegatecall));
+  set(0xf5, op("CREATE2", 0, 4, 1, opCreate2));
+  set(0xfa, op("STATICCALL", 0, 6, 1, opStaticcall));
+  set(0xfd, op("REVERT", G_ZERO, 2, 0, opRevert));
+  set(0xfe, op("INVALID", G_ZERO, 0, 0, opInvalid));
+  set(0xff, op("SELFDESTRUCT", G_SELFDESTRUCT, 1, 0, opSelfdestruct));
+  return t;
+}
+
+/** The opcode table (Cancun and Prague). */
+export const OPCODES: readonly OpInfo[] = buildTable();
+
+/** Flat copies of the table for the interpreter loop. */
+export const OP_GAS: Int32Array = Int32Array.from(OPCODES, (o) => o.gas);
+export const OP_MIN_STACK: Int32Array = Int32Array.from(OPCODES, (o) => o.pops);
+/** The largest stack height at which the opcode may run without overflowing. */
+export const OP_MAX_STACK: Int32Array = Int32Array.from(OPCODES, (o) => STACK_LIMIT - (o.pushes - o.pops));
+export const OP_HANDLERS: readonly Handler[] = OPCODES.map((o) => o.handler);
