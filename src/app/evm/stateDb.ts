@@ -72,6 +72,8 @@ export interface StateReader {
   account(addr: Uint8Array): StoredAccount;
   storage(addr: Uint8Array, incarnation: number, slot: Uint8Array): Uint8Array;
   code(codeHash: Uint8Array): Uint8Array;
+  /** Whether the account holds any non-zero slot at this incarnation (EIP-7610's collision rule). */
+  hasStorage?(addr: Uint8Array, incarnation: number): boolean;
 }
 
 /** One block's state writes, as the overlay collected them (only values that changed). */
@@ -616,5 +618,10 @@ class VersionedReader implements StateReader {
 
   code(codeHash: Uint8Array): Uint8Array {
     return this.#db.readCode(codeHash);
+  }
+
+  hasStorage(addr: Uint8Array, incarnation: number): boolean {
+    for (const _ of this.#db.storageSlotsAt(addr, incarnation, this.height)) return true;
+    return false;
   }
 }

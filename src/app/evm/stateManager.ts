@@ -283,6 +283,16 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     this.#original = new Map();
   }
 
+  hasStorage(addr: Uint8Array): boolean {
+    const a = this.storedAccount(addr);
+    for (const s of this.#slots.values()) {
+      if (s.incarnation === a.incarnation && s.value.length > 0 && equalBytes(s.addr, addr)) return true;
+    }
+    // A stored slot the overlay has since zeroed still counts (a creation at an address whose storage
+    // the same block emptied: not worth a slot-by-slot walk).
+    return this.#base.hasStorage?.(addr, a.incarnation) === true;
+  }
+
   wipeStorage(addr: Uint8Array): void {
     const key = bytesToHex(addr);
     const cur = this.storedAccount(addr, key);

@@ -456,7 +456,10 @@ export class Evm implements Host {
     const key = addressKey(address);
     this.warmAddress(key);
     const target = state.account(address);
-    if (target.exists && (target.nonce !== 0n || !equalBytes(target.codeHash, KECCAK256_NULL))) {
+    if (
+      (target.exists && (target.nonce !== 0n || !equalBytes(target.codeHash, KECCAK256_NULL))) ||
+      state.hasStorage(address)
+    ) {
       return failed(0, ERR.collision);
     }
     const snap = this.snapshot();

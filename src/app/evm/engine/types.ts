@@ -29,6 +29,8 @@ export interface EngineState {
   originalStorage(addr: Uint8Array, slot: Uint8Array): Uint8Array;
   /** Forgets the original values (call at the start of each transaction). */
   clearOriginalStorage(): void;
+  /** Whether the account holds any non-zero slot (EIP-7610: creating at such an address collides). */
+  hasStorage(addr: Uint8Array): boolean;
   /** Wipes the account's storage (incarnation + 1). */
   wipeStorage(addr: Uint8Array): void;
   /** Starts a nested checkpoint; returns its mark. */
