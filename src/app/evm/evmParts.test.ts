@@ -9,7 +9,7 @@ import { bytesToHex } from "../../util/bytes.js";
 import { BECH32_PRECOMPILE_ADDRESS } from "./bech32Precompile.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 import { EvmCallTimeoutError, StateUnavailableError } from "./errors.js";
-import { createTxCommon } from "./executor.js";
+import { createTxCommon, vmErrorText } from "./executor.js";
 import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
 import { parseEvmGenesis } from "./genesis.js";
 import { loadInterpreterModule } from "./interpreterModule.js";
@@ -29,6 +29,16 @@ import { orderedTrieRoot } from "./trieRoot.js";
 
 const chains = new TestChains();
 afterEach(() => chains.closeAll());
+
+describe("vmErrorText", () => {
+  test("args: ethereumjs' texts become geth's, with or without ethereumjs' location suffix", () => {
+    expect(vmErrorText("invalid JUMP")).toBe("invalid jump destination");
+    expect(vmErrorText("invalid JUMP at pc 12 (code 0x5600)")).toBe("invalid jump destination");
+    expect(vmErrorText("revert")).toBe("execution reverted");
+    expect(vmErrorText("out of gas")).toBe("out of gas");
+    expect(vmErrorText(undefined)).toBe("");
+  });
+});
 
 describe("fee market", () => {
   test("default: Cosmos EVM CalcGasBaseFee on 18-decimal Decs", () => {

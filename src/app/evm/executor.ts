@@ -68,7 +68,8 @@ export function withSender(tx: TypedTransaction, from: Uint8Array): TypedTransac
 export function vmErrorText(error: string | undefined): string {
   if (error === undefined) return "";
   if (error === "revert") return "execution reverted";
-  if (error === "invalid JUMP") return "invalid jump destination";
+  // ethereumjs 10 appends the location ("invalid JUMP at pc 12 …").
+  if (error === "invalid JUMP" || error.startsWith("invalid JUMP ")) return "invalid jump destination";
   if (error === "static state change") return "write protection";
   if (error === "create collision") return "contract address collision";
   if (error === "insufficient balance") return "insufficient balance for transfer";
