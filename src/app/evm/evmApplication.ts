@@ -96,6 +96,8 @@ export interface EvmAppOptions {
   decodedTxCacheSize?: number;
   /** Commits without flushing to disk (dev chains: they survive the process being killed, not a power loss). */
   noSync?: boolean;
+  /** The EVM that runs calls: @ethereumjs/vm (default) or cometh's own (experimental; reader.ts). */
+  engine?: "ethereumjs" | "cometh";
 }
 
 interface PendingBlock {
@@ -215,6 +217,7 @@ export class EvmApplication implements Application {
       pendingNonce: (addr) => this.pendingNonce(addr),
       decode: (raw) => this.#cache.decode(raw, this.#decodeCtx),
       consoleLog: () => (this.#decodeCtx.devChain === true ? this.#consoleLog : undefined),
+      ...(opts.engine === undefined ? {} : { engine: opts.engine }),
     });
   }
 

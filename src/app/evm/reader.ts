@@ -4,6 +4,7 @@ import { Address } from "@ethereumjs/util";
 import { runTx } from "@ethereumjs/vm";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
+import { type BlockEnv, EngineTxError, executeCall } from "./engine/index.js";
 import { EvmCallError, EvmCallTimeoutError, GasEstimationError, StateUnavailableError } from "./errors.js";
 import { blockHashSource, type ExecBlockContext, TxExecutor, vmErrorText, withSender } from "./executor.js";
 import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
@@ -42,9 +43,17 @@ export interface EvmReaderDeps {
   decode: (raw: Uint8Array) => DecodedTx;
   /** Dev chains: where a call's console.log lines go (undefined: not recorded). */
   consoleLog?: () => ((lines: string[]) => void) | undefined;
+  /**
+   * Which EVM runs calls (eth_call, eth_estimateGas, eth_createAccessList): @ethereumjs/vm (the
+   * default) or cometh's own (experimental, docs/evm-engine.md). Tracers, EIP-7702 authorization
+   * lists in calls and dev chains' console.log stay on @ethereumjs/vm.
+   */
+  engine?: "ethereumjs" | "cometh";
 }
 
 const DEFAULT_GAS_CAP = 25_000_000n;
+/** PREVRANDAO on Cosmos EVM: common.MaxHash (as executor.ts gives @ethereumjs/vm). */
+const MAX_HASH = new Uint8Array(32).fill(0xff);
 const DEFAULT_CALL_TIMEOUT_MS = 5000;
 const MAX_UINT64 = (1n << 64n) - 1n;
 const TX_GAS = 21000n;
@@ -390,8 +399,16 @@ export class EvmReaderImpl implements EvmReader {
       const floor = getCalldataFloorGas(tx, new Address(from));
       const min = maxBig(intrinsic, floor);
       if (gas < min) throw new EvmCallError(`intrinsic gas too low: have ${gas}, want ${min}`);
-      overlay.pretendEoa = from;
       const consoleSink = this.#d.consoleLog?.();
+      if (
+        this.#d.engine === "cometh" &&
+        tracer === undefined &&
+        consoleSink === undefined &&
+        (args.authorizationList === undefined || args.authorizationList.length === 0)
+      ) {
+        return { result: this.#runOnEngine(args, overlay, ctx, from, gas, price) };
+      }
+      overlay.pretendEoa = from;
       if (consoleSink !== undefined) exec.enableConsoleLog();
       if (tracer !== undefined)
         await tracer.attach(exec.vm.evm as never, { from, to: args.to, coinbase: ctx.coinbase });
@@ -429,6 +446,65 @@ export class EvmReaderImpl implements EvmReader {
     } finally {
       this.#release(exec);
     }
+  }
+
+  /**
+   * The call on cometh's own EVM (engine/, `COMETH_EVM_ENGINE=cometh`, experimental): the same checks
+   * were made above; the frame runs synchronously over the same overlay, the deadline is checked
+   * every few thousand jumps and at every call frame.
+   */
+  #runOnEngine(
+    args: CallArgs,
+    overlay: OverlayStateManager,
+    ctx: ExecBlockContext,
+    from: Uint8Array,
+    gas: bigint,
+    price: bigint,
+  ): CallResult {
+    const db = this.#d.db;
+    const env: BlockEnv = {
+      number: BigInt(ctx.height),
+      timestamp: ctx.timestamp,
+      coinbase: ctx.coinbase,
+      gasLimit: ctx.gasLimit,
+      baseFee: ctx.baseFee,
+      prevRandao: MAX_HASH,
+      blobBaseFee: 1n,
+      chainId: this.chainId(),
+      blockHash: (n) => db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32),
+    };
+    let r: ReturnType<typeof executeCall>;
+    try {
+      r = executeCall(
+        overlay,
+        {
+          from,
+          to: args.to,
+          value: args.value ?? 0n,
+          data: args.data ?? new Uint8Array(0),
+          gasLimit: gas,
+          gasPrice: price,
+          accessList: (args.accessList ?? []).map((e) => ({
+            address: e.address,
+            storageKeys: e.storageKeys.map((k) => setLengthLeft(k, 32)),
+          })),
+        },
+        env,
+        "prague",
+        { interrupt: () => overlay.checkDeadline() },
+      );
+    } catch (err) {
+      if (err instanceof EvmCallTimeoutError) throw err;
+      if (err instanceof EngineTxError) throw new EvmCallError(err.message, { cause: err });
+      throw err;
+    }
+    return {
+      status: r.success ? "success" : r.error === "execution reverted" ? "reverted" : "failed",
+      returnData: r.returnData,
+      gasUsed: r.gasUsed,
+      vmError: r.error,
+      logs: r.success ? r.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })) : [],
+    };
   }
 
   #buildTx(args: CallArgs, gas: bigint, baseFee: bigint): TypedTransaction {
