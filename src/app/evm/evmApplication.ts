@@ -96,7 +96,10 @@ export interface EvmAppOptions {
   decodedTxCacheSize?: number;
   /** Commits without flushing to disk (dev chains: they survive the process being killed, not a power loss). */
   noSync?: boolean;
-  /** The EVM that runs calls: @ethereumjs/vm (default) or cometh's own (experimental; reader.ts). */
+  /**
+   * The EVM that runs calls and block txs: @ethereumjs/vm (default) or cometh's own (experimental;
+   * reader.ts, executor.ts, docs/evm-engine.md).
+   */
   engine?: "ethereumjs" | "cometh";
 }
 
@@ -895,6 +898,11 @@ export class EvmApplication implements Application {
         this.db.latestReader(),
         blockHashSource((n) => this.db.blockWithoutRoots(n)?.hash),
       );
+      if (this.#opts.engine === "cometh") {
+        this.#executor.engine = {
+          blockHash: (n) => this.db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32),
+        };
+      }
     }
     return this.#executor;
   }

@@ -5,6 +5,7 @@ import { paramsTx, type TypedTransaction } from "@ethereumjs/tx";
 import { Address, createContractAddress } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
 import { ecrecover, keccak256 } from "./crypto.js";
+import { type BlockEnv, EngineTxError, executeTx, type TxResult } from "./engine/index.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { installFastStepLoop } from "./fastStepLoop.js";
 import { DEC_ONE } from "./feeMarket.js";
@@ -143,6 +144,11 @@ export class TxExecutor {
   readonly vm: VM;
   readonly overlay: OverlayStateManager;
   readonly common: Common;
+  /**
+   * Experimental (docs/evm-engine.md): block txs run on cometh's own EVM (`executeTx`) instead of
+   * @ethereumjs/vm, except impersonated sends, EIP-7702 txs and blocks that record console.log.
+   */
+  engine: { blockHash: (n: bigint) => Uint8Array } | undefined;
   #block: Block | undefined;
   #blockKey = "";
   #ctx: ExecBlockContext | undefined;
@@ -227,6 +233,9 @@ export class TxExecutor {
     if (ctx === undefined) throw new RangeError("TxExecutor.begin was not called");
     const check = this.precheck(d, ctx);
     if (check !== undefined) return { kind: "invalid", error: check };
+    if (this.engine !== undefined && d.impersonated !== true && d.type !== 4 && this.#consoleLogs === undefined) {
+      return this.#applyOnEngine(d, ctx, this.engine.blockHash);
+    }
 
     let r: Awaited<ReturnType<typeof runTx>>;
     // An impersonated sender may be a contract: ethereumjs must see an EOA (EIP-3607), as for eth_call.
@@ -253,22 +262,7 @@ export class TxExecutor {
     }
     this.overlay.pretendEoa = undefined;
     const price = effectiveGasPrice(d, ctx.baseFee);
-    let gasUsed = r.totalGasSpent;
-    // Cosmos EVM charges at least gasLimit·min_gas_multiplier (state_transition.go ApplyMessageWithConfig).
-    const floor = (d.gasLimit * this.#minGasMultiplier) / DEC_ONE;
-    if (floor > gasUsed) {
-      const extra = floor - gasUsed;
-      const sender = this.overlay.storedAccount(d.from);
-      this.overlay.setStoredAccount(d.from, { ...sender, balance: sender.balance - extra * price });
-      const tip = (price - ctx.baseFee) * extra;
-      if (tip > 0n) {
-        const cb = this.overlay.storedAccount(ctx.coinbase);
-        this.overlay.setStoredAccount(ctx.coinbase, { ...cb, exists: true, balance: cb.balance + tip });
-      }
-      gasUsed = floor;
-    }
-    this.gasUsed += gasUsed;
-    this.gasWanted += d.gasLimit;
+    const gasUsed = this.#chargeFloor(d, ctx, r.totalGasSpent, price);
     const failed = r.execResult.exceptionError !== undefined;
     const logs: EvmLog[] = failed
       ? []
@@ -285,6 +279,92 @@ export class TxExecutor {
       returnData: r.execResult.returnValue,
       vmError: vmErrorText(r.execResult.exceptionError?.error),
     };
+  }
+
+  /** apply() on cometh's own EVM: the same outcome, the same min gas multiplier charge. */
+  #applyOnEngine(d: DecodedTx, ctx: ExecBlockContext, blockHash: (n: bigint) => Uint8Array): TxOutcome {
+    const block: BlockEnv = {
+      number: BigInt(ctx.height),
+      timestamp: ctx.timestamp,
+      coinbase: ctx.coinbase,
+      gasLimit: ctx.gasLimit > MAX_UINT64 ? MAX_UINT64 : ctx.gasLimit,
+      baseFee: ctx.baseFee,
+      prevRandao: MAX_HASH,
+      blobBaseFee: 1n,
+      chainId: this.common.chainId(),
+      blockHash,
+    };
+    const tx = d.tx;
+    let r: TxResult;
+    try {
+      r = executeTx(
+        this.overlay,
+        {
+          type: d.type,
+          from: d.from,
+          to: d.to,
+          nonce: d.nonce,
+          gasLimit: d.gasLimit,
+          value: d.value,
+          data: tx.data,
+          maxFeePerGas: d.maxFeePerGas,
+          maxPriorityFeePerGas: d.maxPriorityFeePerGas,
+          accessList:
+            "accessList" in tx ? tx.accessList.map(([address, keys]) => ({ address, storageKeys: keys })) : [],
+          blobVersionedHashes: [],
+          maxFeePerBlobGas: 0n,
+          authorizationList: [],
+        },
+        block,
+        "prague",
+      );
+    } catch (err) {
+      if (!(err instanceof EngineTxError)) throw err;
+      return {
+        kind: "invalid",
+        error: new InvalidEthTxError(CHECK_TX_CODES.txDecode, `failed to apply transaction: ${err.message}`, {
+          cause: err,
+        }),
+      };
+    }
+    const price = effectiveGasPrice(d, ctx.baseFee);
+    const gasUsed = this.#chargeFloor(d, ctx, r.gasUsed, price);
+    const logs: EvmLog[] = r.success ? r.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })) : [];
+    return {
+      kind: "executed",
+      status: r.success ? 1 : 0,
+      gasUsed,
+      cumulativeGasUsed: this.gasUsed,
+      effectiveGasPrice: price,
+      logs,
+      logsBloom: logsBloom(logs),
+      contractAddress: d.to === undefined ? createContractAddress(new Address(d.from), d.nonce).bytes : undefined,
+      returnData: r.returnData,
+      vmError: r.error,
+    };
+  }
+
+  /**
+   * Cosmos EVM charges at least gasLimit·min_gas_multiplier (state_transition.go ApplyMessageWithConfig);
+   * counts the tx into the block's gas. Returns the gas charged.
+   */
+  #chargeFloor(d: DecodedTx, ctx: ExecBlockContext, spent: bigint, price: bigint): bigint {
+    let gasUsed = spent;
+    const floor = (d.gasLimit * this.#minGasMultiplier) / DEC_ONE;
+    if (floor > gasUsed) {
+      const extra = floor - gasUsed;
+      const sender = this.overlay.storedAccount(d.from);
+      this.overlay.setStoredAccount(d.from, { ...sender, balance: sender.balance - extra * price });
+      const tip = (price - ctx.baseFee) * extra;
+      if (tip > 0n) {
+        const cb = this.overlay.storedAccount(ctx.coinbase);
+        this.overlay.setStoredAccount(ctx.coinbase, { ...cb, exists: true, balance: cb.balance + tip });
+      }
+      gasUsed = floor;
+    }
+    this.gasUsed += gasUsed;
+    this.gasWanted += d.gasLimit;
+    return gasUsed;
   }
 
   /** Cosmos EVM ante checks against the block's current state; undefined when the tx may run. */
@@ -342,4 +422,21 @@ export function ethBlock(common: Common, ctx: ExecBlockContext): Block {
     },
     { common, skipConsensusFormatValidation: true },
   );
+}
+
+/** The logs bloom of a tx's logs (yellow paper: three 11-bit indexes of keccak per address and topic). */
+export function logsBloom(logs: readonly EvmLog[]): Uint8Array {
+  const bloom = new Uint8Array(256);
+  const add = (v: Uint8Array) => {
+    const h = keccak256(v);
+    for (let i = 0; i < 6; i += 2) {
+      const bit = (((h[i] as number) << 8) | (h[i + 1] as number)) & 2047;
+      bloom[255 - (bit >> 3)] = (bloom[255 - (bit >> 3)] as number) | (1 << (bit & 7));
+    }
+  };
+  for (const l of logs) {
+    add(l.address);
+    for (const t of l.topics) add(t);
+  }
+  return bloom;
 }

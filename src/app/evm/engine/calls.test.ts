@@ -2,7 +2,7 @@ import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import { EvmCallError, EvmCallTimeoutError } from "../errors.js";
 import type { CallArgs, CallOptions, CallResult } from "../readerTypes.js";
-import { deployErc20, erc20Interface, hexBytes, TestChains } from "../testing.js";
+import { deployErc20, erc20Interface, hexBytes, runBlock, signTestTx, TestChains } from "../testing.js";
 
 /**
  * eth_call through the app's reader on both EVMs (`engine: "ethereumjs"` and `"cometh"`), on two
@@ -99,5 +99,64 @@ describe("calls on cometh's EVM and on @ethereumjs/vm", () => {
     expect("threw" in timedOut && timedOut.threw.startsWith(EvmCallTimeoutError.name)).toBe(true);
     const low = await outcome(() => (opened[1] as (typeof opened)[number]).app.reader.call(cases[7]?.[1] as CallArgs));
     expect("threw" in low && low.threw.startsWith(EvmCallError.name)).toBe(true);
+  });
+});
+
+describe("block txs on cometh's EVM and on @ethereumjs/vm", () => {
+  test("behavior: the same blocks give the same app hashes, receipts, logs and blooms", async () => {
+    const wallet = new Wallet(KEY);
+    const opened = await Promise.all((["ethereumjs", "cometh"] as const).map((engine) => chains.open({ engine })));
+    const token = (await Promise.all(opened.map((c) => deployErc20(c, wallet, 0))))[0] as Uint8Array;
+    const transfer = (to: string, amount: bigint) => erc20Interface.encodeFunctionData("transfer", [to, amount]);
+    const txs = [
+      await signTestTx(wallet, {
+        nonce: 1,
+        to: token,
+        data: transfer("0x00000000000000000000000000000000000000a1", 7n),
+        gasLimit: 100_000n,
+      }),
+      // More than the sender holds: reverts with a reason, gas still charged.
+      await signTestTx(wallet, {
+        nonce: 2,
+        to: token,
+        data: transfer("0x00000000000000000000000000000000000000a2", 10n ** 40n),
+        gasLimit: 100_000n,
+      }),
+      await signTestTx(wallet, {
+        nonce: 3,
+        to: hexBytes("00000000000000000000000000000000000000a3"),
+        value: 5n,
+        gasLimit: 21_000n,
+      }),
+      // Out of gas inside the token.
+      await signTestTx(wallet, {
+        nonce: 4,
+        to: token,
+        data: transfer("0x00000000000000000000000000000000000000a4", 1n),
+        gasLimit: 25_000n,
+      }),
+      // A creation whose init code reverts.
+      await signTestTx(wallet, { nonce: 5, data: "0x60006000fd", gasLimit: 60_000n }),
+    ];
+    const responses = await Promise.all(opened.map((c) => runBlock(c, txs)));
+    const [a, b] = responses.map((r) => r.response);
+    expect(Buffer.from(b?.appHash ?? []).toString("hex")).toBe(Buffer.from(a?.appHash ?? []).toString("hex"));
+    expect(b?.txResults.map((t) => [t.code, t.gasUsed, t.log])).toEqual(
+      a?.txResults.map((t) => [t.code, t.gasUsed, t.log]),
+    );
+    const receipts = opened.map((c) => c.app.reader.receipts(c.height));
+    const view = (rs: (typeof receipts)[number]) =>
+      rs.map((r) => ({
+        status: r.status,
+        gasUsed: r.gasUsed,
+        cumulative: r.cumulativeGasUsed,
+        logs: r.logs.length,
+        bloom: Buffer.from(r.logsBloom).toString("hex"),
+        vmError: r.vmError,
+        contract: r.contractAddress === undefined ? "" : Buffer.from(r.contractAddress).toString("hex"),
+      }));
+    expect(view(receipts[1] ?? [])).toEqual(view(receipts[0] ?? []));
+    expect(receipts[0]?.map((r) => r.status)).toEqual([1, 0, 1, 0, 0]);
+    expect(receipts[0]?.[0]?.logs).toHaveLength(1);
   });
 });
