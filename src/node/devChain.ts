@@ -412,9 +412,15 @@ export class DevChain implements DevControl {
     const res = await this.#p.mempool.checkTx(raw);
     if (res.code !== 0) throw new DevInputError(res.log === "" ? `CheckTx failed with code ${res.code}` : res.log);
     const key = txHashHex(raw);
+    // A block already being made may not carry it; the next one does (it always fits: entries are
+    // bounded far below a block).
     for (let i = 0; i < 3 && this.#p.mempool.has(key); i++) {
       if (cheatsOnly && !this.automine()) this.#p.app.setCheatsOnlyProposal(true);
       await this.#p.consensus.mineBlocks(1);
+    }
+    if (this.#p.mempool.has(key)) {
+      await this.#removePending([key]);
+      throw new Error(`the ${entry.op} entry was still waiting after 3 blocks; it was dropped, nothing was applied`);
     }
   }
 

@@ -165,22 +165,7 @@ class LmdbKvStore implements KvStore {
   async transaction<T>(fn: () => T): Promise<T> {
     this.assertOpen();
     if (this.#depth > 0) return fn();
-    if (this.#commitHere) {
-      // transactionSync aborts the writes of a callback that throws.
-      return this.#root.transactionSync(() => {
-        this.#depth++;
-        try {
-          const r = fn();
-          if (isThenable(r)) throw new KvAsyncTransactionError();
-          return r;
-        } finally {
-          this.#depth--;
-        }
-      });
-    }
-    // childTransaction (unlike transaction) aborts the writes of a callback that throws, even when
-    // lmdb batches it with other queued work.
-    const result = await this.#root.childTransaction(() => {
+    const body = () => {
       this.#depth++;
       try {
         const r = fn();
@@ -189,7 +174,12 @@ class LmdbKvStore implements KvStore {
       } finally {
         this.#depth--;
       }
-    });
+    };
+    // transactionSync aborts the writes of a callback that throws.
+    if (this.#commitHere) return this.#root.transactionSync(body);
+    // childTransaction (unlike transaction) aborts the writes of a callback that throws, even when
+    // lmdb batches it with other queued work.
+    const result = await this.#root.childTransaction(body);
     // With overlappingSync (lmdb's default off Windows) the commit resolves before the fsync.
     await this.#root.flushed;
     return result;

@@ -92,28 +92,38 @@ function bech32ToHex(args: Uint8Array): Uint8Array {
   return out;
 }
 
+/**
+ * A call's outcome, without gas (the same for every EVM that serves it): output, a revert (input
+ * shorter than a selector) or a failure with the Go precompile's text.
+ */
+export type Bech32Outcome = { readonly output: Uint8Array } | { readonly revert: true } | { readonly error: string };
+
+export function runBech32(data: Uint8Array): Bech32Outcome {
+  if (data.length < 4) return { revert: true };
+  const method = bytesToHex(data.subarray(0, 4));
+  const args = data.subarray(4);
+  try {
+    if (method === HEX_TO_BECH32) return { output: hexToBech32(args) };
+    if (method === BECH32_TO_HEX) return { output: bech32ToHex(args) };
+    return { error: `no method with id: 0x${method}` };
+  } catch (err) {
+    if (!(err instanceof PrecompileFailure)) throw err;
+    return { error: err.message };
+  }
+}
+
 function run(opts: PrecompileInput): ExecResult {
   if (opts.gasLimit < BECH32_BASE_GAS) return precompileFailure(opts.gasLimit);
-  const data = opts.data;
-  if (data.length < 4) {
+  const r = runBech32(opts.data);
+  if ("revert" in r) {
     return {
       returnValue: new Uint8Array(0),
       executionGasUsed: BECH32_BASE_GAS,
       exceptionError: new EVMError(EVMError.errorMessages.REVERT),
     };
   }
-  const method = bytesToHex(data.subarray(0, 4));
-  const args = data.subarray(4);
-  try {
-    let out: Uint8Array;
-    if (method === HEX_TO_BECH32) out = hexToBech32(args);
-    else if (method === BECH32_TO_HEX) out = bech32ToHex(args);
-    else throw new PrecompileFailure(`no method with id: 0x${method}`);
-    return { returnValue: out, executionGasUsed: BECH32_BASE_GAS };
-  } catch (err) {
-    if (!(err instanceof PrecompileFailure)) throw err;
-    return precompileFailure(opts.gasLimit, err.message);
-  }
+  if ("error" in r) return precompileFailure(opts.gasLimit, r.error);
+  return { returnValue: r.output, executionGasUsed: BECH32_BASE_GAS };
 }
 
 export const BECH32_PRECOMPILE: CustomPrecompile = { address: BECH32_PRECOMPILE_ADDRESS, function: run };

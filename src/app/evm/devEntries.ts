@@ -121,20 +121,22 @@ export function encodeDevEntry(e: DevEntry): Uint8Array {
   return out;
 }
 
-export function bad(reason: string): InvalidEthTxError {
+/** A malformed dev entry (CheckTx code 2). */
+export function invalidDevEntry(reason: string): InvalidEthTxError {
   return new InvalidEthTxError(CHECK_TX_CODES.txDecode, `invalid dev entry: ${reason}`);
 }
 
 function bytesField(o: Record<string, unknown>, name: string, length?: number): Uint8Array {
   const v = o[name];
   const b = typeof v === "string" && v.startsWith("0x") ? hexToBytes(v) : undefined;
-  if (b === undefined) throw bad(`${name} must be 0x-hex`);
-  if (length !== undefined && b.length !== length) throw bad(`${name} must be ${length} bytes, got ${b.length}`);
+  if (b === undefined) throw invalidDevEntry(`${name} must be 0x-hex`);
+  if (length !== undefined && b.length !== length)
+    throw invalidDevEntry(`${name} must be ${length} bytes, got ${b.length}`);
   return b;
 }
 
 function word(b: Uint8Array, name: string): Uint8Array {
-  if (b.length > 32) throw bad(`${name} is longer than 32 bytes`);
+  if (b.length > 32) throw invalidDevEntry(`${name} is longer than 32 bytes`);
   const out = new Uint8Array(32);
   out.set(b, 32 - b.length);
   return out;
@@ -142,9 +144,9 @@ function word(b: Uint8Array, name: string): Uint8Array {
 
 function qtyField(o: Record<string, unknown>, name: string, max = (1n << 256n) - 1n): bigint {
   const v = o[name];
-  if (typeof v !== "string" || !/^0x[0-9a-fA-F]+$/.test(v)) throw bad(`${name} must be a 0x quantity`);
+  if (typeof v !== "string" || !/^0x[0-9a-fA-F]+$/.test(v)) throw invalidDevEntry(`${name} must be a 0x quantity`);
   const n = BigInt(v);
-  if (n > max) throw bad(`${name} is too large`);
+  if (n > max) throw invalidDevEntry(`${name} is too large`);
   return n;
 }
 
@@ -152,14 +154,15 @@ const U64_MAX = (1n << 64n) - 1n;
 
 /** Decodes an entry's bytes; throws InvalidEthTxError (txDecode) on anything malformed. */
 export function decodeDevEntry(raw: Uint8Array): DevEntry {
-  if (!isDevEntry(raw)) throw bad("missing the cometh-dev: prefix");
+  if (!isDevEntry(raw)) throw invalidDevEntry("missing the cometh-dev: prefix");
   let body: unknown;
   try {
     body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw.subarray(DEV_ENTRY_PREFIX.length)));
   } catch {
-    throw bad("the body is not JSON");
+    throw invalidDevEntry("the body is not JSON");
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw bad("the body is not an object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw invalidDevEntry("the body is not an object");
   const o = body as Record<string, unknown>;
   switch (o.op) {
     case "setBalance":
@@ -183,20 +186,20 @@ export function decodeDevEntry(raw: Uint8Array): DevEntry {
     case "setBlockGasLimit":
       return { op: "setBlockGasLimit", value: qtyField(o, "value", (1n << 63n) - 1n) };
     case "loadState": {
-      if (!Array.isArray(o.accounts)) throw bad("accounts must be a list");
+      if (!Array.isArray(o.accounts)) throw invalidDevEntry("accounts must be a list");
       return {
         op: "loadState",
         accounts: o.accounts.map((a: unknown) => {
-          if (typeof a !== "object" || a === null) throw bad("an account is not an object");
+          if (typeof a !== "object" || a === null) throw invalidDevEntry("an account is not an object");
           const r = a as Record<string, unknown>;
-          if (!Array.isArray(r.storage)) throw bad("storage must be a list");
+          if (!Array.isArray(r.storage)) throw invalidDevEntry("storage must be a list");
           return {
             address: bytesField(r, "address", 20),
             nonce: qtyField(r, "nonce", U64_MAX),
             balance: qtyField(r, "balance"),
             code: bytesField(r, "code"),
             storage: r.storage.map((s: unknown) => {
-              if (!Array.isArray(s) || s.length !== 2) throw bad("a storage entry is not [slot, value]");
+              if (!Array.isArray(s) || s.length !== 2) throw invalidDevEntry("a storage entry is not [slot, value]");
               const pair = { slot: s[0], value: s[1] } as Record<string, unknown>;
               return { slot: word(bytesField(pair, "slot"), "slot"), value: word(bytesField(pair, "value"), "value") };
             }),
@@ -206,8 +209,8 @@ export function decodeDevEntry(raw: Uint8Array): DevEntry {
     }
     case "send": {
       const type = o.type;
-      if (type !== 0 && type !== 1 && type !== 2) throw bad("type must be 0, 1 or 2");
-      if (!Array.isArray(o.accessList)) throw bad("accessList must be a list");
+      if (type !== 0 && type !== 1 && type !== 2) throw invalidDevEntry("type must be 0, 1 or 2");
+      if (!Array.isArray(o.accessList)) throw invalidDevEntry("accessList must be a list");
       const send: DevSend = {
         op: "send",
         from: bytesField(o, "from", 20),
@@ -219,7 +222,7 @@ export function decodeDevEntry(raw: Uint8Array): DevEntry {
         data: bytesField(o, "data"),
         accessList: o.accessList.map((e: unknown) => {
           if (!Array.isArray(e) || e.length !== 2 || !Array.isArray(e[1]))
-            throw bad("an access list entry is malformed");
+            throw invalidDevEntry("an access list entry is malformed");
           return {
             address: bytesField({ a: e[0] }, "a", 20),
             storageKeys: (e[1] as unknown[]).map((k) => word(bytesField({ k }, "k"), "storage key")),
@@ -230,12 +233,12 @@ export function decodeDevEntry(raw: Uint8Array): DevEntry {
       if (o.maxFeePerGas !== undefined) send.maxFeePerGas = qtyField(o, "maxFeePerGas");
       if (o.maxPriorityFeePerGas !== undefined) send.maxPriorityFeePerGas = qtyField(o, "maxPriorityFeePerGas");
       if (type === 2 && (send.maxFeePerGas === undefined || send.maxPriorityFeePerGas === undefined)) {
-        throw bad("a type 2 send needs maxFeePerGas and maxPriorityFeePerGas");
+        throw invalidDevEntry("a type 2 send needs maxFeePerGas and maxPriorityFeePerGas");
       }
-      if (type !== 2 && send.gasPrice === undefined) throw bad("a type 0 or 1 send needs gasPrice");
+      if (type !== 2 && send.gasPrice === undefined) throw invalidDevEntry("a type 0 or 1 send needs gasPrice");
       return send;
     }
     default:
-      throw bad(`unknown op ${JSON.stringify(o.op)}`);
+      throw invalidDevEntry(`unknown op ${JSON.stringify(o.op)}`);
   }
 }

@@ -238,11 +238,6 @@ export class EvmApplication implements Application {
     return this.#decodeCtx.chainId;
   }
 
-  /** True on a dev chain (genesis `evm.dev_chain`): dev entries are accepted. */
-  isDevChain(): boolean {
-    return this.#decodeCtx.devChain === true;
-  }
-
   /** The chain settings in force (undefined before InitChain). */
   settings(): ChainSettings | undefined {
     return this.#settings;

@@ -13,7 +13,7 @@ import { Address } from "@ethereumjs/util";
 import { txHashHex } from "../../types/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256, recoverPublicKey } from "./crypto.js";
-import { bad as badDevEntry, type DevSend, decodeDevEntry, hex, isDevEntry } from "./devEntries.js";
+import { type DevSend, decodeDevEntry, hex, invalidDevEntry, isDevEntry } from "./devEntries.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { bigintToBytes, bytesToBigint } from "./records.js";
 
@@ -383,7 +383,9 @@ export function decodedDevSend(raw: Uint8Array, key: string, s: DevSend, ctx: De
             )
           : createTx({ ...base, type: 0, gasPrice: s.gasPrice ?? 0n }, { common: ctx.common, freeze: false });
   } catch (err) {
-    throw badDevEntry(`the transaction fields are not valid: ${(err as Error).message.replace(/ \(tx type=.*$/, "")}`);
+    throw invalidDevEntry(
+      `the transaction fields are not valid: ${(err as Error).message.replace(/ \(tx type=.*$/, "")}`,
+    );
   }
   const maxFeePerGas = s.maxFeePerGas ?? s.gasPrice ?? 0n;
   const maxPriorityFeePerGas = s.maxPriorityFeePerGas ?? s.gasPrice ?? 0n;
