@@ -7,5 +7,5 @@
 
 export { create2Address, createAddress, delegationTarget, Evm, jumpdests, runFrame } from "./interpreter.js";
 export { OPCODES, type OpInfo } from "./opcodes.js";
-export { type CallMessage, effectivePrice, executeCall, executeTx } from "./transaction.js";
+export { type CallMessage, type ExecOptions, effectivePrice, executeCall, executeTx } from "./transaction.js";
 export * from "./types.js";

@@ -33,7 +33,7 @@ import {
 import { Memory } from "./memory.js";
 import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES } from "./opcodes.js";
 import { precompileAt } from "./precompiles.js";
-import type { BlockEnv, EngineLog, EngineState, Fork } from "./types.js";
+import type { BlockEnv, EngineHooks, EngineLog, EngineState, Fork } from "./types.js";
 
 /**
  * The synchronous interpreter: the loop that runs one frame over the opcode table, and Evm, the host
@@ -141,8 +141,10 @@ export interface TxEnv {
   origin: Uint8Array;
   gasPrice: bigint;
   blobHashes: readonly Uint8Array[];
-  /** See CallOptions.interrupt (transaction.ts). */
+  /** See ExecOptions.interrupt (transaction.ts). */
   interrupt?: (() => void) | undefined;
+  /** Tracing and console.log hooks (undefined: none). */
+  hooks?: EngineHooks | undefined;
 }
 
 function failed(gasLeft: number, error: string): FrameResult {
@@ -163,6 +165,7 @@ export class Evm implements Host {
   readonly gasPrice: bigint;
   readonly blobHashes: readonly Uint8Array[];
   readonly interrupt: (() => void) | undefined;
+  readonly hooks: EngineHooks | undefined;
   ticks = 0;
   readonly logs: EngineLog[] = [];
   /** EIP-3529 refund counter. */
@@ -188,6 +191,7 @@ export class Evm implements Host {
     this.gasPrice = env.gasPrice;
     this.blobHashes = env.blobHashes;
     this.interrupt = env.interrupt;
+    this.hooks = env.hooks;
   }
 
   // -- journaled tx-wide sets --

@@ -17,6 +17,7 @@ import {
   type AccessListItem,
   type Authorization,
   type BlockEnv,
+  type EngineHooks,
   type EngineState,
   type EngineTx,
   EngineTxError,
@@ -57,7 +58,7 @@ export function effectivePrice(
 }
 
 /** geth's preCheck and the intrinsic-gas checks of execute(); returns the intrinsic gas. */
-function validate(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork): bigint {
+function validate(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork, impersonated: boolean): bigint {
   const from = hex(tx.from);
   if (tx.type === 4 && fork === "cancun") throw new EngineTxError("transaction type not supported");
   if (tx.type > 4 || tx.type < 0) throw new EngineTxError("transaction type not supported");
@@ -71,7 +72,7 @@ function validate(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork)
   if (sender.nonce >= MAX_NONCE)
     throw new EngineTxError(`nonce has max value: address ${from}, nonce: ${sender.nonce}`);
   // EIP-3607, with EIP-7702's delegated EOAs allowed.
-  if (sender.exists && !equalBytes(sender.codeHash, KECCAK256_NULL)) {
+  if (!impersonated && sender.exists && !equalBytes(sender.codeHash, KECCAK256_NULL)) {
     const code = state.code(tx.from);
     if (fork === "cancun" || delegationTarget(code) === undefined) {
       throw new EngineTxError(`sender not an eoa: address ${from}, len(code): ${code.length}`);
@@ -194,7 +195,7 @@ function runMessage(
   m: Message,
   block: BlockEnv,
   fork: Fork,
-  interrupt?: () => void,
+  opts: ExecOptions,
 ): MessageOutcome {
   const evm = new Evm(state, {
     fork,
@@ -202,7 +203,8 @@ function runMessage(
     origin: m.from,
     gasPrice: m.gasPrice,
     blobHashes: m.blobHashes,
-    interrupt,
+    interrupt: opts.interrupt,
+    hooks: opts.hooks,
   });
   evm.warmAddress(addressKey(m.from));
   if (m.to !== undefined) evm.warmAddress(addressKey(m.to));
@@ -281,8 +283,14 @@ function finalise(evm: Evm): void {
  * Runs a transaction: validation (throws EngineTxError, state untouched), then execution. State
  * changes stay in `state`; the caller keeps or drops them.
  */
-export function executeTx(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork): TxResult {
-  const intrinsic = validate(state, tx, block, fork);
+export function executeTx(
+  state: EngineState,
+  tx: EngineTx,
+  block: BlockEnv,
+  fork: Fork,
+  opts: ExecOptions = {},
+): TxResult {
+  const intrinsic = validate(state, tx, block, fork, opts.impersonated === true);
   state.clearOriginalStorage();
   const price = effectivePrice(tx, block.baseFee);
   const blobFee = BigInt(tx.blobVersionedHashes.length) * BLOB_GAS_PER_BLOB * block.blobBaseFee;
@@ -305,6 +313,7 @@ export function executeTx(state: EngineState, tx: EngineTx, block: BlockEnv, for
     },
     block,
     fork,
+    opts,
   );
   const after = state.account(tx.from);
   state.setAccount(tx.from, { ...after, balance: after.balance + (tx.gasLimit - result.gasUsed) * price });
@@ -313,13 +322,17 @@ export function executeTx(state: EngineState, tx: EngineTx, block: BlockEnv, for
   return result;
 }
 
-/** Options of executeCall. */
-export interface CallOptions {
+/** Options of executeTx and executeCall. */
+export interface ExecOptions {
   /**
    * Called every few thousand jumps and on every call frame: throw from it to stop a call that runs
    * too long (eth_call deadlines); the error propagates out of executeCall.
    */
   interrupt?: () => void;
+  /** Tracing and console.log hooks. */
+  hooks?: EngineHooks | undefined;
+  /** executeTx: the sender is impersonated (dev chains) and may hold code (no EIP-3607 check). */
+  impersonated?: boolean;
 }
 
 /** A call as eth_call runs it: no validity checks and no gas bought. */
@@ -346,7 +359,7 @@ export function executeCall(
   msg: CallMessage,
   block: BlockEnv,
   fork: Fork,
-  opts: CallOptions = {},
+  opts: ExecOptions = {},
 ): TxResult {
   const accessList = msg.accessList ?? [];
   const authorizations = fork === "prague" ? (msg.authorizationList ?? []) : [];
@@ -376,7 +389,7 @@ export function executeCall(
     },
     block,
     fork,
-    opts.interrupt,
+    opts,
   );
   finalise(evm);
   return result;

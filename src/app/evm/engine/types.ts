@@ -133,3 +133,37 @@ export type PrecompileResult =
 
 /** A precompiled contract: pure, synchronous. */
 export type Precompile = (input: Uint8Array, gasLimit: bigint, fork: Fork) => PrecompileResult;
+
+/** A frame about to start, as geth's tracing OnEnter sees it. */
+export interface FrameEnter {
+  /** 0 for the transaction's own frame. */
+  depth: number;
+  type: "CALL" | "CALLCODE" | "DELEGATECALL" | "STATICCALL" | "CREATE" | "CREATE2";
+  from: Uint8Array;
+  /** The account whose context runs (the created address for creations). */
+  to: Uint8Array;
+  /** The account whose code runs (differs from `to` for DELEGATECALL/CALLCODE). */
+  codeAddress: Uint8Array;
+  input: Uint8Array;
+  gas: bigint;
+  value: bigint;
+}
+
+/** A frame that ended, as geth's tracing OnExit sees it. */
+export interface FrameExit {
+  depth: number;
+  output: Uint8Array;
+  gasUsed: bigint;
+  /** geth's error text, "" on success. */
+  error: string;
+  reverted: boolean;
+}
+
+/**
+ * Hooks the engine calls while it runs (tracers, console.log recording). Synchronous; a hook that
+ * throws aborts the run. The engine runs its untraced loop when no opcode hook is set.
+ */
+export interface EngineHooks {
+  onEnter?(frame: FrameEnter): void;
+  onExit?(frame: FrameExit): void;
+}
