@@ -5,7 +5,6 @@
  * the pure-JS vs native ecrecover rates.
  *
  *   node --import tsx bench/evmApp.ts [--txs 10000] [--senders 200] [--max-gas 30000000]
- *   (COMETH_EVM_ENGINE=cometh runs the block txs on cometh's own EVM)
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -237,12 +236,7 @@ async function main(): Promise<void> {
   console.log(`pre-signed ${2 * N} txs in ${((performance.now() - tSign) / 1000).toFixed(1)}s`);
 
   const dir = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
-  // COMETH_EVM_ENGINE=cometh: block txs on cometh's own EVM (experimental, docs/evm-engine.md).
-  const app = await createEvmApp({
-    dbDir: dir,
-    log,
-    ...(process.env.COMETH_EVM_ENGINE === "cometh" ? { engine: "cometh" as const } : {}),
-  });
+  const app = await createEvmApp({ dbDir: dir, log });
   try {
     const params = defaultConsensusParams();
     params.block.maxGas = MAX_GAS;

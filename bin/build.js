@@ -8,9 +8,8 @@
 // Dynamic imports become separate chunks, so they stay lazy.
 // Types are checked by `npm run check`, not here. Never fails the install: without a build the
 // launcher runs the sources through tsx instead.
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -32,37 +31,6 @@ const EXTERNAL = [
   "utf-8-validate",
 ];
 
-/**
- * src/app/evm/interpreterModule.ts loads @ethereumjs/evm's Interpreter module by file URL (its
- * package exports do not name it) so jumpAnalysisCache.ts and fastStepLoop.ts can patch it. In the
- * bundle the EVM is bundled too, so that module is swapped for a static import of the same file (one
- * instance) and the package's version read at build time.
- */
-function interpreterModulePlugin(require) {
-  const cjsIndex = require.resolve("@ethereumjs/evm");
-  const esmFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/dist/esm/interpreter.js");
-  const pkgFile = cjsIndex.replace(/[\\/]dist[\\/]cjs[\\/]index\.js$/, "/package.json");
-  const version = JSON.parse(readFileSync(pkgFile, "utf8")).version;
-  const evmDir = join(root, "src", "app", "evm");
-  return {
-    name: "cometh-interpreter-module",
-    setup(build) {
-      build.onResolve({ filter: /^\.\/interpreterModule\.js$/ }, (args) =>
-        dirname(args.importer) === evmDir ? { path: "interpreterModule", namespace: "cometh" } : undefined,
-      );
-      build.onLoad({ filter: /^interpreterModule$/, namespace: "cometh" }, () => ({
-        contents: [
-          `import * as m from ${JSON.stringify(esmFile)};`,
-          "export async function loadInterpreterModule() { return m; }",
-          `export function evmPackageVersion() { return ${JSON.stringify(version)}; }`,
-        ].join("\n"),
-        loader: "js",
-        resolveDir: root,
-      }));
-    },
-  };
-}
-
 const require = createRequire(import.meta.url);
 let esbuild;
 try {
@@ -83,7 +51,6 @@ try {
     platform: "node",
     target: "node20",
     external: EXTERNAL,
-    plugins: [interpreterModulePlugin(require)],
     // CommonJS libraries inside an ES module bundle call require() (for Node built-ins and the
     // external packages); give them one relative to the bundle.
     banner: {

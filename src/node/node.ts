@@ -419,8 +419,6 @@ async function createApp(config: NodeConfig, log: Logger, dev?: DevStartOptions)
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
-        // Experimental (docs/evm-engine.md): calls on cometh's own EVM.
-        ...(process.env.COMETH_EVM_ENGINE === "cometh" ? { engine: "cometh" as const } : {}),
         ...(dev === undefined ? {} : { noSync: true }),
         ...(dev?.mnemonic === undefined ? {} : { mnemonic: dev.mnemonic }),
         ...(dev?.accounts === undefined ? {} : { devAccountCount: dev.accounts }),

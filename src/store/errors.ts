@@ -21,6 +21,13 @@ export class KvStoreClosedError extends StoreError {
   }
 }
 
+/** A write on a store opened for reads only (openKvSnapshotStore). */
+export class KvReadOnlyError extends StoreError {
+  constructor() {
+    super("this key-value store was opened for reads only (openKvSnapshotStore). Write through the store the writer opened");
+  }
+}
+
 /** A transaction callback returned a promise; callbacks must be synchronous so the commit stays atomic. */
 export class KvAsyncTransactionError extends StoreError {
   constructor() {

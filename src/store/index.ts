@@ -7,6 +7,7 @@ export { BlockStore } from "./blockStore.js";
 export {
   IncompletePartSetError,
   KvAsyncTransactionError,
+  KvReadOnlyError,
   KvStoreClosedError,
   KvTransactionRequiredError,
   NonContiguousBlockError,
@@ -14,7 +15,7 @@ export {
   StoreCorruptionError,
   StoreError,
 } from "./errors.js";
-export type { KvEntry, KvRange, KvStore, KvTable } from "./kvStore.js";
-export { openKvStore, prefixEnd } from "./kvStore.js";
+export type { KvEntry, KvRange, KvSnapshotStore, KvStore, KvTable } from "./kvStore.js";
+export { openKvSnapshotStore, openKvStore, prefixEnd } from "./kvStore.js";
 export { openMemoryKvStore } from "./memoryKvStore.js";
 export { StateStore, VALIDATOR_SET_CHECKPOINT_INTERVAL } from "./stateStore.js";

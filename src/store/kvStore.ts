@@ -1,5 +1,10 @@
-import { type Database, open, type RootDatabase } from "lmdb";
-import { KvAsyncTransactionError, KvStoreClosedError, KvTransactionRequiredError } from "./errors.js";
+import { type Database, open, type RootDatabase, type Transaction } from "lmdb";
+import {
+  KvAsyncTransactionError,
+  KvReadOnlyError,
+  KvStoreClosedError,
+  KvTransactionRequiredError,
+} from "./errors.js";
 
 export interface KvEntry {
   key: Uint8Array;
@@ -41,6 +46,18 @@ export interface KvStore extends KvTable {
    */
   transaction<T>(fn: () => T): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * A read-only handle on an environment that another thread of this process writes (a read worker,
+ * app/evm/readPool.ts). Reads between `pin()` and `release()` all come from one LMDB read transaction:
+ * the state committed when pin() was called, whatever commits meanwhile. Writes throw KvReadOnlyError.
+ */
+export interface KvSnapshotStore extends KvStore {
+  /** Starts a snapshot of the latest committed state (ending the previous one); every read uses it until release(). */
+  pin(): void;
+  /** Ends the snapshot, so LMDB may reuse the pages it kept alive; reads then see the latest state each time. */
+  release(): void;
 }
 
 export const DEFAULT_TABLE = "default";
@@ -107,18 +124,33 @@ function mapSizeOption(): { mapSize?: number } {
  * not a power loss or OS crash.
  */
 export async function openKvStore(dir: string, opts: { noSync?: boolean } = {}): Promise<KvStore> {
-  const root = open({
+  return new LmdbKvStore(openRoot(dir, opts), opts.noSync === true);
+}
+
+/**
+ * Opens `dir` again for reads only, in another thread of the process that writes it: lmdb shares one
+ * environment per file between threads, so the options are the writer's (`noSync` as it passed).
+ * Reads go through pinned snapshots (KvSnapshotStore).
+ */
+export async function openKvSnapshotStore(dir: string, opts: { noSync?: boolean } = {}): Promise<KvSnapshotStore> {
+  return new LmdbKvStore(openRoot(dir, opts), false, true);
+}
+
+function openRoot(dir: string, opts: { noSync?: boolean }): RootDatabase {
+  return open({
     path: dir,
     maxDbs: 64,
     compression: false,
     ...mapSizeOption(),
     ...(opts.noSync === true ? { noSync: true } : {}),
   });
-  return new LmdbKvStore(root, opts.noSync === true);
 }
 
-class LmdbKvStore implements KvStore {
+class LmdbKvStore implements KvSnapshotStore {
   readonly #root: RootDatabase;
+  readonly #readOnly: boolean;
+  /** The pinned read transaction (snapshot stores), as lmdb's read options; undefined when not pinned. */
+  readOpts: { transaction: Transaction } | undefined;
   readonly #tables = new Map<string, LmdbTable>();
   readonly #default: LmdbTable;
   #depth = 0;
@@ -129,9 +161,10 @@ class LmdbKvStore implements KvStore {
    */
   readonly #commitHere: boolean;
 
-  constructor(root: RootDatabase, commitHere = false) {
+  constructor(root: RootDatabase, commitHere = false, readOnly = false) {
     this.#root = root;
     this.#commitHere = commitHere;
+    this.#readOnly = readOnly;
     this.#default = this.table(DEFAULT_TABLE);
   }
 
@@ -162,8 +195,25 @@ class LmdbKvStore implements KvStore {
     this.#default.remove(key);
   }
 
+  pin(): void {
+    this.assertOpen();
+    this.release();
+    // lmdb's shared read transaction of this thread may be older than the last commit (it is reset
+    // on a timer): reset it, then take it renewed, and keep it until release().
+    this.#root.resetReadTxn();
+    this.readOpts = { transaction: this.#root.useReadTransaction() };
+  }
+
+  release(): void {
+    const o = this.readOpts;
+    if (o === undefined) return;
+    this.readOpts = undefined;
+    o.transaction.done();
+  }
+
   async transaction<T>(fn: () => T): Promise<T> {
     this.assertOpen();
+    if (this.#readOnly) throw new KvReadOnlyError();
     if (this.#depth > 0) return fn();
     const body = () => {
       this.#depth++;
@@ -187,6 +237,7 @@ class LmdbKvStore implements KvStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    this.release();
     this.#closed = true;
     await this.#root.close();
   }
@@ -211,7 +262,7 @@ class LmdbTable implements KvTable {
 
   get(key: Uint8Array): Uint8Array | undefined {
     this.#store.assertOpen();
-    const v = this.#db.get(toBuffer(key));
+    const v = this.#db.get(toBuffer(key), this.#store.readOpts);
     return v === undefined ? undefined : toPlain(v);
   }
 
@@ -224,7 +275,10 @@ class LmdbTable implements KvTable {
     let n = 0;
     if (range.reverse === true) {
       // lmdb's reverse `start` is inclusive and `end` exclusive; walk from lt and stop below gte ourselves.
-      const it = this.#db.getRange(lt === undefined ? { reverse: true } : { start: toBuffer(lt), reverse: true });
+      const txn = this.#store.readOpts;
+      const it = this.#db.getRange(
+        lt === undefined ? { reverse: true, ...txn } : { start: toBuffer(lt), reverse: true, ...txn },
+      );
       for (const { key, value } of it) {
         if (lt !== undefined && Buffer.compare(key, lt) >= 0) continue;
         if (gte !== undefined && Buffer.compare(key, gte) < 0) return;
@@ -233,9 +287,11 @@ class LmdbTable implements KvTable {
       }
       return;
     }
-    const opts: { start?: Buffer; end?: Buffer } = {};
+    const opts: { start?: Buffer; end?: Buffer; transaction?: Transaction } = {};
     if (gte !== undefined) opts.start = toBuffer(gte);
     if (lt !== undefined) opts.end = toBuffer(lt);
+    const txn = this.#store.readOpts;
+    if (txn !== undefined) opts.transaction = txn.transaction;
     for (const { key, value } of this.#db.getRange(opts)) {
       yield { key: toPlain(key), value: toPlain(value) };
       if (++n >= limit) return;

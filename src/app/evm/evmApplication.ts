@@ -31,14 +31,7 @@ import {
   InvalidEthTxError,
   StateUnavailableError,
 } from "./errors.js";
-import {
-  blockHashSource,
-  createEvmCommon,
-  createTxCommon,
-  type ExecBlockContext,
-  isDelegation,
-  TxExecutor,
-} from "./executor.js";
+import { createEvmCommon, createTxCommon, type ExecBlockContext, isDelegation, TxExecutor } from "./executor.js";
 import {
   baseFeeForHeight,
   baseFeeWei,
@@ -96,11 +89,6 @@ export interface EvmAppOptions {
   decodedTxCacheSize?: number;
   /** Commits without flushing to disk (dev chains: they survive the process being killed, not a power loss). */
   noSync?: boolean;
-  /**
-   * The EVM that runs calls and block txs: @ethereumjs/vm (default) or cometh's own (experimental;
-   * reader.ts, executor.ts, docs/evm-engine.md).
-   */
-  engine?: "ethereumjs" | "cometh";
 }
 
 interface PendingBlock {
@@ -220,7 +208,6 @@ export class EvmApplication implements Application {
       pendingNonce: (addr) => this.pendingNonce(addr),
       decode: (raw) => this.#cache.decode(raw, this.#decodeCtx),
       consoleLog: () => (this.#decodeCtx.devChain === true ? this.#consoleLog : undefined),
-      ...(opts.engine === undefined ? {} : { engine: opts.engine }),
     });
   }
 
@@ -888,16 +875,11 @@ export class EvmApplication implements Application {
 
   async #blockExecutor(): Promise<TxExecutor> {
     if (this.#executor === undefined) {
-      this.#executor = await TxExecutor.create(
-        this.#common,
+      this.#executor = new TxExecutor(
+        this.#common.chainId(),
         this.db.latestReader(),
-        blockHashSource((n) => this.db.blockWithoutRoots(n)?.hash),
+        (n) => this.db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32),
       );
-      if (this.#opts.engine === "cometh") {
-        this.#executor.engine = {
-          blockHash: (n) => this.db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32),
-        };
-      }
     }
     return this.#executor;
   }

@@ -1,19 +1,21 @@
-import { type Block, createBlock } from "@ethereumjs/block";
 import { type Common, createCustomCommon, Hardfork, Mainnet } from "@ethereumjs/common";
-import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
-import { paramsTx, type TypedTransaction } from "@ethereumjs/tx";
-import { Address, createContractAddress } from "@ethereumjs/util";
-import { createVM, runTx, type VM } from "@ethereumjs/vm";
+import { paramsTx } from "@ethereumjs/tx";
 import { ecrecover, keccak256 } from "./crypto.js";
-import { type BlockEnv, EngineTxError, executeTx, type TxResult } from "./engine/index.js";
+import {
+  type BlockEnv,
+  createAddress,
+  type EngineHooks,
+  type EngineTx,
+  EngineTxError,
+  executeTx,
+  recoverAuthorization,
+  type TxResult,
+} from "./engine/index.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
-import { installFastStepLoop } from "./fastStepLoop.js";
 import { DEC_ONE } from "./feeMarket.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import { CONSOLE_ADDRESS, formatConsoleLog } from "./hardhatConsole.js";
-import { installJumpAnalysisCache } from "./jumpAnalysisCache.js";
-import { CUSTOM_PRECOMPILES } from "./precompiles.js";
-import { type EvmLog, equalBytes, KECCAK256_NULL, setLengthLeft, u64be } from "./records.js";
+import { bytesToBigint, type EvmLog, equalBytes, KECCAK256_NULL, setLengthLeft, u64be } from "./records.js";
 import type { StateReader } from "./stateDb.js";
 import { OverlayStateManager } from "./stateManager.js";
 import { type DecodedTx, effectiveGasPrice } from "./txDecode.js";
@@ -52,18 +54,6 @@ export type TxOutcome =
 const MAX_HASH = new Uint8Array(32).fill(0xff);
 const MAX_UINT64 = (1n << 64n) - 1n;
 const DELEGATION_PREFIX = Uint8Array.of(0xef, 0x01, 0x00);
-
-/** A view of `tx` whose sender is given rather than derived (runTx asks for it several times). */
-export function withSender(tx: TypedTransaction, from: Uint8Array): TypedTransaction {
-  const sender = new Address(from);
-  // An unfrozen tx (built for a call) gets the method on itself; a prototype wrapper would send
-  // every later property read in runTx through a dictionary-mode object.
-  if (!Object.isFrozen(tx)) {
-    (tx as { getSenderAddress: () => Address }).getSenderAddress = () => sender;
-    return tx;
-  }
-  return Object.create(tx, { getSenderAddress: { value: () => sender } }) as TypedTransaction;
-}
 
 /** geth's texts for ethereumjs EVM errors (receipts' vmError, `ethereumTxFailed`). */
 export function vmErrorText(error: string | undefined): string {
@@ -118,78 +108,41 @@ export function createTxCommon(chainId: bigint): Common {
   return common;
 }
 
-/** BLOCKHASH source: stored CometBFT block hashes (zero when unknown). */
-export function blockHashSource(lookup: (height: number) => Uint8Array | undefined): EVMMockBlockchainInterface {
-  const source: EVMMockBlockchainInterface = {
-    getBlock: async (n: number) => {
-      const h = lookup(n) ?? new Uint8Array(32);
-      return { hash: () => h };
-    },
-    putBlock: async () => {},
-    shallowCopy: () => source,
-  };
-  return source;
-}
-
 export function isDelegation(code: Uint8Array): boolean {
   return code.length === 23 && equalBytes(code.subarray(0, 3), DELEGATION_PREFIX);
 }
 
 /**
- * Runs a block's txs on one VM over an OverlayStateManager: the pre-execution checks Cosmos EVM's ante
- * handlers make (as ABCI failures that leave state untouched), ethereumjs runTx, then the min gas
- * multiplier charge. Used by FinalizeBlock and by replays (tracing).
+ * Runs a block's txs on cometh's EVM (engine/) over an OverlayStateManager: the pre-execution checks
+ * Cosmos EVM's ante handlers make (as ABCI failures that leave state untouched), executeTx, then the
+ * min gas multiplier charge. Used by FinalizeBlock and by replays (tracing).
  */
 export class TxExecutor {
-  readonly vm: VM;
   readonly overlay: OverlayStateManager;
-  readonly common: Common;
-  /**
-   * Experimental (docs/evm-engine.md): block txs run on cometh's own EVM (`executeTx`) instead of
-   * @ethereumjs/vm, except impersonated sends, EIP-7702 txs and blocks that record console.log.
-   */
-  engine: { blockHash: (n: bigint) => Uint8Array } | undefined;
-  #block: Block | undefined;
-  #blockKey = "";
+  readonly chainId: bigint;
+  readonly #blockHash: (n: bigint) => Uint8Array;
   #ctx: ExecBlockContext | undefined;
+  #env: BlockEnv | undefined;
   #minGasMultiplier = 0n;
   gasUsed = 0n;
   gasWanted = 0n;
   /** Dev chains: the console.log lines (Hardhat's console) of the runs since the last take, or undefined when off. */
   #consoleLogs: string[] | undefined;
+  #consoleHooks: EngineHooks | undefined;
 
-  private constructor(vm: VM, overlay: OverlayStateManager, common: Common) {
-    this.vm = vm;
-    this.overlay = overlay;
-    this.common = common;
+  /** `blockHash(n)`: BLOCKHASH, the stored CometBFT hash of height n (zero bytes when unknown). */
+  constructor(chainId: bigint, base: StateReader, blockHash: (n: bigint) => Uint8Array) {
+    this.overlay = new OverlayStateManager(base);
+    this.chainId = chainId;
+    this.#blockHash = blockHash;
   }
 
-  static async create(common: Common, base: StateReader, blockchain: EVMMockBlockchainInterface): Promise<TxExecutor> {
-    await installJumpAnalysisCache();
-    await installFastStepLoop();
-    const overlay = new OverlayStateManager(base);
-    const vm = await createVM({
-      common,
-      stateManager: overlay,
-      blockchain,
-      evmOpts: { customPrecompiles: CUSTOM_PRECOMPILES },
-    });
-    return new TxExecutor(vm, overlay, common);
-  }
-
-  /**
-   * Dev chains: records Hardhat console.log calls (to 0x…636F6e736F6c652e6c6f67) as text, for
-   * takeConsoleLogs. ethereumjs emits beforeMessage for every call frame only while listened to.
-   */
+  /** Dev chains: records Hardhat console.log calls (to 0x…636F6e736F6c652e6c6f67) as text, for takeConsoleLogs. */
   enableConsoleLog(): void {
     if (this.#consoleLogs !== undefined) return;
     const lines: string[] = [];
     this.#consoleLogs = lines;
-    this.vm.evm.events?.on("beforeMessage", (m: { to?: Address; data: Uint8Array }) => {
-      if (m.to === undefined || !equalBytes(m.to.bytes, CONSOLE_ADDRESS)) return;
-      const text = formatConsoleLog(m.data);
-      if (text !== undefined) lines.push(text);
-    });
+    this.#consoleHooks = consoleLogHooks(lines);
   }
 
   /** The console.log lines recorded since the last take (empty when not enabled). */
@@ -199,25 +152,29 @@ export class TxExecutor {
     return lines.splice(0);
   }
 
-  get block(): Block {
-    if (this.#block === undefined) throw new RangeError("TxExecutor.begin was not called");
-    return this.#block;
+  /** The block the txs run in (after begin). */
+  get env(): BlockEnv {
+    if (this.#env === undefined) throw new RangeError("TxExecutor.begin was not called");
+    return this.#env;
   }
 
-  /** Starts a block on `base`: fresh overlay, block context, EIP-2935 hash write. */
-  begin(ctx: ExecBlockContext, base: StateReader, minGasMultiplier: bigint): void {
+  /** The console.log hooks (undefined until enableConsoleLog). */
+  get consoleHooks(): EngineHooks | undefined {
+    return this.#consoleHooks;
+  }
+
+  /**
+   * Starts a block on `base`: fresh overlay, block context, and (unless `writeHistory` is false, as for
+   * calls on a committed height, whose state already holds it) the EIP-2935 hash write.
+   */
+  begin(ctx: ExecBlockContext, base: StateReader, minGasMultiplier: bigint, writeHistory = true): void {
     this.overlay.reset(base);
     this.#ctx = ctx;
+    this.#env = blockEnvOf(ctx, this.chainId, this.#blockHash);
     this.#minGasMultiplier = minGasMultiplier;
     this.gasUsed = 0n;
     this.gasWanted = 0n;
-    // Building a block copies Common and rebuilds its parameter cache (a large share of an eth_call);
-    // the same context (every call at the latest height) reuses the block, which is immutable.
-    const key = `${ctx.height}|${ctx.timestamp}|${Buffer.from(ctx.coinbase).toString("hex")}|${ctx.gasLimit}|${ctx.baseFee}`;
-    if (key !== this.#blockKey || this.#block === undefined) {
-      this.#block = ethBlock(this.common, ctx);
-      this.#blockKey = key;
-    }
+    if (!writeHistory) return;
     // Cosmos EVM BeginBlock (SetHeaderHash): the current block's hash at slot height % window of the
     // history contract, when the contract is installed.
     const history = this.overlay.storedAccount(HISTORY_STORAGE_ADDRESS);
@@ -227,97 +184,19 @@ export class TxExecutor {
     }
   }
 
-  /** Checks and runs one tx; state changes stay in the overlay. */
-  async apply(d: DecodedTx): Promise<TxOutcome> {
+  /** Checks and runs one tx (`hooks`: a tracer's); state changes stay in the overlay. */
+  apply(d: DecodedTx, hooks?: EngineHooks): TxOutcome {
     const ctx = this.#ctx;
     if (ctx === undefined) throw new RangeError("TxExecutor.begin was not called");
     const check = this.precheck(d, ctx);
     if (check !== undefined) return { kind: "invalid", error: check };
-    if (this.engine !== undefined && d.impersonated !== true && d.type !== 4 && this.#consoleLogs === undefined) {
-      return this.#applyOnEngine(d, ctx, this.engine.blockHash);
-    }
-
-    let r: Awaited<ReturnType<typeof runTx>>;
-    // An impersonated sender may be a contract: ethereumjs must see an EOA (EIP-3607), as for eth_call.
-    if (d.impersonated === true) this.overlay.pretendEoa = d.from;
-    try {
-      r = await runTx(this.vm, {
-        // The sender is known: skip ethereumjs re-deriving the address from the public key per call.
-        tx: withSender(d.tx, d.from),
-        block: this.block,
-        skipHardForkValidation: true,
-        skipBlockGasLimitValidation: true,
-        blockGasUsed: this.gasUsed,
-      });
-    } catch (err) {
-      this.overlay.pretendEoa = undefined;
-      return {
-        kind: "invalid",
-        error: new InvalidEthTxError(
-          CHECK_TX_CODES.txDecode,
-          `failed to apply transaction: ${(err as Error).message.replace(/ \([^()]*->[^()]*\)$/, "")}`,
-          { cause: err },
-        ),
-      };
-    }
-    this.overlay.pretendEoa = undefined;
-    const price = effectiveGasPrice(d, ctx.baseFee);
-    const gasUsed = this.#chargeFloor(d, ctx, r.totalGasSpent, price);
-    const failed = r.execResult.exceptionError !== undefined;
-    const logs: EvmLog[] = failed
-      ? []
-      : (r.execResult.logs ?? []).map(([address, topics, data]) => ({ address, topics, data }));
-    return {
-      kind: "executed",
-      status: failed ? 0 : 1,
-      gasUsed,
-      cumulativeGasUsed: this.gasUsed,
-      effectiveGasPrice: price,
-      logs,
-      logsBloom: failed ? new Uint8Array(256) : r.bloom.bitvector,
-      contractAddress: d.to === undefined ? createContractAddress(new Address(d.from), d.nonce).bytes : undefined,
-      returnData: r.execResult.returnValue,
-      vmError: vmErrorText(r.execResult.exceptionError?.error),
-    };
-  }
-
-  /** apply() on cometh's own EVM: the same outcome, the same min gas multiplier charge. */
-  #applyOnEngine(d: DecodedTx, ctx: ExecBlockContext, blockHash: (n: bigint) => Uint8Array): TxOutcome {
-    const block: BlockEnv = {
-      number: BigInt(ctx.height),
-      timestamp: ctx.timestamp,
-      coinbase: ctx.coinbase,
-      gasLimit: ctx.gasLimit > MAX_UINT64 ? MAX_UINT64 : ctx.gasLimit,
-      baseFee: ctx.baseFee,
-      prevRandao: MAX_HASH,
-      blobBaseFee: 1n,
-      chainId: this.common.chainId(),
-      blockHash,
-    };
-    const tx = d.tx;
     let r: TxResult;
     try {
-      r = executeTx(
-        this.overlay,
-        {
-          type: d.type,
-          from: d.from,
-          to: d.to,
-          nonce: d.nonce,
-          gasLimit: d.gasLimit,
-          value: d.value,
-          data: tx.data,
-          maxFeePerGas: d.maxFeePerGas,
-          maxPriorityFeePerGas: d.maxPriorityFeePerGas,
-          accessList:
-            "accessList" in tx ? tx.accessList.map(([address, keys]) => ({ address, storageKeys: keys })) : [],
-          blobVersionedHashes: [],
-          maxFeePerBlobGas: 0n,
-          authorizationList: [],
-        },
-        block,
-        "prague",
-      );
+      r = executeTx(this.overlay, engineTxOf(d), this.env, "prague", {
+        hooks: joinHooks(hooks, this.#consoleHooks),
+        impersonated: d.impersonated === true,
+        interrupt: this.overlay.deadline === undefined ? undefined : () => this.overlay.checkDeadline(),
+      });
     } catch (err) {
       if (!(err instanceof EngineTxError)) throw err;
       return {
@@ -338,7 +217,7 @@ export class TxExecutor {
       effectiveGasPrice: price,
       logs,
       logsBloom: logsBloom(logs),
-      contractAddress: d.to === undefined ? createContractAddress(new Address(d.from), d.nonce).bytes : undefined,
+      contractAddress: d.to === undefined ? createAddress(d.from, d.nonce) : undefined,
       returnData: r.returnData,
       vmError: r.error,
     };
@@ -406,22 +285,81 @@ export class TxExecutor {
   }
 }
 
-/** The ethereumjs Block that carries the context into runTx. */
-export function ethBlock(common: Common, ctx: ExecBlockContext): Block {
-  return createBlock(
-    {
-      header: {
-        number: BigInt(ctx.height),
-        timestamp: ctx.timestamp,
-        coinbase: new Address(ctx.coinbase),
-        gasLimit: ctx.gasLimit > MAX_UINT64 ? MAX_UINT64 : ctx.gasLimit,
-        baseFeePerGas: ctx.baseFee,
-        mixHash: MAX_HASH,
-        difficulty: 0n,
-      },
+/** The block a context describes, as the engine runs it (PREVRANDAO is Cosmos EVM's MaxHash). */
+export function blockEnvOf(ctx: ExecBlockContext, chainId: bigint, blockHash: (n: bigint) => Uint8Array): BlockEnv {
+  return {
+    number: BigInt(ctx.height),
+    timestamp: ctx.timestamp,
+    coinbase: ctx.coinbase,
+    gasLimit: ctx.gasLimit > MAX_UINT64 ? MAX_UINT64 : ctx.gasLimit,
+    baseFee: ctx.baseFee,
+    prevRandao: MAX_HASH,
+    blobBaseFee: 1n,
+    chainId,
+    blockHash,
+  };
+}
+
+/** A decoded tx as the engine runs it (7702 authorities recovered here). */
+export function engineTxOf(d: DecodedTx): EngineTx {
+  const tx = d.tx;
+  return {
+    type: d.type,
+    from: d.from,
+    to: d.to,
+    nonce: d.nonce,
+    gasLimit: d.gasLimit,
+    value: d.value,
+    data: tx.data,
+    maxFeePerGas: d.maxFeePerGas,
+    maxPriorityFeePerGas: d.maxPriorityFeePerGas,
+    accessList: "accessList" in tx ? tx.accessList.map(([address, keys]) => ({ address, storageKeys: keys })) : [],
+    blobVersionedHashes: [],
+    maxFeePerBlobGas: 0n,
+    authorizationList:
+      "authorizationList" in tx
+        ? tx.authorizationList.map(([chainId, address, nonce, yParity, r, s]) =>
+            recoverAuthorization({
+              chainId: bytesToBigint(chainId),
+              address,
+              nonce: bytesToBigint(nonce),
+              yParity: bytesToBigint(yParity),
+              r: bytesToBigint(r),
+              s: bytesToBigint(s),
+            }),
+          )
+        : [],
+  };
+}
+
+/** Hooks that record Hardhat console.log calls into `lines`. */
+export function consoleLogHooks(lines: string[]): EngineHooks {
+  return {
+    onEnter: (f) => {
+      if (!equalBytes(f.codeAddress, CONSOLE_ADDRESS)) return;
+      const text = formatConsoleLog(f.input);
+      if (text !== undefined) lines.push(text);
     },
-    { common, skipConsensusFormatValidation: true },
-  );
+  };
+}
+
+/** Both hook sets (either may be undefined). */
+export function joinHooks(a: EngineHooks | undefined, b: EngineHooks | undefined): EngineHooks | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  const out: EngineHooks = { ...a };
+  for (const k of Object.keys(b) as (keyof EngineHooks)[]) {
+    const fa = a[k] as ((...args: unknown[]) => void) | undefined;
+    const fb = b[k] as (...args: unknown[]) => void;
+    (out as Record<string, unknown>)[k] =
+      fa === undefined
+        ? fb
+        : (...args: unknown[]) => {
+            fa(...args);
+            fb(...args);
+          };
+  }
+  return out;
 }
 
 /** The logs bloom of a tx's logs (yellow paper: three 11-bit indexes of keccak per address and topic). */

@@ -1,12 +1,17 @@
 import type { Common } from "@ethereumjs/common";
-import { createTx, getCalldataFloorGas, type TypedTransaction } from "@ethereumjs/tx";
-import { Address } from "@ethereumjs/util";
-import { runTx } from "@ethereumjs/vm";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import { type BlockEnv, EngineTxError, executeCall } from "./engine/index.js";
-import { EvmCallError, EvmCallTimeoutError, GasEstimationError, StateUnavailableError } from "./errors.js";
-import { blockHashSource, type ExecBlockContext, TxExecutor, vmErrorText, withSender } from "./executor.js";
+import {
+  type EngineHooks,
+  EngineTxError,
+  executeCall,
+  floorDataGas,
+  intrinsicGas,
+  recoverAuthorization,
+  type TxResult,
+} from "./engine/index.js";
+import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
+import { type ExecBlockContext, joinHooks, TxExecutor } from "./executor.js";
 import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
 import type {
   CallArgs,
@@ -43,12 +48,6 @@ export interface EvmReaderDeps {
   decode: (raw: Uint8Array) => DecodedTx;
   /** Dev chains: where a call's console.log lines go (undefined: not recorded). */
   consoleLog?: () => ((lines: string[]) => void) | undefined;
-  /**
-   * Which EVM runs calls (eth_call, eth_estimateGas, eth_createAccessList): @ethereumjs/vm (the
-   * default) or cometh's own (experimental, docs/evm-engine.md). Tracers, EIP-7702 authorization
-   * lists in calls and dev chains' console.log stay on @ethereumjs/vm.
-   */
-  engine?: "ethereumjs" | "cometh";
 }
 
 const DEFAULT_GAS_CAP = 25_000_000n;
@@ -281,19 +280,18 @@ export class EvmReaderImpl implements EvmReader {
 
   // ---- calls --------------------------------------------------------------------------------------
 
-  async #executor(): Promise<TxExecutor> {
+  #executor(height: number): TxExecutor {
     const idle = this.#idle.pop();
     if (idle !== undefined) return idle;
-    return TxExecutor.create(
-      this.#d.common(),
-      this.#reader(),
-      blockHashSource((n) => this.#d.db.blockWithoutRoots(n)?.hash),
-    );
+    return new TxExecutor(this.chainId(), this.#reader(height), this.#blockHash);
   }
+
+  /** BLOCKHASH: stored CometBFT block hashes (zero when unknown). */
+  readonly #blockHash = (n: bigint): Uint8Array => this.#d.db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32);
 
   #release(e: TxExecutor): void {
     e.overlay.deadline = undefined;
-    e.overlay.pretendEoa = undefined;
+    e.takeConsoleLogs();
     if (this.#idle.length < 4) this.#idle.push(e);
   }
 
@@ -332,14 +330,25 @@ export class EvmReaderImpl implements EvmReader {
     return key === undefined ? undefined : this.#callMemo.get(key);
   }
 
+  keepCall(args: CallArgs, opts: CallOptions, result: CallResult): void {
+    if (this.#d.consoleLog?.() !== undefined) return;
+    const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
+    if (key === undefined || this.#callMemo.has(key)) return;
+    this.#callMemo.set(key, result);
+    if (this.#callMemo.size > CALL_MEMO_ENTRIES) {
+      const oldest = this.#callMemo.keys().next().value as string;
+      this.#callMemo.delete(oldest);
+    }
+  }
+
   async call(args: CallArgs, opts: CallOptions = {}): Promise<CallResult> {
     // A dev chain prints each call's console.log lines, so every call runs.
     const key =
       this.#d.consoleLog?.() === undefined ? callMemoKey(args, opts, opts.height ?? this.latestHeight()) : undefined;
-    if (key === undefined) return this.#run(args, opts, undefined).then(resultOfRun);
+    if (key === undefined) return this.#run(args, opts, undefined);
     const kept = this.#callMemo.get(key);
     if (kept !== undefined) return kept;
-    const result = await this.#run(args, opts, undefined).then(resultOfRun);
+    const result = this.#run(args, opts, undefined);
     this.#callMemo.set(key, result);
     if (this.#callMemo.size > CALL_MEMO_ENTRIES) {
       const oldest = this.#callMemo.keys().next().value as string;
@@ -349,7 +358,9 @@ export class EvmReaderImpl implements EvmReader {
   }
 
   async traceCall<T>(args: CallArgs, tracer: EvmTracer<T>, opts: CallOptions = {}): Promise<T> {
-    const { result } = await this.#run(args, opts, tracer);
+    const from = args.from ?? new Uint8Array(20);
+    const hooks = this.#traceHooks(tracer, { from, to: args.to });
+    const result = this.#run(args, opts, hooks);
     return tracer.result({
       gasUsed: result.gasUsed,
       failed: result.status !== "success",
@@ -358,14 +369,22 @@ export class EvmReaderImpl implements EvmReader {
     });
   }
 
-  async #run(
-    args: CallArgs,
-    opts: CallOptions,
-    tracer: EvmTracer<unknown> | undefined,
-  ): Promise<{ result: CallResult }> {
+  /**
+   * The engine hooks of `tracer` for a run starting with `start`.
+   * TODO(tracers on the engine): built by the tracer port (tracer.ts, prestateTracer.ts).
+   */
+  #traceHooks(_tracer: EvmTracer<unknown>, _start: { from: Uint8Array; to: Uint8Array | undefined }): EngineHooks {
+    throw new EvmCallError("tracers are being moved to cometh's EVM");
+  }
+
+  /**
+   * Runs a call on cometh's EVM (engine/) over an overlay of the asked height: the checks geth's
+   * eth_call makes (funds, intrinsic gas, fee fields), then executeCall; the deadline is checked every
+   * few thousand jumps and at every call frame. Builds no transaction object and no VM.
+   */
+  #run(args: CallArgs, opts: CallOptions, hooks: EngineHooks | undefined): CallResult {
     const height = opts.height ?? this.latestHeight();
-    const reader = this.#reader(height);
-    const exec = await this.#executor();
+    const exec = this.#executor(height);
     try {
       const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
       const ctx = this.#context(height);
@@ -376,7 +395,8 @@ export class EvmReaderImpl implements EvmReader {
       // and estimates never compare the fee cap with the base fee, so a price below it runs too
       // (paying that price), as when a wallet prices a legacy tx for the next, cheaper block.
       if (zeroPrice || (feeCap !== undefined && feeCap < ctx.baseFee)) ctx.baseFee = 0n;
-      exec.begin(ctx, reader, 0n);
+      // A committed height's state already holds its EIP-2935 hash: no history write.
+      exec.begin(ctx, this.#reader(height), 0n, false);
       const overlay = exec.overlay;
       applyOverrides(overlay, opts.overrides ?? []);
       overlay.timeoutMs = timeoutMs;
@@ -386,179 +406,63 @@ export class EvmReaderImpl implements EvmReader {
       let gas = args.gas ?? cap;
       if (gas > cap) gas = cap;
       if (gas > ctx.gasLimit) gas = ctx.gasLimit;
-      const tx = this.#buildTx(args, gas, ctx.baseFee);
+      checkFeeFields(args, ctx.baseFee);
       const price = effectivePrice(args, ctx.baseFee);
       const acct = overlay.storedAccount(from);
-      const want = gas * price + (args.value ?? 0n);
+      const value = args.value ?? 0n;
+      const want = gas * price + value;
       if (acct.balance < want) {
         throw new EvmCallError(
           `insufficient funds for gas * price + value: address 0x${bytesToHex(from)} have ${acct.balance} want ${want}`,
         );
       }
-      const intrinsic = tx.getIntrinsicGas();
-      const floor = getCalldataFloorGas(tx, new Address(from));
-      const min = maxBig(intrinsic, floor);
+      const data = args.data ?? new Uint8Array(0);
+      const accessList = (args.accessList ?? []).map((e) => ({
+        address: e.address,
+        storageKeys: e.storageKeys.map((k) => setLengthLeft(k, 32)),
+      }));
+      const authorizations = (args.authorizationList ?? []).map((a) =>
+        recoverAuthorization({ ...a, yParity: BigInt(a.yParity) }),
+      );
+      const min = maxBig(intrinsicGas(data, accessList, authorizations, args.to === undefined), floorDataGas(data));
       if (gas < min) throw new EvmCallError(`intrinsic gas too low: have ${gas}, want ${min}`);
+      // geth buys the gas before the call runs (BALANCE of the sender sees it spent).
+      if (price > 0n) overlay.setStoredAccount(from, { ...acct, balance: acct.balance - gas * price });
       const consoleSink = this.#d.consoleLog?.();
-      if (
-        this.#d.engine === "cometh" &&
-        tracer === undefined &&
-        consoleSink === undefined &&
-        (args.authorizationList === undefined || args.authorizationList.length === 0)
-      ) {
-        return { result: this.#runOnEngine(args, overlay, ctx, from, gas, price) };
-      }
-      overlay.pretendEoa = from;
       if (consoleSink !== undefined) exec.enableConsoleLog();
-      if (tracer !== undefined)
-        await tracer.attach(exec.vm.evm as never, { from, to: args.to, coinbase: ctx.coinbase });
-      let r: Awaited<ReturnType<typeof runTx>>;
+      let r: TxResult;
       try {
-        r = await runTx(exec.vm, {
-          tx: withSender(tx, from),
-          block: exec.block,
-          skipNonce: true,
-          skipHardForkValidation: true,
-          skipBlockGasLimitValidation: true,
-        });
+        r = executeCall(
+          overlay,
+          {
+            from,
+            to: args.to,
+            value,
+            data,
+            gasLimit: gas,
+            gasPrice: price,
+            accessList,
+            authorizationList: authorizations,
+          },
+          exec.env,
+          "prague",
+          { interrupt: () => overlay.checkDeadline(), hooks: joinHooks(hooks, exec.consoleHooks) },
+        );
       } catch (err) {
-        if (err instanceof EvmCallTimeoutError) throw err;
-        // ethereumjs appends "(vm -> block -> tx)" context to its messages: not for RPC users.
-        throw new EvmCallError((err as Error).message.replace(/ \([^()]*->[^()]*\)$/, ""), { cause: err });
-      } finally {
-        if (tracer !== undefined) await tracer.detach(exec.vm.evm as never);
+        if (err instanceof EngineTxError) throw new EvmCallError(err.message, { cause: err });
+        throw err;
       }
-      const e = r.execResult.exceptionError;
       const lines = exec.takeConsoleLogs();
       if (consoleSink !== undefined && lines.length > 0 && opts.quietConsole !== true) consoleSink(lines);
       return {
-        result: {
-          status: e === undefined ? "success" : e.error === "revert" ? "reverted" : "failed",
-          returnData: r.execResult.returnValue,
-          gasUsed: r.totalGasSpent,
-          vmError: vmErrorText(e?.error),
-          logs:
-            e === undefined
-              ? (r.execResult.logs ?? []).map(([address, topics, data]) => ({ address, topics, data }))
-              : [],
-        },
+        status: r.success ? "success" : r.error === "execution reverted" ? "reverted" : "failed",
+        returnData: r.returnData,
+        gasUsed: r.gasUsed,
+        vmError: r.error,
+        logs: r.success ? r.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })) : [],
       };
     } finally {
       this.#release(exec);
-    }
-  }
-
-  /**
-   * The call on cometh's own EVM (engine/, `COMETH_EVM_ENGINE=cometh`, experimental): the same checks
-   * were made above; the frame runs synchronously over the same overlay, the deadline is checked
-   * every few thousand jumps and at every call frame.
-   */
-  #runOnEngine(
-    args: CallArgs,
-    overlay: OverlayStateManager,
-    ctx: ExecBlockContext,
-    from: Uint8Array,
-    gas: bigint,
-    price: bigint,
-  ): CallResult {
-    const db = this.#d.db;
-    const env: BlockEnv = {
-      number: BigInt(ctx.height),
-      timestamp: ctx.timestamp,
-      coinbase: ctx.coinbase,
-      gasLimit: ctx.gasLimit,
-      baseFee: ctx.baseFee,
-      prevRandao: MAX_HASH,
-      blobBaseFee: 1n,
-      chainId: this.chainId(),
-      blockHash: (n) => db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32),
-    };
-    let r: ReturnType<typeof executeCall>;
-    try {
-      r = executeCall(
-        overlay,
-        {
-          from,
-          to: args.to,
-          value: args.value ?? 0n,
-          data: args.data ?? new Uint8Array(0),
-          gasLimit: gas,
-          gasPrice: price,
-          accessList: (args.accessList ?? []).map((e) => ({
-            address: e.address,
-            storageKeys: e.storageKeys.map((k) => setLengthLeft(k, 32)),
-          })),
-        },
-        env,
-        "prague",
-        { interrupt: () => overlay.checkDeadline() },
-      );
-    } catch (err) {
-      if (err instanceof EvmCallTimeoutError) throw err;
-      if (err instanceof EngineTxError) throw new EvmCallError(err.message, { cause: err });
-      throw err;
-    }
-    return {
-      status: r.success ? "success" : r.error === "execution reverted" ? "reverted" : "failed",
-      returnData: r.returnData,
-      gasUsed: r.gasUsed,
-      vmError: r.error,
-      logs: r.success ? r.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })) : [],
-    };
-  }
-
-  #buildTx(args: CallArgs, gas: bigint, baseFee: bigint): TypedTransaction {
-    const common = this.#d.txCommon();
-    // Unfrozen so withSender can set the sender on the tx itself (it is used once, then dropped).
-    const txOpts = { common, freeze: false };
-    const base = {
-      nonce: 0n,
-      gasLimit: gas,
-      ...(args.to === undefined ? {} : { to: new Address(args.to) }),
-      value: args.value ?? 0n,
-      data: args.data ?? new Uint8Array(0),
-    };
-    const accessList = (args.accessList ?? []).map((e) => ({
-      address: `0x${bytesToHex(e.address)}` as `0x${string}`,
-      storageKeys: e.storageKeys.map((k) => `0x${bytesToHex(setLengthLeft(k, 32))}` as `0x${string}`),
-    }));
-    try {
-      if (args.gasPrice !== undefined) {
-        if (args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined) {
-          throw new EvmCallError("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
-        }
-        return args.accessList === undefined
-          ? createTx({ ...base, type: 0, gasPrice: args.gasPrice }, txOpts)
-          : createTx({ ...base, type: 1, gasPrice: args.gasPrice, accessList }, txOpts);
-      }
-      const tip = args.maxPriorityFeePerGas ?? 0n;
-      const maxFee = args.maxFeePerGas ?? (args.maxPriorityFeePerGas === undefined ? 0n : baseFee + tip);
-      if (tip > maxFee) {
-        throw new EvmCallError(
-          `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${tip}, maxFeePerGas: ${maxFee}`,
-        );
-      }
-      if (args.authorizationList !== undefined && args.authorizationList.length > 0) {
-        if (args.to === undefined) throw new EvmCallError("EIP-7702 calls need a `to` address");
-        const authorizationList = args.authorizationList.map((a) => ({
-          chainId: `0x${a.chainId.toString(16)}` as `0x${string}`,
-          address: `0x${bytesToHex(a.address)}` as `0x${string}`,
-          nonce: `0x${a.nonce.toString(16)}` as `0x${string}`,
-          yParity: `0x${a.yParity.toString(16)}` as `0x${string}`,
-          r: `0x${a.r.toString(16)}` as `0x${string}`,
-          s: `0x${a.s.toString(16)}` as `0x${string}`,
-        }));
-        return createTx(
-          { ...base, type: 4, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, accessList, authorizationList },
-          txOpts,
-        );
-      }
-      return createTx({ ...base, type: 2, maxFeePerGas: maxFee, maxPriorityFeePerGas: tip, accessList }, txOpts);
-    } catch (err) {
-      if (err instanceof EvmCallError) throw err;
-      throw new EvmCallError(`invalid call arguments: ${(err as Error).message.replace(/ \(tx type=.*$/, "")}`, {
-        cause: err,
-      });
     }
   }
 
@@ -604,7 +508,7 @@ export class EvmReaderImpl implements EvmReader {
       throw new GasEstimationError(top.message);
     }
     if (top.status === "reverted") {
-      throw new GasEstimationError(vmErrorText("revert"), top.returnData);
+      throw new GasEstimationError("execution reverted", top.returnData);
     }
     if (top.status !== "success") throw new GasEstimationError(`gas required exceeds allowance (${hi})`);
     let lo = top.gasUsed - 1n;
@@ -643,7 +547,7 @@ export class EvmReaderImpl implements EvmReader {
       throw new StateUnavailableError(loc.height - 1, this.earliestStateHeight(), this.latestHeight());
     }
     const receipts = this.#d.db.receipts(loc.height);
-    const exec = await this.#executor();
+    const exec = this.#executor(loc.height - 1);
     try {
       exec.begin(
         {
@@ -663,16 +567,10 @@ export class EvmReaderImpl implements EvmReader {
       for (const r of receipts) {
         const d = this.#d.decode(r.rawTx);
         if (r.txIndex !== loc.index) {
-          await exec.apply(d);
+          exec.apply(d);
           continue;
         }
-        await tracer.attach(exec.vm.evm as never, { from: d.from, to: d.to, coinbase: block.coinbase });
-        let o: Awaited<ReturnType<TxExecutor["apply"]>>;
-        try {
-          o = await exec.apply(d);
-        } finally {
-          await tracer.detach(exec.vm.evm as never);
-        }
+        const o = exec.apply(d, this.#traceHooks(tracer, { from: d.from, to: d.to }));
         if (o.kind === "invalid") throw new EvmCallError(o.error.message);
         return tracer.result({
           gasUsed: o.gasUsed,
@@ -690,6 +588,24 @@ export class EvmReaderImpl implements EvmReader {
 
 function toBig(b: Uint8Array): bigint {
   return b.length === 0 ? 0n : BigInt(`0x${bytesToHex(b)}`);
+}
+
+/** The fee-field checks geth's call arguments make (ToMessage). */
+function checkFeeFields(args: CallArgs, baseFee: bigint): void {
+  if (args.gasPrice !== undefined && (args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined)) {
+    throw new EvmCallError("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
+  }
+  if (args.gasPrice !== undefined) return;
+  const tip = args.maxPriorityFeePerGas ?? 0n;
+  const maxFee = args.maxFeePerGas ?? (args.maxPriorityFeePerGas === undefined ? 0n : baseFee + tip);
+  if (tip > maxFee) {
+    throw new EvmCallError(
+      `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${tip}, maxFeePerGas: ${maxFee}`,
+    );
+  }
+  if (args.authorizationList !== undefined && args.authorizationList.length > 0 && args.to === undefined) {
+    throw new EvmCallError("EIP-7702 calls need a `to` address");
+  }
 }
 
 function capOf(opts: CallOptions): bigint {

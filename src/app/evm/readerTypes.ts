@@ -38,6 +38,11 @@ export interface EvmReader {
   call(args: CallArgs, opts?: CallOptions): Promise<CallResult>;
   /** The result `call` would give, when it is already known (memoized at that height); never executes. */
   peekCall(args: CallArgs, opts?: CallOptions): CallResult | undefined;
+  /**
+   * Keeps a result `call` computed elsewhere (a read worker, readPool.ts) as if it had run here, so
+   * peekCall and call answer it from now on (when `call` would have memoized it).
+   */
+  keepCall(args: CallArgs, opts: CallOptions, result: CallResult): void;
   /** Forgets memoized results (a dev chain rolled back: heights are reused). */
   forgetResults(): void;
   /**

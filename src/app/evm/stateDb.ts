@@ -159,6 +159,8 @@ export class EvmStateDb {
   /** Dev chains: h → rlp([meta, settings]) after each height, what a rollback restores. */
   readonly #devH: KvTable;
   #latest: AppMeta | undefined;
+  /** The pointer's stored bytes as followCommitted last read them. */
+  #latestRaw: Uint8Array | undefined;
   /** True while a block's writes are being committed: readers of the previous height use history. */
   #committing = false;
   /** Small cache of latest accounts (hex address → account), refreshed by each commit. */
@@ -190,6 +192,22 @@ export class EvmStateDb {
 
   /** Committed pointer, undefined before InitChain. */
   meta(): AppMeta | undefined {
+    return this.#latest;
+  }
+
+  /**
+   * For a database another thread writes (a read worker, readPool.ts): takes the committed pointer
+   * as the store reads it now (its pinned snapshot), instead of the one the writer's commits publish.
+   * The latest-account cache describes one height and is dropped when the pointer moved; the other
+   * caches hold what a committed height never changes.
+   */
+  followCommitted(): AppMeta | undefined {
+    const raw = this.#meta.get(META_APP);
+    const kept = this.#latestRaw;
+    if (raw !== undefined && kept !== undefined && equalBytes(raw, kept)) return this.#latest;
+    this.#latestRaw = raw === undefined ? undefined : raw.slice();
+    this.#latest = raw === undefined ? undefined : decodeMeta(raw);
+    this.#acctCache.clear();
     return this.#latest;
   }
 

@@ -100,7 +100,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
 
   /**
    * Throws EvmCallTimeoutError once a call's deadline has passed: checked on state reads, and by the
-   * interpreter loop (fastStepLoop.ts) every few thousand steps, so code that loops without
+   * engine's interrupt hook (engine/transaction.ts) every few thousand jumps, so code that loops without
    * touching state is stopped too.
    */
   checkDeadline(): void {

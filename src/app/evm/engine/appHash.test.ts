@@ -25,7 +25,12 @@ async function buildChain(chain: TestChain): Promise<string[]> {
   hashes.push(hex(chain.app.reader.receipts(chain.height)[0]?.contractAddress), hex(await lastAppHash(chain)));
   const transfer = (to: string, amount: bigint) => erc20Interface.encodeFunctionData("transfer", [to, amount]);
   const block2 = await runBlock(chain, [
-    await signTestTx(wallet, { nonce: 1, to: token, data: transfer(`0x${"a1".padStart(40, "0")}`, 7n), gasLimit: 100_000n }),
+    await signTestTx(wallet, {
+      nonce: 1,
+      to: token,
+      data: transfer(`0x${"a1".padStart(40, "0")}`, 7n),
+      gasLimit: 100_000n,
+    }),
     await signTestTx(wallet, {
       nonce: 2,
       to: token,
@@ -33,7 +38,12 @@ async function buildChain(chain: TestChain): Promise<string[]> {
       gasLimit: 100_000n,
     }),
     await signTestTx(wallet, { nonce: 3, to: hexBytes("a3".padStart(40, "0")), value: 5n, gasLimit: 21_000n }),
-    await signTestTx(wallet, { nonce: 4, to: token, data: transfer(`0x${"a4".padStart(40, "0")}`, 1n), gasLimit: 25_000n }),
+    await signTestTx(wallet, {
+      nonce: 4,
+      to: token,
+      data: transfer(`0x${"a4".padStart(40, "0")}`, 1n),
+      gasLimit: 25_000n,
+    }),
     await signTestTx(wallet, { nonce: 5, data: "0x60006000fd", gasLimit: 60_000n }),
     // Init code that deploys a contract whose code is `SELFDESTRUCT(caller)`.
     await signTestTx(wallet, { nonce: 6, data: "0x6002600c60003960026000f333ff", gasLimit: 100_000n }),

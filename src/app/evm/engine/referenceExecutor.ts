@@ -12,7 +12,7 @@ import { createTx, type TypedTransaction } from "@ethereumjs/tx";
 import { Account, Address } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
 import { ecrecover, keccak256 } from "../crypto.js";
-import { vmErrorText, withSender } from "../executor.js";
+import { vmErrorText } from "../executor.js";
 import { EMPTY_TRIE_ROOT } from "../records.js";
 import { OverlayStateManager } from "../stateManager.js";
 import type { Executor } from "./stateTests.js";
@@ -27,6 +27,16 @@ import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult }
 /** A storage root that is not the empty one: EIP-7610's "account has storage" for ethereumjs. */
 const NON_EMPTY_STORAGE_ROOT = keccak256(new TextEncoder().encode("cometh: storage not tracked"));
 const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** A view of `tx` whose sender is given rather than derived (runTx asks for it several times). */
+function withSender(tx: TypedTransaction, from: Uint8Array): TypedTransaction {
+  const sender = new Address(from);
+  if (!Object.isFrozen(tx)) {
+    (tx as { getSenderAddress: () => Address }).getSenderAddress = () => sender;
+    return tx;
+  }
+  return Object.create(tx, { getSenderAddress: { value: () => sender } }) as TypedTransaction;
+}
 
 /** A StateReader that can tell whether an account incarnation has storage (MemoryStateReader can). */
 interface StorageAware {

@@ -190,13 +190,7 @@ interface MessageOutcome {
 }
 
 /** The part shared by transactions and calls: warm sets, authorizations, the frame, refunds, the floor. */
-function runMessage(
-  state: EngineState,
-  m: Message,
-  block: BlockEnv,
-  fork: Fork,
-  opts: ExecOptions,
-): MessageOutcome {
+function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork, opts: ExecOptions): MessageOutcome {
   const evm = new Evm(state, {
     fork,
     block,
@@ -328,7 +322,7 @@ export interface ExecOptions {
    * Called every few thousand jumps and on every call frame: throw from it to stop a call that runs
    * too long (eth_call deadlines); the error propagates out of executeCall.
    */
-  interrupt?: () => void;
+  interrupt?: (() => void) | undefined;
   /** Tracing and console.log hooks. */
   hooks?: EngineHooks | undefined;
   /** executeTx: the sender is impersonated (dev chains) and may hold code (no EIP-3607 check). */
