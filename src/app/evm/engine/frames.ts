@@ -127,6 +127,8 @@ export class Frame {
   retSize = 0;
   /** The address a creation deploys to. */
   createAddress: Uint8Array | undefined = undefined;
+  /** The values of the code's PUSH instructions by the pc after the opcode (opcodes.ts, on first PUSH). */
+  pushValues: bigint[] | undefined = undefined;
 
   constructor(
     host: Host,

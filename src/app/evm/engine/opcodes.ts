@@ -63,6 +63,8 @@ export interface OpInfo {
   readonly handler: Handler;
 }
 
+const WORD_MOD = 1n << 256n;
+
 function toSigned(x: bigint): bigint {
   return x >= SIGN_BIT ? x - (1n << 256n) : x;
 }
@@ -81,20 +83,25 @@ function accountAccess(f: Frame, key: string): void {
 function opStop(f: Frame): void {
   f.stopped = true;
 }
+// ADD, SUB and MUL wrap only when the result leaves [0, 2^256): a comparison allocates nothing, a
+// mask always allocates a second BigInt.
 function opAdd(f: Frame): void {
   const s = f.stack;
   const sp = --f.sp;
-  s[sp - 1] = ((s[sp] as bigint) + (s[sp - 1] as bigint)) & MASK;
+  const r = (s[sp] as bigint) + (s[sp - 1] as bigint);
+  s[sp - 1] = r > MASK ? r - WORD_MOD : r;
 }
 function opMul(f: Frame): void {
   const s = f.stack;
   const sp = --f.sp;
-  s[sp - 1] = ((s[sp] as bigint) * (s[sp - 1] as bigint)) & MASK;
+  const r = (s[sp] as bigint) * (s[sp - 1] as bigint);
+  s[sp - 1] = r > MASK ? r & MASK : r;
 }
 function opSub(f: Frame): void {
   const s = f.stack;
   const sp = --f.sp;
-  s[sp - 1] = ((s[sp] as bigint) - (s[sp - 1] as bigint)) & MASK;
+  const r = (s[sp] as bigint) - (s[sp - 1] as bigint);
+  s[sp - 1] = r < 0n ? r + WORD_MOD : r;
 }
 function opDiv(f: Frame): void {
   const s = f.stack;
@@ -450,7 +457,7 @@ function opSstore(f: Frame): void {
 function jumpTo(f: Frame, dest: bigint): void {
   const host = f.host;
   if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
-  if (dest >= BigInt(f.code.length)) throw new VmError(ERR.invalidJump);
+  if (dest >= f.code.length) throw new VmError(ERR.invalidJump);
   const d = Number(dest);
   if (f.jumpdests[d] !== 1) throw new VmError(ERR.invalidJump);
   f.pc = d;
@@ -505,41 +512,49 @@ function opMcopy(f: Frame): void {
 function opPush0(f: Frame): void {
   f.stack[f.sp++] = 0n;
 }
-function opPush1(f: Frame): void {
-  const pc = f.pc;
-  f.stack[f.sp++] = BigInt(f.code[pc] ?? 0);
-  f.pc = pc + 1;
-}
-function opPush2(f: Frame): void {
-  const pc = f.pc;
-  const c = f.code;
-  f.stack[f.sp++] = BigInt(((c[pc] ?? 0) << 8) | (c[pc + 1] ?? 0));
-  f.pc = pc + 2;
-}
-function makePush(n: number): Handler {
-  return (f: Frame): void => {
-    const c = f.code;
-    const pc = f.pc;
-    const end = pc + n;
-    let v: bigint;
-    if (n <= 6) {
-      let x = 0;
-      for (let i = pc; i < end; i++) x = x * 256 + (c[i] ?? 0);
-      v = BigInt(x);
-    } else {
-      // Big-endian in 4-byte chunks; the first chunk takes the n % 4 leading bytes.
-      let i = pc;
-      let first = 0;
-      const head = n % 4;
-      for (; i < pc + head; i++) first = first * 256 + (c[i] ?? 0);
-      v = BigInt(first);
-      for (; i < end; i += 4) {
-        const chunk = (((c[i] ?? 0) << 24) | ((c[i + 1] ?? 0) << 16) | ((c[i + 2] ?? 0) << 8) | (c[i + 3] ?? 0)) >>> 0;
-        v = (v << 32n) | BigInt(chunk);
+const pushValueCache = new WeakMap<Uint8Array, bigint[]>();
+
+/**
+ * The value of every PUSH in `code`, by the pc right after its opcode (where the handler reads it), so
+ * that a PUSH allocates nothing; bytes past the end of the code count as zero. Cached per code object.
+ */
+export function pushValuesOf(code: Uint8Array): bigint[] {
+  let values = pushValueCache.get(code);
+  if (values !== undefined) return values;
+  values = new Array<bigint>(code.length + 1).fill(0n);
+  for (let pc = 0; pc < code.length; pc++) {
+    const op = code[pc] as number;
+    if (op < 0x60 || op > 0x7f) continue;
+    const n = op - 0x5f;
+    let v = 0n;
+    let x = 0;
+    let bytes = 0;
+    for (let i = pc + 1; i <= pc + n; i++) {
+      x = x * 256 + (code[i] ?? 0);
+      if (++bytes === 6) {
+        v = (v << 48n) | BigInt(x);
+        x = 0;
+        bytes = 0;
       }
     }
-    f.stack[f.sp++] = v;
-    f.pc = end;
+    if (bytes > 0) v = (v << BigInt(8 * bytes)) | BigInt(x);
+    values[pc + 1] = v;
+    pc += n;
+  }
+  pushValueCache.set(code, values);
+  return values;
+}
+
+function makePush(n: number): Handler {
+  return (f: Frame): void => {
+    let values = f.pushValues;
+    if (values === undefined) {
+      values = pushValuesOf(f.code);
+      f.pushValues = values;
+    }
+    const pc = f.pc;
+    f.stack[f.sp++] = values[pc] as bigint;
+    f.pc = pc + n;
   };
 }
 function makeDup(n: number): Handler {
@@ -717,7 +732,7 @@ function buildTable(): OpInfo[] {
   set(0x5e, op("MCOPY", G_VERYLOW, 3, 0, opMcopy));
   set(0x5f, op("PUSH0", G_BASE, 0, 1, opPush0));
   for (let n = 1; n <= 32; n++) {
-    set(0x5f + n, op(`PUSH${n}`, G_VERYLOW, 0, 1, n === 1 ? opPush1 : n === 2 ? opPush2 : makePush(n)));
+    set(0x5f + n, op(`PUSH${n}`, G_VERYLOW, 0, 1, makePush(n)));
   }
   for (let n = 1; n <= 16; n++) {
     set(0x7f + n, op(`DUP${n}`, G_VERYLOW, n, n + 1, makeDup(n)));
