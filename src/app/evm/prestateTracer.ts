@@ -1,8 +1,7 @@
-import type { EVM, InterpreterStep } from "@ethereumjs/evm";
-import { Address, createContractAddress, createContractAddress2 } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
+import { create2Address, createAddress, delegationTarget, type EngineState, type OpcodeStep } from "./engine/index.js";
 import { equalBytes, setLengthLeft, stripZeros } from "./records.js";
-import { type EvmTracer, type TraceTxStart, word } from "./tracer.js";
+import { type EvmTracer, word } from "./tracer.js";
 
 /** One account in a prestate trace. Storage: 0x-less hex slot (64 chars) → 32-byte value. */
 export interface PrestateAccount {
@@ -25,17 +24,33 @@ export interface PrestateTracerOptions {
   disableStorage?: boolean;
 }
 
+/** An account as the tx first found it. */
 interface Seen {
   balance: bigint;
   nonce: bigint;
   code: Uint8Array;
+  /** Slots read or written (0x-less hex) → their value before the tx changed them. */
   storage: Map<string, Uint8Array>;
-  /** The account did not exist before the tx. */
+  /** geth's "empty": no nonce, code or balance before the tx (left out of the result). */
   empty: boolean;
 }
 
-const ACCOUNT_AT_TOP = new Set(["EXTCODECOPY", "EXTCODEHASH", "EXTCODESIZE", "BALANCE", "SELFDESTRUCT"]);
-const CALL_TARGET_SECOND = new Set(["CALL", "CALLCODE", "DELEGATECALL", "STATICCALL"]);
+const BALANCE = 0x31;
+const EXTCODESIZE = 0x3b;
+const EXTCODECOPY = 0x3c;
+const EXTCODEHASH = 0x3f;
+const SLOAD = 0x54;
+const SSTORE = 0x55;
+const CREATE = 0xf0;
+const CALL = 0xf1;
+const CALLCODE = 0xf2;
+const DELEGATECALL = 0xf4;
+const CREATE2 = 0xf5;
+const STATICCALL = 0xfa;
+const SELFDESTRUCT = 0xff;
+const EMPTY = new Uint8Array(0);
+/** CREATE2 init code past this size cannot have run (it would cost more gas than exists). */
+const MAX_CREATE2_READ = 1n << 32n;
 
 function addressOf(v: bigint): Uint8Array {
   return word(v).subarray(12);
@@ -45,171 +60,204 @@ function isZero(b: Uint8Array): boolean {
   return stripZeros(b).length === 0;
 }
 
+function byKey<V>(m: Map<string, V>): Map<string, V> {
+  return new Map([...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /**
  * geth's prestateTracer (eth/tracers/native/prestate.go): the state before the tx of every account
- * and storage slot the tx touches — the sender, the recipient (or created contract), the coinbase,
- * and whatever SLOAD/SSTORE, BALANCE, EXTCODE*, CALL*, CREATE* and SELFDESTRUCT reach. Each is read
- * from the EVM's state at first touch, which is before the tx changed it (the sender, recipient and
- * coinbase before gas is bought). Contracts the tx creates that did not exist are left out. Diff
- * mode gives `pre` and `post` of what changed only (unchanged accounts and slots are dropped, a
- * slot set to zero is absent from `post`).
+ * and storage slot the tx touches — the sender, the recipient (or created contract) and its EIP-7702
+ * delegate, the coinbase, and whatever SLOAD/SSTORE, BALANCE, EXTCODE*, CALL* (and the delegate of
+ * its target), CREATE* and SELFDESTRUCT reach, unless the opcode failed before it executed. Each is
+ * read at first touch, which is before the tx changed it (the sender, recipient and coinbase before
+ * gas is bought). Accounts that were empty before the tx (no nonce, code or balance: contracts it
+ * creates, among others) are left out. Diff mode gives `pre` and `post` of what changed only
+ * (unchanged accounts and slots are dropped, a zero slot is absent from either side); an account the
+ * tx created and self-destructed stays in `pre` only.
  */
 export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTracer<PrestateResult> {
   const seen = new Map<string, Seen>();
   const created = new Set<string>();
-  let evmRef: EVM | undefined;
-  let outcome: PrestateResult | undefined;
-  /** A state read that failed during a step: the trace is incomplete, so detach reports it. */
-  let stepError: unknown;
+  const deleted = new Set<string>();
+  let state: EngineState | undefined;
+  /** Diff mode: pre and post, from afterTx. */
+  let diffed: { pre: Map<string, PrestateAccount>; post: Map<string, PrestateAccount> } | undefined;
+  // What the running opcode touches, read before it runs and kept once it is known not to have failed
+  // before executing (geth's OnOpcode returns at once on such a fault).
+  const pendingAccounts: [string, Seen][] = [];
+  const pendingSlots: [string, string, Uint8Array][] = [];
+  const pendingCreated: string[] = [];
+  let pendingDeleted: string | undefined;
 
-  const state = () => {
-    if (evmRef === undefined) throw new Error("the prestate tracer is not attached");
-    return evmRef.stateManager;
-  };
-
-  const lookupAccount = async (addr: Uint8Array): Promise<Seen> => {
-    const key = bytesToHex(addr);
-    const known = seen.get(key);
-    if (known !== undefined) return known;
-    const a = new Address(addr.slice());
-    const account = await state().getAccount(a);
-    const entry: Seen = {
-      balance: account?.balance ?? 0n,
-      nonce: account?.nonce ?? 0n,
-      code: account === undefined ? new Uint8Array(0) : await state().getCode(a),
+  const read = (addr: Uint8Array): Seen => {
+    const st = state as EngineState;
+    const a = st.account(addr);
+    const code = a.exists ? st.code(addr) : EMPTY;
+    return {
+      balance: a.balance,
+      nonce: a.nonce,
+      code,
       storage: new Map(),
-      empty: account === undefined,
+      empty: a.nonce === 0n && code.length === 0 && a.balance === 0n,
     };
-    seen.set(key, entry);
-    return entry;
   };
 
-  const lookupStorage = async (addr: Uint8Array, slot: bigint): Promise<void> => {
-    const entry = await lookupAccount(addr);
-    const key = bytesToHex(word(slot));
-    if (entry.storage.has(key)) return;
-    entry.storage.set(key, setLengthLeft(await state().getStorage(new Address(addr.slice()), word(slot)), 32));
+  const lookupAccount = (addr: Uint8Array): void => {
+    const key = bytesToHex(addr);
+    if (!seen.has(key)) seen.set(key, read(addr));
   };
 
-  const onStepAsync = async (s: InterpreterStep): Promise<void> => {
-    const op = s.opcode.name;
+  /** Queues an account read for the running opcode. */
+  const touchAccount = (addr: Uint8Array): void => {
+    const key = bytesToHex(addr);
+    if (seen.has(key) || pendingAccounts.some(([k]) => k === key)) return;
+    pendingAccounts.push([key, read(addr)]);
+  };
+
+  /** Queues a slot read (and its account's) for the running opcode. */
+  const touchSlot = (addr: Uint8Array, slot: Uint8Array): void => {
+    if (opts.disableStorage === true) return;
+    touchAccount(addr);
+    const key = bytesToHex(addr);
+    const slotKey = bytesToHex(slot);
+    if (seen.get(key)?.storage.has(slotKey) === true) return;
+    pendingSlots.push([key, slotKey, setLengthLeft((state as EngineState).storage(addr, slot), 32)]);
+  };
+
+  /** The delegate of an EIP-7702 delegated account (geth looks it up on Prague). */
+  const touchDelegate = (addr: Uint8Array, touch: (a: Uint8Array) => void): void => {
+    const target = delegationTarget((state as EngineState).code(addr));
+    if (target !== undefined) touch(target.slice());
+  };
+
+  const onOpcode = (s: OpcodeStep): void => {
+    const op = s.op;
+    const n = s.stackSize;
     const stack = s.stack;
-    const top = stack[stack.length - 1];
-    if (top === undefined) return;
-    if (op === "SLOAD" || op === "SSTORE") {
-      await lookupStorage(s.address.bytes, top);
-    } else if (ACCOUNT_AT_TOP.has(op)) {
-      await lookupAccount(addressOf(top));
-    } else if (CALL_TARGET_SECOND.has(op)) {
-      const target = stack[stack.length - 2];
-      if (target !== undefined) await lookupAccount(addressOf(target));
-    } else if (op === "CREATE") {
-      // The creator's nonce as CREATE sees it (the current one, not the prestate).
-      const nonce = (await state().getAccount(s.address))?.nonce ?? 0n;
-      const addr = createContractAddress(s.address, nonce).bytes;
-      created.add(bytesToHex(addr));
-      await lookupAccount(addr);
-    } else if (op === "CREATE2") {
-      const offset = Number(stack[stack.length - 2] ?? 0n);
-      const size = Number(stack[stack.length - 3] ?? 0n);
-      const salt = word(stack[stack.length - 4] ?? 0n);
+    const top = stack[n - 1] as bigint;
+    if (n >= 1 && (op === SLOAD || op === SSTORE)) {
+      touchSlot(s.address, word(top));
+    } else if (
+      n >= 1 &&
+      (op === EXTCODECOPY || op === EXTCODEHASH || op === EXTCODESIZE || op === BALANCE || op === SELFDESTRUCT)
+    ) {
+      touchAccount(addressOf(top));
+      if (op === SELFDESTRUCT && created.has(bytesToHex(s.address))) pendingDeleted = bytesToHex(s.address);
+    } else if (n >= 5 && (op === CALL || op === CALLCODE || op === DELEGATECALL || op === STATICCALL)) {
+      const target = addressOf(stack[n - 2] as bigint);
+      touchAccount(target);
+      touchDelegate(target, touchAccount);
+    } else if (op === CREATE) {
+      const addr = createAddress(s.address, (state as EngineState).account(s.address).nonce);
+      touchAccount(addr);
+      pendingCreated.push(bytesToHex(addr));
+    } else if (n >= 4 && op === CREATE2) {
+      const offset = stack[n - 2] as bigint;
+      const size = stack[n - 3] as bigint;
+      if (offset > MAX_CREATE2_READ || size > MAX_CREATE2_READ) return;
       // Memory past its current end reads as zeros (CREATE2 has not expanded it yet).
-      const init = new Uint8Array(size);
-      init.set(s.memory.subarray(offset, offset + size));
-      const addr = createContractAddress2(s.address, salt, init).bytes;
-      created.add(bytesToHex(addr));
-      await lookupAccount(addr);
+      const init = new Uint8Array(Number(size));
+      const from = Number(offset);
+      if (from < s.memory.length) init.set(s.memory.subarray(from, Math.min(s.memory.length, from + init.length)));
+      const addr = create2Address(s.address, word(stack[n - 4] as bigint), init);
+      touchAccount(addr);
+      pendingCreated.push(bytesToHex(addr));
     }
   };
 
-  const onStep = (s: InterpreterStep, resolve?: () => void): void => {
-    onStepAsync(s).then(
-      () => resolve?.(),
-      (err: unknown) => {
-        stepError ??= err;
-        resolve?.();
-      },
-    );
+  const onOpcodeEnd = (_cost: number, error: string): void => {
+    if (error === "") {
+      for (const [key, a] of pendingAccounts) if (!seen.has(key)) seen.set(key, a);
+      for (const [key, slot, value] of pendingSlots) {
+        const st = seen.get(key)?.storage;
+        if (st !== undefined && !st.has(slot)) st.set(slot, value);
+      }
+      for (const key of pendingCreated) created.add(key);
+      if (pendingDeleted !== undefined) deleted.add(pendingDeleted);
+    }
+    pendingAccounts.length = 0;
+    pendingSlots.length = 0;
+    pendingCreated.length = 0;
+    pendingDeleted = undefined;
   };
 
-  const render = (a: Seen, withStorage: Map<string, Uint8Array>): PrestateAccount => {
+  const render = (a: Seen, storage: Map<string, Uint8Array>): PrestateAccount => {
     const out: PrestateAccount = { balance: a.balance, storage: new Map() };
     if (a.nonce !== 0n) out.nonce = a.nonce;
     if (opts.disableCode !== true && a.code.length > 0) out.code = a.code;
-    if (opts.disableStorage !== true) out.storage = withStorage;
+    if (opts.disableStorage !== true) out.storage = byKey(storage);
     return out;
   };
 
-  return {
-    attach: async (evm: EVM, start: TraceTxStart) => {
-      evmRef = evm;
-      const sender = await lookupAccount(start.from);
-      if (start.to !== undefined) await lookupAccount(start.to);
-      else {
-        const addr = createContractAddress(new Address(start.from.slice()), sender.nonce).bytes;
-        created.add(bytesToHex(addr));
-        await lookupAccount(addr);
-      }
-      await lookupAccount(start.coinbase);
-      evm.events.on("step", onStep);
-    },
-    detach: async (evm) => {
-      evm.events.off("step", onStep);
-      if (stepError !== undefined) throw stepError;
-      outcome = await collect();
-    },
-    result: () => {
-      if (outcome === undefined) throw new Error("the prestate tracer was not detached");
-      return outcome;
-    },
-  };
-
-  async function collect(): Promise<PrestateResult> {
+  /** geth's processDiffState: `post` of what changed, `pre` narrowed to it. */
+  const diff = (after: EngineState): { pre: Map<string, PrestateAccount>; post: Map<string, PrestateAccount> } => {
     const pre = new Map<string, PrestateAccount>();
-    const post = new Map<string, PrestateAccount>();
+    const changed = new Map<string, PrestateAccount>();
     for (const [key, a] of seen) {
-      if (opts.diffMode !== true) {
-        if (created.has(key) && a.empty) continue;
-        pre.set(key, render(a, a.storage));
+      if (deleted.has(key)) {
+        if (!a.empty) pre.set(key, render(a, a.storage));
         continue;
       }
-      const addr = new Address(Buffer.from(key, "hex"));
-      const now = await state().getAccount(addr);
-      if (now === undefined && !a.empty) {
-        // Deleted by the tx: kept in pre, absent from post.
-        pre.set(key, render(a, a.storage));
-        continue;
-      }
-      const after: PrestateAccount = { storage: new Map() };
+      const addr = Buffer.from(key, "hex");
+      const now = after.account(addr);
+      const code = now.exists ? after.code(addr) : EMPTY;
+      const out: PrestateAccount = { storage: new Map() };
       let modified = false;
-      const balance = now?.balance ?? 0n;
-      const nonce = now?.nonce ?? 0n;
-      const code = now === undefined ? new Uint8Array(0) : await state().getCode(addr);
-      if (balance !== a.balance) {
+      if (now.balance !== a.balance) {
         modified = true;
-        after.balance = balance;
+        out.balance = now.balance;
       }
-      if (nonce !== a.nonce) {
+      if (now.nonce !== a.nonce) {
         modified = true;
-        after.nonce = nonce;
+        out.nonce = now.nonce;
       }
-      if (opts.disableCode !== true && !equalBytes(code, a.code)) {
+      if (!equalBytes(code, a.code)) {
         modified = true;
-        after.code = code;
+        if (opts.disableCode !== true) out.code = code;
       }
-      const preStorage = new Map<string, Uint8Array>();
+      const kept = new Map<string, Uint8Array>();
       for (const [slot, before] of a.storage) {
-        const value = setLengthLeft(await state().getStorage(addr, Buffer.from(slot, "hex")), 32);
+        const value = setLengthLeft(after.storage(addr, Buffer.from(slot, "hex")), 32);
         if (equalBytes(value, before)) continue;
         modified = true;
-        if (!isZero(before)) preStorage.set(slot, before);
-        if (!isZero(value)) after.storage.set(slot, value);
+        if (!isZero(before)) kept.set(slot, before);
+        if (!isZero(value)) out.storage.set(slot, value);
       }
       if (!modified) continue;
-      if (!(created.has(key) && a.empty)) pre.set(key, render(a, preStorage));
-      if (opts.disableStorage === true) after.storage = new Map();
-      post.set(key, after);
+      out.storage = byKey(out.storage);
+      changed.set(key, out);
+      if (!a.empty) pre.set(key, render(a, kept));
     }
-    return { diffMode: opts.diffMode === true, pre, post };
-  }
+    return { pre: byKey(pre), post: byKey(changed) };
+  };
+
+  return {
+    hooks: (start) => {
+      state = start.state;
+      if (start.to === undefined) {
+        const addr = createAddress(start.from, start.state.account(start.from).nonce);
+        created.add(bytesToHex(addr));
+        lookupAccount(start.from);
+        lookupAccount(addr);
+      } else {
+        touchDelegate(start.to, lookupAccount);
+        lookupAccount(start.from);
+        lookupAccount(start.to);
+      }
+      lookupAccount(start.coinbase);
+      return { onOpcode, onOpcodeEnd };
+    },
+    afterTx: (after) => {
+      if (opts.diffMode === true) diffed = diff(after);
+    },
+    result: () => {
+      if (opts.diffMode === true) {
+        if (diffed === undefined) throw new Error("the prestate tracer did not see the end of the tx");
+        return { diffMode: true, ...diffed };
+      }
+      const out = new Map<string, PrestateAccount>();
+      for (const [key, a] of seen) if (!a.empty) out.set(key, render(a, a.storage));
+      return { diffMode: false, pre: byKey(out), post: new Map() };
+    },
+  };
 }

@@ -2,7 +2,6 @@ import type { Common } from "@ethereumjs/common";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
 import {
-  type EngineHooks,
   EngineTxError,
   executeCall,
   floorDataGas,
@@ -51,8 +50,6 @@ export interface EvmReaderDeps {
 }
 
 const DEFAULT_GAS_CAP = 25_000_000n;
-/** PREVRANDAO on Cosmos EVM: common.MaxHash (as executor.ts gives @ethereumjs/vm). */
-const MAX_HASH = new Uint8Array(32).fill(0xff);
 const DEFAULT_CALL_TIMEOUT_MS = 5000;
 const MAX_UINT64 = (1n << 64n) - 1n;
 const TX_GAS = 21000n;
@@ -358,9 +355,7 @@ export class EvmReaderImpl implements EvmReader {
   }
 
   async traceCall<T>(args: CallArgs, tracer: EvmTracer<T>, opts: CallOptions = {}): Promise<T> {
-    const from = args.from ?? new Uint8Array(20);
-    const hooks = this.#traceHooks(tracer, { from, to: args.to });
-    const result = this.#run(args, opts, hooks);
+    const result = this.#run(args, opts, tracer);
     return tracer.result({
       gasUsed: result.gasUsed,
       failed: result.status !== "success",
@@ -370,19 +365,12 @@ export class EvmReaderImpl implements EvmReader {
   }
 
   /**
-   * The engine hooks of `tracer` for a run starting with `start`.
-   * TODO(tracers on the engine): built by the tracer port (tracer.ts, prestateTracer.ts).
-   */
-  #traceHooks(_tracer: EvmTracer<unknown>, _start: { from: Uint8Array; to: Uint8Array | undefined }): EngineHooks {
-    throw new EvmCallError("tracers are being moved to cometh's EVM");
-  }
-
-  /**
    * Runs a call on cometh's EVM (engine/) over an overlay of the asked height: the checks geth's
    * eth_call makes (funds, intrinsic gas, fee fields), then executeCall; the deadline is checked every
-   * few thousand jumps and at every call frame. Builds no transaction object and no VM.
+   * few thousand jumps and at every call frame. Builds no transaction object and no VM. `tracer`
+   * (debug_traceCall) gets its hooks on the state before the call and sees the state after it.
    */
-  #run(args: CallArgs, opts: CallOptions, hooks: EngineHooks | undefined): CallResult {
+  #run(args: CallArgs, opts: CallOptions, tracer: EvmTracer<unknown> | undefined): CallResult {
     const height = opts.height ?? this.latestHeight();
     const exec = this.#executor(height);
     try {
@@ -426,6 +414,8 @@ export class EvmReaderImpl implements EvmReader {
       );
       const min = maxBig(intrinsicGas(data, accessList, authorizations, args.to === undefined), floorDataGas(data));
       if (gas < min) throw new EvmCallError(`intrinsic gas too low: have ${gas}, want ${min}`);
+      // A tracer starts on the state before the call, no gas bought yet (geth's OnTxStart).
+      const hooks = tracer?.hooks({ from, to: args.to, coinbase: ctx.coinbase, gasLimit: gas, state: overlay });
       // geth buys the gas before the call runs (BALANCE of the sender sees it spent).
       if (price > 0n) overlay.setStoredAccount(from, { ...acct, balance: acct.balance - gas * price });
       const consoleSink = this.#d.consoleLog?.();
@@ -452,6 +442,17 @@ export class EvmReaderImpl implements EvmReader {
         if (err instanceof EngineTxError) throw new EvmCallError(err.message, { cause: err });
         throw err;
       }
+      if (price > 0n) {
+        // ... and, as geth's state transition, refunds what was not used and pays the tip.
+        const after = overlay.storedAccount(from);
+        overlay.setStoredAccount(from, { ...after, balance: after.balance + (gas - r.gasUsed) * price });
+        const tip = price - exec.env.baseFee;
+        if (tip > 0n) {
+          const cb = overlay.storedAccount(exec.env.coinbase);
+          overlay.setStoredAccount(exec.env.coinbase, { ...cb, exists: true, balance: cb.balance + r.gasUsed * tip });
+        }
+      }
+      tracer?.afterTx?.(overlay);
       const lines = exec.takeConsoleLogs();
       if (consoleSink !== undefined && lines.length > 0 && opts.quietConsole !== true) consoleSink(lines);
       return {
@@ -570,8 +571,11 @@ export class EvmReaderImpl implements EvmReader {
           exec.apply(d);
           continue;
         }
-        const o = exec.apply(d, this.#traceHooks(tracer, { from: d.from, to: d.to }));
+        const state = exec.overlay;
+        const hooks = tracer.hooks({ from: d.from, to: d.to, coinbase: block.coinbase, gasLimit: d.gasLimit, state });
+        const o = exec.apply(d, hooks);
         if (o.kind === "invalid") throw new EvmCallError(o.error.message);
+        tracer.afterTx?.(state);
         return tracer.result({
           gasUsed: o.gasUsed,
           failed: o.status === 0,
@@ -639,10 +643,6 @@ function applyOverrides(overlay: OverlayStateManager, overrides: StateOverride[]
 
 /** How many call results the memo keeps (oldest dropped first). */
 const CALL_MEMO_ENTRIES = 4096;
-
-function resultOfRun(r: { result: CallResult }): CallResult {
-  return r.result;
-}
 
 function hexOrDash(b: Uint8Array | undefined): string {
   return b === undefined ? "-" : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");

@@ -33,7 +33,17 @@ import {
 import { Memory } from "./memory.js";
 import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES } from "./opcodes.js";
 import { precompileAt } from "./precompiles.js";
-import type { BlockEnv, EngineHooks, EngineLog, EngineState, Fork } from "./types.js";
+import type {
+  BlockEnv,
+  EngineHooks,
+  EngineLog,
+  EngineState,
+  Fork,
+  FrameEnter,
+  FrameExit,
+  FrameType,
+  OpcodeStep,
+} from "./types.js";
 
 /**
  * The synchronous interpreter: the loop that runs one frame over the opcode table, and Evm, the host
@@ -132,6 +142,40 @@ export function opcodeName(op: number): string {
   return OPCODES[op]?.name ?? "";
 }
 
+// ---- tracing ------------------------------------------------------------------------------------
+
+/**
+ * geth's constant gas where it differs from the table's static gas (the engine charges these in the
+ * handler): EIP-2929's warm cost of the account-reading opcodes and calls, CREATE's 32000. Only the
+ * cost a trace reports for an opcode that fails before it runs (stack, gas) uses it.
+ */
+const GETH_CONSTANT_GAS: Int32Array = (() => {
+  const t = Int32Array.from(OPCODES, (o) => o.gas);
+  for (const op of [0x31, 0x3b, 0x3c, 0x3f, CALL, CALLCODE, DELEGATECALL, STATICCALL]) t[op] = G_WARM_ACCESS;
+  t[CREATE] = G_CREATE;
+  t[CREATE2] = G_CREATE;
+  return t;
+})();
+
+/** Whether a fault is one geth finds before the opcode executes (its struct log then carries it). */
+function faultsBeforeExecution(message: string): boolean {
+  return (
+    message.startsWith(ERR.outOfGas) ||
+    message.startsWith("stack ") ||
+    message === ERR.gasUintOverflow ||
+    message === ERR.maxInitCodeSize
+  );
+}
+
+function frameType(kind: number): FrameType {
+  if (kind === CALLCODE) return "CALLCODE";
+  if (kind === DELEGATECALL) return "DELEGATECALL";
+  if (kind === STATICCALL) return "STATICCALL";
+  if (kind === CREATE) return "CREATE";
+  if (kind === CREATE2) return "CREATE2";
+  return "CALL";
+}
+
 // ---- the host -------------------------------------------------------------------------------------
 
 /** What a transaction's frames see of it. */
@@ -182,6 +226,21 @@ export class Evm implements Host {
   readonly #transientUndo: [string, bigint | undefined][] = [];
   readonly #stacks: bigint[][] = [];
   readonly #memories: Memory[] = [];
+  // Tracing (all undefined/false without hooks: the untraced paths test one field).
+  /** onEnter or onExit is set. */
+  readonly #framed: boolean;
+  readonly #onEnter: ((frame: FrameEnter) => void) | undefined;
+  readonly #onExit: ((frame: FrameExit) => void) | undefined;
+  readonly #onOpcode: ((step: OpcodeStep) => void) | undefined;
+  readonly #onOpcodeEnd: ((cost: number, error: string) => void) | undefined;
+  readonly #onLog: ((log: EngineLog) => void) | undefined;
+  /** The start gas of the running frame at each depth (onExit's gasUsed). */
+  readonly #startGas: number[] = [];
+  readonly #step: OpcodeStep | undefined;
+  /** The traced loop's current opcode: its frame and gas before; open until onOpcodeEnd was called. */
+  #stepOpen = false;
+  #stepGas = 0;
+  #stepFrame: Frame | undefined;
 
   constructor(state: EngineState, env: TxEnv) {
     this.state = state;
@@ -191,7 +250,29 @@ export class Evm implements Host {
     this.gasPrice = env.gasPrice;
     this.blobHashes = env.blobHashes;
     this.interrupt = env.interrupt;
-    this.hooks = env.hooks;
+    const hooks = env.hooks;
+    this.hooks = hooks;
+    this.#onEnter = hooks?.onEnter?.bind(hooks);
+    this.#onExit = hooks?.onExit?.bind(hooks);
+    this.#framed = this.#onEnter !== undefined || this.#onExit !== undefined;
+    this.#onOpcode = hooks?.onOpcode?.bind(hooks);
+    this.#onOpcodeEnd = hooks?.onOpcodeEnd?.bind(hooks);
+    this.#onLog = hooks?.onLog?.bind(hooks);
+    this.#step =
+      this.#onOpcode === undefined
+        ? undefined
+        : {
+            pc: 0,
+            op: 0,
+            gas: 0,
+            depth: 0,
+            stack: [],
+            stackSize: 0,
+            memory: EMPTY,
+            refund: 0,
+            address: EMPTY,
+            returnData: EMPTY,
+          };
   }
 
   // -- journaled tx-wide sets --
@@ -226,7 +307,12 @@ export class Evm implements Host {
   }
 
   log(address: Uint8Array, topics: Uint8Array[], data: Uint8Array): void {
-    this.logs.push({ address, topics, data });
+    const entry = { address, topics, data };
+    this.logs.push(entry);
+    if (this.#onLog !== undefined) {
+      if (this.#stepOpen) this.#closeStep();
+      this.#onLog(entry);
+    }
   }
 
   touch(addr: Uint8Array): void {
@@ -298,6 +384,7 @@ export class Evm implements Host {
       if (a.balance !== 0n) this.state.setAccount(self, { ...a, balance: 0n });
       this.destructs.push(self);
     }
+    if (this.#framed) this.#traceSelfdestruct(f, beneficiary, balance);
   }
 
   // -- frames --
@@ -356,6 +443,11 @@ export class Evm implements Host {
     isStatic: boolean,
     depth: number,
   ): FrameResult {
+    if (this.#framed) {
+      return this.#drive(
+        this.#enterCallTraced(kind, caller, caller, address, codeAddress, value, input, gas, isStatic, depth),
+      );
+    }
     return this.#drive(this.#enterCall(kind, caller, address, codeAddress, value, input, gas, isStatic, depth));
   }
 
@@ -368,7 +460,10 @@ export class Evm implements Host {
     depth: number,
     address: Uint8Array,
   ): CreateResult {
-    return { ...this.#drive(this.#enterCreate(caller, value, initcode, gas, depth, address)), address };
+    const first = this.#framed
+      ? this.#enterCreateTraced(CREATE, caller, value, initcode, gas, depth, address)
+      : this.#enterCreate(caller, value, initcode, gas, depth, address);
+    return { ...this.#drive(first), address };
   }
 
   /** Runs frames until `top` returns: sub-calls suspend their parent instead of recursing. */
@@ -376,7 +471,7 @@ export class Evm implements Host {
     if (!(top instanceof Frame)) return top;
     let f = top;
     for (;;) {
-      const r = runFrame(f);
+      const r = this.#onOpcode === undefined ? runFrame(f) : this.#runFrameTraced(f);
       const child = f.child;
       if (child !== undefined) {
         f.child = undefined;
@@ -384,6 +479,7 @@ export class Evm implements Host {
         continue;
       }
       const res = this.#exit(f, r);
+      if (this.#framed) this.#traceExit(f.depth, this.#startGas[f.depth] as number, res);
       const parent = f.parent;
       if (parent === undefined) return res;
       if (f.createAddress !== undefined) this.#resumeCreate(parent, res, f.createAddress);
@@ -568,8 +664,10 @@ export class Evm implements Host {
     const input = f.memory.read(inAt, Number(inSize));
     const gas = value !== 0n ? callGas + G_CALL_STIPEND : callGas;
     const depth = f.depth + 1;
+    if (this.#stepOpen) this.#closeStep();
     let next: FrameResult | Frame;
-    if (op === CALL) next = this.#enterCall(op, f.address, to, to, value, input, gas, f.isStatic, depth);
+    if (this.#framed) next = this.#enterCallFromOpcode(f, op, to, value, input, gas, depth);
+    else if (op === CALL) next = this.#enterCall(op, f.address, to, to, value, input, gas, f.isStatic, depth);
     else if (op === CALLCODE)
       next = this.#enterCall(op, f.address, f.address, to, value, input, gas, f.isStatic, depth);
     else if (op === DELEGATECALL)
@@ -602,13 +700,207 @@ export class Evm implements Host {
     let address: Uint8Array;
     if (op === CREATE2) address = create2Address(f.address, wordToBytes(s[sp] as bigint), initcode);
     else address = createAddress(f.address, this.state.account(f.address).nonce);
+    // geth's CREATE cost leaves out the gas handed to the new frame (charged while it executes).
+    if (this.#stepOpen) this.#closeStep();
     const gas = allButOne64th(f.gas);
     f.useGas(gas);
-    const next = this.#enterCreate(f.address, value, initcode, gas, f.depth + 1, address);
+    const next = this.#framed
+      ? this.#enterCreateTraced(op, f.address, value, initcode, gas, f.depth + 1, address)
+      : this.#enterCreate(f.address, value, initcode, gas, f.depth + 1, address);
     if (next instanceof Frame) {
       next.parent = f;
       f.child = next;
       f.stopped = true;
     } else this.#resumeCreate(f, next, address);
+  }
+
+  // -- tracing (only with hooks) --
+
+  /** #enterCall with onEnter first and, for a frame that runs no code, onExit at once. */
+  #enterCallTraced(
+    kind: number,
+    from: Uint8Array,
+    caller: Uint8Array,
+    address: Uint8Array,
+    codeAddress: Uint8Array,
+    value: bigint,
+    input: Uint8Array,
+    gas: number,
+    isStatic: boolean,
+    depth: number,
+  ): FrameResult | Frame {
+    this.#onEnter?.({
+      depth,
+      type: frameType(kind),
+      from,
+      to: address,
+      codeAddress,
+      precompile: precompileAt(codeAddress, this.fork) !== undefined,
+      input,
+      gas: BigInt(gas),
+      value,
+    });
+    this.#startGas[depth] = gas;
+    const next = this.#enterCall(kind, caller, address, codeAddress, value, input, gas, isStatic, depth);
+    if (!(next instanceof Frame)) this.#traceExit(depth, gas, next);
+    return next;
+  }
+
+  /** opCall's frame with hooks: the CALL family's context, caller and value as #enterCall takes them. */
+  #enterCallFromOpcode(
+    f: Frame,
+    op: number,
+    to: Uint8Array,
+    value: bigint,
+    input: Uint8Array,
+    gas: number,
+    depth: number,
+  ): FrameResult | Frame {
+    if (op === CALL)
+      return this.#enterCallTraced(op, f.address, f.address, to, to, value, input, gas, f.isStatic, depth);
+    if (op === CALLCODE) {
+      return this.#enterCallTraced(op, f.address, f.address, f.address, to, value, input, gas, f.isStatic, depth);
+    }
+    if (op === DELEGATECALL) {
+      return this.#enterCallTraced(op, f.address, f.caller, f.address, to, f.value, input, gas, f.isStatic, depth);
+    }
+    return this.#enterCallTraced(op, f.address, f.address, to, to, 0n, input, gas, true, depth);
+  }
+
+  #enterCreateTraced(
+    kind: number,
+    caller: Uint8Array,
+    value: bigint,
+    initcode: Uint8Array,
+    gas: number,
+    depth: number,
+    address: Uint8Array,
+  ): FrameResult | Frame {
+    this.#onEnter?.({
+      depth,
+      type: frameType(kind),
+      from: caller,
+      to: address,
+      codeAddress: address,
+      precompile: false,
+      input: initcode,
+      gas: BigInt(gas),
+      value,
+    });
+    this.#startGas[depth] = gas;
+    const next = this.#enterCreate(caller, value, initcode, gas, depth, address);
+    if (!(next instanceof Frame)) this.#traceExit(depth, gas, next);
+    return next;
+  }
+
+  #traceExit(depth: number, startGas: number, r: FrameResult): void {
+    this.#onExit?.({
+      depth,
+      output: r.output,
+      gasUsed: BigInt(startGas - r.gasLeft),
+      error: r.error,
+      reverted: !r.success,
+    });
+  }
+
+  /** geth reports SELFDESTRUCT as a frame of its own that opens and closes at once. */
+  #traceSelfdestruct(f: Frame, beneficiary: Uint8Array, balance: bigint): void {
+    if (this.#stepOpen) this.#closeStep();
+    const depth = f.depth + 1;
+    this.#onEnter?.({
+      depth,
+      type: "SELFDESTRUCT",
+      from: f.address,
+      to: beneficiary,
+      codeAddress: beneficiary,
+      precompile: precompileAt(beneficiary, this.fork) !== undefined,
+      input: EMPTY,
+      gas: 0n,
+      value: balance,
+    });
+    this.#onExit?.({ depth, output: EMPTY, gasUsed: 0n, error: "", reverted: false });
+  }
+
+  /** Reports the open opcode's cost (everything charged so far): before it opens a frame or logs. */
+  #closeStep(): void {
+    this.#stepOpen = false;
+    const f = this.#stepFrame as Frame;
+    this.#onOpcodeEnd?.(this.#stepGas - f.gas, "");
+  }
+
+  /**
+   * runFrame with the opcode hooks: onOpcode before each opcode, onOpcodeEnd once its cost is known.
+   * Runs the same checks and handlers in the same order as runFrame (kept apart so that loop stays as
+   * it is).
+   */
+  #runFrameTraced(f: Frame): FrameResult {
+    const onOpcode = this.#onOpcode as (step: OpcodeStep) => void;
+    const step = this.#step as OpcodeStep;
+    const code = f.code;
+    const len = code.length;
+    const mem = f.memory;
+    this.#stepFrame = f;
+    let op = 0;
+    let gasBefore = 0;
+    /** 0: checking the stack, 1: charging the static gas, 2: in the handler. */
+    let phase = 0;
+    try {
+      while (!f.stopped) {
+        const pc = f.pc;
+        op = pc < len ? (code[pc] as number) : 0;
+        const sp = f.sp;
+        gasBefore = f.gas;
+        step.pc = pc;
+        step.op = op;
+        step.gas = gasBefore;
+        step.depth = f.depth + 1;
+        step.stack = f.stack;
+        step.stackSize = sp;
+        step.memory = mem.view(0, mem.size);
+        step.refund = this.refund;
+        step.address = f.address;
+        step.returnData = f.returnData;
+        onOpcode(step);
+        this.#stepGas = gasBefore;
+        this.#stepOpen = true;
+        phase = 0;
+        if (sp < (OP_MIN_STACK[op] as number)) {
+          throw new VmError(`stack underflow (${sp} <=> ${OP_MIN_STACK[op]})`);
+        }
+        if (sp > (OP_MAX_STACK[op] as number)) throw new VmError(`stack limit reached ${sp} (${OP_MAX_STACK[op]})`);
+        phase = 1;
+        const g = OP_GAS[op] as number;
+        if (g > f.gas) {
+          f.gas = 0;
+          throw new VmError(ERR.outOfGas);
+        }
+        f.gas -= g;
+        f.pc = pc + 1;
+        phase = 2;
+        (OP_HANDLERS[op] as (f: Frame) => void)(f);
+        if (this.#stepOpen) {
+          this.#stepOpen = false;
+          this.#onOpcodeEnd?.(gasBefore - f.gas, "");
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof VmError)) throw err;
+      if (this.#stepOpen) {
+        this.#stepOpen = false;
+        const before = faultsBeforeExecution(err.message);
+        let cost: number;
+        if (phase === 0) cost = GETH_CONSTANT_GAS[op] as number;
+        else if (phase === 1) cost = OP_GAS[op] as number;
+        else {
+          cost = gasBefore - f.gas;
+          const constant = GETH_CONSTANT_GAS[op] as number;
+          if (before && cost < constant) cost = constant;
+        }
+        this.#onOpcodeEnd?.(cost, before ? err.message : "");
+      }
+      return { success: false, gasLeft: 0, output: EMPTY, error: err.message };
+    }
+    if (f.reverted) return { success: false, gasLeft: f.gas, output: f.output, error: ERR.reverted };
+    return { success: true, gasLeft: f.gas, output: f.output, error: "" };
   }
 }

@@ -134,36 +134,93 @@ export type PrecompileResult =
 /** A precompiled contract: pure, synchronous. */
 export type Precompile = (input: Uint8Array, gasLimit: bigint, fork: Fork) => PrecompileResult;
 
-/** A frame about to start, as geth's tracing OnEnter sees it. */
+/** The kinds of frame geth's tracing hooks name (SELFDESTRUCT: the opcode, reported as a frame). */
+export type FrameType = "CALL" | "CALLCODE" | "DELEGATECALL" | "STATICCALL" | "CREATE" | "CREATE2" | "SELFDESTRUCT";
+
+/**
+ * A frame about to start, as geth's tracing OnEnter sees it: called at the start of every call and
+ * creation, before the depth and balance checks, also for precompiles and accounts without code, and
+ * for SELFDESTRUCT (a frame that opens and closes at once, gas 0, value the balance moved).
+ */
 export interface FrameEnter {
-  /** 0 for the transaction's own frame. */
+  /** 0 for the transaction's own frame (geth's OnEnter depth). */
   depth: number;
-  type: "CALL" | "CALLCODE" | "DELEGATECALL" | "STATICCALL" | "CREATE" | "CREATE2";
+  type: FrameType;
+  /** geth's `from`: the account making the call (the calling frame's address; the sender at depth 0). */
   from: Uint8Array;
-  /** The account whose context runs (the created address for creations). */
+  /** The account whose context runs (the created address for creations, the beneficiary for SELFDESTRUCT). */
   to: Uint8Array;
-  /** The account whose code runs (differs from `to` for DELEGATECALL/CALLCODE). */
+  /**
+   * The account whose code runs (differs from `to` for DELEGATECALL/CALLCODE): geth's OnEnter `to`
+   * for every type.
+   */
   codeAddress: Uint8Array;
+  /** Whether codeAddress is a precompile of the run's fork. */
+  precompile: boolean;
+  /** Call data; the initcode for creations. */
   input: Uint8Array;
+  /** The gas the frame starts with (a value-bearing CALL's includes the stipend). */
   gas: bigint;
+  /** The value moved; DELEGATECALL: the value the frame inherits; STATICCALL: 0. */
   value: bigint;
 }
 
-/** A frame that ended, as geth's tracing OnExit sees it. */
+/** A frame that ended, as geth's tracing OnExit sees it (also for frames that ran no code). */
 export interface FrameExit {
   depth: number;
+  /** Return data, revert data, or (creations) the deployed code; empty after an exceptional halt. */
   output: Uint8Array;
+  /** The frame's start gas minus what it hands back. */
   gasUsed: bigint;
   /** geth's error text, "" on success. */
   error: string;
+  /** Whether its state changes were undone (every failure, a revert or not). */
   reverted: boolean;
 }
 
 /**
+ * The state before one opcode, for tracers (geth's OnOpcode scope). The engine passes the same object
+ * for every opcode of a run and the arrays are the frame's own: read them inside the hook and copy
+ * what you keep.
+ */
+export interface OpcodeStep {
+  pc: number;
+  op: number;
+  /** Gas left before the opcode. */
+  gas: number;
+  /** 1 for the transaction's own frame (geth's OnOpcode depth: OnEnter's + 1). */
+  depth: number;
+  /** The stack, bottom first; entries [0, stackSize) are live. */
+  stack: readonly bigint[];
+  stackSize: number;
+  /** The frame's memory as the opcode finds it (before any expansion the opcode makes). */
+  memory: Uint8Array;
+  /** The refund counter (EIP-3529) before the opcode. */
+  refund: number;
+  /** The account whose context runs (ADDRESS). */
+  address: Uint8Array;
+  /** RETURNDATA: the output of the frame's last call. */
+  returnData: Uint8Array;
+}
+
+/**
  * Hooks the engine calls while it runs (tracers, console.log recording). Synchronous; a hook that
- * throws aborts the run. The engine runs its untraced loop when no opcode hook is set.
+ * throws aborts the run. The engine runs its untraced loop unless `onOpcode` is set.
  */
 export interface EngineHooks {
   onEnter?(frame: FrameEnter): void;
   onExit?(frame: FrameExit): void;
+  /** Before each opcode (only the run with this hook steps through the traced loop). */
+  onOpcode?(step: OpcodeStep): void;
+  /**
+   * After each onOpcode, once the opcode's gas is known: `cost` is geth's OnOpcode cost, static plus
+   * dynamic gas (CALL*: including the gas handed to the new frame, not the stipend; CREATE*: without
+   * it), and comes before the onEnter of the frame the opcode opens. `error` is set (geth's text) when
+   * the opcode failed before it executed: stack underflow or overflow, out of gas (then `cost` is all
+   * the gas left, or the static gas when that alone was missing); faults while it executes (invalid
+   * jump, write protection, ...) leave it "" and end the frame (onExit).
+   */
+  onOpcodeEnd?(cost: number, error: string): void;
+  /** A LOG opcode's log, as it is emitted (also in frames that later revert). */
+  onLog?(log: EngineLog): void;
 }
