@@ -21,7 +21,8 @@
  *                                 bash bench/peers/install.sh), stops it by its PID (then its process group),
  *                                 prints one combined table.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
- * --timeout-commit D (cometh, 0s), --json (results as JSON after the table).
+ * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
+ * --json (results as JSON after the table).
  *
  * Load generator: bench/load.ts's minimal HTTP/1.1 keep-alive client on node:net, one request in flight per
  * connection (no pipelining). node:http's Agent saturates its own core near 19k req/s on a 2-core machine,
@@ -49,7 +50,7 @@
  * and only PIDs started here are signalled.
  */
 import { fork } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -74,7 +75,20 @@ import {
   waitForChainId,
 } from "./nodes.js";
 
+/**
+ * Whether this file is the entry point (npm run bench:evm, or the ceiling child it forks). Imported (by
+ * bench/profile.ts, for the setup and the route bodies below), it parses no arguments and runs nothing.
+ */
+const isMain = (() => {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+})();
+
 const { values } = parseArgs({
+  args: isMain ? process.argv.slice(2) : [],
   options: {
     rpc: { type: "string" },
     nodes: { type: "string", default: "cometh,anvil,hardhat,ganache" },
@@ -89,6 +103,7 @@ const { values } = parseArgs({
     lanes: { type: "string", default: "10" },
     json: { type: "boolean", default: false },
     "bare-server": { type: "boolean", default: false },
+    "read-workers": { type: "string" },
   },
 });
 
@@ -102,7 +117,7 @@ const ADDRS = WALLETS.map((w) => w.address);
 // ---------------------------------------------------------------------------------------------------------
 // JSON-RPC over a keep-alive node:http agent.
 
-class RpcError extends Error {
+export class RpcError extends Error {
   override name = "RpcError";
 }
 
@@ -135,7 +150,7 @@ function post(
   });
 }
 
-class Rpc {
+export class Rpc {
   readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
   private id = 0;
   readonly target: LoadTarget;
@@ -174,7 +189,7 @@ function parseTarget(url: string): LoadTarget {
 // ---------------------------------------------------------------------------------------------------------
 // Load generation.
 
-function load(
+export function load(
   target: LoadTarget,
   payload: string,
   seconds: number,
@@ -239,7 +254,7 @@ interface Receipt {
   contractAddress: string | null;
 }
 
-const ROUTES = [
+export const ROUTES = [
   "eth_blockNumber",
   "eth_getBalance",
   "eth_call balanceOf",
@@ -247,6 +262,7 @@ const ROUTES = [
   "eth_call balanceOf, distinct holders",
   "eth_call compute loop, distinct args",
 ] as const;
+export type Route = (typeof ROUTES)[number];
 
 /**
  * Runtime code of the compute-loop contract: acc = calldata[0]; 2500 times acc = acc*7 + 3 (13 opcodes
@@ -292,7 +308,7 @@ async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: n
   return out;
 }
 
-interface Signed {
+export interface Signed {
   raw: string;
   hash: string;
   /** Index of the sending dev account. */
@@ -403,9 +419,24 @@ async function txPhase(rpc: Rpc, lanes: Signed[][], timeoutMs: number, stallMs: 
   };
 }
 
-async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<NodeResult> {
-  const result: NodeResult = { name, client: "", routes: {}, notes: [] };
-  result.client = await rpc.call<string>("web3_clientVersion").catch(() => "?");
+/** What the read routes and the transfers need from the untimed setup. */
+export interface EvmSetup {
+  chainId: number;
+  /** The ERC-20, deployed by dev account 0, which gave each other dev account 10^22 of it. */
+  tokenAddr: string;
+  /** Gas limit for an ERC-20 transfer (its estimate + 30%). */
+  tokenGas: bigint;
+  /** The compute-loop contract (LOOP_RUNTIME). */
+  loopAddr: string;
+  /** Signs an EIP-1559 tx from dev account `s` at its next nonce. */
+  sign: (s: number, fields: { to?: string; value?: bigint; data?: string; gasLimit: bigint }) => Signed;
+}
+
+/**
+ * The untimed setup on a node that answers: waits for its first block, deploys the ERC-20 from dev account
+ * 0, funds the other dev accounts with it, deploys the compute-loop contract.
+ */
+export async function setupContracts(rpc: Rpc): Promise<EvmSetup> {
   const chainId = Number(await rpc.call<string>("eth_chainId"));
   // A node may answer before its first block exists (cometh right after start-up): wait for one (untimed).
   let block: { baseFeePerGas?: string } | null = null;
@@ -473,31 +504,61 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
     throw new RpcError("compute-loop deployment failed");
   }
   const loopAddr = loopDeployed.contractAddress;
+  return { chainId, tokenAddr, tokenGas, loopAddr, sign };
+}
 
-  // Read routes.
+/** A read route's request: one fixed body, or (`bodyAt`) a different body for every request. */
+export interface RouteRequest {
+  body: string;
+  bodyAt?: (i: number) => string;
+}
+
+/** The request of each read route, for the contracts of `setup`. */
+export function routeRequests(setup: Pick<EvmSetup, "tokenAddr" | "loopAddr">): Record<Route, RouteRequest> {
+  const { tokenAddr, loopAddr } = setup;
   const balanceOfSelector = token.getFunction("balanceOf")?.selector ?? "0x70a08231";
-  const distinct: Partial<Record<(typeof ROUTES)[number], (i: number) => string>> = {
+  const distinct: Partial<Record<Route, (i: number) => string>> = {
     "eth_call balanceOf, distinct holders": (i) =>
       `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"${tokenAddr}","data":"${balanceOfSelector}${i.toString(16).padStart(64, "0")}"},"latest"]}`,
     "eth_call compute loop, distinct args": (i) =>
       `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"${loopAddr}","data":"0x${(i + 1).toString(16).padStart(64, "0")}"},"latest"]}`,
   };
-  const payloads: Record<(typeof ROUTES)[number], string> = {
+  const payloads: Record<Route, string> = {
     eth_blockNumber: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-    eth_getBalance: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [addrs[0], "latest"] }),
+    eth_getBalance: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [ADDRS[0], "latest"] }),
     "eth_call balanceOf": JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
       method: "eth_call",
-      params: [{ to: tokenAddr, data: token.encodeFunctionData("balanceOf", [addrs[0]]) }, "latest"],
+      params: [{ to: tokenAddr, data: token.encodeFunctionData("balanceOf", [ADDRS[0]]) }, "latest"],
     }),
     "eth_call balanceOf, distinct holders": "",
     "eth_call compute loop, distinct args": "",
   };
+  const out = {} as Record<Route, RouteRequest>;
   for (const route of ROUTES) {
     const bodyAt = distinct[route];
-    await load(rpc.target, payloads[route], Math.min(1, opts.seconds), opts.connections, bodyAt); // warm-up
-    const r = await load(rpc.target, payloads[route], opts.seconds, opts.connections, bodyAt);
+    out[route] = bodyAt === undefined ? { body: payloads[route] } : { body: payloads[route], bodyAt };
+  }
+  return out;
+}
+
+async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<NodeResult> {
+  const result: NodeResult = { name, client: "", routes: {}, notes: [] };
+  result.client = await rpc.call<string>("web3_clientVersion").catch(() => "?");
+  const setup = await setupContracts(rpc);
+  const { tokenAddr, tokenGas, sign } = setup;
+  const addrs = ADDRS;
+
+  // Read routes.
+  const requests = routeRequests(setup);
+  for (const route of ROUTES) {
+    const { body, bodyAt } = requests[route];
+    // The warm-up's distinct requests are numbered from 10^9, so the measured ones repeat none of them
+    // (a repeat would be answered by the per-height call memo).
+    const warmAt = bodyAt === undefined ? undefined : (i: number) => bodyAt(1_000_000_000 + i);
+    await load(rpc.target, body, Math.min(1, opts.seconds), opts.connections, warmAt); // warm-up
+    const r = await load(rpc.target, body, opts.seconds, opts.connections, bodyAt);
     result.routes[route] = r;
     console.log(
       `  ${route}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors`,
@@ -698,7 +759,15 @@ function pidListeningOn(port: number): number | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // The nodes this harness can start (bench/nodes.ts).
 
-const SPECS: NodeSpec[] = [comethStart(values["timeout-commit"]), ANVIL, HARDHAT, GANACHE];
+const SPECS: NodeSpec[] = [
+  comethStart(
+    values["timeout-commit"],
+    values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]],
+  ),
+  ANVIL,
+  HARDHAT,
+  GANACHE,
+];
 
 async function runManaged(spec: NodeSpec, opts: HarnessOptions): Promise<NodeResult> {
   const node = await startNode(spec, { stdout: false, keepChars: 2000 });
@@ -868,7 +937,9 @@ async function main(): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------------------
 // Child mode: the ceiling server (a fixed JSON-RPC answer, whatever the request).
-if (values["bare-server"]) {
+if (!isMain) {
+  // Imported: the exports only.
+} else if (values["bare-server"]) {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, result: "0x1" });
   const server = createServer((req, res) => {
     req.resume();

@@ -109,7 +109,7 @@ function cometh(
  * `cometh start` on a fresh home: JSON-RPC on `port`, its WebSocket on the extra port, CometBFT RPC and P2P on
  * ports of its own choosing, no empty blocks, --consensus.timeout_commit `timeoutCommit`.
  */
-export function comethStart(timeoutCommit: string): NodeSpec {
+export function comethStart(timeoutCommit: string, extraArgs: readonly string[] = []): NodeSpec {
   return cometh("start", "cometh-bench-evm-", false, (port, wsPort, home) => ({
     args: [
       "--home",
@@ -128,6 +128,7 @@ export function comethStart(timeoutCommit: string): NodeSpec {
       "false",
       "--log_level",
       "error",
+      ...extraArgs,
     ],
   }));
 }
