@@ -200,6 +200,16 @@ export interface CreateResult extends FrameResult {
   address: Uint8Array;
 }
 
+/**
+ * Stacks and memories a finished transaction handed back (Evm.release), by depth, for the next one: a
+ * call allocates no 1024-slot stack or memory buffer of its own. Kept for the shallow depths only, and
+ * memories only while small.
+ */
+const spareStacks: (bigint[] | undefined)[] = [];
+const spareMemories: (Memory | undefined)[] = [];
+const SPARE_DEPTHS = 16;
+const SPARE_MEMORY_BYTES = 1 << 16;
+
 /** The host of one transaction's frames. Create one per transaction (or call). */
 export class Evm implements Host {
   readonly state: EngineState;
@@ -273,6 +283,22 @@ export class Evm implements Host {
             address: EMPTY,
             returnData: EMPTY,
           };
+  }
+
+  /** Hands this transaction's stacks and memories to the next one (call once it has ended). */
+  release(): void {
+    const n = Math.min(this.#stacks.length, SPARE_DEPTHS);
+    for (let d = 0; d < n; d++) {
+      const stack = this.#stacks[d];
+      if (stack !== undefined) spareStacks[d] = stack;
+      const memory = this.#memories[d];
+      if (memory !== undefined && memory.buf.length <= SPARE_MEMORY_BYTES) {
+        memory.reset();
+        spareMemories[d] = memory;
+      }
+    }
+    this.#stacks.length = 0;
+    this.#memories.length = 0;
   }
 
   // -- journaled tx-wide sets --
@@ -402,12 +428,14 @@ export class Evm implements Host {
   ): Frame {
     let stack = this.#stacks[depth];
     if (stack === undefined) {
-      stack = new Array<bigint>(STACK_LIMIT).fill(0n);
+      stack = spareStacks[depth] ?? new Array<bigint>(STACK_LIMIT).fill(0n);
+      spareStacks[depth] = undefined;
       this.#stacks[depth] = stack;
     }
     let memory = this.#memories[depth];
     if (memory === undefined) {
-      memory = new Memory();
+      memory = spareMemories[depth] ?? new Memory();
+      spareMemories[depth] = undefined;
       this.#memories[depth] = memory;
     }
     return new Frame(

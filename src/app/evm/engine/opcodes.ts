@@ -545,33 +545,36 @@ export function pushValuesOf(code: Uint8Array): bigint[] {
   return values;
 }
 
+function pushN(f: Frame, n: number): void {
+  let values = f.pushValues;
+  if (values === undefined) {
+    values = pushValuesOf(f.code);
+    f.pushValues = values;
+  }
+  const pc = f.pc;
+  f.stack[f.sp++] = values[pc] as bigint;
+  f.pc = pc + n;
+}
+function dupN(f: Frame, n: number): void {
+  const s = f.stack;
+  s[f.sp] = s[f.sp - n] as bigint;
+  f.sp++;
+}
+function swapN(f: Frame, n: number): void {
+  const s = f.stack;
+  const top = f.sp - 1;
+  const t = s[top] as bigint;
+  s[top] = s[top - n] as bigint;
+  s[top - n] = t;
+}
 function makePush(n: number): Handler {
-  return (f: Frame): void => {
-    let values = f.pushValues;
-    if (values === undefined) {
-      values = pushValuesOf(f.code);
-      f.pushValues = values;
-    }
-    const pc = f.pc;
-    f.stack[f.sp++] = values[pc] as bigint;
-    f.pc = pc + n;
-  };
+  return (f: Frame): void => pushN(f, n);
 }
 function makeDup(n: number): Handler {
-  return (f: Frame): void => {
-    const s = f.stack;
-    s[f.sp] = s[f.sp - n] as bigint;
-    f.sp++;
-  };
+  return (f: Frame): void => dupN(f, n);
 }
 function makeSwap(n: number): Handler {
-  return (f: Frame): void => {
-    const s = f.stack;
-    const top = f.sp - 1;
-    const t = s[top] as bigint;
-    s[top] = s[top - n] as bigint;
-    s[top - n] = t;
-  };
+  return (f: Frame): void => swapN(f, n);
 }
 
 // ---- 0xa0s: LOG -------------------------------------------------------------------------------

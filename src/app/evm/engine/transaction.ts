@@ -313,6 +313,7 @@ export function executeTx(
   state.setAccount(tx.from, { ...after, balance: after.balance + (tx.gasLimit - result.gasUsed) * price });
   evm.addBalance(block.coinbase, result.gasUsed * (price - block.baseFee));
   finalise(evm);
+  evm.release();
   return result;
 }
 
@@ -386,5 +387,6 @@ export function executeCall(
     opts,
   );
   finalise(evm);
+  evm.release();
   return result;
 }
