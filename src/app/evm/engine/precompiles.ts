@@ -81,3 +81,11 @@ const PRAGUE_ADDRESSES = addressesOf(PRAGUE);
 export function activePrecompiles(fork: Fork): Uint8Array[] {
   return (fork === "prague" ? PRAGUE_ADDRESSES : CANCUN_ADDRESSES).slice();
 }
+
+const PRAGUE_KEYS: readonly string[] = PRAGUE_ADDRESSES.map((a) => Buffer.from(a).toString("hex"));
+const CANCUN_KEYS: readonly string[] = CANCUN_ADDRESSES.map((a) => Buffer.from(a).toString("hex"));
+
+/** activePrecompiles as hex keys (addressKey), computed once: every transaction warms them. */
+export function activePrecompileKeys(fork: Fork): readonly string[] {
+  return fork === "prague" ? PRAGUE_KEYS : CANCUN_KEYS;
+}

@@ -12,7 +12,7 @@ import {
   REFUND_QUOTIENT,
 } from "./gas.js";
 import { createAddress, delegationTarget, Evm } from "./interpreter.js";
-import { activePrecompiles } from "./precompiles.js";
+import { activePrecompileKeys } from "./precompiles.js";
 import {
   type AccessListItem,
   type Authorization,
@@ -203,7 +203,7 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
   evm.warmAddress(addressKey(m.from));
   if (m.to !== undefined) evm.warmAddress(addressKey(m.to));
   evm.warmAddress(addressKey(block.coinbase));
-  for (const p of activePrecompiles(fork)) evm.warmAddress(addressKey(p));
+  for (const key of activePrecompileKeys(fork)) evm.warmAddress(key);
   for (const item of m.accessList) {
     const key = addressKey(item.address);
     evm.warmAddress(key);
