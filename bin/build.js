@@ -43,7 +43,9 @@ try {
 try {
   await esbuild.build({
     absWorkingDir: root,
-    entryPoints: { main: "src/cli/main.ts" },
+    // The read workers' thread (src/app/evm/readPool.ts starts dist/cli/readWorker.js beside it);
+    // splitting shares the modules both entries use.
+    entryPoints: { main: "src/cli/main.ts", readWorker: "src/app/evm/readWorker.ts" },
     outdir: `${staging}/cli`,
     bundle: true,
     splitting: true,

@@ -11,6 +11,7 @@ export {
   EvmApplication,
   type EvmAppOptions,
   type EvmReader,
+  EvmReadPool,
   encodeAnvilStateHex,
   encodeAnvilStateJson,
   encodeDevEntry,

@@ -55,6 +55,24 @@ const USER_ERRORS = [
   InvalidSignRequestError,
 ] as const;
 
+/**
+ * Damaged data files found while starting a node (store/ StoreFileError, consensus/ WalRepairError):
+ * their message names the file and what is wrong. Registered by `loadNode`, as those modules load
+ * with the node only.
+ */
+let dataFileErrors: readonly (abstract new (...args: never[]) => Error)[] = [];
+
+/** node/ on demand (init, show-node-id and version run without its dependencies), with its data-file errors. */
+async function loadNode(): Promise<typeof import("../node/index.js")> {
+  const [node, store, consensus] = await Promise.all([
+    import("../node/index.js"),
+    import("../store/index.js"),
+    import("../consensus/index.js"),
+  ]);
+  dataFileErrors = [store.StoreFileError, consensus.WalRepairError];
+  return node;
+}
+
 /** pino level for a log_level name ("none" silences). */
 function pinoLevel(level: LogLevelName): string {
   return level === "none" ? "silent" : level;
@@ -123,7 +141,7 @@ export function buildProgram(io: CliIo = processIo): Command {
       try {
         await fn(...args);
       } catch (err) {
-        if (USER_ERRORS.some((cls) => err instanceof cls)) {
+        if ([...USER_ERRORS, ...dataFileErrors].some((cls) => err instanceof cls)) {
           io.err(`ERROR: ${(err as Error).message}`);
         } else {
           io.err(`ERROR: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -191,8 +209,7 @@ export function buildProgram(io: CliIo = processIo): Command {
       const config = loadNodeConfig(home, overrides);
       const log = createNodeLogger(config);
       for (const w of config.warnings) log.warn(w);
-      // Loaded on demand so that init/show-*/version work without the node's dependencies.
-      const { startNode, formatDevAccounts } = await import("../node/index.js");
+      const { startNode, formatDevAccounts } = await loadNode();
       const node = await startNode(config, log);
       io.out(`cometh node ${node.nodeKey.id} on chain ${node.genesis.chainId} (home ${config.home})`);
       for (const addr of node.rpcAddresses) io.out(`node RPC listening on ${addr}`);
@@ -250,6 +267,7 @@ export function buildProgram(io: CliIo = processIo): Command {
   addSettingFlags(dev);
   dev.action(
     run(async (opts: DevFlags, cmd: Command) => {
+      await loadNode();
       const { runDevChain } = await import("./devCommand.js");
       const given = globals(cmd).home;
       await runDevChain(

@@ -176,6 +176,7 @@ describe("defaults", () => {
         batchRequestLimit: 1000,
         batchResponseMaxSize: 25_000_000,
         enableProfiling: false,
+        readWorkers: 0,
       },
       evm: { evmChainId: 262_144n, minTip: 0n, maxTxGasWanted: 0n },
     };
@@ -422,6 +423,30 @@ describe("errors", () => {
     writeConfig("[json-rpc]\ngas-cap = -5\n", "app.toml");
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
       `"<home>/config/app.toml: [json-rpc] gas-cap can't be negative; got -5. Use 0 or a positive integer"`,
+    );
+  });
+
+  test("limits: [json-rpc] read-workers takes 0..64", () => {
+    writeConfig("[json-rpc]\nread-workers = 0\n", "app.toml");
+    expect(loadNodeConfig(home).jsonRpc.readWorkers).toBe(0);
+    writeConfig("[json-rpc]\nread-workers = 64\n", "app.toml");
+    expect(loadNodeConfig(home).jsonRpc.readWorkers).toBe(64);
+    expect(loadNodeConfig(home, { "json-rpc.read-workers": "2" }).jsonRpc.readWorkers).toBe(2);
+    writeConfig("[json-rpc]\nread-workers = 65\n", "app.toml");
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/app.toml: [json-rpc] read-workers must be at most 64; got 65"`,
+    );
+    writeConfig("[json-rpc]\nread-workers = -1\n", "app.toml");
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/app.toml: [json-rpc] read-workers can't be negative; got -1. Use 0 or a positive integer"`,
+    );
+    writeConfig('[json-rpc]\nread-workers = "two"\n', "app.toml");
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/app.toml: [json-rpc] read-workers must be an integer; got "two" (a string)"`,
+    );
+    writeConfig("", "app.toml");
+    expect(errorOf(() => loadNodeConfig(home, { "json-rpc.read-workers": "100" }))).toMatchInlineSnapshot(
+      `"flag --json-rpc.read-workers: must be at most 64; got 100"`,
     );
   });
 

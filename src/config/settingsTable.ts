@@ -55,6 +55,15 @@ export type EvmNamespace = (typeof EVM_NAMESPACES)[number];
 /** The CometBFT release whose config format, RPC and hashes cometh follows. */
 export const COMETBFT_VERSION = "0.38.25";
 
+/**
+ * `[json-rpc] read-workers` when unset. Measured on a 2-core machine with the load generator on it
+ * (`npm run bench:evm -- --nodes cometh --read-workers N`, README's app.toml paragraph): 1 worker cost
+ * ~25-40% of the distinct-balanceOf row and ~60-70 MiB of RSS, for up to ~20% more of the compute-loop
+ * row (none while the machine was busy) and a main thread that no long call can hold up; 0 regresses
+ * nothing there.
+ */
+export const DEFAULT_READ_WORKERS = 0;
+
 const semver = /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
 function parseNamespaces(raw: unknown): EvmNamespace[] {
@@ -518,6 +527,16 @@ const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {
     doc: "Upper bound on the number of response bytes of a JSON-RPC batch (0 = unlimited).",
   }),
   enableProfiling: bool("enable-profiling", false, { doc: "Enable profiling in the debug namespace" }),
+  readWorkers: int("read-workers", DEFAULT_READ_WORKERS, {
+    doc:
+      "Worker threads that run eth_call, eth_estimateGas, debug_traceCall and eth_getLogs, each\n" +
+      "reading the EVM state through its own LMDB read transaction, so that reads use the other\n" +
+      "cores while the main thread keeps consensus and CheckTx (0 = run them on the main thread,\n" +
+      "where one long call holds up everything else until it ends). About 70 MiB each. With cores to\n" +
+      "spare, use the cores left after the main thread and LMDB's writer (cores - 2). Dev chains\n" +
+      "(cometh dev) always run them on the main thread. cometh-only key, 0..64.",
+    max: 64,
+  }),
 });
 
 const evm = table("app.toml", "evm", "EVM Configuration", {

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import {
   BitArray,
   BLOCK_ID_FLAG,
@@ -37,6 +38,7 @@ import {
   NonDeterministicSignatureError,
   UnwantedRoundVoteError,
   WalCorruptionError,
+  WalRepairError,
   WalReplayError,
 } from "./errors.js";
 import { HeightVoteSet } from "./heightVoteSet.js";
@@ -559,12 +561,43 @@ export class ConsensusState {
   // ---------------------------------------------------------------------------------------------
   // WAL catch-up replay (consensus/replay.go catchupReplay)
 
+  /**
+   * State.OnStart's catch-up loop: a replay that meets corrupted data in the height being replayed
+   * repairs the head file once (Wal.repair, CometBFT's repairWalFile) and replays again; corrupted
+   * data still there stops the start (WalRepairError). Other replay errors are logged and the node
+   * goes on from the stored state.
+   */
   private async catchupReplayWithRepair(): Promise<void> {
-    try {
-      await this.catchupReplay(this.height);
-    } catch (err) {
-      if (err instanceof WalCorruptionError) throw err;
-      this.deps.log.error({ err: (err as Error).message }, "error on catchup replay; proceeding to start state anyway");
+    let repairAttempted = false;
+    for (;;) {
+      try {
+        await this.catchupReplay(this.height);
+        return;
+      } catch (err) {
+        if (!(err instanceof WalCorruptionError)) {
+          this.deps.log.error(
+            { err: (err as Error).message },
+            "error on catchup replay; proceeding to start state anyway",
+          );
+          return;
+        }
+        const file = err.file ?? this.opts.walPath;
+        if (repairAttempted) {
+          throw new WalRepairError(
+            `the consensus WAL ${file} is corrupted in the records of height ${this.height} (${err.message}), ` +
+              `and repairing ${this.opts.walPath} did not remove it. Move the directory ${dirname(this.opts.walPath)} ` +
+              "away to start without replaying this height (priv_validator_state.json still prevents double signing)",
+            file,
+            { cause: err },
+          );
+        }
+        repairAttempted = true;
+        this.deps.log.error({ err: err.message, file }, "the WAL file is corrupted; attempting repair");
+        const done = await this.wal?.repair();
+        if (done === undefined) {
+          this.deps.log.error({ file: this.opts.walPath }, "the WAL head file has no damaged record to cut");
+        }
+      }
     }
   }
 
@@ -578,6 +611,16 @@ export class ConsensusState {
     const res = wal.searchForEndHeight(endHeight);
     if (!res.found) {
       throw new WalReplayError(`cannot replay height ${csHeight}. WAL does not contain #ENDHEIGHT for ${endHeight}`);
+    }
+    if (res.corruption !== undefined) {
+      // CometBFT replays up to the damaged record, then fails and repairs; nothing is replayed twice here.
+      const { file, offset, error } = res.corruption;
+      const err = new WalCorruptionError(
+        `data has been corrupted in last height of consensus WAL: ${file} at offset ${offset}: ${error.message}`,
+        { cause: error },
+      );
+      err.file = file;
+      throw err;
     }
     this.deps.log.info({ height: csHeight, records: res.messages.length }, "Catchup by replaying consensus messages");
     this.replayMode = true;

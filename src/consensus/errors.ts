@@ -81,8 +81,22 @@ export class AppBlockHeightTooLowError extends HandshakeError {
 /** The app hash after replay differs from the one recorded in state or in the next block. */
 export class AppHashMismatchError extends HandshakeError {}
 
-/** WAL bytes that fail their checksum or do not decode. */
-export class WalCorruptionError extends ConsensusError {}
+/** WAL bytes that fail their checksum or do not decode; `file` names the WAL file when known. */
+export class WalCorruptionError extends ConsensusError {
+  file: string | undefined;
+}
+
+/**
+ * The records of the height being replayed are still corrupted after the head file was repaired
+ * (CometBFT's OnStart returns the replay error then): the node does not start. Names the file.
+ */
+export class WalRepairError extends ConsensusError {
+  readonly file: string;
+  constructor(message: string, file: string, opts: { cause?: unknown } = {}) {
+    super(message, opts);
+    this.file = file;
+  }
+}
 
 /** Catch-up replay cannot proceed (e.g. `wal should not contain #ENDHEIGHT H`). */
 export class WalReplayError extends ConsensusError {}

@@ -57,6 +57,7 @@ export {
   NonDeterministicSignatureError,
   UnwantedRoundVoteError,
   WalCorruptionError,
+  WalRepairError,
   WalReplayError,
   WalWriteError,
 } from "./errors.js";

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { KvStoreApplication } from "../app/kvstore/index.js";
@@ -8,7 +9,7 @@ import { ManualClock } from "../util/clock.js";
 import { silentLogger } from "../util/logger.js";
 import { BlockExecutor } from "./blockExecutor.js";
 import type { FailPoint, FailPointDetail } from "./deps.js";
-import { AppBlockHeightTooHighError } from "./errors.js";
+import { AppBlockHeightTooHighError, WalRepairError } from "./errors.js";
 import {
   capturingLogger,
   closeDisk,
@@ -26,7 +27,7 @@ import {
   TestSetupError,
   tempDir,
 } from "./testing/harness.js";
-import { Wal } from "./wal.js";
+import { scanWalFile, Wal } from "./wal.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -179,6 +180,57 @@ describe("catch-up replay", () => {
     );
     await runUntil([restarted.consensus], clock, () => heightOf(restarted) >= deciding);
     await restarted.consensus.stop();
+  });
+  /** A chain stopped at height >= 2, and the offset of the first record after the last EndHeight in its WAL. */
+  async function stoppedWithRecordsAfterMarker() {
+    const { clock, chain, disk } = setup();
+    const node = await createTestNode({ disk, genesis: chain.genesis, clock });
+    await node.consensus.start();
+    await runUntil([node.consensus], clock, () => heightOf(node) >= 2);
+    await node.consensus.stop();
+    const path = join(disk.dir, "cs.wal", "wal");
+    const records = scanWalFile(readFileSync(path)).records;
+    const lastMarker = records.findLastIndex((r) => r.message.msg.kind === "endHeight");
+    const next = records[lastMarker + 1];
+    if (next === undefined) throw new TestSetupError("no WAL record after the last EndHeight");
+    return { clock, chain, disk, node, path, offset: next.offset };
+  }
+
+  test("behavior: a record damaged after the last EndHeight is repaired as CometBFT repairs it, and consensus goes on", async () => {
+    const { clock, chain, disk, node, path, offset } = await stoppedWithRecordsAfterMarker();
+    const bytes = readFileSync(path);
+    bytes[offset] = (bytes[offset] ?? 0) ^ 0xff; // its checksum
+    writeFileSync(path, bytes);
+    const { log, lines } = capturingLogger();
+    const restarted = await createTestNode({ disk, genesis: chain.genesis, clock, log });
+    await restarted.consensus.start();
+    expect(
+      lines.some((l) => l.startsWith("the WAL file is corrupted; attempting repair data has been corrupted")),
+    ).toBe(true);
+    const repaired = lines.find((l) => l.startsWith(`repaired the consensus WAL ${path}: dropped `));
+    expect(repaired).toContain(
+      `from offset ${offset} on (record at offset ${offset} fails its checksum); the file as it was is kept in ${path}.CORRUPTED`,
+    );
+    expect(readFileSync(`${path}.CORRUPTED`)).toEqual(bytes);
+    const stoppedAt = heightOf(node);
+    await runUntil([restarted.consensus], clock, () => heightOf(restarted) >= stoppedAt + 2);
+    expect(restarted.consensus.haltError()).toBeUndefined();
+    await restarted.consensus.stop();
+  });
+
+  test("error: damage after the last EndHeight in a rotated file survives the repair and stops the start", async () => {
+    const { clock, chain, disk, path, offset } = await stoppedWithRecordsAfterMarker();
+    const bytes = readFileSync(path);
+    bytes[offset] = (bytes[offset] ?? 0) ^ 0xff;
+    writeFileSync(path, bytes);
+    // The head rotated after that record: the damage now sits in wal.000, which repair does not touch.
+    renameSync(path, `${path}.000`);
+    writeFileSync(path, new Uint8Array(0));
+    const restarted = await createTestNode({ disk, genesis: chain.genesis, clock, log: silentLogger() });
+    const started = restarted.consensus.start();
+    await expect(started).rejects.toBeInstanceOf(WalRepairError);
+    await expect(started).rejects.toThrow(`the consensus WAL ${path}.000 is corrupted in the records of height`);
+    expect(existsSync(`${path}.CORRUPTED`)).toBe(false);
   });
 });
 

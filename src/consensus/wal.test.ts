@@ -12,8 +12,8 @@ import {
 import { EMPTY_BYTES } from "../util/bytes.js";
 import { silentLogger } from "../util/logger.js";
 import { ROUND_STEP } from "./roundStep.js";
-import { tempDir } from "./testing/harness.js";
-import { decodeWalFile, frameWalRecord, Wal } from "./wal.js";
+import { capturingLogger, tempDir } from "./testing/harness.js";
+import { decodeWalFile, frameWalRecord, scanWalFile, Wal } from "./wal.js";
 import type { WalMessage } from "./walCodec.js";
 
 const cleanups: (() => void)[] = [];
@@ -111,6 +111,83 @@ describe("WAL", () => {
     const reopened = await Wal.open(path, { log: silentLogger() });
     expect(reopened.searchForEndHeight(2).found).toBe(false);
     expect(reopened.searchForEndHeight(1).found).toBe(true);
+    await reopened.close();
+  });
+
+  test("behavior: a record announcing more than the size limit ends what can be read; open cuts it off", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger() });
+    await wal.writeSync({ kind: "endHeight", height: 1 }, 1n);
+    await wal.close();
+    const goodSize = statSync(path).size;
+    appendFileSync(path, Buffer.from([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]));
+    const { log, lines } = capturingLogger();
+    const reopened = await Wal.open(path, { log });
+    expect(statSync(path).size).toBe(goodSize);
+    expect(lines.join("\n")).toContain(
+      `repaired the consensus WAL ${path}: dropped its last 11 bytes, from offset ${goodSize} on`,
+    );
+    await reopened.close();
+  });
+
+  test("behavior: a damaged complete record is skipped by the search and left in place at open (CometBFT)", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger() });
+    await wal.writeSync({ kind: "endHeight", height: 1 }, 1n);
+    await wal.writeSync({ kind: "endHeight", height: 2 }, 1n);
+    await wal.writeSync({ kind: "endHeight", height: 3 }, 1n);
+    wal.write({ kind: "roundState", height: 4, round: 0, step: ROUND_STEP.propose }, 1n);
+    await wal.close();
+    const bytes = readFileSync(path);
+    const scan = scanWalFile(bytes);
+    // Flip a data byte of EndHeight(2): an older height than the one replayed.
+    const at = scan.records[2]?.offset ?? 0;
+    bytes[at + 8] = (bytes[at + 8] ?? 0) ^ 0xff;
+    writeFileSync(path, bytes);
+    const reopened = await Wal.open(path, { log: silentLogger() });
+    expect(existsSync(`${path}.CORRUPTED`)).toBe(false);
+    expect(statSync(path).size).toBe(bytes.length);
+    const res = reopened.searchForEndHeight(3);
+    expect(res.found).toBe(true);
+    expect(res.corruption).toBeUndefined();
+    expect(res.messages.map((m) => m.msg.kind)).toEqual(["roundState"]);
+    expect(reopened.searchForEndHeight(2).found).toBe(false);
+    await reopened.close();
+  });
+
+  test("behavior: damage after the marker is reported; repair keeps the records before the first damaged one", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger() });
+    await wal.writeSync({ kind: "endHeight", height: 1 }, 1n);
+    wal.write({ kind: "roundState", height: 2, round: 0, step: ROUND_STEP.propose }, 1n);
+    wal.write({ kind: "roundState", height: 2, round: 0, step: ROUND_STEP.prevote }, 1n);
+    wal.write({ kind: "roundState", height: 2, round: 0, step: ROUND_STEP.precommit }, 1n);
+    await wal.close();
+    const bytes = readFileSync(path);
+    const scan = scanWalFile(bytes);
+    const at = scan.records[3]?.offset ?? 0; // the prevote step
+    bytes[at] = (bytes[at] ?? 0) ^ 0xff; // its checksum
+    writeFileSync(path, bytes);
+    const { log, lines } = capturingLogger();
+    const reopened = await Wal.open(path, { log });
+    const res = reopened.searchForEndHeight(1);
+    expect(res.corruption).toMatchObject({ file: path, offset: at });
+    expect(res.messages).toHaveLength(2);
+    const done = await reopened.repair();
+    expect(done).toMatchObject({ file: path, offset: at, droppedBytes: bytes.length - at, droppedRecords: 1 });
+    expect(readFileSync(`${path}.CORRUPTED`)).toEqual(bytes);
+    expect(statSync(path).size).toBe(at);
+    expect(lines.join("\n")).toContain(
+      `repaired the consensus WAL ${path}: dropped ${bytes.length - at} bytes, 1 readable records among them, from offset ${at} on (record at offset ${at} fails its checksum); the file as it was is kept in ${path}.CORRUPTED`,
+    );
+    const again = reopened.searchForEndHeight(1);
+    expect(again.corruption).toBeUndefined();
+    expect(again.messages.map((m) => m.msg)).toEqual([
+      { kind: "roundState", height: 2, round: 0, step: ROUND_STEP.propose },
+    ]);
+    // Appending goes on at the cut.
+    await reopened.writeSync({ kind: "endHeight", height: 2 }, 2n);
+    expect(reopened.searchForEndHeight(2).found).toBe(true);
     await reopened.close();
   });
 

@@ -51,6 +51,18 @@ export interface WalSearchResult {
   found: boolean;
   /** Records after the EndHeight marker, oldest first (empty when not found). */
   messages: TimedWalMessage[];
+  /** The first damaged place after the marker (CometBFT's replay fails on it and repairs the head). */
+  corruption?: WalProblem & { file: string };
+}
+
+/** What `Wal.repair` cut off the head file. */
+export interface WalRepair {
+  file: string;
+  backup: string;
+  offset: number;
+  droppedBytes: number;
+  /** Records that still decoded among the dropped bytes. */
+  droppedRecords: number;
 }
 
 const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -69,53 +81,101 @@ export function frameWalRecord(m: TimedWalMessage): Uint8Array {
   return new Uint8Array(out);
 }
 
-/** Decodes every record of a WAL file; `validBytes` is the length of the prefix that decoded. */
+/** A record that decoded, and where it starts in its file. */
+export interface WalRecordAt {
+  offset: number;
+  message: TimedWalMessage;
+}
+
+/** A place in a WAL file where a record is damaged. */
+export interface WalProblem {
+  offset: number;
+  error: WalCorruptionError;
+}
+
+/** What a WAL file holds, read as far as it can be. */
+export interface WalFileScan {
+  /** Records that decode, in order. */
+  records: WalRecordAt[];
+  /**
+   * Complete records (their length fits the file) that fail their checksum or do not decode. Reading
+   * goes on after them, as CometBFT's search for a height marker does (IgnoreDataCorruptionErrors).
+   */
+  bad: WalProblem[];
+  /**
+   * Where reading had to stop: a record that runs past the end of the file (a torn write) or that
+   * announces more than the size limit. Nothing from here on can be read.
+   */
+  stop?: WalProblem;
+}
+
+/** Reads every record of a WAL file (see WalFileScan). */
+export function scanWalFile(bytes: Uint8Array): WalFileScan {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const records: WalRecordAt[] = [];
+  const bad: WalProblem[] = [];
+  let off = 0;
+  while (off < buf.length) {
+    if (off + 8 > buf.length) {
+      const error = new WalCorruptionError(
+        `torn record header at offset ${off}: ${buf.length - off} of its 8 bytes present`,
+      );
+      return { records, bad, stop: { offset: off, error } };
+    }
+    const sum = buf.readUInt32BE(off);
+    const len = buf.readUInt32BE(off + 4);
+    if (len > MAX_WAL_MSG_BYTES) {
+      const error = new WalCorruptionError(
+        `record at offset ${off} announces ${len} bytes, over the ${MAX_WAL_MSG_BYTES}-byte limit`,
+      );
+      return { records, bad, stop: { offset: off, error } };
+    }
+    if (off + 8 + len > buf.length) {
+      const error = new WalCorruptionError(
+        `torn record at offset ${off}: ${len} bytes announced, ${buf.length - off - 8} present`,
+      );
+      return { records, bad, stop: { offset: off, error } };
+    }
+    const data = buf.subarray(off + 8, off + 8 + len);
+    if (crc32(data) >>> 0 !== sum) {
+      bad.push({ offset: off, error: new WalCorruptionError(`record at offset ${off} fails its checksum`) });
+    } else {
+      try {
+        records.push({ offset: off, message: decodeWalMessage(new Uint8Array(data)) });
+      } catch (err) {
+        const e = err instanceof WalCorruptionError ? err : new WalCorruptionError(String(err), { cause: err });
+        bad.push({ offset: off, error: new WalCorruptionError(`record at offset ${off}: ${e.message}`, { cause: e }) });
+      }
+    }
+    off += 8 + len;
+  }
+  return { records, bad };
+}
+
+/** The first damaged place of a scan (a bad record or the stop), if any. */
+export function firstWalProblem(scan: WalFileScan): WalProblem | undefined {
+  const bad = scan.bad[0];
+  if (bad === undefined) return scan.stop;
+  return scan.stop !== undefined && scan.stop.offset < bad.offset ? scan.stop : bad;
+}
+
+/**
+ * The records before the first damaged place (CometBFT's repairWalFile keeps exactly these);
+ * `validBytes` is where that place starts (the file's length when there is none).
+ */
 export function decodeWalFile(bytes: Uint8Array): {
   messages: TimedWalMessage[];
   validBytes: number;
   error?: WalCorruptionError;
 } {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const messages: TimedWalMessage[] = [];
-  let off = 0;
-  while (off < buf.length) {
-    if (off + 8 > buf.length)
-      return { messages, validBytes: off, error: new WalCorruptionError(`torn WAL record header at offset ${off}`) };
-    const sum = buf.readUInt32BE(off);
-    const len = buf.readUInt32BE(off + 4);
-    if (len > MAX_WAL_MSG_BYTES) {
-      return {
-        messages,
-        validBytes: off,
-        error: new WalCorruptionError(`WAL record at offset ${off} claims ${len} bytes, over the limit`),
-      };
-    }
-    if (off + 8 + len > buf.length) {
-      return {
-        messages,
-        validBytes: off,
-        error: new WalCorruptionError(
-          `torn WAL record at offset ${off}: ${len} bytes announced, ${buf.length - off - 8} present`,
-        ),
-      };
-    }
-    const data = buf.subarray(off + 8, off + 8 + len);
-    if (crc32(data) >>> 0 !== sum) {
-      return {
-        messages,
-        validBytes: off,
-        error: new WalCorruptionError(`WAL record at offset ${off} fails its checksum`),
-      };
-    }
-    try {
-      messages.push(decodeWalMessage(new Uint8Array(data)));
-    } catch (err) {
-      const e = err instanceof WalCorruptionError ? err : new WalCorruptionError(String(err), { cause: err });
-      return { messages, validBytes: off, error: e };
-    }
-    off += 8 + len;
-  }
-  return { messages, validBytes: off };
+  const scan = scanWalFile(bytes);
+  const first = firstWalProblem(scan);
+  if (first === undefined) return { messages: scan.records.map((r) => r.message), validBytes: bytes.length };
+  return {
+    messages: scan.records.filter((r) => r.offset < first.offset).map((r) => r.message),
+    validBytes: first.offset,
+    error: first.error,
+  };
 }
 
 export class Wal {
@@ -140,32 +200,23 @@ export class Wal {
   }
 
   /**
-   * Opens (creating the directory) the WAL. A torn or corrupted tail of the head file is cut off:
-   * the file is first copied to `<path>.CORRUPTED`, then truncated to its valid prefix. A new WAL
-   * starts with EndHeight(0).
+   * Opens (creating the directory) the WAL. A new WAL starts with EndHeight(0). When the head file ends
+   * in bytes that cannot be read (a record torn by a crash, a length over the limit), they are cut
+   * off, the file as it was kept in `<path>.CORRUPTED` (see `repair`): appending after them would leave
+   * every later record unreadable. Complete records that fail their checksum stay; catch-up replay
+   * deals with them as CometBFT does (`repair`).
    */
   static async open(path: string, opts: WalOptions): Promise<Wal> {
     mkdirSync(dirname(path), { recursive: true });
     let size = 0;
     if (existsSync(path)) {
       const bytes = readFileSync(path);
-      const res = decodeWalFile(bytes);
-      if (res.error !== undefined) {
-        const backup = `${path}.CORRUPTED`;
-        copyFileSync(path, backup);
-        const fd = openSync(path, "r+");
-        try {
-          ftruncateSync(fd, res.validBytes);
-          await fsyncFd(fd);
-        } finally {
-          closeSync(fd);
-        }
-        opts.log.error(
-          { err: res.error.message, keptBytes: res.validBytes, droppedBytes: bytes.length - res.validBytes, backup },
-          "the WAL file is corrupted; kept the valid prefix",
-        );
+      const scan = scanWalFile(bytes);
+      size = bytes.length;
+      if (scan.stop !== undefined) {
+        await cutWalFile(path, bytes, scan, scan.stop, opts.log);
+        size = scan.stop.offset;
       }
-      size = res.validBytes;
     }
     const fd = openSync(path, "a");
     const wal = new Wal(path, fd, size, opts);
@@ -173,6 +224,24 @@ export class Wal {
       await wal.writeSync({ kind: "endHeight", height: 0 }, 0n);
     }
     return wal;
+  }
+
+  /**
+   * CometBFT's WAL repair (consensus/state.go repairWalFile, run when catch-up replay meets corrupted
+   * data): the head file keeps the records before its first damaged one, the file as it was is copied
+   * to `<path>.CORRUPTED` first. One error line names the file and what was dropped. Returns undefined
+   * when the head file has nothing damaged (the damage is in a rotated file, which CometBFT's repair
+   * does not touch either).
+   */
+  async repair(): Promise<WalRepair | undefined> {
+    const bytes = readFileSync(this.path);
+    const scan = scanWalFile(bytes);
+    const first = firstWalProblem(scan);
+    if (first === undefined) return undefined;
+    const done = await cutWalFile(this.path, bytes, scan, first, this.log);
+    this.headBytes = first.offset;
+    this.dirty = false;
+    return done;
   }
 
   /**
@@ -261,36 +330,101 @@ export class Wal {
   }
 
   /**
-   * Finds EndHeight(height) and returns the records after it (SearchForEndHeight). Corrupted
-   * records end the file they are in (the rest is ignored), as in IgnoreDataCorruptionErrors.
+   * Finds EndHeight(height) and returns the records after it (SearchForEndHeight). Damaged complete
+   * records are skipped while searching, as with CometBFT's IgnoreDataCorruptionErrors; a damaged
+   * place after the marker is reported in `corruption` (replay must not go on past it).
    */
   searchForEndHeight(height: number): WalSearchResult {
     const files = [...this.rotatedFiles(), this.path];
+    const scans = new Map<string, WalFileScan>();
+    const scanOf = (f: string): WalFileScan => {
+      let scan = scans.get(f);
+      if (scan === undefined) {
+        scan = this.scanFile(f);
+        scans.set(f, scan);
+      }
+      return scan;
+    };
     // Newest first: the marker is almost always in the head.
     for (let i = files.length - 1; i >= 0; i--) {
-      // biome-ignore lint/style/noNonNullAssertion: index in range
-      const msgs = this.readFile(files[i]!);
-      const at = msgs.findIndex((m) => m.msg.kind === "endHeight" && m.msg.height === height);
-      if (at >= 0) {
-        const after = msgs.slice(at + 1);
-        for (const f of files.slice(i + 1)) after.push(...this.readFile(f));
-        return { found: true, messages: after };
+      const file = files[i] as string;
+      const scan = scanOf(file);
+      const at = scan.records.findIndex((r) => r.message.msg.kind === "endHeight" && r.message.msg.height === height);
+      if (at < 0) continue;
+      const markerOffset = (scan.records[at] as WalRecordAt).offset;
+      const after = scan.records.slice(at + 1).map((r) => r.message);
+      const problemAfter = (sc: WalFileScan, from: number): WalProblem | undefined => {
+        const bad = sc.bad.find((b) => b.offset > from);
+        const stop = sc.stop !== undefined && sc.stop.offset > from ? sc.stop : undefined;
+        if (bad === undefined) return stop;
+        return stop !== undefined && stop.offset < bad.offset ? stop : bad;
+      };
+      let corruption: WalSearchResult["corruption"];
+      const own = problemAfter(scan, markerOffset);
+      if (own !== undefined) corruption = { ...own, file };
+      for (const later of files.slice(i + 1)) {
+        const sc = scanOf(later);
+        after.push(...sc.records.map((r) => r.message));
+        const p = problemAfter(sc, -1);
+        if (corruption === undefined && p !== undefined) corruption = { ...p, file: later };
       }
+      return corruption === undefined ? { found: true, messages: after } : { found: true, messages: after, corruption };
     }
     return { found: false, messages: [] };
   }
 
-  /** Every record of the group, oldest first (tests and debugging). */
+  /** Every record of the group that decodes, oldest first (tests and debugging). */
   readAll(): TimedWalMessage[] {
-    return [...this.rotatedFiles(), this.path].flatMap((f) => this.readFile(f));
+    return [...this.rotatedFiles(), this.path].flatMap((f) => this.scanFile(f).records.map((r) => r.message));
   }
 
-  private readFile(file: string): TimedWalMessage[] {
-    if (!existsSync(file)) return [];
-    const res = decodeWalFile(readFileSync(file));
-    if (res.error !== undefined) this.log.error({ file, err: res.error.message }, "corrupted WAL data ignored");
-    return res.messages;
+  /** Damaged places already logged (each is logged once, not at every search). */
+  private readonly reported = new Set<string>();
+
+  private scanFile(file: string): WalFileScan {
+    if (!existsSync(file)) return { records: [], bad: [] };
+    const scan = scanWalFile(readFileSync(file));
+    for (const p of scan.stop === undefined ? scan.bad : [...scan.bad, scan.stop]) {
+      const key = `${file}@${p.offset}`;
+      if (this.reported.has(key)) continue;
+      this.reported.add(key);
+      this.log.error({ file, offset: p.offset, err: p.error.message }, "corrupted WAL record skipped");
+    }
+    return scan;
   }
+}
+
+/**
+ * Cuts `path` at `from.offset` after copying it to `<path>.CORRUPTED`, fsyncs, and logs one error line
+ * naming the file, the offset and what was dropped.
+ */
+async function cutWalFile(
+  path: string,
+  bytes: Uint8Array,
+  scan: WalFileScan,
+  from: WalProblem,
+  log: Logger,
+): Promise<WalRepair> {
+  const backup = `${path}.CORRUPTED`;
+  copyFileSync(path, backup);
+  const fd = openSync(path, "r+");
+  try {
+    ftruncateSync(fd, from.offset);
+    await fsyncFd(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const droppedBytes = bytes.length - from.offset;
+  const droppedRecords = scan.records.filter((r) => r.offset > from.offset).length;
+  const what =
+    droppedRecords === 0
+      ? `its last ${droppedBytes} bytes`
+      : `${droppedBytes} bytes, ${droppedRecords} readable records among them`;
+  log.error(
+    { file: path, offset: from.offset, droppedBytes, droppedRecords, backup, err: from.error.message },
+    `repaired the consensus WAL ${path}: dropped ${what}, from offset ${from.offset} on (${from.error.message}); the file as it was is kept in ${backup}`,
+  );
+  return { file: path, backup, offset: from.offset, droppedBytes, droppedRecords };
 }
 
 function writeAll(fd: number, data: Uint8Array): void {

@@ -6,19 +6,19 @@ import {
   type EvmReceipt as AppReceipt,
   baseFeeWei,
   type CallArgs,
-  createCallTracer,
-  createFourByteTracer,
-  createNoopTracer,
-  createPrestateTracer,
-  createStructLogger,
+  createTracer,
   type DevAccount,
   EMPTY_TRIE_ROOT,
   type EvmLogView,
-  type EvmTracer,
+  type EvmReadPool,
   type EvmTxView,
   GasEstimationError,
   keccak256,
+  type LogFilter,
+  type PrestateResult,
   type StateOverride,
+  type StructLoggerResult,
+  type TracerSpec,
 } from "../app/evm/index.js";
 import type { EvmApplication } from "../app/index.js";
 import { type NodeConfig, type NodeKey, packageVersion } from "../config/index.js";
@@ -33,6 +33,7 @@ import type {
   EvmReceipt,
   EvmServices,
   EvmTx,
+  LogQuery,
   StateOverrides,
   TraceConfig,
   TraceResult,
@@ -83,6 +84,8 @@ export interface EvmServiceParts {
   feed: EvmFeed;
   /** A dev chain's controls, when the node runs one. */
   dev?: DevControl | undefined;
+  /** Worker threads for eth_call, eth_estimateGas, debug_traceCall and eth_getLogs (`[json-rpc] read-workers`). */
+  readPool?: EvmReadPool | undefined;
 }
 
 function hexKey(b: Uint8Array): string {
@@ -92,6 +95,7 @@ function hexKey(b: Uint8Array): string {
 /** The Ethereum JSON-RPC's view of the node (rpc/evm/services.ts), over the EVM app's reader. */
 export function buildEvmServices(p: EvmServiceParts): EvmServices {
   const reader = p.app.reader;
+  const pool = p.readPool;
   const version = packageVersion();
   /** The latest block's base fee; before the first block, the first block's. */
   const headBaseFee = (): bigint => reader.baseFee(reader.latestHeight()) ?? reader.nextBaseFee();
@@ -223,42 +227,59 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     return out;
   };
 
-  /** Runs one trace with the tracer `config` names (`run` replays the tx or call with it). */
-  const traceWith = async (config: TraceConfig, run: <T>(tracer: EvmTracer<T>) => Promise<T>): Promise<TraceResult> => {
+  /**
+   * Runs one trace with the tracer `config` names: `run` replays the tx or call with that tracer (a
+   * spec, so that a read worker can build it too) and resolves with the tracer's result.
+   */
+  const traceWith = async (config: TraceConfig, run: (spec: TracerSpec) => Promise<unknown>): Promise<TraceResult> => {
     switch (config.tracer) {
       case "noopTracer":
-        await run(createNoopTracer());
+        await run({ kind: "noop" });
         return { kind: "noop" };
       case "4byteTracer":
-        return { kind: "fourByte", counts: await run(createFourByteTracer()) };
+        return { kind: "fourByte", counts: (await run({ kind: "fourByte" })) as Map<string, number> };
       case "prestateTracer": {
-        const r = await run(
-          createPrestateTracer({
+        const r = (await run({
+          kind: "prestate",
+          options: {
             diffMode: config.diffMode,
             disableCode: config.tracerDisableCode,
             disableStorage: config.tracerDisableStorage,
-          }),
-        );
+          },
+        })) as PrestateResult;
         return { kind: "prestate", ...r };
       }
       case "callTracer": {
-        const frame = await run(createCallTracer({ onlyTopCall: config.onlyTopCall, withLog: config.withLog }));
+        const frame = (await run({
+          kind: "call",
+          options: { onlyTopCall: config.onlyTopCall, withLog: config.withLog },
+        })) as AppCallFrame | undefined;
         if (frame === undefined) throw new NodeServiceError("the call tracer recorded no call frame");
         return { kind: "call", frame: frameOf(frame) };
       }
       case undefined: {
-        const r = await run(
-          createStructLogger({
+        const r = (await run({
+          kind: "struct",
+          options: {
             disableStack: config.disableStack,
             disableStorage: config.disableStorage,
             enableMemory: config.enableMemory,
+            enableReturnData: config.enableReturnData,
             limit: config.limit,
-          }),
-        );
+          },
+        })) as StructLoggerResult;
         return { kind: "struct", ...r };
       }
     }
   };
+
+  const logFilterOf = (q: LogQuery): LogFilter => ({
+    fromHeight: q.fromBlock,
+    toHeight: q.toBlock,
+    addresses: [...q.addresses],
+    topics: q.topics.map((t) => (t === null ? null : [...t])),
+    limit: q.limit,
+  });
 
   const keyring = p.app.devAccounts().length > 0 ? new DevKeys(p.app.devAccounts()) : undefined;
 
@@ -326,15 +347,9 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
         return reader.receipts(n).map((r) => receiptOf(r, block));
       },
       logs: (q) =>
-        reader
-          .logs({
-            fromHeight: q.fromBlock,
-            toHeight: q.toBlock,
-            addresses: [...q.addresses],
-            topics: q.topics.map((t) => (t === null ? null : [...t])),
-            limit: q.limit,
-          })
-          .map(logOf),
+        pool === undefined
+          ? reader.logs(logFilterOf(q)).map(logOf)
+          : pool.logs(logFilterOf(q)).then((logs) => logs.map(logOf)),
     },
     state: {
       balance: (a, h) => reader.balance(a, h),
@@ -344,7 +359,12 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
       proof: (a, slots, h) => reader.proof(a, slots, h),
     },
     execution: {
-      call: async (request, opts) => resultOf(await reader.call(argsOf(request), callOptions(opts))),
+      call: async (request, opts) =>
+        resultOf(
+          await (pool === undefined
+            ? reader.call(argsOf(request), callOptions(opts))
+            : pool.call(argsOf(request), callOptions(opts), opts.signal)),
+        ),
       peekCall: (request, opts) => {
         if (opts.overrides !== undefined) return undefined;
         const kept = reader.peekCall(argsOf(request), callOptions(opts));
@@ -352,7 +372,9 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
       },
       estimateGas: async (request, opts) => {
         try {
-          return await reader.estimateGas(argsOf(request), callOptions(opts));
+          return await (pool === undefined
+            ? reader.estimateGas(argsOf(request), callOptions(opts))
+            : pool.estimateGas(argsOf(request), callOptions(opts), opts.signal));
         } catch (err) {
           if (err instanceof GasEstimationError) {
             if (err.revertData !== undefined) {
@@ -443,15 +465,15 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     },
     tracer: {
       traceTransaction: (hash, config) =>
-        traceWith(config, (t) => reader.traceTransaction(hash, t, { timeoutMs: config.timeoutMs })),
+        traceWith(config, (spec) => reader.traceTransaction(hash, createTracer(spec), { timeoutMs: config.timeoutMs })),
       traceBlock: async (height, config) => {
         const block = reader.block(height);
         if (block === undefined) throw new NodeServiceError(`block #${height} not found`);
         const out: { txHash: Uint8Array; result?: TraceResult; error?: string }[] = [];
         for (const txHash of block.txHashes) {
           try {
-            const result = await traceWith(config, (t) =>
-              reader.traceTransaction(txHash, t, { timeoutMs: config.timeoutMs }),
+            const result = await traceWith(config, (spec) =>
+              reader.traceTransaction(txHash, createTracer(spec), { timeoutMs: config.timeoutMs }),
             );
             out.push({ txHash, result });
           } catch (err) {
@@ -461,7 +483,11 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
         return out;
       },
       traceCall: (request, config, opts) =>
-        traceWith(config, (t) => reader.traceCall(argsOf(request), t, callOptions(opts))),
+        traceWith(config, (spec) =>
+          pool === undefined
+            ? reader.traceCall(argsOf(request), createTracer(spec), callOptions(opts))
+            : pool.traceCall(argsOf(request), spec, callOptions(opts), opts.signal),
+        ),
     },
     ...(keyring === undefined ? {} : { keyring }),
     ...(p.dev === undefined ? {} : { dev: p.dev }),
@@ -510,8 +536,9 @@ function frameOf(f: AppCallFrame): CallFrame {
     input: f.input,
     output: f.output,
     ...(f.error === undefined ? {} : { error: f.error }),
+    ...(f.revertReason === undefined ? {} : { revertReason: f.revertReason }),
     ...(f.calls.length === 0 ? {} : { calls: f.calls.map(frameOf) }),
-    ...(f.logs === undefined ? {} : { logs: f.logs.map((l) => ({ ...l, position: 0 })) }),
+    ...(f.logs === undefined ? {} : { logs: f.logs.map((l) => ({ ...l, position: l.position ?? 0 })) }),
   };
 }
 

@@ -1,6 +1,13 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type Application, createEvmApp, createKvStoreApp, type DevAccount, EvmApplication } from "../app/index.js";
+import {
+  type Application,
+  createEvmApp,
+  createKvStoreApp,
+  type DevAccount,
+  EvmApplication,
+  EvmReadPool,
+} from "../app/index.js";
 import { BlocksyncReactor } from "../blocksync/index.js";
 import { loadGenesis, loadOrGenerateNodeKey, type NodeConfig, type NodeKey } from "../config/index.js";
 import { BlockExecutor, type Consensus, type ConsensusOptions, createConsensus } from "../consensus/index.js";
@@ -48,6 +55,8 @@ export interface RunningNode {
   readonly devAccounts: readonly DevAccount[];
   /** A dev chain's controls (`cometh dev`), undefined on other chains. */
   readonly dev: DevChain | undefined;
+  /** The read workers (`[json-rpc] read-workers` > 0 on a chain that is not a dev chain). */
+  readonly readPool: EvmReadPool | undefined;
   /** Stops everything in the reverse order of start; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -353,10 +362,34 @@ async function build(
   }
 
   let evmRpc: RunningEvmRpc | undefined;
+  let readPool: EvmReadPool | undefined;
   if (config.jsonRpc.enable && app instanceof EvmApplication) {
+    // eth_call, eth_estimateGas, debug_traceCall and eth_getLogs on worker threads (readPool.ts). A dev
+    // chain keeps them on the main thread: console.log lines, rollbacks that reuse heights.
+    if (config.jsonRpc.readWorkers > 0 && !devChain) {
+      const pool = new EvmReadPool({
+        size: config.jsonRpc.readWorkers,
+        setup: app.readWorkerSetup(),
+        reader: app.reader,
+        log: log.child({ module: "read-workers" }),
+      });
+      readPool = pool;
+      // Stopped after the JSON-RPC server (pushed later, so unwound first), before the app closes its database.
+      stack.push("read workers", () => pool.close());
+    }
     evmRpc = await startEvmRpc(
       config.jsonRpc,
-      buildEvmServices({ config, genesis, nodeKey, app, mempool, blockStore, feed: evmFeed, dev: devControl }),
+      buildEvmServices({
+        config,
+        genesis,
+        nodeKey,
+        app,
+        mempool,
+        blockStore,
+        feed: evmFeed,
+        dev: devControl,
+        readPool,
+      }),
       log.child({ module: "json-rpc" }),
     );
     stack.push("Ethereum JSON-RPC", () => (evmRpc as RunningEvmRpc).close());
@@ -394,6 +427,7 @@ async function build(
     app,
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     dev: devControl,
+    readPool,
     stop: () => {
       stopped ??= stack.unwind();
       return stopped;

@@ -24,7 +24,9 @@ export class KvStoreClosedError extends StoreError {
 /** A write on a store opened for reads only (openKvSnapshotStore). */
 export class KvReadOnlyError extends StoreError {
   constructor() {
-    super("this key-value store was opened for reads only (openKvSnapshotStore). Write through the store the writer opened");
+    super(
+      "this key-value store was opened for reads only (openKvSnapshotStore). Write through the store the writer opened",
+    );
   }
 }
 
@@ -43,6 +45,21 @@ export class StoreCorruptionError extends StoreError {
       `cannot decode ${what} from the database${detail}. The data directory may be damaged or from another version`,
       opts.cause === undefined ? {} : { cause: opts.cause },
     );
+  }
+}
+
+/**
+ * An LMDB data file that cannot be opened (`damaged`: truncated, header overwritten, not LMDB at all,
+ * found before LMDB maps the file, which is left untouched: LMDB trusts its pages and would crash the
+ * process with SIGSEGV/SIGBUS or write new meta pages over what is there). The message names the file.
+ */
+export class StoreFileError extends StoreError {
+  readonly file: string;
+  constructor(file: string, problem: string, opts: { cause?: unknown; damaged?: boolean } = {}) {
+    const advice =
+      opts.damaged === false ? "" : ". cometh did not open it and wrote nothing to it; restore it from a backup";
+    super(`the database file ${file} ${problem}${advice}`, opts.cause === undefined ? {} : { cause: opts.cause });
+    this.file = file;
   }
 }
 

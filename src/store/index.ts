@@ -14,8 +14,10 @@ export {
   PruneHeightError,
   StoreCorruptionError,
   StoreError,
+  StoreFileError,
 } from "./errors.js";
 export type { KvEntry, KvRange, KvSnapshotStore, KvStore, KvTable } from "./kvStore.js";
 export { openKvSnapshotStore, openKvStore, prefixEnd } from "./kvStore.js";
+export { checkLmdbFile } from "./lmdbFile.js";
 export { openMemoryKvStore } from "./memoryKvStore.js";
 export { StateStore, VALIDATOR_SET_CHECKPOINT_INTERVAL } from "./stateStore.js";

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { KvAsyncTransactionError, KvStoreClosedError, KvTransactionRequiredError } from "./errors.js";
-import { openKvStore, prefixEnd } from "./kvStore.js";
+import { KvAsyncTransactionError, KvReadOnlyError, KvStoreClosedError, KvTransactionRequiredError } from "./errors.js";
+import { openKvSnapshotStore, openKvStore, prefixEnd } from "./kvStore.js";
 import { openMemoryKvStore } from "./memoryKvStore.js";
 
 const b = (...xs: number[]) => Uint8Array.from(xs);
@@ -139,6 +139,46 @@ describe("openKvStore", () => {
     expect([...(again.table("x").get(b(49)) ?? [])]).toEqual([49, 49]);
     expect([...again.table("x").range()]).toHaveLength(50);
     await again.close();
+  });
+});
+
+describe("openKvSnapshotStore", () => {
+  test("behavior: pinned reads see one snapshot whatever commits meanwhile; a new pin sees the latest", async () => {
+    const dir = await tempDir();
+    const kv = await openKvStore(dir);
+    const t = kv.table("x");
+    await kv.transaction(() => {
+      t.put(b(1), b(10));
+      t.put(b(2), b(20));
+    });
+    const snap = await openKvSnapshotStore(dir);
+    const s = snap.table("x");
+    snap.pin();
+    expect([...(s.get(b(1)) ?? [])]).toEqual([10]);
+    await kv.transaction(() => {
+      t.put(b(1), b(11));
+      t.put(b(3), b(30));
+    });
+    // Still the pinned snapshot, for gets and ranges, across event-loop turns.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect([...(s.get(b(1)) ?? [])]).toEqual([10]);
+    expect([...s.range()].map((e) => [...e.key])).toEqual([[1], [2]]);
+    expect([...s.range({ reverse: true, limit: 1 })].map((e) => [...e.value])).toEqual([[20]]);
+    snap.pin();
+    expect([...(s.get(b(1)) ?? [])]).toEqual([11]);
+    expect([...s.range()].map((e) => [...e.key])).toEqual([[1], [2], [3]]);
+    snap.release();
+    // Unpinned reads use lmdb's shared read transaction, renewed on its own schedule; a new pin is
+    // what guarantees the latest.
+    await kv.transaction(() => t.put(b(1), b(12)));
+    snap.pin();
+    expect([...(s.get(b(1)) ?? [])]).toEqual([12]);
+    snap.release();
+    await expect(snap.transaction(() => s.put(b(9), b(9)))).rejects.toBeInstanceOf(KvReadOnlyError);
+    await snap.close();
+    // The writer's environment stays open.
+    expect([...(t.get(b(1)) ?? [])]).toEqual([12]);
+    await kv.close();
   });
 });
 

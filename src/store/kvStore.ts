@@ -4,7 +4,9 @@ import {
   KvReadOnlyError,
   KvStoreClosedError,
   KvTransactionRequiredError,
+  StoreFileError,
 } from "./errors.js";
+import { checkLmdbFile } from "./lmdbFile.js";
 
 export interface KvEntry {
   key: Uint8Array;
@@ -137,13 +139,22 @@ export async function openKvSnapshotStore(dir: string, opts: { noSync?: boolean 
 }
 
 function openRoot(dir: string, opts: { noSync?: boolean }): RootDatabase {
-  return open({
-    path: dir,
-    maxDbs: 64,
-    compression: false,
-    ...mapSizeOption(),
-    ...(opts.noSync === true ? { noSync: true } : {}),
-  });
+  // LMDB would crash the process on a damaged file, or write over its header: look first (lmdbFile.ts).
+  checkLmdbFile(dir);
+  try {
+    return open({
+      path: dir,
+      maxDbs: 64,
+      compression: false,
+      ...mapSizeOption(),
+      ...(opts.noSync === true ? { noSync: true } : {}),
+    });
+  } catch (err) {
+    throw new StoreFileError(dir, `cannot be opened by LMDB: ${(err as Error).message}`, {
+      cause: err,
+      damaged: false,
+    });
+  }
 }
 
 class LmdbKvStore implements KvSnapshotStore {

@@ -1,8 +1,6 @@
-import { type CustomPrecompile, EVMError, type ExecResult, type PrecompileInput } from "@ethereumjs/evm";
 import { bech32 } from "@scure/base";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import { precompileFailure } from "./precompileResult.js";
 
 /**
  * Cosmos EVM's Bech32 precompile (precompiles/bech32, enabled by evmd's genesis): the one Cosmos
@@ -111,19 +109,3 @@ export function runBech32(data: Uint8Array): Bech32Outcome {
     return { error: err.message };
   }
 }
-
-function run(opts: PrecompileInput): ExecResult {
-  if (opts.gasLimit < BECH32_BASE_GAS) return precompileFailure(opts.gasLimit);
-  const r = runBech32(opts.data);
-  if ("revert" in r) {
-    return {
-      returnValue: new Uint8Array(0),
-      executionGasUsed: BECH32_BASE_GAS,
-      exceptionError: new EVMError(EVMError.errorMessages.REVERT),
-    };
-  }
-  if ("error" in r) return precompileFailure(opts.gasLimit, r.error);
-  return { returnValue: r.output, executionGasUsed: BECH32_BASE_GAS };
-}
-
-export const BECH32_PRECOMPILE: CustomPrecompile = { address: BECH32_PRECOMPILE_ADDRESS, function: run };

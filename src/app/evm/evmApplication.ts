@@ -43,6 +43,7 @@ import {
 import { type GenesisAccount, HISTORY_STORAGE_ADDRESS, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
 import { EvmReaderImpl } from "./reader.js";
 import type { EvmReader } from "./readerTypes.js";
+import type { ReadWorkerSetup } from "./readWire.js";
 import {
   type AppMeta,
   type ChainSettings,
@@ -117,10 +118,14 @@ const ZERO_ADDRESS = new Uint8Array(20);
 const QUERY_KINDS = new Set(["account", "balance", "nonce", "code", "storage"]);
 const MAX_UINT64 = (1n << 64n) - 1n;
 
+/** The app's LMDB file in `dbDir`: a path with an extension makes LMDB use it as a file, keeping dbDir a directory. */
+function evmDbFile(dbDir: string): string {
+  return join(dbDir, "data.mdb");
+}
+
 /** Opens (or creates) the EVM app's LMDB database in `dbDir`. */
 export async function createEvmApp(opts: EvmAppOptions): Promise<EvmApplication> {
-  // A path with an extension makes LMDB use it as a file; a file inside dbDir keeps dbDir a directory.
-  const kv = await openKvStore(join(opts.dbDir, "data.mdb"), { noSync: opts.noSync === true });
+  const kv = await openKvStore(evmDbFile(opts.dbDir), { noSync: opts.noSync === true });
   try {
     return await EvmApplication.open(kv, opts);
   } catch (err) {
@@ -147,7 +152,7 @@ function attr(key: string, value: string, index = true) {
 }
 
 /**
- * The EVM application: Ethereum txs in CometBFT blocks, executed by @ethereumjs/vm (Prague) over
+ * The EVM application: Ethereum txs in CometBFT blocks, executed by cometh's EVM (engine/, Prague) over
  * state kept in its own LMDB database. See README.md for the design and the query paths.
  */
 export class EvmApplication implements Application {
@@ -214,6 +219,16 @@ export class EvmApplication implements Application {
   /** Wraps an open store (the app closes it on close()). */
   static async open(kv: KvStore, opts: EvmAppOptions): Promise<EvmApplication> {
     return new EvmApplication(kv, opts);
+  }
+
+  /** What a read worker (readPool.ts) needs to open this app's database and read it as `reader` does. */
+  readWorkerSetup(): ReadWorkerSetup {
+    return {
+      dbFile: evmDbFile(this.#opts.dbDir),
+      noSync: this.#opts.noSync === true,
+      chainId: this.#decodeCtx.chainId,
+      allowUnprotectedTxs: this.#opts.allowUnprotectedTxs ?? false,
+    };
   }
 
   /** The dev accounts (funded at genesis when app_state funds nobody), with private keys. */

@@ -8,11 +8,12 @@ import { afterEach, describe, expect, test } from "vitest";
 import { bytesToHex } from "../../util/bytes.js";
 import { BECH32_PRECOMPILE_ADDRESS } from "./bech32Precompile.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
+import { P256_PRECOMPILE } from "./engine/referencePrecompiles.js";
 import { EvmCallTimeoutError, StateUnavailableError } from "./errors.js";
 import { createTxCommon, vmErrorText } from "./executor.js";
 import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
 import { parseEvmGenesis } from "./genesis.js";
-import { P256_PRECOMPILE, P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
+import { P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
 import { bytesToBigint, EMPTY_TRIE_ROOT } from "./records.js";
 import {
   deployErc20,

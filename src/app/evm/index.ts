@@ -1,5 +1,5 @@
 // app/evm/: the EVM application (Cosmos EVM v0.5 compatible): signed Ethereum txs in CometBFT blocks,
-// executed by @ethereumjs/vm (Prague) over state in the app's own LMDB database; receipts, logs, fee
+// executed by cometh's own EVM (engine/, Prague) over state in the app's own LMDB database; receipts, logs, fee
 // market, dev accounts, abci_query paths, and the read API (`EvmReader`) the Ethereum JSON-RPC server
 // uses. Does not own: consensus, the mempool, blocks (CometBFT's block store), any wire format.
 // See README.md for the design, the query paths and the EvmReader contract.
@@ -59,6 +59,14 @@ export type {
   LogFilter,
   StateOverride,
 } from "./readerTypes.js";
+export {
+  EvmReadPool,
+  type EvmReadPoolOptions,
+  type EvmReadPoolStats,
+  EvmReadWorkerError,
+  MAX_READ_WORKERS,
+} from "./readPool.js";
+export { createTracer, type ReadWorkerSetup, type TracerSpec } from "./readWire.js";
 export type { EvmBlock, EvmLog, EvmLogRecord, EvmReceipt, FeeMarketParams } from "./records.js";
 export { EMPTY_TRIE_ROOT, KECCAK256_NULL } from "./records.js";
 export {

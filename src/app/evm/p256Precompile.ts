@@ -1,6 +1,4 @@
-import type { CustomPrecompile, ExecResult, PrecompileInput } from "@ethereumjs/evm";
 import { p256 } from "@noble/curves/nist.js";
-import { precompileFailure } from "./precompileResult.js";
 import { bytesToBigint } from "./records.js";
 
 /**
@@ -9,7 +7,7 @@ import { bytesToBigint } from "./records.js";
  * output 32 bytes ending in 1 when the signature verifies, empty otherwise (wrong length, r or s
  * outside [1, n), a public key off the curve or at infinity); 3450 gas, charged in every case.
  * Ethereum's Osaka version (EIP-7951, in @ethereumjs/evm behind EIP 7951) costs 6900, so it is
- * registered here as a custom precompile with Cosmos EVM's price instead.
+ * given to the engine (engine/precompiles/cosmos.ts) with Cosmos EVM's price instead.
  */
 
 export const P256_PRECOMPILE_ADDRESS = "0x0000000000000000000000000000000000000100";
@@ -19,7 +17,6 @@ export const P256_VERIFY_GAS = 3450n;
 const INPUT_LENGTH = 160;
 /** The curve's group order n. */
 const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-const VALID = Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? 1 : 0));
 
 const word = (d: Uint8Array, at: number): bigint => bytesToBigint(d.subarray(at, at + 32));
 
@@ -43,10 +40,3 @@ export function verifyP256(input: Uint8Array): boolean {
     return false;
   }
 }
-
-function p256Verify(opts: PrecompileInput): ExecResult {
-  if (opts.gasLimit < P256_VERIFY_GAS) return precompileFailure(opts.gasLimit);
-  return { executionGasUsed: P256_VERIFY_GAS, returnValue: verifyP256(opts.data) ? VALID : new Uint8Array(0) };
-}
-
-export const P256_PRECOMPILE: CustomPrecompile = { address: P256_PRECOMPILE_ADDRESS, function: p256Verify };

@@ -36,7 +36,6 @@ export interface ReadWorkerSetup {
   readonly noSync: boolean;
   readonly chainId: bigint;
   readonly allowUnprotectedTxs: boolean;
-  readonly engine: "ethereumjs" | "cometh" | undefined;
 }
 
 /** A built-in tracer by name and options: a tracer object cannot cross threads, its description can. */
@@ -80,6 +79,24 @@ export type FromWorker =
   | { readonly kind: "done"; readonly id: number; readonly value: unknown }
   | { readonly kind: "error"; readonly id: number; readonly error: WireError };
 
+/**
+ * Requests the pool took back from a worker before it started them (they waited behind a long one):
+ * a board shared with that worker, request id `id` cancelled when slot `id % size` holds `id`.
+ */
+export const CANCEL_BOARD_SLOTS = 1024;
+
+export function newCancelBoard(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(CANCEL_BOARD_SLOTS * 4));
+}
+
+export function cancel(board: Int32Array, id: number): void {
+  Atomics.store(board, id % CANCEL_BOARD_SLOTS, id);
+}
+
+export function isCancelled(board: Int32Array, id: number): boolean {
+  return Atomics.load(board, id % CANCEL_BOARD_SLOTS) === id;
+}
+
 /** The height whose state a request reads (its snapshot must include it). */
 export function heightOf(req: ReadRequest): number {
   return req.op === "logs" ? req.filter.toHeight : (req.opts.height ?? 0);
@@ -96,6 +113,9 @@ export interface WireError {
 
 /** The classes revived by name; anything else comes back as an Error with the same name and message. */
 const ERROR_CLASSES: Record<string, { prototype: Error }> = {
+  Error,
+  RangeError,
+  TypeError,
   EvmAppError,
   EvmAppSequenceError,
   EvmCallError,
@@ -117,9 +137,10 @@ export function errorToWire(err: unknown): WireError {
     if (k === "name" || k === "message" || k === "stack" || k === "cause") continue;
     if (v === undefined || typeof v === "bigint" || typeof v === "number" || typeof v === "string") fields[k] = v;
     else if (typeof v === "boolean") fields[k] = v;
-    else if (v instanceof Uint8Array) fields[k] = v.slice();
+    else if (v instanceof Uint8Array) fields[k] = copyBytes(v);
   }
-  const cause = err.cause instanceof Error ? err.cause.message : err.cause === undefined ? undefined : String(err.cause);
+  const cause =
+    err.cause instanceof Error ? err.cause.message : err.cause === undefined ? undefined : String(err.cause);
   return { name: err.name, message: err.message, stack: err.stack, fields, cause };
 }
 
@@ -130,8 +151,10 @@ export function errorFromWire(w: WireError): Error {
   const hidden = (key: string, value: unknown) =>
     Object.defineProperty(err, key, { value, writable: true, configurable: true, enumerable: false });
   hidden("message", w.message);
-  // EvmAppError's constructor sets name as an own, enumerable field.
-  Object.defineProperty(err, "name", { value: w.name, writable: true, configurable: true, enumerable: true });
+  // EvmAppError's constructor sets name as an own, enumerable field; built-in errors inherit theirs.
+  if (err instanceof EvmAppError || cls === undefined) {
+    Object.defineProperty(err, "name", { value: w.name, writable: true, configurable: true, enumerable: true });
+  }
   if (w.stack !== undefined) hidden("stack", w.stack);
   if (w.cause !== undefined) hidden("cause", new Error(w.cause));
   Object.assign(err, w.fields);
@@ -147,9 +170,16 @@ export function detachBytes<T>(v: T): T {
   return detach(v) as T;
 }
 
+/** A plain Uint8Array owning a copy of the bytes (a Buffer's `slice` would be a view again). */
+function copyBytes(v: Uint8Array): Uint8Array {
+  const out = new Uint8Array(v.byteLength);
+  out.set(v);
+  return out;
+}
+
 function detach(v: unknown): unknown {
   if (typeof v !== "object" || v === null) return v;
-  if (v instanceof Uint8Array) return v.byteLength === v.buffer.byteLength ? v : v.slice();
+  if (v instanceof Uint8Array) return v.byteLength === v.buffer.byteLength ? v : copyBytes(v);
   if (Array.isArray(v)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {

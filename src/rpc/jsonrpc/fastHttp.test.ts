@@ -10,6 +10,8 @@ import { type FastHttpOptions, serveFastHttp } from "./fastHttp.js";
 
 interface Harness {
   readonly port: number;
+  /** The server side of each connection. */
+  readonly sockets: Set<Socket>;
   /** Bodies the fast path answered, in order. */
   readonly fastBodies: string[];
   /** Requests node:http served (method, url, body). */
@@ -64,6 +66,7 @@ async function start(overrides: Partial<FastHttpOptions> = {}): Promise<Harness>
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const h: Harness = {
     port: (server.address() as AddressInfo).port,
+    sockets,
     fastBodies,
     fallbackSeen,
     errors,
@@ -250,6 +253,50 @@ describe("fast HTTP path", () => {
     await c.read(1);
     await c.waitClosed();
     expect(c.closed).toBe(true);
+  });
+
+  test("a client that pipelines requests and never reads: answers stop at the unsent limit, reading stops", async () => {
+    const answer = "a".repeat(4000);
+    const h = await start({ handle: (body) => `${answer}${body.toString()}` });
+    const c = new Client(h.port);
+    c.socket.pause();
+    // Requests whose answers (≈ 4 KB each) outgrow the kernel's buffers many times over, written until
+    // the server stops taking them (or 40 MB of answers were asked for).
+    const burst = Buffer.from(post("x").repeat(1000));
+    for (let i = 0; i < 10; i++) {
+      if (c.socket.write(burst)) continue;
+      const drained = await Promise.race([
+        new Promise((r) => c.socket.once("drain", () => r(true))),
+        new Promise((r) => setTimeout(() => r(false), 500)),
+      ]);
+      if (!drained) break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const [server] = [...h.sockets];
+    expect(server?.isPaused()).toBe(true);
+    // Unsent answers stay around the 1 MiB limit (one answer past it), not the tens of MB asked for.
+    expect(server?.writableLength ?? 0).toBeLessThan(1024 * 1024 + 8192);
+    const answered = h.fastBodies.length;
+    expect(answered).toBeLessThan(10_000);
+    // Reading the answers lets the rest through, in order.
+    c.socket.resume();
+    const rs = await c.read(answered + 10);
+    expect(rs.every((r) => r.status === 200 && r.body === `${answer}x`)).toBe(true);
+    c.socket.destroy();
+  });
+
+  test("a client that stops reading its answers is cut after the request timeout", async () => {
+    const h = await start({ requestTimeoutMs: 300, idleTimeoutMs: 10_000, handle: () => "z".repeat(8_000_000) });
+    const c = new Client(h.port);
+    c.socket.pause();
+    c.socket.write(post("1") + post("2") + post("3") + post("4"));
+    const [server] = await new Promise<Socket[]>((resolve) => {
+      const poll = () => (h.sockets.size > 0 ? resolve([...h.sockets]) : setTimeout(poll, 10));
+      poll();
+    });
+    await new Promise((resolve) => server?.once("close", resolve));
+    expect(h.fastBodies.length).toBeLessThan(4);
+    c.socket.destroy();
   });
 
   test("a request that does not complete within the request timeout gets 408 and a close", async () => {

@@ -37,6 +37,12 @@ export interface FastHttpOptions {
 
 /** node:http's default max header size; longer heads are node's to refuse (431). */
 const MAX_HEAD_BYTES = 16 * 1024;
+/**
+ * Answers not yet taken by the client past which no further request is read or answered until the
+ * socket drains: a client that pipelines requests and never reads would otherwise make the node
+ * buffer every answer (node:http stops reading such a client too).
+ */
+const MAX_UNSENT_BYTES = 1024 * 1024;
 const CRLFCRLF = Buffer.from("\r\n\r\n", "latin1");
 
 let dateSecond = 0;
@@ -137,6 +143,8 @@ class FastConnection {
   #headEnd = 0;
   /** An answer is being computed; later requests wait so answers leave in order. */
   #busy = false;
+  /** More than MAX_UNSENT_BYTES of answers wait for the client: reading stops until they drain. */
+  #blocked = false;
   #gone = false;
   /** Last byte received or answer sent (ms since epoch), for the idle timeout. */
   #lastActive = Date.now();
@@ -148,6 +156,7 @@ class FastConnection {
   readonly #onClose = (): void => {
     this.#gone = true;
   };
+  readonly #onDrain = (): void => this.#drained();
 
   constructor(socket: Socket, opts: FastHttpOptions) {
     this.#socket = socket;
@@ -169,12 +178,16 @@ class FastConnection {
     if (this.#buffered === 0) this.#started = this.#lastActive;
     this.#chunks.push(chunk);
     this.#buffered += chunk.length;
-    if (!this.#busy) this.#drain();
+    if (!this.#busy && !this.#blocked) this.#drain();
+    // Waiting on an answer, or on the client to read: hold at most one whole request, then stop reading.
+    if ((this.#busy || this.#blocked) && this.#buffered > this.#opts.maxBodyBytes + MAX_HEAD_BYTES) {
+      this.#socket.pause();
+    }
   }
 
   /** Answers every complete request buffered, stopping at one that must wait for its answer. */
   #drain(): void {
-    while (!this.#busy && !this.#gone && this.#buffered > 0) {
+    while (!this.#busy && !this.#blocked && !this.#gone && this.#buffered > 0) {
       if (this.#opts.requestTimeoutMs > 0 && Date.now() - this.#started > this.#opts.requestTimeoutMs) {
         this.#timeOut();
         return;
@@ -238,13 +251,25 @@ class FastConnection {
   #settled(text: string | undefined): void {
     this.#busy = false;
     this.#send(text);
-    this.#drain();
+    this.#continue();
   }
 
   #settledWithError(err: unknown): void {
     this.#busy = false;
     this.#failed(err);
+    this.#continue();
+  }
+
+  /** The client took the answers waiting for it. */
+  #drained(): void {
+    this.#blocked = false;
+    this.#continue();
+  }
+
+  /** Answers what is buffered, then reads again unless still waiting. */
+  #continue(): void {
     this.#drain();
+    if (!this.#busy && !this.#blocked && !this.#gone && this.#socket.isPaused()) this.#socket.resume();
   }
 
   #failed(err: unknown): void {
@@ -260,14 +285,29 @@ class FastConnection {
     if (this.#gone || this.#socket.destroyed) return;
     const now = Date.now();
     this.#lastActive = now;
-    this.#socket.write(responseHead(status, contentType, Buffer.byteLength(text, "utf8"), now) + text, "utf8");
+    const flushed = this.#socket.write(
+      responseHead(status, contentType, Buffer.byteLength(text, "utf8"), now) + text,
+      "utf8",
+    );
+    if (!flushed && !this.#blocked && this.#socket.writableLength > MAX_UNSENT_BYTES) {
+      this.#blocked = true;
+      this.#socket.pause();
+      this.#socket.once("drain", this.#onDrain);
+    }
   }
 
   /** The socket saw no traffic for the timer's period (the timer is re-armed until a decision). */
   #idle(): void {
     if (this.#gone) return;
     const now = Date.now();
-    if (!this.#busy && this.#buffered > 0) {
+    if (this.#blocked) {
+      // Answers the client has not read for as long as a request may take (geth's write timeout).
+      const limit = this.#opts.requestTimeoutMs > 0 ? this.#opts.requestTimeoutMs : this.#opts.idleTimeoutMs;
+      if (limit > 0 && now - this.#lastActive >= limit) {
+        this.#socket.destroy();
+        return;
+      }
+    } else if (!this.#busy && this.#buffered > 0) {
       if (this.#opts.requestTimeoutMs > 0 && now - this.#started >= this.#opts.requestTimeoutMs) {
         this.#timeOut();
         return;
@@ -281,7 +321,7 @@ class FastConnection {
 
   /** The client finished sending: an unanswered partial request will never complete. */
   #ended(): void {
-    if (!this.#busy) this.#socket.end();
+    if (!this.#busy && !this.#blocked) this.#socket.end();
   }
 
   /** A request took too long to arrive: node:http's answer (408, close). */
@@ -297,6 +337,7 @@ class FastConnection {
     socket.removeListener("end", this.#onEnd);
     socket.removeListener("close", this.#onClose);
     socket.removeListener("timeout", this.#onTimeout);
+    socket.removeListener("drain", this.#onDrain);
     socket.removeListener("error", noop);
     socket.setTimeout(0);
     this.#gone = true;

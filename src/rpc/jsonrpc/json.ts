@@ -83,8 +83,21 @@ export function parseJson(text: string, opts: ParseOptions = {}): JsonNode {
   return new Parser(text, opts.firstValueOnly === true).parseTop();
 }
 
+/**
+ * Go's encoding/json scanner refuses nesting deeper than this (maxNestingDepth) with the syntax error
+ * "invalid character '[' exceeded max depth"; the limit also keeps this recursive parser (and what
+ * walks its trees) away from the end of the stack.
+ */
+export const MAX_JSON_DEPTH = 10_000;
+
+/** An object or array being read: its start, its members so far (and an object's pending key). */
+type OpenContainer =
+  | { start: number; items: JsonNode[] }
+  | { start: number; entries: [string, JsonNode][]; key: string };
+
 class Parser {
   private pos = 0;
+  private depth = 0;
   private readonly s: string;
   private readonly decoderMode: boolean;
   constructor(s: string, decoderMode: boolean) {
@@ -121,16 +134,89 @@ class Parser {
     return v;
   }
 
+  /**
+   * One JSON value, nested objects and arrays included. Iterative (an explicit stack of open containers),
+   * so that nesting up to MAX_JSON_DEPTH cannot exhaust the call stack; the errors are Go's, in the
+   * order Go's scanner meets them.
+   */
   private parseValue(context: string): JsonNode {
+    const open: OpenContainer[] = [];
+    for (;;) {
+      // A value starts here: a scalar, or a container whose first member comes next.
+      this.skipWs();
+      const c = this.peekChar();
+      if (c === undefined) throw this.eof();
+      const start = this.pos;
+      let value: JsonNode;
+      if (c === "{" || c === "[") {
+        this.enter();
+        this.pos++;
+        this.skipWs();
+        const close = c === "{" ? "}" : "]";
+        if (this.peekChar() === close) {
+          this.pos++;
+          this.depth--;
+          const raw = this.s.slice(start, this.pos);
+          value = c === "{" ? { kind: "object", entries: [], raw } : { kind: "array", items: [], raw };
+        } else {
+          open.push(c === "{" ? { start, entries: [], key: this.parseKey() } : { start, items: [] });
+          continue;
+        }
+      } else {
+        value = this.parseScalar(c, start, open.length === 0 ? context : "looking for beginning of value");
+      }
+      // The value is complete: add it to the innermost open container; close those that end here.
+      for (;;) {
+        const top = open.at(-1);
+        if (top === undefined) return value;
+        this.skipWs();
+        const sep = this.peekChar();
+        if (sep === undefined) throw this.eof();
+        this.pos++;
+        if ("items" in top) {
+          top.items.push(value);
+          if (sep === "]") {
+            open.pop();
+            this.depth--;
+            value = { kind: "array", items: top.items, raw: this.s.slice(top.start, this.pos) };
+            continue;
+          }
+          if (sep !== ",") throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after array element`);
+        } else {
+          top.entries.push([top.key, value]);
+          if (sep === "}") {
+            open.pop();
+            this.depth--;
+            value = { kind: "object", entries: top.entries, raw: this.s.slice(top.start, this.pos) };
+            continue;
+          }
+          if (sep !== ",")
+            throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after object key:value pair`);
+          top.key = this.parseKey();
+        }
+        break;
+      }
+    }
+  }
+
+  /** An object member's key and its colon. */
+  private parseKey(): string {
     this.skipWs();
     const c = this.peekChar();
     if (c === undefined) throw this.eof();
-    const start = this.pos;
+    if (c !== '"')
+      throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} looking for beginning of object key string`);
+    const key = this.parseString();
+    this.skipWs();
+    const colon = this.peekChar();
+    if (colon === undefined) throw this.eof();
+    if (colon !== ":") throw new JsonSyntaxError(`invalid character ${goQuoteChar(colon)} after object key`);
+    this.pos++;
+    return key;
+  }
+
+  private parseScalar(c: string, start: number, context: string): JsonNode {
     switch (c) {
-      case "{":
-        return this.parseObject(start);
-      case "[":
-        return this.parseArray(start);
       case '"': {
         const value = this.parseString();
         return { kind: "string", value, raw: this.s.slice(start, this.pos) };
@@ -256,52 +342,10 @@ class Parser {
     }
   }
 
-  private parseObject(start: number): JsonNode {
-    this.pos++;
-    const entries: [string, JsonNode][] = [];
-    this.skipWs();
-    if (this.peekChar() === "}") {
-      this.pos++;
-      return { kind: "object", entries, raw: this.s.slice(start, this.pos) };
-    }
-    for (;;) {
-      this.skipWs();
-      const c = this.peekChar();
-      if (c === undefined) throw this.eof();
-      if (c !== '"')
-        throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} looking for beginning of object key string`);
-      const key = this.parseString();
-      this.skipWs();
-      const colon = this.peekChar();
-      if (colon === undefined) throw this.eof();
-      if (colon !== ":") throw new JsonSyntaxError(`invalid character ${goQuoteChar(colon)} after object key`);
-      this.pos++;
-      entries.push([key, this.parseValue("looking for beginning of value")]);
-      this.skipWs();
-      const sep = this.peekChar();
-      if (sep === undefined) throw this.eof();
-      this.pos++;
-      if (sep === "}") return { kind: "object", entries, raw: this.s.slice(start, this.pos) };
-      if (sep !== ",") throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after object key:value pair`);
-    }
-  }
-
-  private parseArray(start: number): JsonNode {
-    this.pos++;
-    const items: JsonNode[] = [];
-    this.skipWs();
-    if (this.peekChar() === "]") {
-      this.pos++;
-      return { kind: "array", items, raw: this.s.slice(start, this.pos) };
-    }
-    for (;;) {
-      items.push(this.parseValue("looking for beginning of value"));
-      this.skipWs();
-      const sep = this.peekChar();
-      if (sep === undefined) throw this.eof();
-      this.pos++;
-      if (sep === "]") return { kind: "array", items, raw: this.s.slice(start, this.pos) };
-      if (sep !== ",") throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after array element`);
+  /** Entering an object or array at `this.pos` (Go's pushParseState, whose error names the bracket). */
+  private enter(): void {
+    if (++this.depth > MAX_JSON_DEPTH) {
+      throw new JsonSyntaxError(`invalid character ${goQuoteChar(this.s[this.pos] as string)} exceeded max depth`);
     }
   }
 }

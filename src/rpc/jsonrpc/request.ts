@@ -119,8 +119,8 @@ function decodeId(node: JsonNode): JsonRpcId {
   throw new RequestDecodeError(`json-rpc ID (${goFormatAny(node)}) is of unknown type (${typ})`);
 }
 
-/** Go's `%v` of a value decoded into interface{} (maps print sorted keys). */
-function goFormatAny(node: JsonNode): string {
+/** Go's `%v` of a scalar decoded into interface{}. */
+function goFormatScalar(node: JsonNode): string {
   switch (node.kind) {
     case "null":
       return "<nil>";
@@ -135,13 +135,46 @@ function goFormatAny(node: JsonNode): string {
     }
     case "string":
       return node.value;
-    case "array":
-      return `[${node.items.map(goFormatAny).join(" ")}]`;
-    case "object": {
+    default:
+      return "";
+  }
+}
+
+/**
+ * Go's `%v` of a value decoded into interface{} (maps print sorted keys). Iterative: an id may nest
+ * as deep as the parser allows (MAX_JSON_DEPTH).
+ */
+function goFormatAny(root: JsonNode): string {
+  let out = "";
+  // Work items: a node to print, or text to append once the nodes before it are printed.
+  const todo: (JsonNode | string)[] = [root];
+  while (todo.length > 0) {
+    const item = todo.pop() as JsonNode | string;
+    if (typeof item === "string") {
+      out += item;
+      continue;
+    }
+    if (item.kind === "array") {
+      out += "[";
+      todo.push("]");
+      for (let i = item.items.length - 1; i >= 0; i--) {
+        todo.push(item.items[i] as JsonNode);
+        if (i > 0) todo.push(" ");
+      }
+    } else if (item.kind === "object") {
       const m = new Map<string, JsonNode>();
-      for (const [k, v] of node.entries) m.set(k, v);
+      for (const [k, v] of item.entries) m.set(k, v);
       const keys = [...m.keys()].sort();
-      return `map[${keys.map((k) => `${k}:${goFormatAny(m.get(k) as JsonNode)}`).join(" ")}]`;
+      out += "map[";
+      todo.push("]");
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i] as string;
+        todo.push(m.get(k) as JsonNode, `${k}:`);
+        if (i > 0) todo.push(" ");
+      }
+    } else {
+      out += goFormatScalar(item);
     }
   }
+  return out;
 }

@@ -22,11 +22,10 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bech32 } from "@scure/base";
 import { afterAll, describe, expect, test } from "vitest";
-import { BECH32_PRECOMPILE } from "../bech32Precompile.js";
 import { keccak256 } from "../crypto.js";
-import { P256_PRECOMPILE } from "../p256Precompile.js";
 import { BLS_MODULUS, TRUSTED_SETUP_TAU_G2 } from "./precompiles/kzg.js";
 import { activePrecompiles, precompileAt } from "./precompiles.js";
+import { BECH32_PRECOMPILE, P256_PRECOMPILE } from "./referencePrecompiles.js";
 import type { Fork, PrecompileResult } from "./types.js";
 
 /**

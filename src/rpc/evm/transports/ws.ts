@@ -19,6 +19,12 @@ import { handlePayload } from "./handler.js";
 export const DEFAULT_WS_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** Unsent bytes after which a slow client is disconnected. */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+/**
+ * Unsent bytes past which the connection's frames are no longer read until the client takes its
+ * answers (each small answer queued costs far more memory than its bytes); a client that takes
+ * none for http-timeout is disconnected.
+ */
+const PAUSE_READING_BYTES = 1024 * 1024;
 
 export interface WsDeps {
   readonly services: EvmServices;
@@ -61,6 +67,15 @@ class Connection {
   private readonly deps: WsDeps;
   private readonly subscriptions = new Map<string, () => void>();
   private closed = false;
+  /** Set while reading is paused for a client that does not read (PAUSE_READING_BYTES). */
+  private stalled: NodeJS.Timeout | undefined;
+  private readonly onSent = (): void => {
+    if (this.stalled !== undefined && this.ws.bufferedAmount <= PAUSE_READING_BYTES / 4) {
+      clearTimeout(this.stalled);
+      this.stalled = undefined;
+      this.ws.resume();
+    }
+  };
 
   constructor(ws: WebSocket, deps: WsDeps) {
     this.ws = ws;
@@ -77,7 +92,14 @@ class Connection {
       this.ws.terminate();
       return false;
     }
-    this.ws.send(text);
+    this.ws.send(text, this.onSent);
+    if (this.stalled === undefined && this.ws.bufferedAmount > PAUSE_READING_BYTES) {
+      this.ws.pause();
+      this.stalled = setTimeout(
+        () => this.ws.terminate(),
+        this.deps.callTimeoutMs > 0 ? this.deps.callTimeoutMs : 30_000,
+      );
+    }
     return true;
   }
 
@@ -117,6 +139,7 @@ class Connection {
   release(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.stalled);
     for (const cancel of this.subscriptions.values()) cancel();
     this.subscriptions.clear();
   }

@@ -5,7 +5,7 @@ import { failure, outOfGas, success } from "./result.js";
 
 /**
  * The app's precompiles from Cosmos EVM's evmd defaults, as src/app/evm/p256Precompile.ts and
- * bech32Precompile.ts give them to @ethereumjs/evm: P256 at 0x…0100 (RIP-7212 at Cosmos EVM's 3450
+ * bech32Precompile.ts implement them: P256 at 0x…0100 (RIP-7212 at Cosmos EVM's 3450
  * gas) and Bech32 at 0x…0400 (6000 gas): the same logic, returning this engine's results.
  */
 

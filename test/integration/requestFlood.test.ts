@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  type FloodNode,
+  floodServer,
+  formatReports,
+  memoryOf,
+  SERVERS,
+  sendWithoutReading,
+  startFloodNode,
+  startTxLoop,
+} from "./floodHarness.js";
+import { makeTempHome } from "./testNode.js";
+
+/**
+ * The bounded version of `npm run bench:flood`: 5 000 malformed or oversized requests on each RPC
+ * server of a real node (all four at once) while EVM transfers flow. Every request gets an error of
+ * the right kind, no connection is dropped, blocks keep coming, transfers commit, memory stays
+ * bounded. Then one client per server that sends requests without ever reading the answers: the node
+ * stops reading it after a few MB instead of buffering every answer.
+ */
+
+const REQUESTS = 5000;
+
+let node: FloodNode;
+let cleanup: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  const tmp = await makeTempHome("cometh-flood-");
+  cleanup = tmp.cleanup;
+  node = await startFloodNode(tmp.home);
+});
+
+afterAll(async () => {
+  if (node !== undefined) expect(await node.stop()).toBe(0);
+  await cleanup?.();
+});
+
+describe("request floods", () => {
+  test(`error: ${REQUESTS} malformed or oversized requests per server get errors; the node keeps committing`, async () => {
+    const txs = await startTxLoop(node.evmHttp);
+    const reports = await Promise.all(
+      SERVERS.map((server) =>
+        floodServer(node, server, { requests: REQUESTS, connections: 8, slowlorisMaxMs: 20_000 }),
+      ),
+    );
+    const t = await txs.stop();
+    const table = formatReports(reports, true);
+    for (const r of reports) {
+      expect(r.sent, table).toBe(REQUESTS);
+      expect(r.nonErrors, table).toBe(0);
+      expect(r.dropped, table).toBe(0);
+      expect(r.wrongErrors, table).toBe(0);
+      expect(r.errors, table).toBe(REQUESTS);
+      // timeout_commit is 200 ms: a block at least every few seconds, whatever the flood.
+      expect(r.blocks, table).toBeGreaterThanOrEqual(5);
+      expect(r.longestStallMs, table).toBeLessThan(5000);
+      expect(r.hwmMiB, table).toBeLessThan(1024);
+    }
+    expect(t.accepted).toBeGreaterThan(0);
+    expect(t.committed).toBe(t.accepted);
+  });
+
+  test("behavior: a client that sends without reading is no longer read after a few MB (each server)", async () => {
+    const before = memoryOf(node.pid)?.rss ?? 0;
+    for (const server of SERVERS) {
+      const r = await sendWithoutReading(node, server, 6);
+      expect(r.stalled, server).toBe(true);
+      // The kernel's socket buffers plus about 1 MiB of answers; not the hundreds of MB sent otherwise.
+      expect(r.acceptedBytes, server).toBeLessThan(32 * 1024 * 1024);
+    }
+    const after = memoryOf(node.pid)?.rss ?? 0;
+    expect(after - before).toBeLessThan(128);
+  });
+});
