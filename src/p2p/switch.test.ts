@@ -8,7 +8,7 @@ import {
   SwitchConnectToSelfError,
 } from "./errors.js";
 import { parseNetAddress } from "./netAddress.js";
-import { mconnConfigFromP2P, type Switch } from "./switch.js";
+import { DEFAULT_RECONNECT_BACKOFF, mconnConfigFromP2P, type Switch } from "./switch.js";
 import { createTestSwitch, dialAddress, RecordingReactor, TEST_CHANNEL, testNodeKey } from "./testing/testSwitches.js";
 
 const running: Switch[] = [];
@@ -278,11 +278,19 @@ describe("Switch", () => {
     });
   });
 
-  test("behavior: reconnect delay grows and is capped by persistent_peers_max_dial_period", () => {
+  test("behavior: redials at once, then at a fixed interval, then backs off (capped by persistent_peers_max_dial_period)", () => {
     const sw = createTestSwitch({
-      persistentPeersMaxDialPeriodMs: 300,
-      reconnectBackoff: { baseMs: 100, jitterMs: 0, maxMs: 10_000, maxAttempts: 5 },
+      reconnectBackoff: { intervalMs: 100, intervalAttempts: 3, backoffBase: 3, backoffAttempts: 4, jitterMs: 0 },
     });
-    expect([0, 1, 2, 3, 4].map((i) => sw.reconnectDelayMs(i))).toEqual([0, 100, 200, 300, 300]);
+    expect([0, 1, 2, 3, 4, 5, 6].map((i) => sw.reconnectDelayMs(i))).toEqual([0, 100, 100, 1000, 3000, 9000, 27000]);
+    const capped = createTestSwitch({
+      persistentPeersMaxDialPeriodMs: 5000,
+      reconnectBackoff: { intervalMs: 100, intervalAttempts: 3, backoffBase: 3, backoffAttempts: 4, jitterMs: 0 },
+    });
+    expect([3, 4, 5, 6].map((i) => capped.reconnectDelayMs(i))).toEqual([1000, 3000, 5000, 5000]);
+    // CometBFT's defaults: 5 s plus up to 3 s for the first 20 attempts.
+    const d = createTestSwitch({ reconnectBackoff: DEFAULT_RECONNECT_BACKOFF }).reconnectDelayMs(1);
+    expect(d).toBeGreaterThanOrEqual(5000);
+    expect(d).toBeLessThan(8000);
   });
 });

@@ -46,22 +46,26 @@ export interface SwitchAddrBook {
 }
 
 /**
- * Redial schedule for persistent peers: attempt i (from 0) waits min(baseMs·2^(i-1), cap) plus a
- * random [0, jitterMs), the first attempt only the jitter. cap is persistent_peers_max_dial_period
- * when > 0, else maxMs. CometBFT v0.38 waits 5 s ×20 then 3^i s ×10, then gives up.
+ * Redial schedule for a lost persistent peer, CometBFT v0.38's (Switch.reconnectToPeer): the first
+ * redial at once, then `intervalAttempts - 1` more every `intervalMs` plus a random [0, jitterMs)
+ * (5-8 s, so a peer that comes back is found within 8 s for the first ~2 minutes), then
+ * `backoffAttempts` more after backoffBase^j seconds (j from 0) plus the jitter, each capped by
+ * persistent_peers_max_dial_period when that is > 0; then it gives up.
  */
 export interface ReconnectBackoff {
-  baseMs: number;
+  intervalMs: number;
+  intervalAttempts: number;
+  backoffBase: number;
+  backoffAttempts: number;
   jitterMs: number;
-  maxMs: number;
-  maxAttempts: number;
 }
 
 export const DEFAULT_RECONNECT_BACKOFF: ReconnectBackoff = {
-  baseMs: 1000,
+  intervalMs: 5000,
+  intervalAttempts: 20,
+  backoffBase: 3,
+  backoffAttempts: 10,
   jitterMs: 3000,
-  maxMs: 60 * 60 * 1000,
-  maxAttempts: 30,
 };
 
 export interface SwitchOptions {
@@ -576,7 +580,8 @@ export class Switch implements ReactorSwitch {
     const started = Date.now();
     this.#log.info({ addr: text }, "Reconnecting to peer");
     try {
-      for (let i = 0; i < this.#backoff.maxAttempts; i++) {
+      const attempts = this.#backoff.intervalAttempts + this.#backoff.backoffAttempts;
+      for (let i = 0; i < attempts; i++) {
         if (!(await this.#sleep(this.reconnectDelayMs(i)))) return;
         try {
           await this.dialPeerWithAddress(addr);
@@ -594,11 +599,13 @@ export class Switch implements ReactorSwitch {
 
   /** The wait before redial attempt `attempt` (0-based); see ReconnectBackoff. */
   reconnectDelayMs(attempt: number): number {
-    const { baseMs, jitterMs, maxMs } = this.#backoff;
+    const { intervalMs, intervalAttempts, backoffBase, jitterMs } = this.#backoff;
+    if (attempt === 0) return 0;
+    const jitter = Math.random() * jitterMs;
+    if (attempt < intervalAttempts) return intervalMs + jitter;
+    const backoff = backoffBase ** (attempt - intervalAttempts) * 1000;
     const maxDial = this.#opts.persistentPeersMaxDialPeriodMs ?? 0;
-    const cap = maxDial > 0 ? maxDial : maxMs;
-    const backoff = attempt === 0 ? 0 : Math.min(baseMs * 2 ** Math.min(attempt - 1, 40), cap);
-    return backoff + Math.random() * jitterMs;
+    return (maxDial > 0 ? Math.min(backoff, maxDial) : backoff) + jitter;
   }
 
   /** Resolves true after `ms`, or false at once when the switch stops. */

@@ -45,7 +45,7 @@ export function createTestSwitch(overrides: Partial<SwitchOptions> = {}): Switch
     dialTimeoutMs: 1000,
     mconfig: { ...DEFAULT_MCONNECTION_CONFIG, flushThrottleMs: 5 },
     log: silentLogger(),
-    reconnectBackoff: { baseMs: 20, jitterMs: 10, maxMs: 100, maxAttempts: 100 },
+    reconnectBackoff: { intervalMs: 20, intervalAttempts: 100, backoffBase: 2, backoffAttempts: 0, jitterMs: 10 },
     dialRandomizerMs: 0,
     ...overrides,
   });
