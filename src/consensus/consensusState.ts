@@ -11,6 +11,7 @@ import {
   emptyCommit,
   isZeroBlockId,
   makePartSet,
+  medianTime,
   type PartSet,
   PartSet as PartSetClass,
   type PartSetHeader,
@@ -134,6 +135,8 @@ interface MineRequest {
 /** The peer id own messages carry (CometBFT uses the empty id for internal messages). */
 const OWN = "";
 const MS = 1_000_000n;
+/** A decision learned more than this after the quorum made it counts as late (catchUpCommitTime). */
+const LATE_COMMIT_NS = 250n * MS;
 
 /** Errors caused by what a peer sent: logged, never fatal. Anything else halts consensus. */
 function isPeerFault(err: unknown): boolean {
@@ -1180,9 +1183,34 @@ export class ConsensusState {
     // Keep the round; commitRound points at the right precommits.
     this.updateRoundStep(this.round, ROUND_STEP.commit);
     this.commitRound = commitRound;
-    this.commitTime = this.deps.clock.nowNs();
+    this.commitTime = this.catchUpCommitTime(commitRound);
     this.newStep();
     await this.tryFinalizeCommit(height);
+  }
+
+  /**
+   * The time the next height's timeout_commit counts from: now, as CometBFT, unless this node saw the
+   * decision late. A node that was paused, cut off or restarting learns the +2/3 precommits well after
+   * the others did (their BFT time, the weighted median of the precommits' timestamps); waiting a whole
+   * timeout_commit from then makes it enter the next height that much later than the others, and when
+   * it is that height's proposer, its proposal reaches them when their propose timeout fires and round
+   * 0 fails. Such a node counts from the quorum's time instead, by at most timeout_commit (so it never
+   * starts before now, and a node with a skewed clock is never moved by more than that).
+   */
+  private catchUpCommitTime(commitRound: number): Timestamp {
+    const now = this.deps.clock.nowNs();
+    const precommits = this.votes.precommits(commitRound);
+    if (precommits === undefined || this.opts.timeoutCommitMs <= 0) return now;
+    let quorumTime: Timestamp;
+    try {
+      quorumTime = medianTime(precommits.makeCommit(), this.validators);
+    } catch {
+      return now;
+    }
+    const lateNs = now - quorumTime;
+    if (lateNs <= LATE_COMMIT_NS) return now;
+    const timeoutNs = BigInt(this.opts.timeoutCommitMs) * MS;
+    return now - (lateNs < timeoutNs ? lateNs : timeoutNs);
   }
 
   private async tryFinalizeCommit(height: number): Promise<void> {

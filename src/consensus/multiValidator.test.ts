@@ -11,6 +11,7 @@ import {
   runUntil,
   SignLog,
   SimulatedCrash,
+  settle,
   type TestChain,
   type TestNode,
   TestSetupError,
@@ -96,6 +97,37 @@ describe("4 validators over in-memory gossip", () => {
     }
     expect(peers.some((p) => p.stats.votes > 0)).toBe(true);
     await Promise.all(nodes.map((n) => n.consensus.stop()));
+  });
+
+  test("behavior: a validator that learns a decision late counts timeout_commit from the quorum's time", async () => {
+    const { clock, nodes, net, ids, signs } = await makeNet(4);
+    const all = nodes.map((n) => n.consensus);
+    await runUntil(all, clock, () => nodes.every((n) => heightOf(n) >= 2));
+    // validator 3 is cut off; the other three decide the next height without it.
+    const late = nodes[3] as TestNode;
+    const lateId = ids[3] as string;
+    const from = heightOf(late);
+    net.leave(lateId);
+    await runUntil(all, clock, () => nodes.slice(0, 3).every((n) => heightOf(n) >= from + 1));
+    const target = Math.max(...nodes.slice(0, 3).map(heightOf));
+    // The three stop hearing each other (no further height), and 2 s pass before validator 3 is back.
+    net.filter = (a, b) => a === lateId || b === lateId;
+    for (let i = 0; i < 20; i++) {
+      clock.advance(100);
+      await settle(all);
+    }
+    net.join(lateId, late.consensus);
+    await runUntil(all, clock, () => heightOf(late) >= target, { stepMs: 10 });
+    // CometBFT would start the next height timeout_commit (1 s) after this late commit; the quorum
+    // decided it over 2 s ago, so it starts now.
+    const rs = late.consensus.roundStateView();
+    expect(rs.height).toBe(target + 1);
+    expect(rs.startTime <= clock.nowNs()).toBe(true);
+    // An on-time validator still waits timeout_commit from its own commit.
+    const onTime = nodes[0]?.consensus.roundStateView();
+    expect(onTime !== undefined && onTime.startTime > onTime.commitTime).toBe(true);
+    expect(signs.conflicts()).toEqual([]);
+    await Promise.all(all.map((c) => c.stop()));
   });
 
   test("behavior: a silent proposer of round 0 makes round 1 commit", async () => {
