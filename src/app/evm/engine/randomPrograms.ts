@@ -603,6 +603,7 @@ function outcomeFields(o: Outcome): [string, string][] {
     ["valid", "true"],
     ["success", String(r.success)],
     ["gasUsed", r.gasUsed.toString()],
+    ["refund", r.refund.toString()],
     ["returnData", hex(r.returnData)],
     ["error", ERROR_ALIASES[r.error] ?? r.error],
     ["createdAddress", hex(r.createdAddress)],
@@ -634,8 +635,8 @@ function preState(s: Scenario): MemoryStateReader {
 
 /**
  * Runs the scenario's transactions in order through `a` and `b`, each on its own overlay over the same
- * pre-state; compares every outcome (validity, success, gas used, return data, error, created address,
- * logs) and the state diff after each. Undefined when they agree.
+ * pre-state; compares every outcome (validity, success, gas used, refund, return data, error, created
+ * address, logs) and the state diff after each. Undefined when they agree.
  */
 export async function compareExecutors(s: Scenario, a: Executor, b: Executor): Promise<Mismatch | undefined> {
   const pre = preState(s);

@@ -333,6 +333,7 @@ export async function createReferenceExecutor(): Promise<Executor> {
       return {
         success: !failed,
         gasUsed: r.totalGasSpent,
+        refund: r.gasRefund ?? 0n,
         returnData: r.execResult.returnValue,
         logs: failed ? [] : (r.execResult.logs ?? []).map(([address, topics, data]) => ({ address, topics, data })),
         error: errorText(r.execResult.exceptionError?.error),

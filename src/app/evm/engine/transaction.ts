@@ -235,17 +235,21 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
   }
   let gasUsed = m.gasLimit - BigInt(r.gasLeft) - unrun;
   const refundCap = gasUsed / REFUND_QUOTIENT;
-  const refund = BigInt(Math.max(0, evm.refund));
+  let refund = BigInt(Math.max(0, evm.refund));
   gasUsed -= refund < refundCap ? refund : refundCap;
   if (fork === "prague") {
     const floor = floorDataGas(m.data);
-    if (gasUsed < floor) gasUsed = floor;
+    if (gasUsed < floor) {
+      gasUsed = floor;
+      refund = 0n;
+    }
   }
   return {
     evm,
     result: {
       success: r.success,
       gasUsed,
+      refund,
       returnData: r.output,
       logs: r.success ? evm.logs.slice() : [],
       error: r.error,

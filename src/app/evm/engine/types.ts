@@ -104,6 +104,11 @@ export interface TxResult {
   success: boolean;
   /** Gas charged to the sender, after refunds and the EIP-7623 floor. */
   gasUsed: bigint;
+  /**
+   * The refund counter at the end (EIP-3529 SSTORE refunds and EIP-7702 authorization refunds), before
+   * the gasUsed/5 cap; 0 when the EIP-7623 floor set the gas used.
+   */
+  refund: bigint;
   /** Return data, or revert data. */
   returnData: Uint8Array;
   /** Logs of a successful transaction (empty otherwise). */
