@@ -1,9 +1,11 @@
-// npm run bench:consensus [-- --seconds N --trials N --txs N]
+// npm run bench:consensus [-- --seconds N --trials N --txs N --dashboards N --dashboard-mode sim|chromium]
 // Measures a single-validator node started in process on a temp home (kvstore app, LMDB):
 //  1. empty blocks/s with timeout_commit = 0,
 //  2. kvstore txs/s committed when the mempool is kept full (blocks as large as the mempool allows),
 // next to a reference measured in the same run: durable LMDB write transactions/s on the same disk
 // (each block needs at least a few of them, so it bounds blocks/s from above).
+// --dashboards N serves the node RPC with /dashboard and keeps N dashboards open on it during each
+// measurement (bench/dashboards.ts), to measure what they cost consensus.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,17 +14,22 @@ import { initHome, loadNodeConfig } from "../src/config/index.js";
 import { type RunningNode, startNode } from "../src/node/index.js";
 import { openKvStore } from "../src/store/index.js";
 import { createLogger } from "../src/util/logger.js";
+import { type DashboardMode, openDashboards } from "./dashboards.js";
 
 const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "5" },
     trials: { type: "string", default: "3" },
     txs: { type: "string", default: "20000" },
+    dashboards: { type: "string", default: "0" },
+    "dashboard-mode": { type: "string", default: "sim" },
   },
 });
 const SECONDS = Number(values.seconds);
 const TRIALS = Number(values.trials);
 const TXS = Number(values.txs);
+const DASHBOARDS = Number(values.dashboards);
+const DASHBOARD_MODE = values["dashboard-mode"] as DashboardMode;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -40,12 +47,17 @@ async function withNode<T>(flags: Record<string, string | boolean>, fn: (node: R
       "--proxy_app": "kvstore",
       "--consensus.timeout_commit": "0s",
       "--log_level": "error",
+      ...(DASHBOARDS > 0 ? { "--rpc.laddr": "tcp://127.0.0.1:0", "--rpc.dashboard": true } : {}),
       ...flags,
     });
     const node = await startNode(config, createLogger({ level: "error" }));
+    const rpc = node.rpcAddresses[0]?.replace("tcp://", "http://");
+    const dash =
+      DASHBOARDS > 0 && rpc !== undefined ? await openDashboards(rpc, DASHBOARDS, DASHBOARD_MODE) : undefined;
     try {
       return await fn(node);
     } finally {
+      await dash?.stop();
       await node.stop();
     }
   } finally {
@@ -121,7 +133,10 @@ for (let t = 0; t < TRIALS; t++) {
 }
 const ref = median(refs);
 const bps = median(blocks);
-console.log(`cometh bench:consensus (${TRIALS} trials, median; node ${process.version}, 1 validator, kvstore, LMDB)`);
+const open = DASHBOARDS > 0 ? `; ${DASHBOARDS} dashboards open (${DASHBOARD_MODE})` : "";
+console.log(
+  `cometh bench:consensus (${TRIALS} trials, median; node ${process.version}, 1 validator, kvstore, LMDB${open})`,
+);
 console.log(`  reference: durable LMDB write transactions/s      ${ref.toFixed(0)}`);
 console.log(
   `  empty blocks/s, timeout_commit=0                 ${bps.toFixed(1)}  (${(bps / ref).toFixed(3)} x reference; trials ${blocks.map((b) => b.toFixed(1)).join(", ")})`,

@@ -1,15 +1,18 @@
-// npm run bench:rpc [-- --seconds N --connections N]
+// npm run bench:rpc [-- --seconds N --connections N --dashboards N --dashboard-mode sim|chromium]
 // Requests/s and latency of node RPC routes at N concurrent keep-alive connections (default 32, the
 // raw-socket client of bench/load.ts, which is faster than node:http's Agent),
 // next to a bare node:http server answering a fixed JSON body (the ceiling), measured in the same
 // run. Both servers run as child processes; the load generator runs here. Loopback only.
+// --dashboards N keeps N dashboards open on the node meanwhile (bench/dashboards.ts: simulated page
+// clients by default, or real headless Chromium pages), to measure what they cost the node.
 import { type ChildProcess, fork, spawnSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startNodeProcess } from "../test/integration/testNode.js";
+import { type DashboardMode, type OpenDashboards, openDashboards } from "./dashboards.js";
 import { type LoadResult, loadRaw } from "./load.js";
 
 const { values } = parseArgs({
@@ -17,8 +20,13 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     connections: { type: "string", default: "32" },
     "bare-server": { type: "boolean", default: false },
+    dashboards: { type: "string", default: "0" },
+    "dashboard-mode": { type: "string", default: "sim" },
   },
 });
+
+/** How long the node's CPU use is measured with no load (but the open dashboards, if any). */
+const IDLE_SECONDS = 10;
 
 // Child mode: the ceiling server.
 if (values["bare-server"]) {
@@ -46,6 +54,21 @@ async function load(name: string, port: number, path: string, seconds: number, c
   return { name, ...(await loadRaw({ host: "127.0.0.1", port, path }, { method: "GET" }, seconds, connections)) };
 }
 
+/** CPU time (user + system) a process used over `seconds`, as a share of one core (Linux /proc). */
+async function cpuShare(pid: number | undefined, seconds: number): Promise<number> {
+  const ticks = async () => {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  if (pid === undefined) return Number.NaN;
+  const t0 = await ticks();
+  const w0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const used = ((await ticks()) - t0) / 100; // USER_HZ
+  return used / ((performance.now() - w0) / 1000);
+}
+
 async function getJson(port: number, path: string): Promise<unknown> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`);
   return res.json();
@@ -54,6 +77,9 @@ async function getJson(port: number, path: string): Promise<unknown> {
 async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const connections = Number(values.connections);
+  const dashboards = Number(values.dashboards);
+  const dashboardMode = values["dashboard-mode"] as DashboardMode;
+  let dash: OpenDashboards | undefined;
   const root = fileURLToPath(new URL("..", import.meta.url));
   // The bundled build, fresh (untimed), as `npm start` runs it after install.
   if (spawnSync(process.execPath, ["bin/build.js"], { cwd: root, stdio: "inherit" }).status !== 0) {
@@ -65,7 +91,15 @@ async function main(): Promise<void> {
     // The node under test.
     const node = await startNodeProcess(
       home,
-      ["--proxy_app", "kvstore", "--log_level", "error", "--rpc.max_open_connections", "0"],
+      [
+        "--proxy_app",
+        "kvstore",
+        "--log_level",
+        "error",
+        "--rpc.max_open_connections",
+        "0",
+        ...(dashboards > 0 ? ["--rpc.dashboard", "true"] : []),
+      ],
       { launcher: true },
     );
     children.push(node.child);
@@ -88,6 +122,9 @@ async function main(): Promise<void> {
     }
     const status = (await getJson(nodePort, "/status")) as { result: { sync_info: { latest_block_height: string } } };
     const height = Number(status.result.sync_info.latest_block_height);
+    if (dashboards > 0) dash = await openDashboards(node.rpcUrl, dashboards, dashboardMode);
+    // What the node spends with no load but the open dashboards (blocks every second, their polls).
+    const idleCpu = await cpuShare(node.child.pid, IDLE_SECONDS);
 
     const runs: [string, number, string][] = [
       ["bare node:http (ceiling)", barePort, "/"],
@@ -106,8 +143,13 @@ async function main(): Promise<void> {
     const again = await load("bare node:http (ceiling)", barePort, "/", seconds, connections);
     if (results[0] !== undefined && again.rps > results[0].rps) results[0] = again;
     const ceiling = results[0]?.rps ?? 1;
+    const open =
+      dash === undefined ? "" : `, ${dashboards} dashboards open (${dashboardMode}, ${await dash.events()} events)`;
     console.log(
-      `cometh bench:rpc (${connections} connections, ${seconds}s per route, node ${process.version}, chain height ${height})`,
+      `cometh bench:rpc (${connections} connections, ${seconds}s per route, node ${process.version}, chain height ${height}${open})`,
+    );
+    console.log(
+      `node CPU with no load for ${IDLE_SECONDS} s: ${(idleCpu * 100).toFixed(1)}% of a core (blocks every second)`,
     );
     console.log("route                         req/s    x ceiling   p50 ms   p99 ms   errors");
     for (const r of results) {
@@ -116,6 +158,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
+    await dash?.stop();
     for (const c of children) c.kill("SIGTERM");
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once("exit", r)))));
     await rm(home, { recursive: true, force: true });

@@ -26,6 +26,8 @@ const EXTERNAL = [
   "pino",
   "pg",
   "prom-client",
+  // Only for building the dashboard from the sources, which a build never does (it ships dist/dashboard/).
+  "esbuild",
   // ws's optional native helpers
   "bufferutil",
   "utf-8-validate",
@@ -59,6 +61,20 @@ try {
       js: 'import { createRequire as __cometh_createRequire } from "node:module"; const require = __cometh_createRequire(import.meta.url);',
     },
     sourcemap: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  // The dashboard page's script and styles (src/dashboard/client/ with uPlot), read by
+  // src/dashboard/assets.ts from dist/dashboard/ (the same options as its build from the sources).
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { dashboard: "src/dashboard/client/main.ts" },
+    outdir: `${staging}/dashboard`,
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2020",
+    minify: true,
     legalComments: "none",
     logLevel: "warning",
   });

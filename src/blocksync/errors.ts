@@ -1,8 +1,9 @@
+import { ComethError } from "../util/errors.js";
+
 /** Base of every error block sync raises. */
-export class BlocksyncError extends Error {
+export class BlocksyncError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

@@ -18,6 +18,7 @@ import {
 } from "../config/index.js";
 import { isDevChainGenesis, startNode } from "../node/index.js";
 import { createLogger } from "../util/logger.js";
+import { dashboardUrl } from "./dashboardUrl.js";
 import type { CliIo, DevFlags } from "./program.js";
 
 export interface DevRunOptions extends DevFlags {
@@ -111,6 +112,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
       "--consensus.create_empty_blocks": false,
       "--consensus.timeout_propose": "3s",
       "--rpc.laddr": `tcp://${host}:26657`,
+      "--rpc.dashboard": true,
       "--p2p.laddr": "tcp://127.0.0.1:0",
       "--proxy_app": "evm",
       "--pruning": "nothing",
@@ -194,6 +196,10 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
     out("WARNING: these accounts and keys are public; never use them on a real network.");
     out("");
     for (const addr of node.rpcAddresses) out(`node RPC listening on ${addr}`);
+    for (const addr of node.rpcAddresses) {
+      const url = dashboardUrl(addr, node.config.rpc.dashboard);
+      if (url !== undefined) out(`Dashboard: ${url}`);
+    }
     if (node.evmRpc !== undefined) {
       out(`Ethereum JSON-RPC listening on http://${node.evmRpc.http} and ws://${node.evmRpc.ws}`);
       out(`Listening on ${node.evmRpc.http}`);

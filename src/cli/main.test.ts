@@ -145,6 +145,7 @@ describe("cometh cli", () => {
     expect(r.stdout).toMatch(
       /node1: .* p2p=127\.0\.0\.1:26666 rpc=127\.0\.0\.1:26667 json-rpc=127\.0\.0\.1:8555 \(validator\)/,
     );
+    expect(r.stdout).toContain("  dashboard: http://127.0.0.1:26667/dashboard");
     expect(readFileSync(join(out, "node0/config/config.toml"), "utf8")).toMatch(
       /persistent_peers = "[0-9a-f]{40}@127\.0\.0\.1:26666"/,
     );

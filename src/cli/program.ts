@@ -20,6 +20,7 @@ import {
   resetHome,
   resolveHome,
 } from "../config/index.js";
+import type { RunningNode } from "../node/index.js";
 import {
   DoubleSignError,
   encodePubKeyJson,
@@ -28,6 +29,7 @@ import {
   PrivValidatorFileError,
 } from "../privval/index.js";
 import { createLogger, type Logger } from "../util/logger.js";
+import { dashboardUrl } from "./dashboardUrl.js";
 
 /** What the program needs from the outside world; tests pass their own. */
 export interface CliIo {
@@ -119,7 +121,11 @@ export function normalizeArgv(argv: readonly string[]): string[] {
   });
 }
 
-/** Builds the `cometh` command tree. Actions report user errors on stderr and exit 1. */
+/**
+ * Builds the `cometh` command tree. Actions report user errors on stderr and exit 1. The commands,
+ * in `cometh help` order: init, start, dev, testnet, start-testnet, show-node-id, show-validator,
+ * version, unsafe-reset-all.
+ */
 export function buildProgram(io: CliIo = processIo): Command {
   const program = new Command("cometh")
     .description("A CometBFT v0.38 compatible blockchain node")
@@ -127,29 +133,80 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option("--log_level <level>", 'log level, e.g. "info" or "consensus:debug,*:error"')
     .showHelpAfterError('(run "cometh help <command>" for usage)')
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+  addInitCommand(program, io);
+  addStartCommand(program, io);
+  addDevCommand(program, io);
+  addTestnetCommands(program, io);
+  addShowCommands(program, io);
+  addVersionCommand(program, io);
+  addUnsafeResetAllCommand(program, io);
+  return program;
+}
 
-  const globals = (cmd: Command): GlobalOpts => cmd.optsWithGlobals<GlobalOpts>();
-  const homeOf = (cmd: Command) => resolveHome(globals(cmd).home, io.env);
-  const globalOverrides = (cmd: Command): ConfigOverrides => {
-    const level = globals(cmd).log_level;
-    return level === undefined ? {} : { log_level: level };
-  };
+// ---------------------------------------------------------------------------------------------
+// What the commands share: global flags, setting flags, error reporting
 
-  const run =
-    <A extends unknown[]>(fn: (...args: A) => Promise<void> | void) =>
-    async (...args: A): Promise<void> => {
-      try {
-        await fn(...args);
-      } catch (err) {
-        if ([...USER_ERRORS, ...dataFileErrors].some((cls) => err instanceof cls)) {
-          io.err(`ERROR: ${(err as Error).message}`);
-        } else {
-          io.err(`ERROR: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-        }
-        io.exit(1);
+function globals(cmd: Command): GlobalOpts {
+  return cmd.optsWithGlobals<GlobalOpts>();
+}
+
+function homeOf(cmd: Command, io: CliIo): string {
+  return resolveHome(globals(cmd).home, io.env);
+}
+
+/** --log_level as a config override. */
+function globalOverrides(cmd: Command): ConfigOverrides {
+  const level = globals(cmd).log_level;
+  return level === undefined ? {} : { log_level: level };
+}
+
+/** An action that reports what it throws on stderr (user errors without a stack trace) and exits 1. */
+function reportingErrors<A extends unknown[]>(
+  io: CliIo,
+  fn: (...args: A) => Promise<void> | void,
+): (...args: A) => Promise<void> {
+  return async (...args: A): Promise<void> => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      if ([...USER_ERRORS, ...dataFileErrors].some((cls) => err instanceof cls)) {
+        io.err(`ERROR: ${(err as Error).message}`);
+      } else {
+        io.err(`ERROR: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       }
-    };
+      io.exit(1);
+    }
+  };
+}
 
+/** Every config.toml/app.toml key as a flag of `cmd` (start, dev). */
+function addSettingFlags(cmd: Command): void {
+  for (const e of listSettings()) {
+    if (e.flag === undefined || e.flag === "--log_level") continue;
+    const firstLine = e.setting.doc.split("\n")[0] ?? "";
+    const d = e.setting.default;
+    const def = typeof d === "string" || Array.isArray(d) ? JSON.stringify(d) : String(d);
+    const description = `${firstLine ? `${firstLine} ` : ""}(${e.display} in ${e.file}; default ${def})`;
+    cmd.addOption(new Option(e.setting.kind === "boolean" ? `${e.flag} [bool]` : `${e.flag} <value>`, description));
+  }
+}
+
+/** The setting flags given on the command line, as config overrides. */
+function settingOverrides(cmd: Command): ConfigOverrides {
+  const settingFlags = new Set(listSettings().map((e) => e.flag));
+  const overrides: ConfigOverrides = { ...globalOverrides(cmd) };
+  for (const opt of cmd.options) {
+    const attr = opt.attributeName();
+    if (cmd.getOptionValueSource(attr) !== "cli" || opt.long === undefined || !settingFlags.has(opt.long)) continue;
+    overrides[opt.long] = cmd.getOptionValue(attr) as string | boolean;
+  }
+  return overrides;
+}
+
+// ---------------------------------------------------------------------------------------------
+// init
+
+function addInitCommand(program: Command, io: CliIo): void {
   program
     .command("init")
     .description(
@@ -158,8 +215,8 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option("--chain-id <id>", 'chain id for a new genesis (default: "test-chain-" and 6 random characters)')
     .option("--moniker <name>", "node name written into a new config.toml (default: the host name)")
     .action(
-      run(async (opts: { chainId?: string; moniker?: string }, cmd: Command) => {
-        const home = homeOf(cmd);
+      reportingErrors(io, async (opts: { chainId?: string; moniker?: string }, cmd: Command) => {
+        const home = homeOf(cmd, io);
         const result = await initHome(home, {
           ...(opts.chainId !== undefined ? { chainId: opts.chainId } : {}),
           ...(opts.moniker !== undefined ? { moniker: opts.moniker } : {}),
@@ -168,83 +225,78 @@ export function buildProgram(io: CliIo = processIo): Command {
         io.out(`chain_id=${result.chainId} node_id=${result.nodeId} home=${result.home}`);
       }),
     );
+}
 
-  /** Every config.toml/app.toml key as a flag of `cmd` (start, dev). */
-  const addSettingFlags = (cmd: Command) => {
-    for (const e of listSettings()) {
-      if (e.flag === undefined || e.flag === "--log_level") continue;
-      const firstLine = e.setting.doc.split("\n")[0] ?? "";
-      const d = e.setting.default;
-      const def = typeof d === "string" || Array.isArray(d) ? JSON.stringify(d) : String(d);
-      const description = `${firstLine ? `${firstLine} ` : ""}(${e.display} in ${e.file}; default ${def})`;
-      cmd.addOption(new Option(e.setting.kind === "boolean" ? `${e.flag} [bool]` : `${e.flag} <value>`, description));
-    }
-  };
-  /** The setting flags given on the command line, as config overrides. */
-  const settingOverrides = (cmd: Command): ConfigOverrides => {
-    const settingFlags = new Set(listSettings().map((e) => e.flag));
-    const overrides: ConfigOverrides = { ...globalOverrides(cmd) };
-    for (const opt of cmd.options) {
-      const attr = opt.attributeName();
-      if (cmd.getOptionValueSource(attr) !== "cli" || opt.long === undefined || !settingFlags.has(opt.long)) continue;
-      overrides[opt.long] = cmd.getOptionValue(attr) as string | boolean;
-    }
-    return overrides;
-  };
+// ---------------------------------------------------------------------------------------------
+// start
 
+function addStartCommand(program: Command, io: CliIo): void {
   const start = program
     .command("start")
     .aliases(["node", "run"])
     .description("Run the node (initialises the home first when it has no config)");
   addSettingFlags(start);
-  start.action(
-    run(async (_opts: unknown, cmd: Command) => {
-      const home = homeOf(cmd);
-      const overrides = settingOverrides(cmd);
-      if (!isHomeInitialized(home)) {
-        const moniker = overrides["--moniker"];
-        const result = await initHome(home, typeof moniker === "string" ? { moniker } : {});
-        for (const f of result.files) if (f.action === "generated") io.err(`Generated ${f.path}`);
-      }
-      const config = loadNodeConfig(home, overrides);
-      const log = createNodeLogger(config);
-      for (const w of config.warnings) log.warn(w);
-      const { startNode, formatDevAccounts } = await loadNode();
-      const node = await startNode(config, log);
-      io.out(`cometh node ${node.nodeKey.id} on chain ${node.genesis.chainId} (home ${config.home})`);
-      for (const addr of node.rpcAddresses) io.out(`node RPC listening on ${addr}`);
-      if (node.evmRpc !== undefined) {
-        io.out(`Ethereum JSON-RPC listening on http://${node.evmRpc.http} and ws://${node.evmRpc.ws}`);
-      }
-      if (node.devAccounts.length > 0) {
-        io.out(`\n${formatDevAccounts([...node.devAccounts])}\n`);
-        io.out("WARNING: these accounts and keys are public; never use them on a real network.\n");
-      }
-      let stopping = false;
-      const onSignal = (signal: NodeJS.Signals) => {
-        if (stopping) return;
-        stopping = true;
-        log.info({ signal }, "stopping node");
-        node.stop().then(
-          () => log.flush(() => io.exit(0)),
-          (err: unknown) => {
-            io.err(
-              `ERROR: stopping the node failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-            );
-            io.exit(1);
-          },
-        );
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
-      // A stray rejected promise is a bug somewhere, but must not take a running validator down:
-      // consensus state is safe (WAL, fsynced signer) and the node keeps serving; it is logged loudly.
-      process.on("unhandledRejection", (reason: unknown) => {
-        log.error({ err: reason }, "unhandled promise rejection (a bug: please report it)");
-      });
-    }),
-  );
+  start.action(reportingErrors(io, (_opts: unknown, cmd: Command) => startCommand(cmd, io)));
+}
 
+/** `cometh start`: initialises a home that has none, starts the node, prints where it listens, stops on signals. */
+async function startCommand(cmd: Command, io: CliIo): Promise<void> {
+  const home = homeOf(cmd, io);
+  const overrides = settingOverrides(cmd);
+  if (!isHomeInitialized(home)) {
+    const moniker = overrides["--moniker"];
+    const result = await initHome(home, typeof moniker === "string" ? { moniker } : {});
+    for (const f of result.files) if (f.action === "generated") io.err(`Generated ${f.path}`);
+  }
+  const config = loadNodeConfig(home, overrides);
+  const log = createNodeLogger(config);
+  for (const w of config.warnings) log.warn(w);
+  const { startNode, formatDevAccounts } = await loadNode();
+  const node = await startNode(config, log);
+  io.out(`cometh node ${node.nodeKey.id} on chain ${node.genesis.chainId} (home ${config.home})`);
+  for (const addr of node.rpcAddresses) io.out(`node RPC listening on ${addr}`);
+  for (const addr of node.rpcAddresses) {
+    const url = dashboardUrl(addr, node.config.rpc.dashboard);
+    if (url !== undefined) io.out(`Dashboard: ${url}`);
+  }
+  if (node.evmRpc !== undefined) {
+    io.out(`Ethereum JSON-RPC listening on http://${node.evmRpc.http} and ws://${node.evmRpc.ws}`);
+  }
+  if (node.devAccounts.length > 0) {
+    io.out(`\n${formatDevAccounts([...node.devAccounts])}\n`);
+    io.out("WARNING: these accounts and keys are public; never use them on a real network.\n");
+  }
+  stopOnSignals(node, log, io);
+}
+
+/** SIGINT/SIGTERM stop the node (once) and exit; a stray rejected promise is logged, not fatal. */
+function stopOnSignals(node: RunningNode, log: Logger, io: CliIo): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "stopping node");
+    node.stop().then(
+      () => log.flush(() => io.exit(0)),
+      (err: unknown) => {
+        io.err(`ERROR: stopping the node failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        io.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  // A stray rejected promise is a bug somewhere, but must not take a running validator down:
+  // consensus state is safe (WAL, fsynced signer) and the node keeps serving; it is logged loudly.
+  process.on("unhandledRejection", (reason: unknown) => {
+    log.error({ err: reason }, "unhandled promise rejection (a bug: please report it)");
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// dev
+
+function addDevCommand(program: Command, io: CliIo): void {
   const dev = program
     .command("dev")
     .description(
@@ -266,7 +318,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option("--silent", "print no request log, console.log or banner");
   addSettingFlags(dev);
   dev.action(
-    run(async (opts: DevFlags, cmd: Command) => {
+    reportingErrors(io, async (opts: DevFlags, cmd: Command) => {
       await loadNode();
       const { runDevChain } = await import("./devCommand.js");
       const given = globals(cmd).home;
@@ -281,127 +333,141 @@ export function buildProgram(io: CliIo = processIo): Command {
       );
     }),
   );
+}
 
-  const testnetOptions = (cmd: Command) =>
-    cmd
-      .option("--v <n>", "number of validators", "4")
-      .option("--n <n>", "number of non-validators", "0")
-      .option("--o <dir>", "directory to write the node homes to", "./mytestnet")
-      .option("--chain-id <id>", 'chain id (default: "test-chain-" and 6 random characters)')
-      .option("--initial-height <h>", "initial height of the chain", "1")
-      .option("--node-dir-prefix <prefix>", "prefix of each node's directory name and moniker", "node")
-      .option("--p2p-port <port>", "p2p port of node0 (node i: + 10 i on 127.0.0.1)", "26656")
-      .option("--json-rpc-port <port>", "Ethereum JSON-RPC port of node0 (node i: + 10 i)", "8545")
-      .option(
-        "--starting-ip-address <ip>",
-        "give node i this IPv4 address + i and the same ports everywhere (containers) instead of loopback ports",
-      )
-      .option(
-        "--hostname-prefix <prefix>",
-        "give node i the host name <prefix><i> and the same ports everywhere (docker-compose) instead of loopback ports",
-      )
-      .option("--populate-persistent-peers [bool]", "list every other node in persistent_peers", true)
-      .option("--proxy_app <app>", 'application of every node ("evm" or "kvstore")');
+// ---------------------------------------------------------------------------------------------
+// testnet, start-testnet
 
-  interface TestnetFlags {
-    v: string;
-    n: string;
-    o: string;
-    chainId?: string;
-    initialHeight: string;
-    nodeDirPrefix: string;
-    p2pPort: string;
-    jsonRpcPort: string;
-    startingIpAddress?: string;
-    hostnamePrefix?: string;
-    populatePersistentPeers: boolean | string;
-    proxy_app?: string;
+interface TestnetFlags {
+  v: string;
+  n: string;
+  o: string;
+  chainId?: string;
+  initialHeight: string;
+  nodeDirPrefix: string;
+  p2pPort: string;
+  jsonRpcPort: string;
+  startingIpAddress?: string;
+  hostnamePrefix?: string;
+  populatePersistentPeers: boolean | string;
+  proxy_app?: string;
+}
+
+/** The flags testnet and start-testnet share (CometBFT's `testnet`). */
+function testnetOptions(cmd: Command): Command {
+  return cmd
+    .option("--v <n>", "number of validators", "4")
+    .option("--n <n>", "number of non-validators", "0")
+    .option("--o <dir>", "directory to write the node homes to", "./mytestnet")
+    .option("--chain-id <id>", 'chain id (default: "test-chain-" and 6 random characters)')
+    .option("--initial-height <h>", "initial height of the chain", "1")
+    .option("--node-dir-prefix <prefix>", "prefix of each node's directory name and moniker", "node")
+    .option("--p2p-port <port>", "p2p port of node0 (node i: + 10 i on 127.0.0.1)", "26656")
+    .option("--json-rpc-port <port>", "Ethereum JSON-RPC port of node0 (node i: + 10 i)", "8545")
+    .option(
+      "--starting-ip-address <ip>",
+      "give node i this IPv4 address + i and the same ports everywhere (containers) instead of loopback ports",
+    )
+    .option(
+      "--hostname-prefix <prefix>",
+      "give node i the host name <prefix><i> and the same ports everywhere (docker-compose) instead of loopback ports",
+    )
+    .option("--populate-persistent-peers [bool]", "list every other node in persistent_peers", true)
+    .option("--proxy_app <app>", 'application of every node ("evm" or "kvstore")');
+}
+
+function wholeNumber(flag: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new ConfigError("testnet", flag, `must be a whole number (got "${value}")`);
   }
+  return n;
+}
 
-  const wholeNumber = (flag: string, value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
-      throw new ConfigError("testnet", flag, `must be a whole number (got "${value}")`);
-    }
-    return n;
-  };
+async function writeTestnet(opts: TestnetFlags): ReturnType<typeof createTestnet> {
+  return createTestnet({
+    outputDir: opts.o,
+    validators: wholeNumber("--v", opts.v),
+    nonValidators: wholeNumber("--n", opts.n),
+    initialHeight: wholeNumber("--initial-height", opts.initialHeight),
+    nodeDirPrefix: opts.nodeDirPrefix,
+    p2pPort: wholeNumber("--p2p-port", opts.p2pPort),
+    jsonRpcPort: wholeNumber("--json-rpc-port", opts.jsonRpcPort),
+    populatePersistentPeers: opts.populatePersistentPeers !== false && opts.populatePersistentPeers !== "false",
+    ...(opts.chainId === undefined ? {} : { chainId: opts.chainId }),
+    ...(opts.startingIpAddress === undefined ? {} : { startingIp: opts.startingIpAddress }),
+    ...(opts.hostnamePrefix === undefined ? {} : { hostnamePrefix: opts.hostnamePrefix }),
+    ...(opts.proxy_app === undefined ? {} : { proxyApp: opts.proxy_app }),
+  });
+}
 
-  const writeTestnet = async (opts: TestnetFlags) => {
-    const result = await createTestnet({
-      outputDir: opts.o,
-      validators: wholeNumber("--v", opts.v),
-      nonValidators: wholeNumber("--n", opts.n),
-      initialHeight: wholeNumber("--initial-height", opts.initialHeight),
-      nodeDirPrefix: opts.nodeDirPrefix,
-      p2pPort: wholeNumber("--p2p-port", opts.p2pPort),
-      jsonRpcPort: wholeNumber("--json-rpc-port", opts.jsonRpcPort),
-      populatePersistentPeers: opts.populatePersistentPeers !== false && opts.populatePersistentPeers !== "false",
-      ...(opts.chainId === undefined ? {} : { chainId: opts.chainId }),
-      ...(opts.startingIpAddress === undefined ? {} : { startingIp: opts.startingIpAddress }),
-      ...(opts.hostnamePrefix === undefined ? {} : { hostnamePrefix: opts.hostnamePrefix }),
-      ...(opts.proxy_app === undefined ? {} : { proxyApp: opts.proxy_app }),
-    });
-    return result;
-  };
-
+function addTestnetCommands(program: Command, io: CliIo): void {
   testnetOptions(
     program
       .command("testnet")
       .description("Write the homes of a multi-validator network (one genesis, distinct ports, persistent peers)"),
-  ).action(
-    run(async (opts: TestnetFlags) => {
-      const result = await writeTestnet(opts);
-      io.out(`Successfully initialized ${result.nodes.length} node directories (chain ${result.chainId})`);
-      for (const n of result.nodes) {
-        io.out(
-          `${n.name}: ${n.home} id=${n.nodeId} p2p=${n.host}:${n.p2pPort} rpc=${n.host}:${n.rpcPort} json-rpc=${n.host}:${n.jsonRpcPort}${n.isValidator ? " (validator)" : ""}`,
-        );
-      }
-      io.out(
-        `Start one node with "npm start -- --home <dir>", or all of them with "npm run testnet -- --o ${opts.o}".`,
-      );
-    }),
-  );
+  ).action(reportingErrors(io, (opts: TestnetFlags) => testnetCommand(opts, io)));
 
   testnetOptions(
     program
       .command("start-testnet")
       .description("Start every node of a testnet directory (writing it first when it does not exist)"),
-  ).action(
-    run(async (opts: TestnetFlags) => {
-      const out = resolve(opts.o);
-      const prefix = opts.nodeDirPrefix;
-      let names = existsSync(out)
-        ? readdirSync(out).filter((d) => d.startsWith(prefix) && /^\d+$/.test(d.slice(prefix.length)))
-        : [];
-      if (names.length === 0) {
-        const result = await writeTestnet(opts);
-        io.out(`Wrote ${result.nodes.length} node homes under ${out} (chain ${result.chainId})`);
-        names = result.nodes.map((n) => n.name);
-      }
-      names.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
-      const nodes = names.map((name) => {
-        const home = join(out, name);
-        // A home that is not a node home fails here, before anything starts.
-        loadNodeConfig(home);
-        return { name, home };
-      });
-      const { runTestnetNodes } = await import("./testnetRunner.js");
-      const runner = runTestnetNodes(nodes, io);
-      const stop = () => runner.stop();
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-      io.exit(await runner.done);
-    }),
-  );
+  ).action(reportingErrors(io, (opts: TestnetFlags) => startTestnetCommand(opts, io)));
+}
 
+/** `cometh testnet`: writes the homes and lists the nodes. */
+async function testnetCommand(opts: TestnetFlags, io: CliIo): Promise<void> {
+  const result = await writeTestnet(opts);
+  io.out(`Successfully initialized ${result.nodes.length} node directories (chain ${result.chainId})`);
+  for (const n of result.nodes) {
+    io.out(
+      `${n.name}: ${n.home} id=${n.nodeId} p2p=${n.host}:${n.p2pPort} rpc=${n.host}:${n.rpcPort} json-rpc=${n.host}:${n.jsonRpcPort}${n.isValidator ? " (validator)" : ""}`,
+    );
+    io.out(`  dashboard: http://${n.host}:${n.rpcPort}/dashboard`);
+  }
+  io.out(`Start one node with "npm start -- --home <dir>", or all of them with "npm run testnet -- --o ${opts.o}".`);
+}
+
+/** `cometh start-testnet`: the testnet's node homes (written first when there are none), each started as a child process. */
+async function startTestnetCommand(opts: TestnetFlags, io: CliIo): Promise<void> {
+  const out = resolve(opts.o);
+  const prefix = opts.nodeDirPrefix;
+  let names = existsSync(out)
+    ? readdirSync(out).filter((d) => d.startsWith(prefix) && /^\d+$/.test(d.slice(prefix.length)))
+    : [];
+  if (names.length === 0) {
+    const result = await writeTestnet(opts);
+    io.out(`Wrote ${result.nodes.length} node homes under ${out} (chain ${result.chainId})`);
+    names = result.nodes.map((n) => n.name);
+  }
+  names.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+  const nodes = names.map((name) => {
+    const home = join(out, name);
+    // A home that is not a node home fails here, before anything starts.
+    const config = loadNodeConfig(home);
+    const url = dashboardUrl(config.rpc.laddr, config.rpc.dashboard);
+    if (url !== undefined) io.out(`${name} dashboard: ${url}`);
+    return { name, home };
+  });
+  const { runTestnetNodes } = await import("./testnetRunner.js");
+  const runner = runTestnetNodes(nodes, io);
+  const stop = () => runner.stop();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  io.exit(await runner.done);
+}
+
+// ---------------------------------------------------------------------------------------------
+// show-node-id, show-validator, version, unsafe-reset-all
+
+function addShowCommands(program: Command, io: CliIo): void {
   program
     .command("show-node-id")
     .alias("show_node_id")
     .description("Show this node's ID (lowercase hex)")
     .action(
-      run(async (_opts: unknown, cmd: Command) => {
-        const config = loadNodeConfig(homeOf(cmd), globalOverrides(cmd));
+      reportingErrors(io, async (_opts: unknown, cmd: Command) => {
+        const config = loadNodeConfig(homeOf(cmd, io), globalOverrides(cmd));
         const key = await loadNodeKey(config.base.nodeKeyFile);
         io.out(key.id);
       }),
@@ -412,22 +478,26 @@ export function buildProgram(io: CliIo = processIo): Command {
     .alias("show_validator")
     .description("Show this node's validator public key")
     .action(
-      run((_opts: unknown, cmd: Command) => {
-        const config = loadNodeConfig(homeOf(cmd), globalOverrides(cmd));
+      reportingErrors(io, (_opts: unknown, cmd: Command) => {
+        const config = loadNodeConfig(homeOf(cmd, io), globalOverrides(cmd));
         const key = loadPrivValidatorKey(config.base.privValidatorKeyFile);
         io.out(JSON.stringify(encodePubKeyJson(key.pubKey)));
       }),
     );
+}
 
+function addVersionCommand(program: Command, io: CliIo): void {
   program
     .command("version")
     .description("Show the version")
     .action(
-      run(() => {
+      reportingErrors(io, () => {
         io.out(`cometh ${packageVersion()} (CometBFT ${COMETBFT_VERSION} compatible)`);
       }),
     );
+}
 
+function addUnsafeResetAllCommand(program: Command, io: CliIo): void {
   program
     .command("unsafe-reset-all")
     .alias("unsafe_reset_all")
@@ -436,16 +506,14 @@ export function buildProgram(io: CliIo = processIo): Command {
     )
     .option("--keep-addr-book", "keep the address book intact")
     .action(
-      run(async (opts: { keepAddrBook?: boolean }, cmd: Command) => {
-        const config = loadNodeConfig(homeOf(cmd), globalOverrides(cmd));
+      reportingErrors(io, async (opts: { keepAddrBook?: boolean }, cmd: Command) => {
+        const config = loadNodeConfig(homeOf(cmd, io), globalOverrides(cmd));
         const result = await resetHome(config, { keepAddrBook: opts.keepAddrBook === true });
         if (opts.keepAddrBook) io.out("The address book remains intact");
         for (const p of result.removed) io.out(`Removed ${p}`);
         io.out(`Reset private validator file to genesis state: ${result.privValidatorStateFile}`);
       }),
     );
-
-  return program;
 }
 
 /** Parses argv (as process.argv) and runs the command. */

@@ -76,6 +76,7 @@ describe("defaults", () => {
         tlsCertFile: "",
         tlsKeyFile: "",
         pprofLaddr: "",
+        dashboard: false,
       },
       p2p: {
         laddr: "tcp://0.0.0.0:26656",
@@ -424,6 +425,19 @@ describe("errors", () => {
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
       `"<home>/config/app.toml: [json-rpc] gas-cap can't be negative; got -5. Use 0 or a positive integer"`,
     );
+  });
+
+  test("behavior: [rpc] dashboard is off unless the file or a flag turns it on", () => {
+    writeConfig("");
+    expect(loadNodeConfig(home).rpc.dashboard).toBe(false);
+    writeConfig("[rpc]\ndashboard = true\n");
+    expect(loadNodeConfig(home).rpc.dashboard).toBe(true);
+    expect(loadNodeConfig(home, { "rpc.dashboard": false }).rpc.dashboard).toBe(false);
+    writeConfig('[rpc]\ndashboard = "yes"\n');
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: [rpc] dashboard must be true or false; got "yes" (a string)"`,
+    );
+    expect(renderConfigFile("config.toml")).toMatch(/^dashboard = false$/m);
   });
 
   test("limits: [json-rpc] read-workers takes 0..64", () => {

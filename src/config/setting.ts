@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from "node:path";
+import { ComethError } from "../util/errors.js";
 import { DURATION_UNITS, nsToMs, parseGoDuration } from "./duration.js";
 import { parseListenAddress } from "./listenAddress.js";
 
@@ -9,10 +10,9 @@ export type TomlInput = string | number | bigint | boolean | readonly string[];
 export type SettingKind = "string" | "integer" | "boolean" | "duration" | "list" | "float";
 
 /** A value the parser refused; config/loadNodeConfig adds the file (or flag) and the key. */
-export class SettingValueError extends Error {
+export class SettingValueError extends ComethError {
   constructor(problem: string) {
     super(problem);
-    this.name = new.target.name;
   }
 }
 

@@ -228,6 +228,13 @@ const rpc = table("config.toml", "rpc", "RPC Server Configuration Options", {
     base: "config",
   }),
   pprofLaddr: str("pprof_laddr", "", { doc: "pprof listen address (https://golang.org/pkg/net/http/pprof)" }),
+  dashboard: bool("dashboard", false, {
+    doc:
+      "Serve a live dashboard at /dashboard on this RPC address: height, round and step, each\n" +
+      "validator's votes, the last blocks, block-interval and tx/s charts, peers, mempool and sync\n" +
+      "state, fed by this server's own routes and WebSocket events. cometh-only key; the homes\n" +
+      "written by `cometh testnet` and `cometh dev` turn it on.",
+  }),
 });
 
 const p2p = table("config.toml", "p2p", "P2P Configuration Options", {

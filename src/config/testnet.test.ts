@@ -34,6 +34,7 @@ describe("createTestnet", () => {
       const c = loadNodeConfig(n.home);
       expect(c.p2p.laddr).toBe(`tcp://127.0.0.1:${n.p2pPort}`);
       expect(c.rpc.laddr).toBe(`tcp://127.0.0.1:${n.rpcPort}`);
+      expect(c.rpc.dashboard).toBe(true);
       expect(c.p2p.addrBookStrict).toBe(false);
       expect(c.p2p.allowDuplicateIp).toBe(true);
       expect(c.base.moniker).toBe(n.name);

@@ -161,6 +161,8 @@ export async function createTestnet(opts: TestnetOptions): Promise<TestnetResult
         "p2p.addr_book_strict": false,
         "p2p.allow_duplicate_ip": true,
         "rpc.laddr": `tcp://${anyHost}:${n.rpcPort}`,
+        // The live dashboard at http://<host>:<rpc port>/dashboard (cometh's own key).
+        "rpc.dashboard": true,
         "instrumentation.prometheus_listen_addr": `:${n.p2pPort + 4}`,
         ...(opts.config ?? {}),
       },

@@ -1,16 +1,13 @@
 import { dirname } from "node:path";
 import {
-  BitArray,
   BLOCK_ID_FLAG,
   type Block,
   type BlockId,
   type ChainState,
   type Commit,
-  commitSigToVote,
   decodeBlock,
   emptyCommit,
   isZeroBlockId,
-  makePartSet,
   medianTime,
   type PartSet,
   PartSet as PartSetClass,
@@ -28,7 +25,6 @@ import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
 import { BlockExecutor, blockHash, blockHashesTo, MAX_BLOCK_SIZE_BYTES } from "./blockExecutor.js";
 import type { ConsensusDeps, ConsensusEventMap, RoundStateEvent } from "./deps.js";
 import {
-  ConflictingPeerMaj23Error,
   ConflictingVoteError,
   ConsensusError,
   ConsensusFailureError,
@@ -37,19 +33,15 @@ import {
   InvalidProposalError,
   InvalidVoteError,
   NonDeterministicSignatureError,
-  UnwantedRoundVoteError,
+  PeerFaultError,
   WalCorruptionError,
   WalRepairError,
   WalReplayError,
 } from "./errors.js";
+import { PeerGossip } from "./gossip.js";
 import { HeightVoteSet } from "./heightVoteSet.js";
-import {
-  type BlockPartMessage,
-  type ConsensusMessage,
-  isStateMachineMessage,
-  type StateMachineMessage,
-} from "./messages.js";
-import { PeerState, type PeerStateView } from "./peerState.js";
+import type { BlockPartMessage, ConsensusMessage, StateMachineMessage } from "./messages.js";
+import type { PeerStateView } from "./peerState.js";
 import { ROUND_STEP, type RoundStep, roundStepName } from "./roundStep.js";
 import { type TimeoutInfo, TimeoutTicker } from "./ticker.js";
 import { type ConsensusStateView, partSetView, type RoundStateView, validatorSetSnapshot } from "./views.js";
@@ -57,7 +49,7 @@ import { VoteSet } from "./voteSet.js";
 import { Wal } from "./wal.js";
 import type { TimedWalMessage, WalMessage } from "./walCodec.js";
 
-/** [consensus] settings, durations in milliseconds (spec §6). */
+/** [consensus] settings, durations in milliseconds (keys and defaults: src/config/settingsTable.ts). */
 export interface ConsensusOptions {
   timeoutProposeMs: number;
   timeoutProposeDeltaMs: number;
@@ -138,49 +130,6 @@ const MS = 1_000_000n;
 /** A decision learned more than this after the quorum made it counts as late (catchUpCommitTime). */
 const LATE_COMMIT_NS = 250n * MS;
 
-/** Errors caused by what a peer sent: logged, never fatal. Anything else halts consensus. */
-function isPeerFault(err: unknown): boolean {
-  return (
-    err instanceof InvalidVoteError ||
-    err instanceof NonDeterministicSignatureError ||
-    err instanceof ConflictingVoteError ||
-    err instanceof UnwantedRoundVoteError ||
-    err instanceof ConflictingPeerMaj23Error ||
-    err instanceof InvalidProposalError ||
-    err instanceof InvalidBlockPartError
-  );
-}
-
-/** A source of votes to gossip: a VoteSet or a stored commit. */
-interface VoteSource {
-  height: number;
-  round: number;
-  type: VoteType;
-  size(): number;
-  isCommit(): boolean;
-  bitArray(): BitArray;
-  getByIndex(i: number): Vote | undefined;
-}
-
-function commitVoteSource(commit: Commit): VoteSource {
-  const bits = new BitArray(commit.signatures.length);
-  commit.signatures.forEach((s, i) => {
-    if (s.blockIdFlag !== BLOCK_ID_FLAG.absent) bits.set(i, true);
-  });
-  return {
-    height: commit.height,
-    round: commit.round,
-    type: SIGNED_MSG_TYPE.precommit,
-    size: () => commit.signatures.length,
-    isCommit: () => true,
-    bitArray: () => bits.copy(),
-    getByIndex: (i) =>
-      commit.signatures[i] !== undefined && commit.signatures[i]?.blockIdFlag !== BLOCK_ID_FLAG.absent
-        ? commitSigToVote(commit, i)
-        : undefined,
-  };
-}
-
 /**
  * The Tendermint state machine (CometBFT consensus/state.go). Every input — peer messages, own
  * proposals/votes, timeouts, "txs available" — goes through one queue and is handled to completion
@@ -229,9 +178,9 @@ export class ConsensusState {
   private halted: Error | undefined;
   private idleWaiters: (() => void)[] = [];
   private heightWaiters: { height: number; resolve: () => void; reject: (err: Error) => void }[] = [];
-  private readonly peers = new Map<string, PeerState>();
+  /** Peer gossip (the consensus reactor's part): what each peer has, and sending it what it lacks. */
+  private readonly gossip: PeerGossip;
   private unsubscribeTxs: (() => void) | undefined;
-  private cancelGossip: (() => void) | undefined;
   private constructed = false;
   /** Dev chains: how blocks are made, and the blocks asked for. */
   private devMining: DevMiningOptions | undefined;
@@ -268,6 +217,23 @@ export class ConsensusState {
     );
     this.devMining = opts.dev === undefined ? undefined : { ...opts.dev };
     this.ticker = new TimeoutTicker(deps.clock, (ti) => this.enqueue({ kind: "timeout", timeout: ti }, false));
+    this.gossip = new PeerGossip(
+      {
+        transport: deps.gossip,
+        blockStore: deps.blockStore,
+        clock: deps.clock,
+        log: deps.log,
+        sleepMs: opts.peerGossipSleepDurationMs ?? 100,
+      },
+      this,
+      {
+        started: () => this.started,
+        stopped: () => this.stopped,
+        halted: () => this.halted !== undefined,
+        replaying: () => this.replayMode,
+        enqueue: (peerId, msg) => this.enqueue({ kind: "msg", msg, peerId }, false),
+      },
+    );
     if (state.lastBlockHeight > 0) this.reconstructLastCommit(state);
     this.updateToState(state);
     this.constructed = true;
@@ -305,9 +271,9 @@ export class ConsensusState {
     }
     this.running = true;
     this.scheduleRound0();
-    this.scheduleGossip();
+    this.gossip.start();
     // Peers added before start have not heard from us yet.
-    this.broadcast(this.newRoundStepMessage());
+    this.gossip.broadcastNewRoundStep();
     this.kick();
   }
 
@@ -333,7 +299,7 @@ export class ConsensusState {
     if (this.stopped) return;
     this.stopped = true;
     this.ticker.stop();
-    this.cancelGossip?.();
+    this.gossip.stop();
     this.unsubscribeTxs?.();
     this.unsubscribeTxAdded?.();
     await this.idle();
@@ -459,7 +425,7 @@ export class ConsensusState {
     this.halted = e;
     this.deps.log.error({ err: e, height: this.height, round: this.round, step: this.step }, "CONSENSUS FAILURE!!!");
     this.ticker.stop();
-    this.cancelGossip?.();
+    this.gossip.stop();
     this.unsubscribeTxs?.();
     this.internalQueue.length = 0;
     this.peerQueue.length = 0;
@@ -528,7 +494,7 @@ export class ConsensusState {
             },
           });
           // Signed and in the WAL: peers can have it now, before handling (which may commit a block).
-          this.gossipOwn(item.msg);
+          this.gossip.broadcastOwn(item.msg);
           await this.handleMsg(item.msg, OWN);
         } else {
           this.walWrite({ kind: "msgInfo", peerId: item.peerId, msg: item.msg });
@@ -743,6 +709,7 @@ export class ConsensusState {
   }
 
   private updateRoundStep(round: number, step: RoundStep): void {
+    if (!this.replayMode) this.deps.metrics?.roundStep(this.round, this.step, round, step, this.startTime);
     this.round = round;
     this.step = step;
   }
@@ -765,19 +732,7 @@ export class ConsensusState {
     if (!this.constructed) return;
     this.walWrite({ kind: "roundState", height: this.height, round: this.round, step: this.step });
     this.publish("NewRoundStep", this.roundStateEvent());
-    if (!this.replayMode) this.broadcast(this.newRoundStepMessage());
-  }
-
-  private newRoundStepMessage(): ConsensusMessage {
-    const elapsedNs = this.deps.clock.nowNs() - this.startTime;
-    return {
-      kind: "newRoundStep",
-      height: this.height,
-      round: this.round,
-      step: this.step,
-      secondsSinceStartTime: Number(elapsedNs / 1_000_000_000n),
-      lastCommitRound: this.lastCommit?.round ?? -1,
-    };
+    if (!this.replayMode) this.gossip.broadcastNewRoundStep();
   }
 
   /** Asynchronous WAL record: a failure is logged, as CometBFT does for non-synced writes. */
@@ -839,6 +794,7 @@ export class ConsensusState {
         return;
       case ROUND_STEP.precommitWait:
         this.publish("TimeoutWait", this.roundStateEvent());
+        this.deps.metrics?.precommitWaitTimedOut(this.votes.precommits(ti.round)?.list() ?? [], this.validators);
         await this.enterPrecommit(ti.height, ti.round);
         await this.enterNewRound(ti.height, ti.round + 1);
         return;
@@ -868,9 +824,12 @@ export class ConsensusState {
           this.setProposal(msg.proposal);
           break;
         case "blockPart": {
+          const gathering = this.height === msg.height && this.proposalBlockParts !== undefined;
           try {
             added = this.addProposalBlockPart(msg);
+            this.deps.metrics?.blockPartReceived(gathering, added);
           } catch (err) {
+            this.deps.metrics?.blockPartReceived(false, false);
             if (msg.round === this.round) throw err;
             this.deps.log.debug(
               { height: this.height, round: this.round, blockRound: msg.round },
@@ -885,19 +844,14 @@ export class ConsensusState {
           break;
       }
     } catch (err) {
-      if (!isPeerFault(err)) throw err;
+      // Caused by what a peer sent: logged, never fatal. Anything else halts consensus.
+      if (!(err instanceof PeerFaultError)) throw err;
       this.deps.log.info(
         { height: this.height, round: this.round, peer: peerId, msgType: msg.kind, err: (err as Error).message },
         "failed to process message",
       );
     }
-    if (added && peerId !== OWN) {
-      const ps = this.peers.get(peerId);
-      if (ps !== undefined) {
-        if (msg.kind === "vote") ps.stats.votes++;
-        else if (msg.kind === "blockPart") ps.stats.blockParts++;
-      }
-    }
+    if (added && peerId !== OWN) this.gossip.recordAdded(peerId, msg);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1015,6 +969,7 @@ export class ConsensusState {
       if (!this.replayMode) this.deps.log.error({ height, round, err }, "propose step; failed signing proposal");
       return;
     }
+    this.deps.metrics?.proposalCreated();
     this.sendInternal({ kind: "proposal", proposal });
     for (let i = 0; i < parts.total; i++) {
       const part = parts.getPart(i);
@@ -1059,6 +1014,7 @@ export class ConsensusState {
       return;
     }
     const accepted = await this.blockExec.processProposal(this.proposalBlock, this.state);
+    this.deps.metrics?.proposalProcessed(accepted);
     if (!accepted) {
       this.deps.log.error({ height, round }, "prevote step: state machine rejected a proposed block; prevoting nil");
       await this.signAddVote(SIGNED_MSG_TYPE.prevote);
@@ -1177,7 +1133,7 @@ export class ConsensusState {
         this.proposalBlock = undefined;
         this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
         this.publish("ValidBlock", this.roundStateEvent());
-        this.broadcastValidBlock(true);
+        this.gossip.broadcastNewValidBlock(true);
       }
     }
     // Keep the round; commitRound points at the right precommits.
@@ -1250,6 +1206,12 @@ export class ConsensusState {
     } catch (err) {
       throw new ConsensusFailureError(`+2/3 committed an invalid block: ${(err as Error).message}`, { cause: err });
     }
+    this.deps.metrics?.finalizing(
+      this.proposal,
+      this.votes.prevotes(this.round)?.list() ?? [],
+      precommits.list(),
+      this.validators,
+    );
     this.deps.log.info(
       {
         height,
@@ -1407,11 +1369,17 @@ export class ConsensusState {
   }
 
   private async addVote(vote: Vote, peerId: string): Promise<boolean> {
+    if (vote.height < this.height || (vote.height === this.height && vote.round < this.round)) {
+      this.deps.metrics?.lateVote(vote.type);
+    }
     // A precommit for the previous height: these arrive while waiting out timeout_commit.
     if (vote.height + 1 === this.height && vote.type === SIGNED_MSG_TYPE.precommit) {
       if (this.step !== ROUND_STEP.newHeight || this.lastCommit === undefined) return false;
       const added = this.lastCommit.addVote(vote);
-      if (!added) return false;
+      if (!added) {
+        this.deps.metrics?.duplicateVote();
+        return false;
+      }
       this.onVoteAdded(vote);
       if (this.opts.skipTimeoutCommit && this.lastCommit.hasAll()) await this.enterNewRound(this.height, 0);
       return true;
@@ -1424,8 +1392,12 @@ export class ConsensusState {
     }
     const height = this.height;
     const added = this.votes.addVote(vote, peerId);
-    if (!added) return false;
+    if (!added) {
+      this.deps.metrics?.duplicateVote();
+      return false;
+    }
     this.onVoteAdded(vote);
+    this.deps.metrics?.voteReceived(vote, this.validators);
 
     if (vote.type === SIGNED_MSG_TYPE.prevote) {
       // biome-ignore lint/style/noNonNullAssertion: the vote was just added to this set
@@ -1457,7 +1429,7 @@ export class ConsensusState {
             this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
           }
           this.publish("ValidBlock", this.roundStateEvent());
-          this.broadcastValidBlock(false);
+          this.gossip.broadcastNewValidBlock(false);
         }
       }
       if (this.round < vote.round && prevotes.hasTwoThirdsAny()) {
@@ -1498,15 +1470,7 @@ export class ConsensusState {
 
   private onVoteAdded(vote: Vote): void {
     this.publish("Vote", { vote });
-    if (!this.replayMode) {
-      this.broadcast({
-        kind: "hasVote",
-        height: vote.height,
-        round: vote.round,
-        type: vote.type,
-        index: vote.validatorIndex,
-      });
-    }
+    if (!this.replayMode) this.gossip.broadcastHasVote(vote);
   }
 
   /** Signs a vote for the current height/round and queues it as an own message. */
@@ -1555,248 +1519,20 @@ export class ConsensusState {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Peers and gossip (the consensus reactor's role; p2p only moves the messages)
+  // Peers (gossip.ts keeps them; the consensus reactor's role, p2p only moves the messages)
 
   /** A peer connected: it gets our round step right away. */
   addPeer(peerId: string, nodeAddress = ""): void {
-    // A new connection starts from scratch: nothing sent before is assumed received.
-    this.peers.set(peerId, new PeerState(peerId, nodeAddress));
-    if (this.started && !this.stopped) this.sendTo(peerId, this.newRoundStepMessage());
+    this.gossip.addPeer(peerId, nodeAddress);
   }
 
   removePeer(peerId: string): void {
-    this.peers.delete(peerId);
+    this.gossip.removePeer(peerId);
   }
 
   /** A message from a peer: peer-state bookkeeping now; proposals, parts and votes go to the queue. */
   receivePeerMessage(peerId: string, msg: ConsensusMessage): void {
-    if (this.stopped || this.halted !== undefined) return;
-    let ps = this.peers.get(peerId);
-    if (ps === undefined) {
-      ps = new PeerState(peerId, "");
-      this.peers.set(peerId, ps);
-    }
-    switch (msg.kind) {
-      case "newRoundStep":
-        ps.applyNewRoundStep(msg, this.deps.clock.nowNs());
-        if (this.started) this.gossipToPeer(ps);
-        return;
-      case "newValidBlock":
-        ps.applyNewValidBlock(msg);
-        return;
-      case "hasVote":
-        ps.applyHasVote(msg);
-        return;
-      case "proposalPol":
-        ps.applyProposalPol(msg);
-        return;
-      case "voteSetMaj23":
-        this.onVoteSetMaj23(peerId, msg.height, msg.round, msg.type, msg.blockId);
-        return;
-      case "voteSetBits": {
-        const ours =
-          msg.height === this.height
-            ? this.votes.getVoteSet(msg.round, msg.type)?.bitArrayByBlockId(msg.blockId)
-            : undefined;
-        ps.applyVoteSetBits(msg, ours);
-        return;
-      }
-      case "proposal":
-        ps.setHasProposal(msg.proposal);
-        break;
-      case "blockPart":
-        ps.setHasProposalBlockPart(msg.height, msg.round, msg.part.index);
-        break;
-      case "vote":
-        ps.ensureVoteBitArrays(this.height, this.validators.size());
-        if (this.lastCommit !== undefined) ps.ensureVoteBitArrays(this.height - 1, this.lastCommit.size());
-        ps.setHasVote(msg.vote);
-        break;
-    }
-    if (isStateMachineMessage(msg)) this.enqueue({ kind: "msg", msg, peerId }, false);
-  }
-
-  private onVoteSetMaj23(peerId: string, height: number, round: number, type: VoteType, blockId: BlockId): void {
-    if (height !== this.height) return;
-    try {
-      this.votes.setPeerMaj23(round, type, peerId, blockId);
-    } catch (err) {
-      if (err instanceof ConflictingPeerMaj23Error) {
-        this.deps.log.info({ peer: peerId, err: err.message }, "conflicting +2/3 claim");
-        return;
-      }
-      throw err;
-    }
-    const votes =
-      this.votes.getVoteSet(round, type)?.bitArrayByBlockId(blockId) ?? new BitArray(this.validators.size());
-    this.sendTo(peerId, { kind: "voteSetBits", height, round, type, blockId, votes });
-  }
-
-  private broadcast(msg: ConsensusMessage): void {
-    try {
-      this.deps.gossip?.broadcast(msg);
-    } catch (err) {
-      this.deps.log.error({ err, kind: msg.kind }, "gossip broadcast failed");
-    }
-  }
-
-  private sendTo(peerId: string, msg: ConsensusMessage): void {
-    const g = this.deps.gossip;
-    if (g === undefined) return;
-    try {
-      if (g.sendTo !== undefined) g.sendTo(peerId, msg);
-      else g.broadcast(msg);
-    } catch (err) {
-      this.deps.log.error({ err, kind: msg.kind, peer: peerId }, "gossip send failed");
-    }
-  }
-
-  private broadcastValidBlock(isCommit: boolean): void {
-    const parts = this.proposalBlockParts;
-    if (parts === undefined || this.replayMode) return;
-    this.broadcast({
-      kind: "newValidBlock",
-      height: this.height,
-      round: this.round,
-      blockPartSetHeader: parts.header(),
-      blockParts: parts.bitArray(),
-      isCommit,
-    });
-  }
-
-  /** Own proposals, parts and votes go to every peer once in the WAL (and are marked as sent). */
-  private gossipOwn(msg: StateMachineMessage): void {
-    if (this.replayMode) return;
-    this.broadcast(msg);
-    for (const ps of this.peers.values()) {
-      if (msg.kind === "proposal") ps.setHasProposal(msg.proposal);
-      else if (msg.kind === "blockPart") ps.setHasProposalBlockPart(msg.height, msg.round, msg.part.index);
-      else ps.setHasVote(msg.vote);
-    }
-  }
-
-  private scheduleGossip(): void {
-    const every = this.opts.peerGossipSleepDurationMs ?? 100;
-    if (this.deps.gossip === undefined || every <= 0) return;
-    const tick = () => {
-      if (this.stopped || this.halted !== undefined) return;
-      for (const ps of this.peers.values()) this.gossipToPeer(ps);
-      this.cancelGossip = this.deps.clock.schedule(every, tick);
-    };
-    this.cancelGossip = this.deps.clock.schedule(every, tick);
-  }
-
-  /**
-   * Sends a peer what it lacks (gossipDataRoutine + gossipVotesRoutine, one pass): the proposal and
-   * its parts, the committed block of a lagging peer's height, and votes it has not seen.
-   */
-  private gossipToPeer(ps: PeerState): void {
-    if (this.replayMode || this.stopped || this.halted !== undefined) return;
-    const prs = ps.prs;
-    if (prs.height === 0) return;
-    if (prs.height < this.height) {
-      this.gossipCatchup(ps);
-      return;
-    }
-    if (prs.height !== this.height) return;
-    // Proposal and parts of our current round.
-    if (this.proposal !== undefined && prs.round === this.round && !prs.proposal) {
-      this.sendTo(ps.peerId, { kind: "proposal", proposal: this.proposal });
-      ps.setHasProposal(this.proposal);
-      if (this.proposal.polRound >= 0) {
-        const pol = this.votes.prevotes(this.proposal.polRound)?.bitArray();
-        if (pol !== undefined) {
-          this.sendTo(ps.peerId, {
-            kind: "proposalPol",
-            height: this.height,
-            proposalPolRound: this.proposal.polRound,
-            proposalPol: pol,
-          });
-        }
-      }
-    }
-    const parts = this.proposalBlockParts;
-    if (
-      parts !== undefined &&
-      prs.proposalBlockParts !== undefined &&
-      parts.hasHeader(prs.proposalBlockPartSetHeader)
-    ) {
-      for (const i of parts.bitArray().sub(prs.proposalBlockParts).trueIndices()) {
-        const part = parts.getPart(i);
-        if (part === undefined) continue;
-        this.sendTo(ps.peerId, { kind: "blockPart", height: this.height, round: prs.round, part });
-        ps.setHasProposalBlockPart(this.height, prs.round, i);
-      }
-    }
-    // Votes.
-    if (prs.step === ROUND_STEP.newHeight && this.lastCommit !== undefined) this.sendVotes(ps, this.lastCommit);
-    if (prs.round !== -1 && prs.round <= this.round) {
-      const pv = this.votes.prevotes(prs.round);
-      const pc = this.votes.precommits(prs.round);
-      if (pv !== undefined) this.sendVotes(ps, pv);
-      if (pc !== undefined) this.sendVotes(ps, pc);
-    }
-    if (prs.proposalPolRound !== -1) {
-      const pol = this.votes.prevotes(prs.proposalPolRound);
-      if (pol !== undefined) this.sendVotes(ps, pol);
-    }
-    // The commit round, when we are committing in another round than the peer's.
-    if (this.commitRound >= 0 && this.commitRound !== prs.round) {
-      const pc = this.votes.precommits(this.commitRound);
-      if (pc !== undefined) this.sendVotes(ps, pc);
-    }
-  }
-
-  /** A peer at an older height: the commit that decided its height, then that block's parts. */
-  private gossipCatchup(ps: PeerState): void {
-    const prs = ps.prs;
-    const h = prs.height;
-    const store = this.deps.blockStore;
-    if (h + 1 === this.height && this.lastCommit !== undefined) this.sendVotes(ps, this.lastCommit);
-    else {
-      const commit =
-        h === store.height() ? store.loadSeenCommit(h) : (store.loadBlockCommit(h) ?? store.loadSeenCommit(h));
-      if (commit !== undefined) this.sendVotes(ps, commitVoteSource(commit));
-    }
-    if (h < store.base()) return;
-    const meta = store.loadBlockMeta(h);
-    if (meta === undefined) return;
-    ps.initProposalBlockParts(meta.blockId.partSetHeader);
-    const have = prs.proposalBlockParts;
-    const want = meta.blockId.partSetHeader;
-    const theirs = prs.proposalBlockPartSetHeader;
-    if (have === undefined || theirs.total !== want.total || !bytesEqual(theirs.hash, want.hash)) return;
-    let parts: PartSet | undefined;
-    for (let i = 0; i < meta.blockId.partSetHeader.total; i++) {
-      if (have.get(i)) continue;
-      let part = store.loadBlockPart?.(h, i);
-      if (part === undefined) {
-        if (parts === undefined) {
-          const block = store.loadBlock(h);
-          if (block === undefined) return;
-          parts = makePartSet(block);
-        }
-        part = parts.getPart(i);
-      }
-      if (part === undefined) continue;
-      this.sendTo(ps.peerId, { kind: "blockPart", height: h, round: prs.round, part });
-      have.set(i, true);
-    }
-  }
-
-  /** Sends the votes of `votes` the peer is not known to have (PickSendVote, all at once). */
-  private sendVotes(ps: PeerState, votes: VoteSource): void {
-    if (votes.size() === 0) return;
-    if (votes.isCommit()) ps.ensureCatchupCommitRound(votes.height, votes.round, votes.size());
-    ps.ensureVoteBitArrays(votes.height, votes.size());
-    const theirs = ps.voteBitArray(votes.height, votes.round, votes.type);
-    if (theirs === undefined) return;
-    for (const i of votes.bitArray().sub(theirs).trueIndices()) {
-      const vote = votes.getByIndex(i);
-      if (vote === undefined) continue;
-      this.sendTo(ps.peerId, { kind: "vote", vote });
-      theirs.set(i, true);
-    }
+    this.gossip.receive(peerId, msg);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1847,6 +1583,6 @@ export class ConsensusState {
   }
 
   peerStateViews(): PeerStateView[] {
-    return [...this.peers.values()].map((p) => p.view());
+    return this.gossip.peerStateViews();
   }
 }

@@ -28,10 +28,12 @@ import type {
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import type { ConsensusMessage } from "./messages.js";
+import type { ConsensusMetricsHooks } from "./metricsHooks.js";
 
 /**
- * What consensus needs from its neighbours, declared structurally (STYLE: consensus → app, mempool,
- * store, p2p, events). node/ passes the real objects; tests pass fakes.
+ * What consensus needs from its neighbours (app, mempool, store, p2p, events), declared structurally
+ * so that consensus/ code imports none of them (its tests do). node/ passes the real objects; tests
+ * pass fakes.
  */
 
 /** The application's consensus connection (app/ Application satisfies it). */
@@ -187,4 +189,6 @@ export interface ConsensusDeps {
   evidencePool?: EvidencePoolAccess;
   /** Test hook: called at each FailPoint; throwing simulates a crash there. */
   failPoint?: FailPointHook;
+  /** CometBFT's consensus metrics (`[instrumentation] prometheus`); absent: nothing is recorded. */
+  metrics?: ConsensusMetricsHooks;
 }

@@ -1,21 +1,27 @@
 import type { Vote } from "../types/vote.js";
+import { ComethError } from "../util/errors.js";
 
 /** Base of every error consensus throws. */
-export class ConsensusError extends Error {
+export class ConsensusError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 
+/**
+ * Base of the errors caused by what a peer sent (a vote, proposal, block part or +2/3 claim):
+ * consensus logs them and goes on. Any other error halts consensus.
+ */
+export class PeerFaultError extends ConsensusError {}
+
 /** A vote that cannot be added: wrong height/round/type, unknown validator, bad signature, stray extension. */
-export class InvalidVoteError extends ConsensusError {}
+export class InvalidVoteError extends PeerFaultError {}
 
 /** Same validator, same block, different signature (types.ErrVoteNonDeterministicSignature). */
-export class NonDeterministicSignatureError extends ConsensusError {}
+export class NonDeterministicSignatureError extends PeerFaultError {}
 
 /** A validator signed two different blocks at one height/round/type: the material of DuplicateVoteEvidence. */
-export class ConflictingVoteError extends ConsensusError {
+export class ConflictingVoteError extends PeerFaultError {
   readonly voteA: Vote;
   readonly voteB: Vote;
   /** True when voteB was still recorded because a peer claimed +2/3 for its block. */
@@ -32,20 +38,20 @@ export class ConflictingVoteError extends ConsensusError {
 }
 
 /** A peer sent votes for more catch-up rounds than HeightVoteSet tracks (ErrGotVoteFromUnwantedRound). */
-export class UnwantedRoundVoteError extends ConsensusError {
+export class UnwantedRoundVoteError extends PeerFaultError {
   constructor() {
     super("peer has sent a vote that does not match our round for more than one round");
   }
 }
 
 /** A peer claimed two different +2/3 blocks for one vote set. */
-export class ConflictingPeerMaj23Error extends ConsensusError {}
+export class ConflictingPeerMaj23Error extends PeerFaultError {}
 
 /** A proposal that fails its checks (POL round, signature, part count). */
-export class InvalidProposalError extends ConsensusError {}
+export class InvalidProposalError extends PeerFaultError {}
 
 /** A block part that does not belong to the expected part set or overflows max block bytes. */
-export class InvalidBlockPartError extends ConsensusError {}
+export class InvalidBlockPartError extends PeerFaultError {}
 
 /** A block that breaks a validity rule (state/validation.go); the message says which and what was expected. */
 export class InvalidBlockError extends ConsensusError {}

@@ -55,6 +55,7 @@ export {
   InvalidProposalError,
   InvalidVoteError,
   NonDeterministicSignatureError,
+  PeerFaultError,
   UnwantedRoundVoteError,
   WalCorruptionError,
   WalRepairError,
@@ -66,6 +67,7 @@ export { type HandshakeDeps, type HandshakeResult, handshake } from "./handshake
 export { HeightVoteSet } from "./heightVoteSet.js";
 export type * from "./messages.js";
 export { isStateMachineMessage } from "./messages.js";
+export type { ConsensusMetricsHooks } from "./metricsHooks.js";
 export { PeerState } from "./peerState.js";
 export { compareHrs, ROUND_STEP, type RoundStep, roundStepName } from "./roundStep.js";
 export { type TimeoutInfo, TimeoutTicker } from "./ticker.js";

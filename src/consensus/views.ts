@@ -30,7 +30,7 @@ export interface PartSetView {
 }
 
 /**
- * Every RoundState field of `dump_consensus_state` (spec §3), in domain form. Times are Unix
+ * Every RoundState field of `dump_consensus_state` (docs/cometbft-rpc.md §3), in domain form. Times are Unix
  * nanoseconds; the RPC encodes it.
  */
 export interface RoundStateView {

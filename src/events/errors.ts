@@ -1,3 +1,5 @@
+import { ComethError } from "../util/errors.js";
+
 /** Errors of the event bus and the query language. Messages match CometBFT's where clients see them. */
 
 /**
@@ -5,52 +7,46 @@
  * timestamp, datestamp or string` (libs/pubsub/query/syntax); the RPC layer prefixes it with
  * `failed to parse query: `.
  */
-export class QueryParseError extends Error {
+export class QueryParseError extends ComethError {
   /** Byte offset of the offending token in the query text. */
   readonly offset: number;
   constructor(offset: number, message: string) {
     super(message);
-    this.name = new.target.name;
     this.offset = offset;
   }
 }
 
 /** libs/pubsub ErrAlreadySubscribed: the subscriber already holds this (canonical) query. */
-export class AlreadySubscribedError extends Error {
+export class AlreadySubscribedError extends ComethError {
   constructor() {
     super("already subscribed");
-    this.name = new.target.name;
   }
 }
 
 /** libs/pubsub ErrSubscriptionNotFound: unsubscribe of a query (or of everything) the subscriber does not hold. */
-export class SubscriptionNotFoundError extends Error {
+export class SubscriptionNotFoundError extends ComethError {
   constructor() {
     super("subscription not found");
-    this.name = new.target.name;
   }
 }
 
 /** Subscribing after close(); CometBFT's pubsub answers the same text once it is stopping. */
-export class EventBusClosedError extends Error {
+export class EventBusClosedError extends ComethError {
   constructor() {
     super("service is shutting down");
-    this.name = new.target.name;
   }
 }
 
 /** A subscription buffer must hold at least one message. */
-export class InvalidCapacityError extends Error {
+export class InvalidCapacityError extends ComethError {
   constructor(capacity: number) {
     super(`subscription capacity ${capacity} is invalid. Pass a positive integer such as 200`);
-    this.name = new.target.name;
   }
 }
 
 /** subscribe() was handed an AbortSignal that had already fired. */
-export class SubscribeAbortedError extends Error {
+export class SubscribeAbortedError extends ComethError {
   constructor(cause: unknown) {
     super("subscribe aborted before it started", { cause });
-    this.name = new.target.name;
   }
 }

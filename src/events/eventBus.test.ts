@@ -2,6 +2,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { describe, expect, test } from "vitest";
 import type { AbciEvent, ExecTxResult } from "../types/index.js";
 import { bytesToHexUpper, utf8ToBytes } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import {
   AlreadySubscribedError,
   EventBusClosedError,
@@ -29,7 +30,7 @@ function txResult(events: AbciEvent[]): ExecTxResult {
   return { code: 0, data: new Uint8Array(), log: "", info: "", gasWanted: 0n, gasUsed: 0n, events, codespace: "" };
 }
 
-class PoisonedPayloadError extends Error {}
+class PoisonedPayloadError extends ComethError {}
 
 const ROUND_STATE = { height: 8, round: 0, step: "RoundStepPrevote" };
 
@@ -216,7 +217,7 @@ describe("EventBus", () => {
       index: 0,
       tx: new Uint8Array(),
       get result(): ExecTxResult {
-        throw new PoisonedPayloadError();
+        throw new PoisonedPayloadError("the payload was read");
       },
     };
     bus.publish("Tx", poisoned);

@@ -142,7 +142,7 @@ function appendValue(map: Record<string, string[]>, key: string, value: string):
 }
 
 /**
- * The events map of a publication (spec §4.1): the app's events (FinalizeBlock events for NewBlock
+ * The events map of a publication (docs/cometbft-rpc.md §4.1): the app's events (FinalizeBlock events for NewBlock
  * and NewBlockEvents, the tx result's for Tx) unless `base` is given, then `tm.event`, and for Tx
  * `tx.hash` (uppercase hex sha256) and `tx.height`. Values are appended, never replaced.
  */
@@ -258,6 +258,11 @@ export class EventBus {
     const subs = this.byClient.get(subscriber);
     if (subs === undefined) throw new SubscriptionNotFoundError();
     for (const sub of [...subs.values()]) this.remove(sub, CANCEL_REASONS.unsubscribed);
+  }
+
+  /** Live subscriptions, every subscriber's. */
+  numSubscriptions(): number {
+    return this.total;
   }
 
   /** Subscribers holding at least one subscription. */

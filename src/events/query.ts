@@ -3,7 +3,7 @@ import { QueryParseError } from "./errors.js";
 import { DATE_LAYOUT, goParseTime, RFC3339_LAYOUT } from "./goTime.js";
 
 /**
- * CometBFT's event query language (spec §4.3; libs/pubsub/query and query/syntax, v0.38):
+ * CometBFT's event query language (docs/cometbft-rpc.md §4.3; libs/pubsub/query and query/syntax, v0.38):
  *
  *   query      = condition {"AND" condition}
  *   condition  = tag ("=" (number|date|time|string) | ("<"|"<="|">"|">=") (number|date|time)

@@ -1,10 +1,10 @@
 import type { Evidence } from "../types/index.js";
+import { ComethError } from "../util/errors.js";
 
 /** Base of the evidence pool's errors. */
-export class EvidenceError extends Error {
+export class EvidenceError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

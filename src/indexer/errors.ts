@@ -1,9 +1,10 @@
+import { ComethError } from "../util/errors.js";
+
 /** Errors of the tx and block indexers. Texts match CometBFT's where RPC clients see them. */
 
-export class IndexerError extends Error {
+export class IndexerError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

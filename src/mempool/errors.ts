@@ -1,9 +1,10 @@
-/** Admission errors. Messages are CometBFT's, byte for byte: clients match on them (spec §2). */
+import { ComethError } from "../util/errors.js";
 
-export class MempoolError extends Error {
+/** Admission errors. Messages are CometBFT's, byte for byte: clients match on them (docs/cometbft-rpc.md §2). */
+
+export class MempoolError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

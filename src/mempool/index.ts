@@ -8,5 +8,5 @@ export {
   TxInCacheError,
   TxTooLargeError,
 } from "./errors.js";
-export type { CheckTxOptions, MempoolDeps, MempoolOptions, TxAddedInfo } from "./mempool.js";
+export type { CheckTxOptions, MempoolDeps, MempoolMetricsHooks, MempoolOptions, TxAddedInfo } from "./mempool.js";
 export { Mempool, txProtoSize } from "./mempool.js";

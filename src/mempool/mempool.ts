@@ -33,9 +33,28 @@ export interface TxAddedInfo {
   sender?: string;
 }
 
+/**
+ * What the mempool reports for CometBFT's mempool metrics (mempool/metrics.go) and the CheckTx
+ * rejection reasons; node/ implements it when `[instrumentation] prometheus` is on.
+ */
+export interface MempoolMetricsHooks {
+  /** A tx entered the mempool (TxSizeBytes). */
+  added(sizeBytes: number): void;
+  /** CheckTx (type new) refused the tx (FailedTxs); `code` is the app's code. */
+  failed(code: number, codespace: string): void;
+  /** Refused before or after CheckTx for a limit or a duplicate (RejectedTxs for "full" and "duplicate"). */
+  rejected(reason: "full" | "too_large" | "in_cache" | "duplicate"): void;
+  /** A rechecked tx is no longer valid and was removed (EvictedTxs). */
+  evicted(): void;
+  /** One tx was rechecked (RecheckTimes). */
+  rechecked(): void;
+}
+
 export interface MempoolDeps {
   app: Pick<Application, "checkTx">;
   log: Logger;
+  /** CometBFT's mempool metrics; absent: nothing is recorded. */
+  metrics?: MempoolMetricsHooks;
 }
 
 interface Entry {
@@ -63,6 +82,7 @@ export class Mempool {
   readonly #opts: MempoolOptions;
   readonly #app: Pick<Application, "checkTx">;
   readonly #log: Logger;
+  readonly #metrics: MempoolMetricsHooks | undefined;
   readonly #entries = new Map<string, Entry>();
   #head: Entry | undefined;
   #tail: Entry | undefined;
@@ -88,6 +108,7 @@ export class Mempool {
     };
     this.#app = deps.app;
     this.#log = deps.log;
+    this.#metrics = deps.metrics;
     this.#cache = new TxCache(opts.cacheSize);
   }
 
@@ -111,11 +132,18 @@ export class Mempool {
     const count = this.#entries.size + this.#reservedCount;
     const bytes = this.#bytes + this.#reservedBytes;
     if (count >= this.#opts.size || size + bytes > this.#opts.maxTxsBytes) {
+      this.#metrics?.rejected("full");
       throw new MempoolFullError(count, this.#opts.size, bytes, this.#opts.maxTxsBytes);
     }
-    if (size > this.#opts.maxTxBytes) throw new TxTooLargeError(this.#opts.maxTxBytes, size);
+    if (size > this.#opts.maxTxBytes) {
+      this.#metrics?.rejected("too_large");
+      throw new TxTooLargeError(this.#opts.maxTxBytes, size);
+    }
     const key = txHashHex(tx);
-    if (!this.#cache.push(key)) throw new TxInCacheError();
+    if (!this.#cache.push(key)) {
+      this.#metrics?.rejected("in_cache");
+      throw new TxInCacheError();
+    }
 
     this.#reservedCount++;
     this.#reservedBytes += size;
@@ -133,11 +161,16 @@ export class Mempool {
 
     if (res.code !== 0) {
       if (!this.#opts.keepInvalidTxsInCache) this.#cache.remove(key);
+      this.#metrics?.failed(res.code, res.codespace);
       this.#log.debug({ tx: key, code: res.code, log: res.log }, "rejected invalid transaction");
       return res;
     }
-    if (this.#entries.has(key)) return res;
+    if (this.#entries.has(key)) {
+      this.#metrics?.rejected("duplicate");
+      return res;
+    }
     this.#append({ tx, key, gasWanted: res.gasWanted, height: this.#height, prev: undefined, next: undefined });
+    this.#metrics?.added(size);
     this.#log.debug({ tx: key, height: this.#height, total: this.#entries.size }, "added valid transaction");
     this.#notifyTxsAvailable();
     this.#notifyTxAdded(tx, sender);
@@ -234,8 +267,10 @@ export class Mempool {
         this.#log.error({ err, tx: e.key }, "recheck failed in the app; keeping the tx");
         continue;
       }
+      this.#metrics?.rechecked();
       if (res.code !== 0) {
         this.#log.debug({ tx: e.key, code: res.code, log: res.log }, "tx is no longer valid");
+        this.#metrics?.evicted();
         this.#remove(e.key);
         if (!this.#opts.keepInvalidTxsInCache) this.#cache.remove(e.key);
       }

@@ -1,7 +1,4 @@
+import { ComethError } from "../util/errors.js";
+
 /** A node-level service (an adapter between subsystems) cannot answer; the message reaches the client. */
-export class NodeServiceError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "NodeServiceError";
-  }
-}
+export class NodeServiceError extends ComethError {}

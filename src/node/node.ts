@@ -10,7 +10,13 @@ import {
 } from "../app/index.js";
 import { BlocksyncReactor } from "../blocksync/index.js";
 import { loadGenesis, loadOrGenerateNodeKey, type NodeConfig, type NodeKey } from "../config/index.js";
-import { BlockExecutor, type Consensus, type ConsensusOptions, createConsensus } from "../consensus/index.js";
+import {
+  BlockExecutor,
+  type Consensus,
+  type ConsensusApp,
+  type ConsensusOptions,
+  createConsensus,
+} from "../consensus/index.js";
 import { EventBus } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
@@ -18,17 +24,22 @@ import { Mempool } from "../mempool/index.js";
 import { AddrBook, mconnConfigFromP2P, PexReactor, Switch, splitAddressList } from "../p2p/index.js";
 import { FilePV } from "../privval/index.js";
 import { ConsensusReactor, MempoolReactor } from "../reactors/index.js";
-import { type CometRpcConfig, type RunningCometRpc, startCometRpc } from "../rpc/comet/index.js";
+import {
+  type CometRpcConfig,
+  type RunningCometRpc,
+  type StartCometRpcOptions,
+  startCometRpc,
+} from "../rpc/comet/index.js";
 import { type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
-import { BlockStore, openKvStore, StateStore } from "../store/index.js";
-import type { ChainState, GenesisDoc } from "../types/index.js";
+import { BlockStore, type KvStore, openKvStore, StateStore } from "../store/index.js";
+import { type ChainState, type GenesisDoc, ValidatorSet } from "../types/index.js";
 import { bytesEqual } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { DevChain, DevTime } from "./devChain.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
-import type { NodeMetrics } from "./metrics.js";
+import type { MetricsSources, NodeMetrics } from "./metrics.js";
 import { p2pAccess } from "./p2pServices.js";
 import { buildCometServices, nodeInfoFor } from "./services.js";
 import { ShutdownStack } from "./shutdownStack.js";
@@ -124,12 +135,108 @@ export async function startNode(config: NodeConfig, log: Logger, opts: StartNode
   }
 }
 
+/**
+ * The phases, in order (each pushes what it starts onto `stack`): keys and stores, the app, metrics,
+ * mempool, event delivery (bus, indexer, publisher), consensus and its reactor, block sync, p2p,
+ * then consensus itself (unless block sync goes first), the node RPC, a dev chain's controls, the
+ * Ethereum JSON-RPC and the metrics server.
+ */
 async function build(
   config: NodeConfig,
   log: Logger,
   stack: ShutdownStack,
   opts: StartNodeOptions,
 ): Promise<RunningNode> {
+  const base = await openKeysAndStores(config, log, stack, opts);
+  const app = await createApp(config, log, base.devChain ? (opts.dev ?? {}) : undefined);
+  stack.push("application", () => app.close());
+
+  // What the metrics read at scrape time; set as the subsystems are built (metrics exist before them).
+  const live: LiveParts = {};
+  const metrics = await createMetrics(base, app, live);
+  /** The app as consensus and block sync call it (timed when metrics are on). */
+  const consensusApp = metrics === undefined ? app : metrics.cometbft.consensusApp(app);
+  const mempool = createMempool(config, log, app, metrics);
+  live.mempool = mempool;
+  const delivery = await createEventDelivery(base, metrics, live);
+  const withEvents = { ...base, app, live, metrics, mempool, ...delivery };
+  const core: Core = { ...withEvents, ...(await createConsensusAndReactor(withEvents, consensusApp)) };
+
+  const sync = createBlockSync(core, consensusApp);
+  stack.push("consensus", () => core.consensus.stop());
+  const sw = await startP2P(core, sync.blocksync);
+  if (!sync.syncFirst) await sync.startConsensus();
+
+  const rpc = await startNodeRpc(core, sw, sync.blocksync);
+  const devControl = await createDevControl(core);
+  const { evmRpc, readPool } = await startEthereumRpc(core, devControl);
+  const metricsAddress = await startMetricsServer(core);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    config,
+    genesis: core.genesis,
+    nodeKey: core.nodeKey,
+    rpcAddresses: rpc?.addresses ?? [],
+    evmRpc: evmRpc === undefined ? undefined : { http: evmRpc.httpAddress, ws: evmRpc.wsAddress },
+    metricsAddress,
+    consensus: core.consensus,
+    p2p: sw,
+    mempool,
+    blockStore: core.blockStore,
+    app,
+    devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
+    dev: devControl,
+    readPool,
+    stop: () => {
+      stopped ??= stack.unwind();
+      return stopped;
+    },
+  };
+}
+
+/** What every phase of build() reads: the settings, what to stop, the keys and the node's stores. */
+interface Base {
+  readonly config: NodeConfig;
+  readonly log: Logger;
+  readonly stack: ShutdownStack;
+  readonly opts: StartNodeOptions;
+  readonly genesis: GenesisDoc;
+  readonly dbDir: string;
+  /** `cometh dev`'s chain (an EVM genesis marked dev_chain). */
+  readonly devChain: boolean;
+  readonly devTime: DevTime | undefined;
+  /** No fsyncs (a dev chain). */
+  readonly noSync: boolean;
+  readonly nodeKey: NodeKey;
+  readonly signer: FilePV;
+  readonly db: KvStore;
+  readonly blockStore: BlockStore;
+  readonly stateStore: StateStore;
+}
+
+/** What is built before the network and the servers start. */
+interface Core extends Base {
+  readonly app: Application;
+  readonly live: LiveParts;
+  readonly metrics: NodeMetrics | undefined;
+  readonly mempool: Mempool;
+  readonly bus: EventBus;
+  readonly indexer: Indexer;
+  readonly evmFeed: EvmFeed;
+  readonly publisher: IndexingPublisher;
+  readonly evidencePool: EvidencePool;
+  readonly consensusReactor: ConsensusReactor;
+  readonly consensus: Consensus;
+}
+
+/** Genesis, node key, validator key and the node database (block and state stores). */
+async function openKeysAndStores(
+  config: NodeConfig,
+  log: Logger,
+  stack: ShutdownStack,
+  opts: StartNodeOptions,
+): Promise<Base> {
   const dbDir = config.base.dbDir;
   await mkdir(dbDir, { recursive: true });
   const genesis = loadGenesis(config.base.genesisFile);
@@ -148,11 +255,41 @@ async function build(
   stack.push("node database", () => db.close());
   const blockStore = new BlockStore(db);
   const stateStore = new StateStore(db, { keepHistory: devChain });
+  return {
+    config,
+    log,
+    stack,
+    opts,
+    genesis,
+    dbDir,
+    devChain,
+    devTime,
+    noSync,
+    nodeKey,
+    signer,
+    db,
+    blockStore,
+    stateStore,
+  };
+}
 
-  const app = await createApp(config, log, devChain ? (opts.dev ?? {}) : undefined);
-  stack.push("application", () => app.close());
+/** The metrics, when `[instrumentation] prometheus` is on; they read `live` at scrape time. */
+async function createMetrics(base: Base, app: Application, live: LiveParts): Promise<NodeMetrics | undefined> {
+  const { config, genesis, stateStore, blockStore, signer } = base;
+  if (!config.instrumentation.prometheus) return undefined;
+  // prom-client (with @opentelemetry/api, ~85 modules) is loaded only when metrics are on (default off).
+  const { NodeMetrics } = await import("./metrics.js");
+  const metrics = new NodeMetrics(
+    config.instrumentation.namespace,
+    genesis.chainId,
+    metricsSources(live, app, stateStore, blockStore, signer.address()),
+  );
+  metrics.cometbft.instrumentBlockStore(blockStore);
+  return metrics;
+}
 
-  const mempool = new Mempool(
+function createMempool(config: NodeConfig, log: Logger, app: Application, metrics: NodeMetrics | undefined): Mempool {
+  return new Mempool(
     {
       size: config.mempool.size,
       maxTxsBytes: config.mempool.maxTxsBytes,
@@ -161,32 +298,49 @@ async function build(
       keepInvalidTxsInCache: config.mempool.keepInvalidTxsInCache,
       recheck: config.mempool.recheck,
     },
-    { app, log: log.child({ module: "mempool" }) },
+    {
+      app: metrics === undefined ? app : metrics.cometbft.mempoolApp(app),
+      log: log.child({ module: "mempool" }),
+      ...(metrics === undefined ? {} : { metrics: metrics.mempool }),
+    },
   );
+}
 
+/** The event bus, the indexer, and the publisher that indexes each block before its events go out. */
+async function createEventDelivery(
+  base: Base,
+  metrics: NodeMetrics | undefined,
+  live: LiveParts,
+): Promise<Pick<Core, "bus" | "indexer" | "evmFeed" | "publisher">> {
+  const { config, log, stack, genesis, dbDir, noSync, blockStore } = base;
   const bus = new EventBus({ log: log.child({ module: "events" }) });
   stack.push("event bus", () => bus.close());
   const indexer = await createIndexer(config, genesis, dbDir, noSync);
   stack.push("indexer", () => indexer.close());
+  live.bus = bus;
   const evmFeed = new EvmFeed();
-  let metrics: NodeMetrics | undefined;
-  let metricsAddress: string | undefined;
   const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), ({ block }) => {
     const height = block.header.height;
     evmFeed.newBlock(height);
-    metrics?.onBlock(
-      height,
-      block.header.time,
-      block.data.txs.length,
-      blockStore.loadBlockMeta(height)?.blockSize ?? 0,
-    );
+    metrics?.onBlock(block, blockStore.loadBlockMeta(height)?.blockSize ?? 0, live.blocksync?.isSyncing() ?? false);
   });
   stack.push("event delivery", () => publisher.flush());
+  return { bus, indexer, evmFeed, publisher };
+}
 
+/**
+ * The evidence pool, the consensus reactor and consensus (handshake and WAL replay; not started),
+ * then the indexer catches up with blocks committed while it was behind.
+ */
+async function createConsensusAndReactor(
+  parts: Omit<Core, "evidencePool" | "consensusReactor" | "consensus">,
+  consensusApp: ConsensusApp,
+): Promise<Pick<Core, "evidencePool" | "consensusReactor" | "consensus">> {
+  const { config, log, db, stateStore, blockStore, devTime, mempool, publisher, genesis, signer, metrics } = parts;
   const evidencePool = new EvidencePool({ db, stateStore, blockStore, log: log.child({ module: "evidence" }) });
   const consensusLog = log.child({ module: "consensus" });
   const consensusReactor = new ConsensusReactor(consensusLog);
-  const dev = opts.dev ?? {};
+  const dev = parts.opts.dev ?? {};
   const consensusOpts: ConsensusOptions =
     devTime === undefined
       ? consensusOptions(config)
@@ -198,7 +352,7 @@ async function build(
           blockTimeToleranceMs: 0,
         };
   const consensus = await createConsensus(consensusOpts, {
-    app,
+    app: consensusApp,
     blockStore,
     stateStore,
     mempool,
@@ -210,13 +364,26 @@ async function build(
     gossip: consensusReactor,
     evidence: evidencePool,
     evidencePool,
+    ...(metrics === undefined ? {} : { metrics: metrics.cometbft }),
   });
+  parts.live.consensus = consensus;
   consensusReactor.setConsensus(consensus);
   // Blocks committed while the indexer was behind (a crash between commit and index write).
-  await catchUpIndexer(indexer, blockStore, stateStore, log);
+  await catchUpIndexer(parts.indexer, blockStore, stateStore, log);
+  return { evidencePool, consensusReactor, consensus };
+}
 
-  // Block sync first unless this node alone can make blocks (node/node.go onlyValidatorIsUs).
-  const syncFirst = config.base.blockSyncMode && !onlyValidatorIsUs(consensus.chainState(), signer.address());
+/**
+ * Block sync, which goes first unless this node alone can make blocks (node/node.go
+ * onlyValidatorIsUs); `startConsensus` starts consensus once (when block sync has caught up, or
+ * right after p2p when it does not run).
+ */
+function createBlockSync(
+  core: Core,
+  consensusApp: ConsensusApp,
+): { syncFirst: boolean; startConsensus: () => Promise<void>; blocksync: BlocksyncReactor } {
+  const { config, log, blockStore, stateStore, mempool, evidencePool, publisher, consensus, consensusReactor } = core;
+  const syncFirst = config.base.blockSyncMode && !onlyValidatorIsUs(consensus.chainState(), core.signer.address());
   if (syncFirst) consensusReactor.waitForSync();
   const syncLog = log.child({ module: "blocksync" });
   let consensusStarted = false;
@@ -231,7 +398,7 @@ async function build(
       blockStore,
       blockExec: new BlockExecutor(
         {
-          app,
+          app: consensusApp,
           blockStore,
           stateStore,
           mempool,
@@ -250,10 +417,15 @@ async function build(
         await startConsensus();
       },
     },
-    { enabled: syncFirst, localAddress: signer.address() },
+    { enabled: syncFirst, localAddress: core.signer.address() },
   );
-  stack.push("consensus", () => consensus.stop());
+  core.live.blocksync = blocksync;
+  return { syncFirst, startConsensus, blocksync };
+}
 
+/** The address book, the switch with every reactor, started; persistent peers are dialled. */
+async function startP2P(core: Core, blocksync: BlocksyncReactor): Promise<Switch> {
+  const { config, log, stack, genesis, nodeKey, consensus, consensusReactor, mempool, evidencePool, metrics } = core;
   const p2pLog = log.child({ module: "p2p" });
   const p2p = config.p2p;
   const addrBook = new AddrBook({
@@ -277,7 +449,9 @@ async function build(
     mconfig: mconnConfigFromP2P(p2p),
     log: p2pLog,
     addrBook,
+    ...(metrics === undefined ? {} : { traffic: metrics.cometbft }),
   });
+  core.live.p2p = sw;
   // CometBFT's order, which is also the order of NodeInfo.channels: blocksync, consensus, mempool, evidence, pex.
   sw.addReactor(blocksync);
   sw.addReactor(consensusReactor);
@@ -312,127 +486,132 @@ async function build(
   stack.push("p2p switch", () => sw.stop());
   const persistent = splitAddressList(p2p.persistentPeers);
   if (persistent.length > 0) sw.dialPeersAsync(persistent, { persistent: true });
-  if (!syncFirst) await startConsensus();
+  return sw;
+}
 
-  let rpc: RunningCometRpc | undefined;
-  if (config.rpc.laddr !== "") {
-    rpc = await startCometRpc(
-      cometRpcConfig(config),
-      buildCometServices({
-        config,
-        genesis,
-        nodeKey,
-        signer,
-        blockStore,
-        stateStore,
-        app,
-        mempool,
-        bus,
-        consensus,
-        indexer,
-        p2p: p2pAccess(sw),
-        p2pNodeInfo: () => sw.nodeInfo(),
-        evidence: evidencePool,
-        isCatchingUp: () => blocksync.isSyncing(),
-      }),
-      log.child({ module: "rpc-server" }),
-    );
-    stack.push("node RPC", () => (rpc as RunningCometRpc).close());
+/** The CometBFT node RPC on `[rpc] laddr` (none when empty), with the dashboard when `[rpc] dashboard`. */
+async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor): Promise<RunningCometRpc | undefined> {
+  const { config, log, stack, genesis, nodeKey, signer, blockStore, stateStore, app, mempool, bus, consensus } = core;
+  const { indexer, evidencePool, metrics } = core;
+  if (config.rpc.laddr === "") return undefined;
+  // The dashboard page loads only when on; its bundle is read (or, from the sources, built) on the
+  // first visit, so testnets nobody looks at pay nothing for it.
+  let pages: StartCometRpcOptions["pages"];
+  if (config.rpc.dashboard) {
+    const { dashboardPages } = await import("../dashboard/index.js");
+    pages = dashboardPages();
   }
-
-  let devControl: DevChain | undefined;
-  if (devTime !== undefined && app instanceof EvmApplication) {
-    devControl = new DevChain({
-      consensus,
-      mempool,
-      app,
+  const rpc = await startCometRpc(
+    cometRpcConfig(config),
+    buildCometServices({
+      config,
+      genesis,
+      nodeKey,
+      signer,
       blockStore,
       stateStore,
+      app,
+      mempool,
+      bus,
+      consensus,
       indexer,
-      signer,
+      p2p: p2pAccess(sw),
+      p2pNodeInfo: () => sw.nodeInfo(),
       evidence: evidencePool,
-      feed: evmFeed,
-      time: devTime,
-      log: log.child({ module: "dev" }),
-      ...(dev.print === undefined ? {} : { print: dev.print }),
-      ...(dev.silent === undefined ? {} : { silent: dev.silent }),
-    });
-    // Clients see the loaded state from their first request, as with anvil --load-state.
-    if (dev.loadState !== undefined) await devControl.loadState(dev.loadState);
-  }
-
-  let evmRpc: RunningEvmRpc | undefined;
-  let readPool: EvmReadPool | undefined;
-  if (config.jsonRpc.enable && app instanceof EvmApplication) {
-    // eth_call, eth_estimateGas, debug_traceCall and eth_getLogs on worker threads (readPool.ts). A dev
-    // chain keeps them on the main thread: console.log lines, rollbacks that reuse heights.
-    if (config.jsonRpc.readWorkers > 0 && !devChain) {
-      const pool = new EvmReadPool({
-        size: config.jsonRpc.readWorkers,
-        setup: app.readWorkerSetup(),
-        reader: app.reader,
-        log: log.child({ module: "read-workers" }),
-      });
-      readPool = pool;
-      // Stopped after the JSON-RPC server (pushed later, so unwound first), before the app closes its database.
-      stack.push("read workers", () => pool.close());
-    }
-    evmRpc = await startEvmRpc(
-      config.jsonRpc,
-      buildEvmServices({
-        config,
-        genesis,
-        nodeKey,
-        app,
-        mempool,
-        blockStore,
-        feed: evmFeed,
-        dev: devControl,
-        readPool,
-      }),
-      log.child({ module: "json-rpc" }),
-    );
-    stack.push("Ethereum JSON-RPC", () => (evmRpc as RunningEvmRpc).close());
-  }
-
-  if (config.instrumentation.prometheus) {
-    // prom-client (with @opentelemetry/api, ~85 modules) is loaded only when metrics are on (default off).
-    const { NodeMetrics, serveMetrics } = await import("./metrics.js");
-    const m = new NodeMetrics(config.instrumentation.namespace, genesis.chainId, {
-      chainState: () => consensus.chainState(),
-      mempoolSize: () => mempool.size(),
-      mempoolSizeBytes: () => mempool.sizeBytes(),
-      round: () => consensus.roundStateView().round,
-    });
-    metrics = m;
-    const { host, port } = splitHostPort(config.instrumentation.prometheusListenAddr);
-    const served = await serveMetrics(m, host, port, config.instrumentation.maxOpenConnections, log);
-    metricsAddress = served.address;
-    log.info({ address: served.address }, "Prometheus metrics listening");
-    stack.push("metrics server", () => served.close());
-  }
-
-  let stopped: Promise<void> | undefined;
-  return {
-    config,
-    genesis,
-    nodeKey,
-    rpcAddresses: rpc?.addresses ?? [],
-    evmRpc: evmRpc === undefined ? undefined : { http: evmRpc.httpAddress, ws: evmRpc.wsAddress },
-    metricsAddress,
-    consensus,
-    p2p: sw,
-    mempool,
-    blockStore,
-    app,
-    devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
-    dev: devControl,
-    readPool,
-    stop: () => {
-      stopped ??= stack.unwind();
-      return stopped;
+      isCatchingUp: () => blocksync.isSyncing(),
+    }),
+    log.child({ module: "rpc-server" }),
+    {
+      ...(metrics === undefined ? {} : { observer: metrics.cometh.nodeRpc }),
+      ...(pages === undefined ? {} : { pages }),
     },
-  };
+  );
+  if (pages !== undefined) {
+    for (const a of rpc.addresses) {
+      if (a.startsWith("tcp://")) log.info({ url: `http://${a.slice(6)}/dashboard` }, "dashboard listening");
+    }
+  }
+  stack.push("node RPC", () => rpc.close());
+  return rpc;
+}
+
+/** A dev chain's controls (`cometh dev`; mining, cheats, rollbacks), with its `--load-state` loaded. */
+async function createDevControl(core: Core): Promise<DevChain | undefined> {
+  const { devTime, app, consensus, mempool, blockStore, stateStore, indexer, signer, evidencePool, log } = core;
+  if (devTime === undefined || !(app instanceof EvmApplication)) return undefined;
+  const dev = core.opts.dev ?? {};
+  const devControl = new DevChain({
+    consensus,
+    mempool,
+    app,
+    blockStore,
+    stateStore,
+    indexer,
+    signer,
+    evidence: evidencePool,
+    feed: core.evmFeed,
+    time: devTime,
+    log: log.child({ module: "dev" }),
+    ...(dev.print === undefined ? {} : { print: dev.print }),
+    ...(dev.silent === undefined ? {} : { silent: dev.silent }),
+  });
+  // Clients see the loaded state from their first request, as with anvil --load-state.
+  if (dev.loadState !== undefined) await devControl.loadState(dev.loadState);
+  return devControl;
+}
+
+/** The Ethereum JSON-RPC (`[json-rpc] enable` on the EVM app), with its read workers. */
+async function startEthereumRpc(
+  core: Core,
+  devControl: DevChain | undefined,
+): Promise<{ evmRpc: RunningEvmRpc | undefined; readPool: EvmReadPool | undefined }> {
+  const { config, log, stack, genesis, nodeKey, app, mempool, blockStore, devChain, metrics } = core;
+  if (!config.jsonRpc.enable || !(app instanceof EvmApplication)) return { evmRpc: undefined, readPool: undefined };
+  let readPool: EvmReadPool | undefined;
+  // eth_call, eth_estimateGas, debug_traceCall and eth_getLogs on worker threads (readPool.ts). A dev
+  // chain keeps them on the main thread: console.log lines, rollbacks that reuse heights.
+  if (config.jsonRpc.readWorkers > 0 && !devChain) {
+    const pool = new EvmReadPool({
+      size: config.jsonRpc.readWorkers,
+      setup: app.readWorkerSetup(),
+      reader: app.reader,
+      log: log.child({ module: "read-workers" }),
+    });
+    readPool = pool;
+    // Stopped after the JSON-RPC server (pushed later, so unwound first), before the app closes its database.
+    stack.push("read workers", () => pool.close());
+  }
+  const evmRpc = await startEvmRpc(
+    config.jsonRpc,
+    buildEvmServices({
+      config,
+      genesis,
+      nodeKey,
+      app,
+      mempool,
+      blockStore,
+      feed: core.evmFeed,
+      dev: devControl,
+      readPool,
+    }),
+    log.child({ module: "json-rpc" }),
+    metrics === undefined ? {} : { observer: metrics.cometh.evmRpc },
+  );
+  core.live.evmRpc = evmRpc;
+  stack.push("Ethereum JSON-RPC", () => evmRpc.close());
+  return { evmRpc, readPool };
+}
+
+/** The Prometheus endpoint on `[instrumentation] prometheus_listen_addr`; returns its bound address. */
+async function startMetricsServer(core: Core): Promise<string | undefined> {
+  const { config, log, stack, metrics } = core;
+  if (metrics === undefined) return undefined;
+  const { serveMetrics } = await import("./metrics.js");
+  const { host, port } = splitHostPort(config.instrumentation.prometheusListenAddr);
+  const served = await serveMetrics(metrics, host, port, config.instrumentation.maxOpenConnections, log);
+  log.info({ address: served.address }, "Prometheus metrics listening");
+  stack.push("metrics server", () => served.close());
+  return served.address;
 }
 
 /** True when the validator set is this node alone: nobody else can make blocks to sync from. */
@@ -575,4 +754,51 @@ async function catchUpIndexer(
       log.error({ err, height: h }, "failed to index block");
     }
   }
+}
+
+/** The subsystems the metrics read when Prometheus scrapes, filled in as the node is built. */
+interface LiveParts {
+  mempool?: Mempool;
+  bus?: EventBus;
+  consensus?: Consensus;
+  blocksync?: BlocksyncReactor;
+  p2p?: Switch;
+  evmRpc?: RunningEvmRpc;
+}
+
+function metricsSources(
+  live: LiveParts,
+  app: Application,
+  stateStore: StateStore,
+  blockStore: BlockStore,
+  ownAddress: Uint8Array,
+): MetricsSources {
+  const validators = () => live.consensus?.chainState().validators ?? ValidatorSet.empty();
+  return {
+    height: () => (live.consensus?.chainState().lastBlockHeight ?? 0) + 1,
+    validators,
+    mempoolSize: () => live.mempool?.size() ?? 0,
+    mempoolSizeBytes: () => live.mempool?.sizeBytes() ?? 0,
+    peers: () =>
+      (live.p2p?.peers() ?? []).map((p) => ({
+        id: p.id,
+        pendingSend: () => p.status().channels.reduce((n, ch) => n + ch.sendQueueSize, 0),
+      })),
+    blockSyncing: () => live.blocksync?.isSyncing() ?? false,
+    validatorsAt: (height) => stateStore.loadValidators(height),
+    ownAddress: () => ownAddress,
+    blockTime: (height) => blockStore.loadBlockMeta(height)?.header.time,
+    initialHeight: () => live.consensus?.chainState().initialHeight ?? 1,
+    ...(app instanceof EvmApplication
+      ? { baseFee: () => app.reader.baseFee(app.reader.latestHeight()) ?? app.reader.nextBaseFee() }
+      : {}),
+    nodeSubscriptions: () => live.bus?.numSubscriptions() ?? 0,
+    evmSubscriptions: () => {
+      const rt = live.evmRpc?.runtime;
+      if (rt === undefined) return undefined;
+      const filters = rt.filters.size();
+      // The filter manager holds two feed listeners (blocks, pending txs) while it has filters.
+      return { subscriptions: Math.max(0, rt.feed.listenerCount() - (filters > 0 ? 2 : 0)), filters };
+    },
+  };
 }

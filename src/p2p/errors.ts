@@ -1,8 +1,9 @@
+import { ComethError } from "../util/errors.js";
+
 /** Base of every error the p2p switch, address book and PEX reactor throw (p2p/errors.go, p2p/pex/errors.go). */
-export class P2PError extends Error {
+export class P2PError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

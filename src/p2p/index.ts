@@ -27,3 +27,4 @@ export type {
   ReactorSwitch,
 } from "./reactor.js";
 export * from "./switch.js";
+export type { PeerTraffic } from "./traffic.js";

@@ -1,6 +1,7 @@
 import type { PeerConnection } from "./conn/index.js";
 import { normalizeHost } from "./netAddress.js";
 import type { ConnectionStatus, NetAddress, NodeInfo, Peer } from "./reactor.js";
+import type { PeerTraffic } from "./traffic.js";
 
 /** How the switch came to know the peer. */
 export interface PeerOrigin {
@@ -21,10 +22,12 @@ export class SwitchPeer implements Peer {
   readonly socketAddr: NetAddress;
   readonly #conn: PeerConnection;
   readonly #data = new Map<string, unknown>();
+  readonly #traffic: PeerTraffic | undefined;
   #running = true;
 
-  constructor(conn: PeerConnection, origin: PeerOrigin) {
+  constructor(conn: PeerConnection, origin: PeerOrigin, traffic?: PeerTraffic) {
     this.#conn = conn;
+    this.#traffic = traffic;
     this.nodeInfo = conn.remoteNodeInfo;
     this.id = conn.remoteNodeInfo.id;
     this.remoteHost = normalizeHost(conn.remoteHost);
@@ -37,12 +40,19 @@ export class SwitchPeer implements Peer {
   /** False when stopped or when the peer did not announce the channel (it would drop us for it). */
   send(channelId: number, msg: Uint8Array): Promise<boolean> {
     if (!this.#running || !this.hasChannel(channelId)) return Promise.resolve(false);
-    return this.#conn.send(channelId, msg);
+    const traffic = this.#traffic;
+    if (traffic === undefined) return this.#conn.send(channelId, msg);
+    return this.#conn.send(channelId, msg).then((ok) => {
+      if (ok) traffic.sent(this.id, channelId, msg);
+      return ok;
+    });
   }
 
   trySend(channelId: number, msg: Uint8Array): boolean {
     if (!this.#running || !this.hasChannel(channelId)) return false;
-    return this.#conn.trySend(channelId, msg);
+    const ok = this.#conn.trySend(channelId, msg);
+    if (ok) this.#traffic?.sent(this.id, channelId, msg);
+    return ok;
   }
 
   /** Whether the peer's NodeInfo lists the channel (peer.hasChannel). */

@@ -294,3 +294,27 @@ describe("Switch", () => {
     expect(d).toBeLessThan(8000);
   });
 });
+
+describe("Switch traffic hook", () => {
+  test("behavior: every message queued to or received from a peer is reported with its channel", async () => {
+    const seen: string[] = [];
+    const traffic = (dir: string) => (peerId: string, channelId: number, msg: Uint8Array) =>
+      seen.push(`${dir} ${peerId.slice(0, 4)} ${channelId} ${msg.length}`);
+    const b = await node({ traffic: { sent: traffic("b-sent"), received: traffic("b-recv") } });
+    const a = await node();
+    a.sw.dialPeersAsync([dialAddress(b.sw)], { persistent: true });
+    await b.r.until(hasPeer(b.sw, a.sw.nodeId()), "B has A");
+    await a.r.until(hasPeer(a.sw, b.sw.nodeId()), "A has B");
+    expect(await a.sw.peer(b.sw.nodeId())?.send(TEST_CHANNEL, bytes(1, 2, 3))).toBe(true);
+    await b.r.until(() => b.r.received.length === 1, "B receives");
+    const toA = b.sw.peer(a.sw.nodeId());
+    expect(toA?.trySend(TEST_CHANNEL, bytes(4, 5))).toBe(true);
+    expect(await toA?.send(TEST_CHANNEL, bytes(6))).toBe(true);
+    const id = a.sw.nodeId().slice(0, 4);
+    expect(seen).toEqual([
+      `b-recv ${id} ${TEST_CHANNEL} 3`,
+      `b-sent ${id} ${TEST_CHANNEL} 2`,
+      `b-sent ${id} ${TEST_CHANNEL} 1`,
+    ]);
+  });
+});

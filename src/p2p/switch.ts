@@ -34,6 +34,7 @@ import {
 } from "./netAddress.js";
 import { type PeerOrigin, SwitchPeer } from "./peer.js";
 import type { ChannelDescriptor, NetAddress, NodeInfo, Peer, Reactor, ReactorSwitch } from "./reactor.js";
+import type { PeerTraffic } from "./traffic.js";
 
 /** What the switch asks of the address book (p2p.AddrBook); pex AddrBook satisfies it. */
 export interface SwitchAddrBook {
@@ -89,6 +90,8 @@ export interface SwitchOptions {
   reconnectBackoff?: Partial<ReconnectBackoff>;
   /** Each dialPeersAsync dial waits a random [0, this) first, so nodes started together don't collide (3000). */
   dialRandomizerMs?: number;
+  /** Told of every message sent to or received from a peer (p2p metrics); absent: nothing is counted. */
+  traffic?: PeerTraffic;
 }
 
 /** p2p.MConnConfig: the [p2p] settings that tune a connection, over the conn defaults (ping, pong). */
@@ -702,7 +705,7 @@ export class Switch implements ReactorSwitch {
       }
     }
 
-    const peer = new SwitchPeer(conn, origin);
+    const peer = new SwitchPeer(conn, origin, this.#opts.traffic);
     this.#peers.set(id, peer);
     // Messages that arrive before every reactor has seen addPeer wait, so receive never precedes it.
     let held: [number, Uint8Array][] | undefined = [];
@@ -736,6 +739,7 @@ export class Switch implements ReactorSwitch {
       this.stopPeerForError(peer, new UnknownChannelError(channelId));
       return;
     }
+    this.#opts.traffic?.received(peer.id, channelId, msg);
     try {
       reactor.receive(channelId, peer, msg);
     } catch (err) {

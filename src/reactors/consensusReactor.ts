@@ -74,7 +74,7 @@ export interface ConsensusReactorOptions {
   maxPendingPerPeer?: number;
 }
 
-/** `<id>@<ip>:<port>` of the peer's socket (spec §3 node_address; IPv6 in brackets). */
+/** `<id>@<ip>:<port>` of the peer's socket (docs/cometbft-rpc.md §3, node_address; IPv6 in brackets). */
 export function peerNodeAddress(peer: Peer): string {
   const host = peer.remoteHost.includes(":") ? `[${peer.remoteHost}]` : peer.remoteHost;
   return `${peer.id}@${host}:${peer.remotePort}`;

@@ -1,8 +1,9 @@
+import { ComethError } from "../util/errors.js";
+
 /** Base of every error the reactors throw; the switch stops the peer that caused one. */
-export class ReactorError extends Error {
+export class ReactorError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

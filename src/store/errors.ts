@@ -1,9 +1,10 @@
+import { ComethError } from "../util/errors.js";
+
 /** Errors raised by the key-value layer and the block/state stores. */
 
-export class StoreError extends Error {
+export class StoreError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

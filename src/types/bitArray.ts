@@ -1,3 +1,5 @@
+import { ComethError } from "../util/errors.js";
+
 /**
  * A fixed-size bit array, as CometBFT's libs/bits.BitArray: which validators voted, which block
  * parts a peer has. One byte per bit keeps the code plain; sizes are validator counts and part
@@ -137,15 +139,10 @@ export class BitArray {
 }
 
 /** Thrown for an impossible size or an unparsable compact string. */
-export class InvalidBitArrayError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidBitArrayError extends ComethError {}
 
 /**
- * What CometBFT's JSON shows for a bit array (spec §3 PeerRoundState): the compact string, or
+ * What CometBFT's JSON shows for a bit array (docs/cometbft-rpc.md §3, peer round_state): the compact string, or
  * null for a missing or zero-size array (Go's NewBitArray(0) is nil).
  */
 export function bitArrayToCompact(ba: BitArray | undefined): string | null {

@@ -1,4 +1,5 @@
 import { bytesEqual, bytesToHex, bytesToHexUpper } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
 import { type BlockId, hashSizeProblem, isZeroBlockId, validateBlockIdBasic, zeroBlockId } from "./blockId.js";
 import { encodeBytesValue, encodeInt64Value, encodeStringValue, encodeTimestampMessage } from "./canonical.js";
@@ -77,24 +78,14 @@ export const MAX_COMMIT_OVERHEAD_BYTES = 94;
 export const MAX_COMMIT_SIG_BYTES = 109;
 
 /** A block (or its header or last commit) fails types.Block.ValidateBasic, or BFT time cannot be computed. */
-export class InvalidBlockError extends Error {
-  constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, opts);
-    this.name = new.target.name;
-  }
-}
+export class InvalidBlockError extends ComethError {}
 
 /** A commit fails types.Commit.ValidateBasic; the message is CometBFT's. */
-export class InvalidCommitError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidCommitError extends ComethError {}
 
 // ---- hashes -----------------------------------------------------------------------------------
 
-/** The 14 header hash leaves (spec §5 "Header hash"): single-field wrappers, empty for zero values. */
+/** The 14 header hash leaves (docs/cometbft-hashes.md "Header hash"): single-field wrappers, empty for zero values. */
 export function headerHashLeaves(h: Header): Uint8Array[] {
   return [
     encodeConsensusVersion(h.version),
@@ -224,7 +215,7 @@ export function emptyCommit(): Commit {
 
 /**
  * types.Commit.GetVote: the precommit a CommitSig stands for. Flag commit uses the commit's
- * BlockId; nil and absent use the zero BlockId (spec §5 "Commit verification").
+ * BlockId; nil and absent use the zero BlockId (docs/cometbft-hashes.md "Commit verification").
  */
 export function commitSigToVote(commit: Commit, index: number): Vote {
   const sig = commit.signatures[index];
@@ -378,7 +369,7 @@ export function validateBlockBasic(b: Block): void {
 // ---- BFT time and size limits -------------------------------------------------------------------
 
 /**
- * state.MedianTime (BFT time, spec §5): the voting-power-weighted median of the non-absent
+ * state.MedianTime (docs/cometbft-hashes.md "BFT time"): the voting-power-weighted median of the non-absent
  * signatures' timestamps. Sorted ascending, the first time whose weight covers the remaining
  * half of the total is the median. Go's zero time when no signature counts.
  */

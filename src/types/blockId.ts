@@ -1,4 +1,5 @@
 import { bytesEqual, bytesToHex, bytesToHexUpper } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import { HASH_SIZE } from "./merkle.js";
 
 /** Identifies a block: header hash plus the header of its part set. */
@@ -41,12 +42,7 @@ export function blockIdKey(id: BlockId): string {
 }
 
 /** Thrown by validateBlockIdBasic; the message matches CometBFT's BlockID.ValidateBasic. */
-export class InvalidBlockIdError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidBlockIdError extends ComethError {}
 
 /** types.ValidateHash: a hash is either empty or exactly 32 bytes. */
 export function hashSizeProblem(h: Uint8Array): string | undefined {

@@ -1,4 +1,5 @@
 import { compareBytes, concatBytes } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import type { Timestamp } from "../util/time.js";
 import type { BlockId } from "./blockId.js";
 import { hashFromByteSlices, sha256 } from "./merkle.js";
@@ -19,14 +20,12 @@ export interface DuplicateVoteEvidence {
 export type Evidence = DuplicateVoteEvidence;
 
 /** Evidence that fails types.DuplicateVoteEvidence.ValidateBasic, or cannot be built. */
-export class InvalidEvidenceError extends Error {
-  constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, opts);
-    this.name = new.target.name;
-  }
-}
+export class InvalidEvidenceError extends ComethError {}
 
-/** evidence_hash: merkle over each evidence's own proto bytes (EvidenceList.Hash, spec §5). */
+/**
+ * evidence_hash: merkle over each evidence's own proto bytes (EvidenceList.Hash,
+ * docs/cometbft-hashes.md "Hashes in the header").
+ */
 export function evidenceHash(list: readonly Evidence[]): Uint8Array {
   return hashFromByteSlices(list.map(encodeEvidenceBytes));
 }

@@ -3,6 +3,7 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { ripemd160 } from "@noble/hashes/legacy.js";
 import { bytesEqual } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import { sha256 } from "./merkle.js";
 
 /** Key types a validator or node can hold. Only Ed25519 is produced by cometh; secp256k1 is decoded. */
@@ -27,12 +28,7 @@ export const ED25519_SIGNATURE_SIZE = 64;
 export const SECP256K1_PUBKEY_SIZE = 33;
 
 /** Thrown for key material of the wrong type or size. */
-export class InvalidKeyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidKeyError extends ComethError {}
 
 // DER wrappers that let node:crypto (OpenSSL) load raw Ed25519 keys (RFC 8410).
 const ED25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
@@ -109,7 +105,7 @@ export function pubKeyFromPrivKey(pk: PrivKey): PubKey {
 
 /**
  * Ed25519: first 20 bytes of sha256(pubkey). secp256k1: RIPEMD160(SHA256(33-byte compressed key)),
- * as crypto/secp256k1 (spec §5 "Keys and addresses").
+ * as crypto/secp256k1 (docs/cometbft-hashes.md "Keys and addresses").
  */
 export function addressFromPubKey(pk: PubKey): Uint8Array {
   let addr = addresses.get(pk.bytes);

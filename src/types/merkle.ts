@@ -2,7 +2,7 @@ import { hash } from "node:crypto";
 import { bytesEqual } from "../util/bytes.js";
 
 /**
- * RFC 6962 style merkle tree as CometBFT's crypto/merkle builds it (spec §5): leaves are
+ * RFC 6962 style merkle tree as CometBFT's crypto/merkle builds it (docs/cometbft-hashes.md "Merkle tree"): leaves are
  * sha256(0x00‖item), inner nodes sha256(0x01‖left‖right), split at the largest power of two
  * strictly below the item count.
  */

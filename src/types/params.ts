@@ -1,3 +1,4 @@
+import { ComethError } from "../util/errors.js";
 import { KEY_TYPES } from "./keys.js";
 import { sha256 } from "./merkle.js";
 import { encodeHashedParams } from "./protoCodec.js";
@@ -15,12 +16,7 @@ export interface ConsensusParams {
 export const MAX_BLOCK_SIZE_BYTES = 104857600n;
 
 /** Params with invalid values (types.ConsensusParams.ValidateBasic / ValidateUpdate); CometBFT's message. */
-export class InvalidConsensusParamsError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidConsensusParamsError extends ComethError {}
 
 /** types.DefaultConsensusParams. */
 export function defaultConsensusParams(): ConsensusParams {
@@ -33,7 +29,10 @@ export function defaultConsensusParams(): ConsensusParams {
   };
 }
 
-/** consensus_hash: plain sha256 (not merkle) of HashedParams{block.max_bytes, block.max_gas} (spec §5). */
+/**
+ * consensus_hash: plain sha256 (not merkle) of HashedParams{block.max_bytes, block.max_gas}
+ * (docs/cometbft-hashes.md "Hashes in the header").
+ */
 export function hashConsensusParams(p: ConsensusParams): Uint8Array {
   return sha256(encodeHashedParams(p));
 }

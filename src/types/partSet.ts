@@ -1,4 +1,5 @@
 import { bytesEqual } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import { BitArray } from "./bitArray.js";
 import type { PartSetHeader } from "./blockId.js";
 import {
@@ -10,7 +11,10 @@ import {
   proofsFromByteSlices,
 } from "./merkle.js";
 
-/** types.BlockPartSizeBytes: blocks travel and are stored as 64 KiB parts (spec §5 "Block ID"). */
+/**
+ * types.BlockPartSizeBytes: blocks travel and are stored as 64 KiB parts (docs/cometbft-hashes.md
+ * "Block ID and block parts").
+ */
 export const PART_SIZE_BYTES = 65536;
 
 /** A block part: a slice of the encoded block plus its merkle proof against the part set hash. */
@@ -21,20 +25,10 @@ export interface Part {
 }
 
 /** A part that does not belong to the set: wrong index, size or proof. */
-export class InvalidPartError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidPartError extends ComethError {}
 
 /** bytes() was called before every part arrived. */
-export class IncompletePartSetError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class IncompletePartSetError extends ComethError {}
 
 /**
  * types.Part.ValidateBasic: size bound, every part but the last exactly partSize long, index

@@ -1,3 +1,4 @@
+import { ComethError } from "../util/errors.js";
 import type { Timestamp } from "../util/time.js";
 import { type BlockId, isCompleteBlockId, validateBlockIdBasic } from "./blockId.js";
 import { encodeCanonicalProposalDelimited } from "./canonical.js";
@@ -16,16 +17,11 @@ export interface Proposal {
 }
 
 /** A proposal that fails types.Proposal.ValidateBasic; the message matches CometBFT's. */
-export class InvalidProposalError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidProposalError extends ComethError {}
 
 /**
  * types.ProposalSignBytes: varint length prefix + CanonicalProposal{type=32, height sfixed64,
- * round sfixed64, pol_round int64 varint, block_id, timestamp, chain_id} (spec §5).
+ * round sfixed64, pol_round int64 varint, block_id, timestamp, chain_id} (docs/cometbft-hashes.md "Sign bytes").
  */
 export function proposalSignBytes(chainId: string, p: Proposal): Uint8Array {
   return encodeCanonicalProposalDelimited(chainId, p);

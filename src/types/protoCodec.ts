@@ -27,6 +27,7 @@ import {
   ValidatorSet as PbValidatorSet,
 } from "cosmjs-types/tendermint/types/validator";
 import { Consensus as PbConsensus } from "cosmjs-types/tendermint/version/types";
+import { ComethError } from "../util/errors.js";
 import { type Timestamp, timestampFromSecondsNanos, timestampToSecondsNanos } from "../util/time.js";
 import type { ExecTxResult } from "./abci.js";
 import type { Block, BlockIdFlag, Commit, CommitSig, Header } from "./block.js";
@@ -49,20 +50,10 @@ import type { Vote, VoteType } from "./vote.js";
  */
 
 /** The bytes could not be decoded as the expected CometBFT message. */
-export class ProtoDecodeError extends Error {
-  constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, opts);
-    this.name = new.target.name;
-  }
-}
+export class ProtoDecodeError extends ComethError {}
 
 /** A domain value cannot be expressed in the proto message (e.g. an unsupported key type). */
-export class ProtoEncodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class ProtoEncodeError extends ComethError {}
 
 /**
  * BinaryWriter.finish() hands out small results as views into a fresh 8 KiB slab; copy the ops

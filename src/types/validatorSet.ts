@@ -1,4 +1,5 @@
 import { bytesEqual, bytesToHex, bytesToHexUpper, compareBytes } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import { BLOCK_ID_FLAG, type Commit, commitSigProblem, commitSigToVote } from "./block.js";
 import { type BlockId, blockIdEquals, formatBlockId } from "./blockId.js";
 import { addressFromPubKey, type PubKey, verifySignature } from "./keys.js";
@@ -16,20 +17,10 @@ export const MAX_TOTAL_VOTING_POWER = INT64_MAX / 8n;
 export const PRIORITY_WINDOW_SIZE_FACTOR = 2n;
 
 /** A validator change set that CometBFT would refuse (updateWithChangeSet); the set is left unchanged. */
-export class InvalidValidatorUpdateError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidValidatorUpdateError extends ComethError {}
 
 /** Misuse of a validator set: incrementing an empty set, a proposer that is not a member. */
-export class ValidatorSetError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class ValidatorSetError extends ComethError {}
 
 export const COMMIT_VERIFICATION_FAILURE = {
   size: "size",
@@ -43,11 +34,10 @@ export const COMMIT_VERIFICATION_FAILURE = {
 export type CommitVerificationFailure = (typeof COMMIT_VERIFICATION_FAILURE)[keyof typeof COMMIT_VERIFICATION_FAILURE];
 
 /** ValidatorSet.verifyCommit failed; `kind` says why, the message is CometBFT's. */
-export class CommitVerificationError extends Error {
+export class CommitVerificationError extends ComethError {
   readonly kind: CommitVerificationFailure;
   constructor(kind: CommitVerificationFailure, message: string) {
     super(message);
-    this.name = new.target.name;
     this.kind = kind;
   }
 }
@@ -79,8 +69,8 @@ function morePriority(a: Validator | undefined, b: Validator): Validator {
 }
 
 /**
- * A validator set with CometBFT's proposer rotation (types/validator_set.go, spec §5 "Proposer
- * selection"). Validators are kept in set order (power desc, address asc); that order is the
+ * A validator set with CometBFT's proposer rotation (types/validator_set.go, docs/cometbft-hashes.md
+ * "Proposer selection"). Validators are kept in set order (power desc, address asc); that order is the
  * validator index used by votes and commits and the leaf order of validators_hash.
  *
  * incrementProposerPriority and updateWithChangeSet mutate the Validator objects in place;

@@ -1,4 +1,5 @@
 import { bytesEqual } from "../util/bytes.js";
+import { ComethError } from "../util/errors.js";
 import { formatRfc3339Nano, type Timestamp } from "../util/time.js";
 import { type BlockId, fingerprint, isCompleteBlockId, isZeroBlockId, validateBlockIdBasic } from "./blockId.js";
 import { encodeCanonicalVoteDelimited, encodeCanonicalVoteExtensionDelimited } from "./canonical.js";
@@ -28,12 +29,7 @@ export const MAX_SIGNATURE_SIZE = 64;
 export const NIL_VOTE_STRING = "nil-Vote";
 
 /** A vote that fails types.Vote.ValidateBasic; the message matches CometBFT's. */
-export class InvalidVoteError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class InvalidVoteError extends ComethError {}
 
 /** A vote for no block: the zero BlockId. */
 export function isNilVote(vote: Vote): boolean {
@@ -42,7 +38,8 @@ export function isNilVote(vote: Vote): boolean {
 
 /**
  * types.VoteSignBytes: varint length prefix + CanonicalVote{type, height sfixed64, round sfixed64,
- * block_id (left out for nil), timestamp, chain_id} (spec §5). The extension is not signed here.
+ * block_id (left out for nil), timestamp, chain_id} (docs/cometbft-hashes.md "Sign bytes"). The
+ * extension is not signed here.
  */
 export function voteSignBytes(chainId: string, vote: Vote): Uint8Array {
   return encodeCanonicalVoteDelimited(chainId, vote);
@@ -79,7 +76,7 @@ function pad2(n: number): string {
 }
 
 /**
- * Go's Vote.String() (spec §3 "Vote text"):
+ * Go's Vote.String() (docs/cometbft-rpc.md §3, "Vote text"):
  * `Vote{<idx>:<addr6> <height>/<round %02d>/<TYPE>(<Type>) <hash6> <sig6> <ext6> @ <RFC3339Nano>}`.
  */
 export function formatVote(vote: Vote): string {

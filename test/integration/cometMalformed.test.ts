@@ -8,11 +8,12 @@ import { type InProcessNode, startInProcessNode } from "./inProcessNode.js";
 /**
  * Generated malformed requests against a real node (consensus, LMDB, kvstore app, kv indexer) over
  * JSON-RPC POST, URI GET, WebSocket and raw TCP. Every request must get the exact answer CometBFT
- * v0.38.25 gives (shared/spec/cometbft-rpc.md §1, §2, §4; Go's net/http, encoding/json,
+ * v0.38.25 gives (docs/cometbft-rpc.md §1, §2, §4; Go's net/http, encoding/json,
  * encoding/base64, encoding/hex and gorilla/websocket behaviour), while the node keeps committing.
  *
  * The generator is deterministic (fixed seed); requests run 16 at a time with no sleeps.
- * Heights that move while the test runs are matched by pattern, everything else exactly.
+ * Heights that move while the test runs are matched by pattern, everything else exactly. A bare
+ * "§N" below is a section of docs/cometbft-rpc.md.
  */
 
 // ---------------------------------------------------------------------------------------------

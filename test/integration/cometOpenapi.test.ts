@@ -23,17 +23,18 @@ import { type InProcessNode, startInProcessNode } from "./inProcessNode.js";
 /**
  * Every CometBFT v0.38 route of a real node (kvstore app, kv indexer, `[rpc] unsafe = true`) over
  * URI GET, JSON-RPC POST and WebSocket, each answer validated against CometBFT's own OpenAPI
- * document (shared/spec/cometbft-openapi-v0.38.yaml). Where that document contradicts the real
- * v0.38 wire, COMPAT rule 1 decides and the correction is listed in cometOpenapiSchema.ts with its
- * reason; a test below proves every correction is needed. Routes the document lacks (subscribe,
- * unsubscribe, unsubscribe_all, unsafe_flush_mempool, pushed events) are checked against the shapes
- * of cometbft-rpc.md §2.1 and §4 and docs/compatibility.md.
+ * document (copied in test/spec/cometbft-openapi-v0.38.yaml). Where that document contradicts the
+ * real v0.38 wire, the wire wins (docs/compatibility.md, "clients") and the correction is listed in
+ * cometOpenapiSchema.ts with its reason; a test below proves every correction is needed. Routes the
+ * document lacks (subscribe, unsubscribe, unsubscribe_all, unsafe_flush_mempool, pushed events) are
+ * checked against the shapes of docs/cometbft-rpc.md §2.1 and §4 and docs/compatibility.md. "§N"
+ * below is a section of docs/cometbft-rpc.md.
  *
  * Not overridden on purpose: dump_consensus_state's `valid_round`, `votes[].round` (decimal strings)
- * follow the document because COMPAT rule 2 makes the seed's (= the document's) types our contract,
- * although real v0.38 sends numbers there (docs/compatibility.md, `dump_consensus_state` row).
- * consensus_state's `height_vote_set[].round` is a number in the document, in real v0.38 and in our
- * answers (the seed does not cover consensus_state, so rule 1 applies).
+ * follow the document, whose types are our contract where no client decodes the value, although
+ * real v0.38 sends numbers there (docs/compatibility.md, "documented shape" and the
+ * `dump_consensus_state` row). consensus_state's `height_vote_set[].round` is a number in the
+ * document, in real v0.38 and in our answers.
  */
 
 const enc = new TextEncoder();

@@ -4,10 +4,11 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { parse } from "yaml";
 
 /**
- * CometBFT v0.38's OpenAPI document (shared/spec/cometbft-openapi-v0.38.yaml) as JSON Schema for
- * Ajv, with the corrections that make it describe the real v0.38 wire (COMPAT rule 1) and our
- * documented differences (docs/compatibility.md). Every correction names why; the integration test
- * proves each one is needed by validating the same answers against the uncorrected document.
+ * CometBFT v0.38's OpenAPI document (copied in test/spec/cometbft-openapi-v0.38.yaml) as JSON Schema
+ * for Ajv, with the corrections that make it describe the real v0.38 wire (clients decode the wire:
+ * docs/compatibility.md, "clients") and our documented differences (docs/compatibility.md). Every
+ * correction names why; the integration test proves each one is needed by validating the same
+ * answers against the uncorrected document. "§N" in the reasons is a section of docs/cometbft-rpc.md.
  */
 
 export const OPENAPI_FILE = fileURLToPath(new URL("../spec/cometbft-openapi-v0.38.yaml", import.meta.url));
@@ -16,7 +17,7 @@ export const OPENAPI_FILE = fileURLToPath(new URL("../spec/cometbft-openapi-v0.3
 export interface SchemaOverride {
   readonly at: string;
   readonly value: unknown;
-  /** Why the document is wrong here, with the source (cometbft-rpc.md section or COMPAT rule). */
+  /** Why the document is wrong here, with the source (docs/cometbft-rpc.md section, docs/compatibility.md). */
   readonly why: string;
   /**
    * "fix": the document contradicts the wire; without this change some real answer fails.
@@ -63,7 +64,7 @@ const abciEventJsonpb = strict({
 });
 
 /**
- * Shapes the document lacks, written from cometbft-rpc.md (§1.6, §2.1, §4.1, §4.2) and
+ * Shapes the document lacks, written from docs/cometbft-rpc.md (§1.6, §2.1, §4.1, §4.2) and
  * docs/compatibility.md. Added under /components/schemas; the fixes below refer to them.
  */
 export const ADDITIONS: readonly SchemaOverride[] = [
@@ -172,8 +173,8 @@ export const ADDITIONS: readonly SchemaOverride[] = [
     at: "/components/schemas/NewBlockValue",
     kind: "extend",
     why:
-      "§4.2 + docs/compatibility.md `NewBlock event value` (COMPAT rule 3): v0.38's block, block_id, " +
-      "result_finalize_block, plus the seed's result_begin_block and result_end_block",
+      "§4.2 + docs/compatibility.md `NewBlock event value`: v0.38's block, block_id, " +
+      "result_finalize_block, plus cometh's result_begin_block and result_end_block",
     value: {
       type: "object",
       required: ["block", "block_id", "result_finalize_block", "result_begin_block", "result_end_block"],
@@ -218,7 +219,7 @@ export const ADDITIONS: readonly SchemaOverride[] = [
   },
 ];
 
-/** Where the document contradicts what CometBFT v0.38.25 sends (cometbft-rpc.md §0 and §2), or is looser than it. */
+/** Where the document contradicts what CometBFT v0.38.25 sends (docs/cometbft-rpc.md §0 and §2), or is looser than it. */
 export const OVERRIDES: readonly SchemaOverride[] = [
   // The envelope.
   {
@@ -230,7 +231,7 @@ export const OVERRIDES: readonly SchemaOverride[] = [
   {
     at: "/components/schemas/ErrorResponse/allOf/1/properties/error",
     kind: "fix",
-    why: "§0, COMPAT rule 1: `error` is an object {code, message, data}; data left out when empty (the document says string)",
+    why: "§0: `error` is an object {code, message, data}; data left out when empty (the document says string)",
     value: strict({ code: int, message: str, data: str }, ["data"]),
   },
   ...["BroadcastTxResponse", "BroadcastTxCommitResponse", "CheckTxResponse", "ABCIQueryResponse"].map(

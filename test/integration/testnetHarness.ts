@@ -28,8 +28,8 @@ export class TestnetProcess {
   /** `http://127.0.0.1:PORT` of the Ethereum JSON-RPC (served only with `jsonRpc`). */
   readonly evmUrl: string;
   readonly #jsonRpc: boolean;
-  private child: ChildProcess | undefined;
-  private exited: Promise<number | null> | undefined;
+  #child: ChildProcess | undefined;
+  #exited: Promise<number | null> | undefined;
   #output: () => string = () => "";
 
   constructor(node: TestnetNode, jsonRpc = false) {
@@ -40,11 +40,11 @@ export class TestnetProcess {
   }
 
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.#child?.pid;
   }
 
   get running(): boolean {
-    return this.child !== undefined;
+    return this.#child !== undefined;
   }
 
   /** Output of the current (or last) run. */
@@ -53,32 +53,32 @@ export class TestnetProcess {
   }
 
   async start(): Promise<void> {
-    if (this.child !== undefined) return;
+    if (this.#child !== undefined) return;
     const node = spawnNode(["start", "--home", this.node.home, `--json-rpc.enable=${this.#jsonRpc}`]);
-    this.child = node.child;
-    this.exited = node.exited;
+    this.#child = node.child;
+    this.#exited = node.exited;
     this.#output = node.output;
     // A node that exits (at start or later) is no longer running: start() may run it again.
     void node.exited.then(() => {
-      if (this.child === node.child) this.child = undefined;
+      if (this.#child === node.child) this.#child = undefined;
     });
     await node.ready;
   }
 
   /** SIGKILL (a crash). */
   async kill(): Promise<void> {
-    if (this.child === undefined) return;
-    this.child.kill("SIGKILL");
-    await this.exited;
-    this.child = undefined;
+    if (this.#child === undefined) return;
+    this.#child.kill("SIGKILL");
+    await this.#exited;
+    this.#child = undefined;
   }
 
   /** SIGTERM and wait for the exit. */
   async stop(): Promise<void> {
-    if (this.child === undefined) return;
-    this.child.kill("SIGTERM");
-    await this.exited;
-    this.child = undefined;
+    if (this.#child === undefined) return;
+    this.#child.kill("SIGTERM");
+    await this.#exited;
+    this.#child = undefined;
   }
 
   async height(): Promise<number> {

@@ -1,5 +1,6 @@
 import { bech32 } from "@scure/base";
 import { bytesToHex } from "../../util/bytes.js";
+import { ComethError } from "../../util/errors.js";
 import { keccak256 } from "./crypto.js";
 
 /**
@@ -24,7 +25,7 @@ const selector = (signature: string) => bytesToHex(keccak256(new TextEncoder().e
 const HEX_TO_BECH32 = selector("hexToBech32(address,string)");
 const BECH32_TO_HEX = selector("bech32ToHex(string)");
 
-class PrecompileFailure extends Error {}
+class PrecompileFailure extends ComethError {}
 
 /** The ABI word at `at` as a number; fails as go-ethereum's abi decoder does when out of range. */
 function wordAt(args: Uint8Array, at: number): number {

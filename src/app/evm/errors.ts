@@ -1,3 +1,5 @@
+import { ComethError } from "../../util/errors.js";
+
 /**
  * Errors of the EVM application. CheckTx/FinalizeBlock rejections are not thrown to callers: they become
  * ABCI codes (CHECK_TX_CODES) with the error's message as the log. Messages keep geth's wording inside
@@ -33,10 +35,9 @@ export type CheckTxCode = (typeof CHECK_TX_CODES)[keyof typeof CHECK_TX_CODES];
 export const CHECK_TX_CODESPACE = "sdk";
 
 /** Base class of every EVM app error. */
-export class EvmAppError extends Error {
+export class EvmAppError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

@@ -20,6 +20,7 @@ import {
 } from "../../types/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import type { ManualClock } from "../../util/clock.js";
+import { ComethError } from "../../util/errors.js";
 import { createLogger, type Logger, silentLogger } from "../../util/logger.js";
 import { type Consensus, createConsensus } from "../consensus.js";
 import { type ConsensusOptions, defaultConsensusOptions } from "../consensusState.js";
@@ -38,18 +39,16 @@ import type { ConsensusMessage } from "../messages.js";
 /** Test support: real store/mempool/kvstore/privval over in-memory databases and temp files. */
 
 /** A test precondition that does not hold (src/ code never throws a bare Error). */
-export class TestSetupError extends Error {
+export class TestSetupError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = "TestSetupError";
   }
 }
 
 /** What a fail-point hook throws to simulate a crash (kill -9) at that point. */
-export class SimulatedCrash extends Error {
+export class SimulatedCrash extends ComethError {
   constructor(point: string) {
     super(`simulated crash at ${point}`);
-    this.name = "SimulatedCrash";
   }
 }
 

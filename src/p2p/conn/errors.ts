@@ -1,13 +1,14 @@
+import { ComethError } from "../../util/errors.js";
+
 /**
  * Errors of the connection layer (p2p/conn and the upgrade half of p2p/transport.go). Texts follow
  * CometBFT's so logs read alike; each adds what to check.
  */
 
 /** Base of every error a peer connection fails or is rejected with. */
-export class ConnectionError extends Error {
+export class ConnectionError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

@@ -16,11 +16,13 @@ export { encodeEventData } from "./encode/events.js";
 export { toCometRpcError } from "./errors.js";
 export { COMET_ROUTE_NAMES, cometRoutes } from "./routes.js";
 export type * from "./services.js";
+export type { PageHandler } from "./transports/http.js";
 export { ListenAddressError } from "./transports/listen.js";
 export {
   type CometRpcConfig,
   CometRpcConfigError,
   type RunningCometRpc,
   routesFor,
+  type StartCometRpcOptions,
   startCometRpc,
 } from "./transports/server.js";

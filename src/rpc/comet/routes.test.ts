@@ -385,7 +385,7 @@ describe.each(TRANSPORTS)("comet rpc over %s", (transport: Transport) => {
     );
   });
 
-  test("default: dump_consensus_state (COMPAT rule 2 fields)", async () => {
+  test("default: dump_consensus_state (fields as the OpenAPI document has them)", async () => {
     const r = resultOf(await call("dump_consensus_state"));
     expect(Object.keys(r)).toEqual(["round_state", "peers"]);
     const rs = r.round_state;

@@ -1,4 +1,6 @@
 import {
+  EncodedJson,
+  encodeJson,
   errorResponse,
   errorText,
   InternalError,
@@ -11,7 +13,7 @@ import { encodeEventData, encodeEventsMap } from "./encode/events.js";
 import type { CometServices, EventMessage, EventQuery } from "./services.js";
 
 /**
- * WebSocket subscriptions (spec §4.1, rpc/core/events.go). Each subscription has its own pump: it
+ * WebSocket subscriptions (docs/cometbft-rpc.md §4.1; rpc/core/events.go). Each subscription has its own pump: it
  * takes events from the bus (whose bounded buffer cancels a subscription that falls behind rather
  * than blocking the publisher) and queues them on the connection with the subscribe request's id.
  */
@@ -65,6 +67,24 @@ export function subscribe(query: string, services: CometServices, ctx: CometCall
     void pump(session, active, key, query, id, services, ctx);
   });
   return {};
+}
+
+/**
+ * An event's `data` and `events`, encoded once for every subscription it reaches: the bus hands the
+ * same message object to each, and several clients (open dashboards) often hold the same query.
+ */
+const encodedEvents = new WeakMap<EventMessage, { data: EncodedJson; events: EncodedJson }>();
+
+function encodedEvent(msg: EventMessage): { data: EncodedJson; events: EncodedJson } {
+  let e = encodedEvents.get(msg);
+  if (e === undefined) {
+    e = {
+      data: new EncodedJson(encodeJson(encodeEventData(msg))),
+      events: new EncodedJson(encodeJson(encodeEventsMap(msg.events))),
+    };
+    encodedEvents.set(msg, e);
+  }
+  return e;
 }
 
 /** The pubsub reason when a subscriber falls behind by more than its buffer. */
@@ -146,7 +166,8 @@ async function pump(
     if (active.closedByClient || session.isClosed()) continue;
     let result: WireValue;
     try {
-      result = { query: queryText, data: encodeEventData(msg), events: encodeEventsMap(msg.events) };
+      const encoded = encodedEvent(msg);
+      result = { query: queryText, data: encoded.data, events: encoded.events };
     } catch (err) {
       log.error({ err, type: msg.type }, "cannot encode event");
       continue;

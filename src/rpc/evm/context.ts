@@ -1,6 +1,6 @@
 import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
-import type { WireValue } from "../jsonrpc/index.js";
+import type { RpcObserver, WireValue } from "../jsonrpc/index.js";
 import type { FilterManager } from "./filters/filterManager.js";
 import type { LogsMemo } from "./filters/logsMemo.js";
 import type { ChainFeed } from "./subscriptions/chainFeed.js";
@@ -44,6 +44,8 @@ export interface EvmRuntime {
   readonly profiler: ProfilerState;
   /** Encoded eth_getLogs answers of final ranges. */
   readonly logsMemo: LogsMemo;
+  /** Records each served method's calls (metrics); absent: nothing is recorded. */
+  readonly observer?: RpcObserver;
 }
 
 /** A WebSocket connection's side for eth_subscribe. */

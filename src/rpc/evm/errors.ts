@@ -1,3 +1,4 @@
+import { ComethError } from "../../util/errors.js";
 import {
   ExecutionRevertedError,
   errorText,
@@ -35,7 +36,7 @@ export function methodNotFound(method: string, hint?: string): MethodNotFoundErr
   return new MethodNotFoundError(undefined, { message: hint === undefined ? base : `${base}: ${hint}` });
 }
 
-/** -32601 for a method cometh deliberately does not serve (COMPAT rule 3's not-implemented list). */
+/** -32601 for a method cometh deliberately does not serve (docs/ethereum-rpc.md "Methods that are not implemented"). */
 export function notImplemented(method: string, why: string): MethodNotFoundError {
   return new MethodNotFoundError(undefined, { message: `the method ${method} is not implemented: ${why}` });
 }
@@ -125,9 +126,4 @@ export function toEvmRpcError(err: unknown): RpcError {
 }
 
 /** A `[json-rpc]` setting outside its valid range; names the key and the valid values. */
-export class EvmRpcConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class EvmRpcConfigError extends ComethError {}

@@ -32,7 +32,10 @@ export function method<const P extends readonly Param<unknown>[]>(
   return opts.wsOnly === true ? { ...m, wsOnly: true } : m;
 }
 
-/** A method cometh answers with a clear "not implemented" error (COMPAT rule 3). */
+/**
+ * A method cometh answers with a clear "not implemented" error (docs/ethereum-rpc.md "Methods that
+ * are not implemented").
+ */
 export function notImplemented(why: string): Method {
   return {
     params: [],

@@ -1,4 +1,5 @@
 import { parseGoDuration } from "../../config/index.js";
+import { ComethError } from "../../util/errors.js";
 import { goValueKind, type JsonNode } from "../jsonrpc/index.js";
 import type {
   AccessListEntry,
@@ -17,12 +18,11 @@ import type {
  */
 
 /** Why one argument does not decode; the dispatcher prefixes "invalid argument N: ". */
-export class ParamError extends Error {
+export class ParamError extends ComethError {
   /** Set for Go `UnmarshalTypeError`s, whose text changes inside a struct field. */
   readonly typeError: { readonly value: string; readonly goType: string } | undefined;
   constructor(message: string, typeError?: { value: string; goType: string }) {
     super(message);
-    this.name = new.target.name;
     this.typeError = typeError;
   }
 }

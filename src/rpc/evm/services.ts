@@ -1,3 +1,4 @@
+import { ComethError } from "../../util/errors.js";
 import type { UnsignedTx } from "./tx/buildTx.js";
 /**
  * What the EVM JSON-RPC server needs from the node, and nothing more. Structural interfaces in
@@ -552,12 +553,7 @@ export type DevCheatRequest =
 export type ImpersonatedTx = Omit<UnsignedTx, "chainId"> & { readonly from: Uint8Array };
 
 /** A bad dev-method argument (a timestamp in the past, a reverted-to height that is gone): -32602. */
-export class DevInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class DevInputError extends ComethError {}
 
 export interface DevNodeInfo {
   readonly currentBlockNumber: number;

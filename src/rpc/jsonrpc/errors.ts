@@ -1,3 +1,5 @@
+import { ComethError } from "../../util/errors.js";
+
 /**
  * JSON-RPC 2.0 error families, one class per code. The default messages are the JSON-RPC 2.0
  * spec's names; a server that words them differently (CometBFT's "Parse error. Invalid JSON")
@@ -9,12 +11,11 @@ export interface RpcErrorOptions {
   cause?: unknown;
 }
 
-export class RpcError extends Error {
+export class RpcError extends ComethError {
   readonly code: number;
   readonly data: unknown;
   constructor(code: number, message: string, opts: RpcErrorOptions = {}) {
     super(message, { cause: opts.cause });
-    this.name = new.target.name;
     this.code = code;
     this.data = opts.data;
   }

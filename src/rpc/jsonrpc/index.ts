@@ -60,6 +60,7 @@ export {
   type WireValue,
 } from "./json.js";
 export { type LimitedListener, listenLimited, type SocketTarget } from "./limitedListener.js";
+export { observeResult, observeRoutes, type RpcMethodObserver, type RpcObserver } from "./observe.js";
 export {
   decodeJsonParams,
   decodeUriParam,

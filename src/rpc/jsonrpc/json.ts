@@ -1,3 +1,5 @@
+import { ComethError } from "../../util/errors.js";
+
 /**
  * JSON reading and writing with Go `encoding/json` semantics: a parser that keeps the raw text of
  * every value (cmtjson decodes int64 from the raw string, and error texts quote raw bytes) and
@@ -14,12 +16,7 @@ export type JsonNode =
   | { readonly kind: "null"; readonly raw: string };
 
 /** A syntax error worded like Go's `json.SyntaxError` (e.g. `invalid character 'x' looking for beginning of value`). */
-export class JsonSyntaxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class JsonSyntaxError extends ComethError {}
 
 /** Go's `quoteChar`: how the scanner names an unexpected character. */
 export function goQuoteChar(c: string): string {

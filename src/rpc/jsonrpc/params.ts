@@ -1,3 +1,4 @@
+import { ComethError } from "../../util/errors.js";
 import { goQuote, goValueKind, type JsonNode, JsonSyntaxError, parseJson } from "./json.js";
 
 /**
@@ -8,10 +9,9 @@ import { goQuote, goValueKind, type JsonNode, JsonSyntaxError, parseJson } from 
  */
 
 /** A value that does not decode into an argument; the text is Go's error text. */
-export class ParamDecodeError extends Error {
+export class ParamDecodeError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

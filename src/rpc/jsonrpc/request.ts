@@ -1,3 +1,4 @@
+import { ComethError } from "../../util/errors.js";
 import type { JsonRpcId, JsonRpcRequest } from "./envelope.js";
 import { goValueKind, type JsonNode, JsonSyntaxError, parseJson } from "./json.js";
 
@@ -8,10 +9,9 @@ import { goValueKind, type JsonNode, JsonSyntaxError, parseJson } from "./json.j
  */
 
 /** Why a payload is not a request (Go's wording); the server answers with a parse error. */
-export class RequestDecodeError extends Error {
+export class RequestDecodeError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

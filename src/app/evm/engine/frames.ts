@@ -1,3 +1,4 @@
+import { ComethError } from "../../../util/errors.js";
 import { bytesToBigint } from "../records.js";
 import { G_MEMORY, G_QUAD_DIVISOR, MAX_MEMORY_BYTES } from "./gas.js";
 import type { Memory } from "./memory.js";
@@ -35,12 +36,7 @@ export const ERR = {
 } as const;
 
 /** An exceptional halt of a frame: all its gas is consumed and its writes undone. */
-export class VmError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class VmError extends ComethError {}
 
 /** What a finished frame hands back to its caller. */
 export interface FrameResult {

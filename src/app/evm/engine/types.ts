@@ -1,3 +1,4 @@
+import { ComethError } from "../../../util/errors.js";
 import type { StoredAccount } from "../records.js";
 
 /**
@@ -120,12 +121,7 @@ export interface TxResult {
 }
 
 /** A transaction that cannot be included (geth's core errors: nonce, funds, gas, fees). */
-export class EngineTxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class EngineTxError extends ComethError {}
 
 /**
  * A precompile's outcome: output and gas; a failure that consumes all the gas given; or a revert

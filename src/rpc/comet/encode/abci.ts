@@ -12,9 +12,9 @@ import type { WireValue } from "../../jsonrpc/index.js";
 import { b64, i64 } from "./wire.js";
 
 /**
- * ABCI results. Two forms exist on the wire (spec §1.6): gogoproto jsonpb with EmitDefaults (every
- * field, empty bytes null, proto json names) where CometBFT marshals an addressable value, and
- * cmtjson with the omitempty gogoproto tags inside event payloads.
+ * ABCI results. Two forms exist on the wire (docs/cometbft-rpc.md §1.6): gogoproto jsonpb with
+ * EmitDefaults (every field, empty bytes null, proto json names) where CometBFT marshals an
+ * addressable value, and cmtjson with the omitempty gogoproto tags inside event payloads.
  */
 
 function attribute(a: AbciEvent["attributes"][number]) {
@@ -154,7 +154,7 @@ export function encodeConsensusParamsProto(cp: ConsensusParams) {
   };
 }
 
-/** block_results (spec §2.1): nil lists are null; tx results in jsonpb form. */
+/** block_results (docs/cometbft-rpc.md §2.1): nil lists are null; tx results in jsonpb form. */
 export function encodeBlockResults(height: bigint | number, r: FinalizeBlockResponse): WireValue {
   return {
     height: i64(height),
@@ -188,8 +188,8 @@ function isEndBlockEvent(e: AbciEvent): boolean {
 }
 
 /**
- * COMPAT rule 3: the 0.37-style `result_begin_block` ({events}) derived from FinalizeBlock: every
- * block-level event not tagged mode=EndBlock.
+ * cometh's addition (docs/cometbft-rpc.md §4.2): the 0.37-style `result_begin_block` ({events})
+ * derived from FinalizeBlock: every block-level event not tagged mode=EndBlock.
  */
 export function encodeResultBeginBlock(r: FinalizeBlockResponse): WireValue {
   const events = r.events.filter((e) => !isEndBlockEvent(e));
@@ -197,8 +197,9 @@ export function encodeResultBeginBlock(r: FinalizeBlockResponse): WireValue {
 }
 
 /**
- * COMPAT rule 3: the 0.37-style `result_end_block` ({validator_updates, consensus_param_updates,
- * events}) derived from FinalizeBlock: the updates and the events tagged mode=EndBlock.
+ * cometh's addition (docs/cometbft-rpc.md §4.2): the 0.37-style `result_end_block`
+ * ({validator_updates, consensus_param_updates, events}) derived from FinalizeBlock: the updates and
+ * the events tagged mode=EndBlock.
  */
 export function encodeResultEndBlock(r: FinalizeBlockResponse): WireValue {
   const events = r.events.filter(isEndBlockEvent);

@@ -5,7 +5,7 @@ import type { Vote } from "../../../types/vote.js";
 import type { WireValue } from "../../jsonrpc/index.js";
 import { b64, hex, i64, time } from "./wire.js";
 
-/** Blocks, headers, commits and votes in cmtjson form (spec §2.1). */
+/** Blocks, headers, commits and votes in cmtjson form (docs/cometbft-rpc.md §2.1). */
 
 export function encodeBlockId(id: BlockId) {
   return { hash: hex(id.hash), parts: { total: id.partSetHeader.total, hash: hex(id.partSetHeader.hash) } };

@@ -17,9 +17,10 @@ import { encodeValidatorSet } from "./validator.js";
 import { hex, i64, time } from "./wire.js";
 
 /**
- * dump_consensus_state and consensus_state (spec §3, seed §2.2). COMPAT rule 2: inside
- * dump_consensus_state `round_state.valid_round`, `votes[].round` and the peer `round_state.round`
- * are decimal strings, and the peer part-set header key is `proposal_block_parts_header`.
+ * dump_consensus_state and consensus_state (docs/cometbft-rpc.md §3). As CometBFT's OpenAPI
+ * document has them (docs/compatibility.md, "documented shape"): inside dump_consensus_state
+ * `round_state.valid_round`, `votes[].round` and the peer `round_state.round` are decimal strings,
+ * and the peer part-set header key is `proposal_block_parts_header`.
  */
 
 /** libs/bits MarshalJSON: "x"/"_" per bit, no wrapper. */

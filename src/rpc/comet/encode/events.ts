@@ -12,7 +12,7 @@ import { encodeValidatorPriority } from "./validator.js";
 import { b64, hex, i64 } from "./wire.js";
 
 /**
- * Event payloads as pushed to subscribers (spec §4.2): `{type: "tendermint/event/<Name>", value}`.
+ * Event payloads as pushed to subscribers (docs/cometbft-rpc.md §4.2): `{type: "tendermint/event/<Name>", value}`.
  * The payload sits in an interface, so ExecTxResult directly inside a value uses the omitempty
  * form while tx_results (reached through pointers) use jsonpb.
  */
@@ -55,7 +55,7 @@ function encodeValue(type: string, data: unknown): WireValue {
         block: encodeBlock(d.block),
         block_id: encodeBlockId(d.blockId),
         result_finalize_block: encodeFinalizeBlockEvent(d.resultFinalizeBlock),
-        // COMPAT rule 3: the seed's 0.37 fields, derived from the FinalizeBlock result.
+        // cometh's additions (docs/cometbft-rpc.md §4.2): the 0.37 fields, derived from the FinalizeBlock result.
         result_begin_block: encodeResultBeginBlock(d.resultFinalizeBlock),
         result_end_block: encodeResultEndBlock(d.resultFinalizeBlock),
       };

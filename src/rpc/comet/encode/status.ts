@@ -4,7 +4,7 @@ import type { WireValue } from "../../jsonrpc/index.js";
 import type { FlowStatusView, NodeInfoView, PeerView } from "../services.js";
 import { encodePubKey, hex, i64, time } from "./wire.js";
 
-/** status and net_info (spec §2.1). */
+/** status and net_info (docs/cometbft-rpc.md §2.1). */
 
 export function encodeNodeInfo(n: NodeInfoView) {
   return {

@@ -3,7 +3,7 @@ import type { IndexedTx, MerkleProofView } from "../services.js";
 import { encodeExecTxResultJsonpb } from "./abci.js";
 import { b64NonNil, hex, i64 } from "./wire.js";
 
-/** ResultTx and TxProof (spec §2.1 `tx`). */
+/** ResultTx and TxProof (docs/cometbft-rpc.md §2.1, `tx`). */
 
 export interface TxProofParts {
   rootHash: Uint8Array;

@@ -2,7 +2,7 @@ import type { Validator } from "../../../types/validator.js";
 import type { ValidatorSetView } from "../services.js";
 import { encodePubKey, hex, i64 } from "./wire.js";
 
-/** Validators with their proposer priority (spec §2.1 Validator, seed §2.3 ValidatorPriority). */
+/** Validators with their proposer priority (docs/cometbft-rpc.md §2.1, Validator). */
 export function encodeValidatorPriority(v: Validator) {
   return {
     address: hex(v.address),

@@ -2,7 +2,10 @@ import type { PubKey } from "../../../types/keys.js";
 import { bytesToBase64, bytesToHexUpper } from "../../../util/bytes.js";
 import { formatRfc3339Nano, type Timestamp } from "../../../util/time.js";
 
-/** Scalar wire rules of cmtjson (spec §1.6): int64 as strings, HexBytes upper hex, []byte base64, RFC3339Nano times. */
+/**
+ * Scalar wire rules of cmtjson (docs/cometbft-rpc.md §1.6): int64 as strings, HexBytes upper hex,
+ * []byte base64, RFC3339Nano times.
+ */
 
 /** int64/uint64 and friends: a decimal string. */
 export function i64(n: number | bigint): string {

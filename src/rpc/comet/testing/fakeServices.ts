@@ -9,6 +9,7 @@ import type { ConsensusParams } from "../../../types/params.js";
 import type { Validator } from "../../../types/validator.js";
 import type { Vote } from "../../../types/vote.js";
 import { bytesEqual, bytesToHexUpper, compareBytes } from "../../../util/bytes.js";
+import { ComethError } from "../../../util/errors.js";
 import { formatRfc3339Nano, GO_ZERO_TIME, type Timestamp } from "../../../util/time.js";
 import type {
   CometServices,
@@ -37,12 +38,7 @@ export const LATEST_HEIGHT = 6;
 const T0: Timestamp = 1_704_067_200_000_000_000n; // 2024-01-01T00:00:00Z
 
 /** A named test failure (src/ code never throws bare Error). */
-export class FakeServiceError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class FakeServiceError extends ComethError {}
 
 // ---------------------------------------------------------------------------------------------
 // Merkle (RFC 6962) and vote text, as types/ provides them.

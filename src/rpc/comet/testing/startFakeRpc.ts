@@ -3,7 +3,7 @@ import { type CometRpcConfig, type RunningCometRpc, startCometRpc } from "../tra
 import { createFakeNode, type FakeNode } from "./fakeServices.js";
 import { RpcTestClient } from "./rpcTestClient.js";
 
-/** The [rpc] defaults of CometBFT v0.38 (spec §6), listening on an ephemeral loopback port. */
+/** The [rpc] defaults of CometBFT v0.38 (src/config/settingsTable.ts), listening on an ephemeral loopback port. */
 export const TEST_RPC_CONFIG: CometRpcConfig = {
   laddr: "tcp://127.0.0.1:0",
   corsAllowedOrigins: [],

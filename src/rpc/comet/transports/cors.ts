@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /**
- * CORS as CometBFT applies it (rs/cors v1.11 with cors_allowed_origins/methods/headers, spec §1.7):
+ * CORS as CometBFT applies it (rs/cors v1.11 with cors_allowed_origins/methods/headers, docs/cometbft-rpc.md §1.7):
  * on only when origins are configured; preflights always answer 204 and never reach the routes.
  */
 

@@ -6,7 +6,7 @@ import { type FakeRpc, startFakeRpc } from "../testing/startFakeRpc.js";
 const post = (f: FakeRpc, body: string | Buffer, headers: Record<string, string> = {}) =>
   rawHttp(f.base, { method: "POST", path: "/", body, headers: { "content-type": "application/json", ...headers } });
 
-describe("JSON-RPC over HTTP: envelope, errors and batches (spec §1.3, §1.4)", () => {
+describe("JSON-RPC over HTTP: envelope, errors and batches (docs/cometbft-rpc.md §1.3, §1.4)", () => {
   let f: FakeRpc;
   beforeAll(async () => {
     f = await startFakeRpc();
@@ -256,7 +256,7 @@ describe("JSON-RPC over HTTP: envelope, errors and batches (spec §1.3, §1.4)",
   });
 });
 
-describe("CORS (spec §1.7)", () => {
+describe("CORS (docs/cometbft-rpc.md §1.7)", () => {
   let f: FakeRpc;
   beforeAll(async () => {
     f = await startFakeRpc({ corsAllowedOrigins: ["https://app.example", "https://*.wild.example"] });

@@ -55,7 +55,12 @@ export interface HttpHandlerDeps {
   readonly writeTimeoutMs: number;
   readonly log: Logger;
   readonly remoteAddr: (req: IncomingMessage) => string;
+  /** Pages served on their exact path beside the routes (the dashboard); GET and HEAD only. */
+  readonly pages?: ReadonlyMap<string, PageHandler>;
 }
+
+/** Answers a GET or HEAD of a page path (the whole answer: status, headers, body). */
+export type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 type Body = { ok: true; bytes: Buffer } | { ok: false };
 
@@ -201,17 +206,38 @@ function isFormRequest(req: IncomingMessage): boolean {
 /** Answers up to this size are handed to the socket at once; larger ones are watched until written. */
 const LARGE_ANSWER_BYTES = 64 * 1024;
 
+/** A request handler that may answer synchronously. */
+type Serve = (req: IncomingMessage, res: ServerResponse) => MaybePromise<void>;
+
+/**
+ * The node RPC's HTTP handler, CometBFT's chain from the outside in: the write deadline
+ * (http.Server WriteTimeout), PreChecksHandler (body and batch limits), then RecoverAndLogHandler,
+ * X-Server-Time, CORS and the mux, whose `/` goes to JSON-RPC and `/<route>` to URI calls.
+ */
 export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { routes, services, runtime, log } = deps;
+  const mux = createMux(deps, createJsonRpcHandler(deps), createUriHandler(deps));
+  return withWriteDeadline(deps, withPreChecks(deps, mux));
+}
 
-  const context = (req: IncomingMessage, transport: "uri" | "http", requestId: CometCallContext["requestId"]) =>
-    ({ transport, remoteAddr: deps.remoteAddr(req), requestId, runtime, ws: undefined }) satisfies CometCallContext;
+const paramsError = (d: string) => new InvalidParamsError(d);
+const HTTP_OPTS = { transport: "http", paramsError, mapError: toCometRpcError } as const;
+const URI_OPTS = { transport: "uri", paramsError, mapError: toCometRpcError } as const;
 
-  const paramsError = (d: string) => new InvalidParamsError(d);
-  const httpOpts = { transport: "http", paramsError, mapError: toCometRpcError } as const;
-  const uriOpts = { transport: "uri", paramsError, mapError: toCometRpcError } as const;
+function callContext(
+  deps: HttpHandlerDeps,
+  req: IncomingMessage,
+  transport: "uri" | "http",
+  requestId: CometCallContext["requestId"],
+): CometCallContext {
+  return { transport, remoteAddr: deps.remoteAddr(req), requestId, runtime: deps.runtime, ws: undefined };
+}
 
-  async function handleJsonRpc(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): Promise<void> {
+type JsonRpcHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer | undefined) => Promise<void>;
+
+/** POST `/`: a JSON-RPC request or batch (an empty body gets the endpoint list). */
+function createJsonRpcHandler(deps: HttpHandlerDeps): JsonRpcHandler {
+  const { routes, services } = deps;
+  return async (req, res, body) => {
     let bytes = body;
     if (bytes === undefined) {
       const read = await readBody(req, deps.maxBodyBytes);
@@ -232,7 +258,7 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
       return;
     }
     const outcome = await runBatch(payload, (r) =>
-      dispatchRequest(routes, r, services, context(req, "http", r.id), httpOpts),
+      dispatchRequest(routes, r, services, callContext(deps, req, "http", r.id), HTTP_OPTS),
     );
     if (outcome.responses.length === 0) {
       res.statusCode = 200;
@@ -241,15 +267,43 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
       return;
     }
     sendJson(res, 200, encodeResponses(outcome.responses, { unwrapSingle: true }), outcome.cacheable);
-  }
+  };
+}
 
-  function handleUri(
+type UriHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  query: URLSearchParams,
+  body: Buffer | undefined,
+) => MaybePromise<void>;
+
+/** `/<route>?args`: a URI call, its arguments from the query (and a form body); id -1. */
+function createUriHandler(deps: HttpHandlerDeps): UriHandler {
+  const { routes, services } = deps;
+
+  function runUri(
     req: IncomingMessage,
     res: ServerResponse,
-    name: string,
+    route: Route<CometServices, CometCallContext>,
     query: URLSearchParams,
-    body: Buffer | undefined,
+    formBody: Buffer | undefined,
   ): MaybePromise<void> {
+    const form =
+      formBody !== undefined && isFormRequest(req) ? new URLSearchParams(formBody.toString("utf8")) : undefined;
+    const result = dispatchUri(
+      route,
+      URI_ID,
+      uriArgs(query, form),
+      services,
+      callContext(deps, req, "uri", URI_ID),
+      URI_OPTS,
+    );
+    if (!isPromise(result)) return sendUriResult(res, result);
+    return result.then((r) => sendUriResult(res, r));
+  }
+
+  return (req, res, name, query, body) => {
     const route = routes[name];
     if (route === undefined) return notFound(res);
     if (route.transport === "ws") {
@@ -262,26 +316,67 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
       );
     }
     return runUri(req, res, route, query, body);
+  };
+}
+
+type Mux = (req: IncomingMessage, res: ServerResponse, body: Buffer | undefined) => MaybePromise<void>;
+
+/** RecoverAndLogHandler, X-Server-Time, CORS and the mux. */
+function createMux(deps: HttpHandlerDeps, handleJsonRpc: JsonRpcHandler, handleUri: UriHandler): Mux {
+  const { routes, log } = deps;
+
+  function recover(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    log.error({ err, url: req.url }, "panic in RPC HTTP handler");
+    const failure: JsonRpcResponse = errorResponse(URI_ID, new InternalError(errorText(err), { cause: err }));
+    sendJson(res, 500, encodeResponse(failure));
   }
 
-  function runUri(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: Route<CometServices, CometCallContext>,
-    query: URLSearchParams,
-    formBody: Buffer | undefined,
-  ): MaybePromise<void> {
-    const form =
-      formBody !== undefined && isFormRequest(req) ? new URLSearchParams(formBody.toString("utf8")) : undefined;
-    const result = dispatchUri(route, URI_ID, uriArgs(query, form), services, context(req, "uri", URI_ID), uriOpts);
-    if (!isPromise(result)) return sendUriResult(res, result);
-    return result.then((r) => sendUriResult(res, r));
-  }
+  return (req, res, body) => {
+    res.setHeader("X-Server-Time", serverTime());
+    try {
+      if (deps.cors?.handle(req, res) === true) return;
+      const { path, query } = splitTarget(req.url ?? "/");
+      let handled: MaybePromise<void>;
+      if (path === "/") handled = handleJsonRpc(req, res, body);
+      else if (path === "/websocket") {
+        refuseWebsocketRequest(req, res);
+        return;
+      } else {
+        const page = deps.pages?.get(path);
+        if (page !== undefined) {
+          servePage(page, req, res);
+          return;
+        }
+        const name = path.slice(1);
+        if (name.includes("/") || !Object.hasOwn(routes, name)) return notFound(res);
+        handled = handleUri(req, res, name, query, body);
+      }
+      if (!isPromise(handled)) return handled;
+      return handled.catch((err: unknown) => recover(req, res, err));
+    } catch (err) {
+      recover(req, res, err);
+    }
+  };
+}
 
-  /** PreChecksHandler (outermost, before X-Server-Time): body limit and batch limit. */
-  function serve(req: IncomingMessage, res: ServerResponse): MaybePromise<void> {
+/** A plain request on the WebSocket path: gorilla's Upgrade refusal. */
+function refuseWebsocketRequest(req: IncomingMessage, res: ServerResponse): void {
+  if (req.method !== "GET") sendText(res, 405, "text/plain; charset=utf-8", "Method Not Allowed\n");
+  else sendText(res, 400, "text/plain; charset=utf-8", "Bad Request\n", { "Sec-Websocket-Version": "13" });
+}
+
+/** A page path: GET and HEAD only. */
+function servePage(page: PageHandler, req: IncomingMessage, res: ServerResponse): void {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    sendText(res, 405, "text/plain; charset=utf-8", "Method Not Allowed\n", { Allow: "GET, HEAD" });
+  } else page(req, res);
+}
+
+/** PreChecksHandler (outermost, before X-Server-Time): body limit and batch limit. */
+function withPreChecks(deps: HttpHandlerDeps, mux: Mux): Serve {
+  return (req, res) => {
     // A request without a body (every URI GET) has nothing to pre-check.
-    if (deps.maxRequestBatchSize <= 0 || !hasBody(req)) return route(req, res, undefined);
+    if (deps.maxRequestBatchSize <= 0 || !hasBody(req)) return mux(req, res, undefined);
     return readBody(req, deps.maxBodyBytes).then((read) => {
       if (!read.ok) return bodyTooLarge(res);
       const body = read.bytes;
@@ -296,53 +391,28 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
         sendJson(res, 200, encodeResponse(errorResponse(undefined, limitError)));
         return;
       }
-      return route(req, res, body);
+      return mux(req, res, body);
     });
-  }
+  };
+}
 
-  /** RecoverAndLogHandler, X-Server-Time, CORS and the mux. */
-  function route(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): MaybePromise<void> {
-    res.setHeader("X-Server-Time", serverTime());
-    try {
-      if (deps.cors?.handle(req, res) === true) return;
-      const { path, query } = splitTarget(req.url ?? "/");
-      let handled: MaybePromise<void>;
-      if (path === "/") handled = handleJsonRpc(req, res, body);
-      else if (path === "/websocket") {
-        // A plain request on the WebSocket path: gorilla's Upgrade refusal.
-        if (req.method !== "GET") sendText(res, 405, "text/plain; charset=utf-8", "Method Not Allowed\n");
-        else sendText(res, 400, "text/plain; charset=utf-8", "Bad Request\n", { "Sec-Websocket-Version": "13" });
-        return;
-      } else {
-        const name = path.slice(1);
-        if (name.includes("/") || !Object.hasOwn(routes, name)) return notFound(res);
-        handled = handleUri(req, res, name, query, body);
-      }
-      if (!isPromise(handled)) return handled;
-      return handled.catch((err: unknown) => recover(req, res, err));
-    } catch (err) {
-      recover(req, res, err);
-    }
-  }
-
-  function recover(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    log.error({ err, url: req.url }, "panic in RPC HTTP handler");
-    const failure: JsonRpcResponse = errorResponse(URI_ID, new InternalError(errorText(err), { cause: err }));
-    sendJson(res, 500, encodeResponse(failure));
-  }
-
-  function handlerFailed(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    log.error({ err, url: req.url }, "RPC HTTP handler failed");
-    deadlines.unwatch(res);
-    if (!res.writableEnded) res.destroy();
-  }
-
-  // http.Server WriteTimeout: a connection whose answer is not written in time is cut.
+/**
+ * http.Server WriteTimeout: a connection whose answer is not written in time is cut. An answer
+ * still being made is watched until it is done; one written at once is watched only when too large
+ * to sit in the socket buffer. A handler that fails is logged and its connection cut.
+ */
+function withWriteDeadline(deps: HttpHandlerDeps, serve: Serve): (req: IncomingMessage, res: ServerResponse) => void {
   const deadlines = new DeadlineSweeper<ServerResponse>(
     Math.max(5, Math.min(1000, Math.floor(deps.writeTimeoutMs / 10))),
   );
   const watchWrite = (res: ServerResponse) =>
     deadlines.watch(res, Date.now() + deps.writeTimeoutMs, () => res.socket?.destroy());
+
+  function handlerFailed(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    deps.log.error({ err, url: req.url }, "RPC HTTP handler failed");
+    deadlines.unwatch(res);
+    if (!res.writableEnded) res.destroy();
+  }
 
   return (req, res) => {
     let handled: MaybePromise<void>;

@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import { ComethError } from "../../../util/errors.js";
 import { type LimitedListener, listenLimited } from "../../jsonrpc/index.js";
 
 /**
@@ -8,10 +9,9 @@ import { type LimitedListener, listenLimited } from "../../jsonrpc/index.js";
  */
 
 /** A malformed laddr or a listen failure; names the address and the accepted forms. */
-export class ListenAddressError extends Error {
+export class ListenAddressError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

@@ -3,15 +3,23 @@ import { createServer as createHttpServer, type Server as HttpServer, type Incom
 import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { ComethError } from "../../../util/errors.js";
 import type { Logger } from "../../../util/logger.js";
-import type { RouteTable } from "../../jsonrpc/index.js";
+import { observeRoutes, type RouteTable, type RpcObserver } from "../../jsonrpc/index.js";
 import type { CometCallContext, CometRuntime } from "../context.js";
 import { genesisChunks } from "../encode/genesis.js";
 import { cometRoutes } from "../routes.js";
 import type { CometServices } from "../services.js";
-import { createCors } from "./cors.js";
-import { createHttpHandler } from "./http.js";
-import { ListenAddressError, type Listener, listen, parseListenAddress, splitListenAddresses } from "./listen.js";
+import { type Cors, createCors } from "./cors.js";
+import { createHttpHandler, type PageHandler } from "./http.js";
+import {
+  ListenAddressError,
+  type Listener,
+  type ListenTarget,
+  listen,
+  parseListenAddress,
+  splitListenAddresses,
+} from "./listen.js";
 import { createWsTransport, type WsTransport } from "./ws.js";
 
 /** The `[rpc]` settings (config.toml keys in camelCase; durations in ms). */
@@ -54,6 +62,14 @@ export interface CometRpcConfig {
   wsWriteWaitMs?: number;
 }
 
+/** What the node adds to the RPC server besides the `[rpc]` settings. */
+export interface StartCometRpcOptions {
+  /** Records each route's calls (metrics). */
+  readonly observer?: RpcObserver;
+  /** Pages served on their exact path (`/dashboard`). */
+  readonly pages?: ReadonlyMap<string, PageHandler>;
+}
+
 export interface RunningCometRpc {
   /** The bound addresses, e.g. `tcp://127.0.0.1:26657` (the real port when 0 was asked for). */
   readonly addresses: string[];
@@ -61,12 +77,7 @@ export interface RunningCometRpc {
 }
 
 /** A setting outside its valid range; names the setting and the valid values. */
-export class CometRpcConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class CometRpcConfigError extends ComethError {}
 
 function validate(c: CometRpcConfig): void {
   const nonNegative = [
@@ -144,121 +155,28 @@ function remoteAddrOf(socket: Socket, fallback: string): string {
   return `${host}:${socket.remotePort ?? 0}`;
 }
 
-/** Starts the CometBFT node RPC on every `[rpc] laddr` address. */
+/**
+ * Starts the CometBFT node RPC on every `[rpc] laddr` address: one route table, runtime and CORS
+ * policy ({@link serving}), and per address a WebSocket transport, an HTTP handler and a listener
+ * ({@link serveAddress}). Fails as a whole: what started before a failing address is closed.
+ */
 export async function startCometRpc(
   config: CometRpcConfig,
   services: CometServices,
   log: Logger,
+  opts: StartCometRpcOptions = {},
 ): Promise<RunningCometRpc> {
   validate(config);
   const targets = splitListenAddresses(config.laddr).map(parseListenAddress);
   if (targets.length === 0) throw new ListenAddressError(`invalid listening address "${config.laddr}": it is empty`);
-  const wsWriteWaitMs = config.wsWriteWaitMs ?? 10_000;
-  const runtime: CometRuntime = {
-    settings: {
-      maxSubscriptionClients: config.maxSubscriptionClients,
-      maxSubscriptionsPerClient: config.maxSubscriptionsPerClient,
-      subscriptionBufferSize: config.experimentalSubscriptionBufferSize,
-      closeOnSlowClient: config.experimentalCloseOnSlowClient,
-      timeoutBroadcastTxCommitMs: config.timeoutBroadcastTxCommitMs,
-      subscriptionWriteWaitMs: wsWriteWaitMs,
-    },
-    genesisChunks: genesisChunks(services.genesis),
-    log,
-  };
-  const routes = routesFor(config.unsafe);
-  const cors = createCors({
-    allowedOrigins: config.corsAllowedOrigins,
-    allowedMethods: config.corsAllowedMethods,
-    allowedHeaders: config.corsAllowedHeaders,
-  });
-  // node/node.go: WriteTimeout is raised above timeout_broadcast_tx_commit so that the commit can answer.
-  let writeTimeoutMs = config.writeTimeoutMs ?? 10_000;
-  if (writeTimeoutMs <= config.timeoutBroadcastTxCommitMs) writeTimeoutMs = config.timeoutBroadcastTxCommitMs + 1000;
-  const readTimeoutMs = config.readTimeoutMs ?? 10_000;
-  const tls =
-    (config.tlsCertFile ?? "") !== "" && (config.tlsKeyFile ?? "") !== ""
-      ? { cert: readFileSync(config.tlsCertFile as string), key: readFileSync(config.tlsKeyFile as string) }
-      : undefined;
-
-  let unixPeer = 0;
-  const remoteAddr = new WeakMap<Socket, string>();
-  const addrOf = (socket: Socket) => {
-    let a = remoteAddr.get(socket);
-    if (a === undefined) {
-      a = remoteAddrOf(socket, `@${++unixPeer}`);
-      remoteAddr.set(socket, a);
-    }
-    return a;
-  };
-
-  const servers: { http: HttpServer; ws: WsTransport; listener: Listener; sockets: Set<Socket> }[] = [];
-  const upgraded = new WeakSet<Socket>();
-  const closeAll = async () => {
-    await Promise.all(
-      servers.map(async (s) => {
-        const closing = s.listener.close();
-        // Like http.Server.Close: HTTP connections are cut; WebSocket clients get a close frame first.
-        s.ws.closeAll();
-        for (const socket of s.sockets) if (!upgraded.has(socket)) socket.destroy();
-        // Stops the http.Server's timeout checks (it reports "not running", which is expected).
-        s.http.close(() => undefined);
-        await closing;
-      }),
-    );
-  };
-
+  const shared = serving(config, services, log, opts);
+  const servers: AddressServer[] = [];
+  const closeAll = () => closeServers(servers, shared.upgraded);
   try {
     for (const target of targets) {
-      const ws = createWsTransport({
-        routes,
-        services,
-        runtime,
-        maxBodyBytes: config.maxBodyBytes,
-        writeBufferSize: config.experimentalWebsocketWriteBufferSize,
-        pingIntervalMs: config.wsPingIntervalMs ?? 27_000,
-        readWaitMs: config.wsReadWaitMs ?? 30_000,
-        writeWaitMs: wsWriteWaitMs,
-        log,
-      });
-      const handler = createHttpHandler({
-        routes,
-        services,
-        runtime,
-        cors,
-        maxBodyBytes: config.maxBodyBytes,
-        maxRequestBatchSize: config.maxRequestBatchSize,
-        writeTimeoutMs,
-        log,
-        remoteAddr: (req: IncomingMessage) => addrOf(req.socket),
-      });
-      const serverOptions = {
-        maxHeaderSize: config.maxHeaderBytes,
-        requestTimeout: readTimeoutMs,
-        headersTimeout: readTimeoutMs,
-        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(readTimeoutMs / 4))),
-      };
-      const http: HttpServer =
-        tls === undefined
-          ? createHttpServer(serverOptions, handler)
-          : createHttpsServer({ ...serverOptions, ...tls }, handler);
-      http.on("clientError", onClientError);
-      http.on("upgrade", (req: IncomingMessage, socket, head: Buffer) => {
-        upgraded.add(req.socket);
-        ws.handleUpgrade(req, socket, head, addrOf(req.socket));
-      });
-      // The http.Server never listens itself (connections come from our listener); 'listening'
-      // starts its request/headers timeout checks.
-      http.emit("listening");
-      const sockets = new Set<Socket>();
-      const listener = await listen(target, config.maxOpenConnections, (socket) => {
-        sockets.add(socket);
-        socket.once("close", () => sockets.delete(socket));
-        http.emit("connection", socket);
-        socket.resume();
-      });
-      servers.push({ http, ws, listener, sockets });
-      log.info({ address: listener.address }, "Starting RPC HTTP server");
+      const server = await serveAddress(target, shared);
+      servers.push(server);
+      log.info({ address: server.listener.address }, "Starting RPC HTTP server");
     }
   } catch (err) {
     await closeAll();
@@ -273,4 +191,164 @@ export async function startCometRpc(
       return closing;
     },
   };
+}
+
+/** What the servers of every address share. */
+interface Serving {
+  readonly config: CometRpcConfig;
+  readonly services: CometServices;
+  readonly log: Logger;
+  readonly opts: StartCometRpcOptions;
+  readonly runtime: CometRuntime;
+  readonly routes: RouteTable<CometServices, CometCallContext>;
+  readonly cors: Cors | undefined;
+  readonly wsWriteWaitMs: number;
+  readonly writeTimeoutMs: number;
+  readonly readTimeoutMs: number;
+  readonly tls: { cert: Buffer; key: Buffer } | undefined;
+  /** The `ip:port` (or `@n` for a Unix socket peer) a connection is known by, named once per socket. */
+  readonly addrOf: (socket: Socket) => string;
+  /** Sockets handed to the WebSocket transport: closing leaves them to its close frames. */
+  readonly upgraded: WeakSet<Socket>;
+}
+
+/** One address's servers. */
+interface AddressServer {
+  readonly http: HttpServer;
+  readonly ws: WsTransport;
+  readonly listener: Listener;
+  /** Open connections, cut at close. */
+  readonly sockets: Set<Socket>;
+}
+
+/** The runtime, routes, CORS policy, timeouts and TLS keys the servers of every address share. */
+function serving(config: CometRpcConfig, services: CometServices, log: Logger, opts: StartCometRpcOptions): Serving {
+  const wsWriteWaitMs = config.wsWriteWaitMs ?? 10_000;
+  const runtime: CometRuntime = {
+    settings: {
+      maxSubscriptionClients: config.maxSubscriptionClients,
+      maxSubscriptionsPerClient: config.maxSubscriptionsPerClient,
+      subscriptionBufferSize: config.experimentalSubscriptionBufferSize,
+      closeOnSlowClient: config.experimentalCloseOnSlowClient,
+      timeoutBroadcastTxCommitMs: config.timeoutBroadcastTxCommitMs,
+      subscriptionWriteWaitMs: wsWriteWaitMs,
+    },
+    genesisChunks: genesisChunks(services.genesis),
+    log,
+  };
+  const routes =
+    opts.observer === undefined ? routesFor(config.unsafe) : observeRoutes(routesFor(config.unsafe), opts.observer);
+  const cors = createCors({
+    allowedOrigins: config.corsAllowedOrigins,
+    allowedMethods: config.corsAllowedMethods,
+    allowedHeaders: config.corsAllowedHeaders,
+  });
+  // node/node.go: WriteTimeout is raised above timeout_broadcast_tx_commit so that the commit can answer.
+  let writeTimeoutMs = config.writeTimeoutMs ?? 10_000;
+  if (writeTimeoutMs <= config.timeoutBroadcastTxCommitMs) writeTimeoutMs = config.timeoutBroadcastTxCommitMs + 1000;
+  const readTimeoutMs = config.readTimeoutMs ?? 10_000;
+  const tls =
+    (config.tlsCertFile ?? "") !== "" && (config.tlsKeyFile ?? "") !== ""
+      ? { cert: readFileSync(config.tlsCertFile as string), key: readFileSync(config.tlsKeyFile as string) }
+      : undefined;
+  return {
+    config,
+    services,
+    log,
+    opts,
+    runtime,
+    routes,
+    cors,
+    wsWriteWaitMs,
+    writeTimeoutMs,
+    readTimeoutMs,
+    tls,
+    addrOf: remoteAddrNamer(),
+    upgraded: new WeakSet<Socket>(),
+  };
+}
+
+/** Names each socket once by its remote address; Unix socket peers, which have none, are `@1`, `@2`, ... */
+function remoteAddrNamer(): (socket: Socket) => string {
+  let unixPeer = 0;
+  const remoteAddr = new WeakMap<Socket, string>();
+  return (socket: Socket) => {
+    let a = remoteAddr.get(socket);
+    if (a === undefined) {
+      a = remoteAddrOf(socket, `@${++unixPeer}`);
+      remoteAddr.set(socket, a);
+    }
+    return a;
+  };
+}
+
+/**
+ * Serves one address: the WebSocket transport, the HTTP handler on an http(s).Server that never
+ * listens itself, and the listener (max_open_connections) that hands it connections.
+ */
+async function serveAddress(target: ListenTarget, shared: Serving): Promise<AddressServer> {
+  const { config, services, log, opts, runtime, routes, addrOf, readTimeoutMs, tls } = shared;
+  const ws = createWsTransport({
+    routes,
+    services,
+    runtime,
+    maxBodyBytes: config.maxBodyBytes,
+    writeBufferSize: config.experimentalWebsocketWriteBufferSize,
+    pingIntervalMs: config.wsPingIntervalMs ?? 27_000,
+    readWaitMs: config.wsReadWaitMs ?? 30_000,
+    writeWaitMs: shared.wsWriteWaitMs,
+    log,
+  });
+  const handler = createHttpHandler({
+    routes,
+    services,
+    runtime,
+    cors: shared.cors,
+    maxBodyBytes: config.maxBodyBytes,
+    maxRequestBatchSize: config.maxRequestBatchSize,
+    writeTimeoutMs: shared.writeTimeoutMs,
+    log,
+    remoteAddr: (req: IncomingMessage) => addrOf(req.socket),
+    ...(opts.pages === undefined ? {} : { pages: opts.pages }),
+  });
+  const serverOptions = {
+    maxHeaderSize: config.maxHeaderBytes,
+    requestTimeout: readTimeoutMs,
+    headersTimeout: readTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(readTimeoutMs / 4))),
+  };
+  const http: HttpServer =
+    tls === undefined
+      ? createHttpServer(serverOptions, handler)
+      : createHttpsServer({ ...serverOptions, ...tls }, handler);
+  http.on("clientError", onClientError);
+  http.on("upgrade", (req: IncomingMessage, socket, head: Buffer) => {
+    shared.upgraded.add(req.socket);
+    ws.handleUpgrade(req, socket, head, addrOf(req.socket));
+  });
+  // The http.Server never listens itself (connections come from our listener); 'listening'
+  // starts its request/headers timeout checks.
+  http.emit("listening");
+  const sockets = new Set<Socket>();
+  const listener = await listen(target, config.maxOpenConnections, (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    http.emit("connection", socket);
+    socket.resume();
+  });
+  return { http, ws, listener, sockets };
+}
+
+/** Like http.Server.Close: HTTP connections are cut; WebSocket clients get a close frame first. */
+async function closeServers(servers: readonly AddressServer[], upgraded: WeakSet<Socket>): Promise<void> {
+  await Promise.all(
+    servers.map(async (s) => {
+      const closing = s.listener.close();
+      s.ws.closeAll();
+      for (const socket of s.sockets) if (!upgraded.has(socket)) socket.destroy();
+      // Stops the http.Server's timeout checks (it reports "not running", which is expected).
+      s.http.close(() => undefined);
+      await closing;
+    }),
+  );
 }

@@ -16,7 +16,7 @@ async function until(cond: () => boolean, timeoutMs = 3000): Promise<void> {
   }
 }
 
-describe("WebSocket transport (spec §1.5, §4)", () => {
+describe("WebSocket transport (docs/cometbft-rpc.md §1.5, §4)", () => {
   let f: FakeRpc;
   beforeAll(async () => {
     f = await startFakeRpc();

@@ -14,7 +14,7 @@ import { encodeTransaction, txLocationInBlock } from "./transaction.js";
 /**
  * Blocks and headers in geth's field order (RPCMarshalHeader / RPCMarshalBlock). Post-merge
  * constants fill what CometBFT has no notion of: zero nonce, difficulty and mixHash, no uncles,
- * no withdrawals, no blobs (Cosmos EVM v0.5 §3.3).
+ * no withdrawals, no blobs (docs/ethereum-rpc.md "Block objects").
  */
 
 const ZERO_NONCE = "0x0000000000000000";

@@ -4,8 +4,9 @@ import { p } from "../params.js";
 import { clientVersion } from "./web3.js";
 
 /**
- * admin: Cosmos EVM v0.5 has none; COMPAT rule 3 asks for geth's. Node identity and peers come
- * from CometBFT's p2p layer (there is no enode: ids are CometBFT node ids, urls id@host:port).
+ * admin: Cosmos EVM v0.5 has none; cometh serves geth's (docs/ethereum-rpc.md "Namespaces"). Node
+ * identity and peers come from CometBFT's p2p layer (there is no enode: ids are CometBFT node ids,
+ * urls id@host:port).
  */
 
 const SERVERS_FIXED =

@@ -26,8 +26,8 @@ import { blockBySpec, stateHeight } from "./resolve.js";
 
 /**
  * debug: tracing (struct logger, callTracer, prestateTracer, 4byteTracer, noopTracer) through the
- * node's Tracer, and profiling gated by enable-profiling (Cosmos EVM v0.5 §2.4). Raw-encoding getters
- * are on COMPAT's not-implemented list.
+ * node's Tracer, and profiling gated by enable-profiling (docs/ethereum-rpc.md "Namespaces"). Raw-encoding getters
+ * answer "not implemented" (docs/ethereum-rpc.md "Methods that are not implemented").
  */
 
 const DEFAULT_TRACE: TraceConfig = {
@@ -199,7 +199,7 @@ export const debug = {
     return encodeJson(encodeBlock(block, true));
   }),
 
-  // COMPAT rule 3: raw encodings are not served.
+  // Raw encodings are not served (docs/ethereum-rpc.md "Methods that are not implemented").
   getRawBlock: notImplemented("cometh does not serve raw block encodings"),
   getRawHeader: notImplemented("cometh does not serve raw header encodings"),
   getRawTransaction: notImplemented("cometh does not serve raw transaction encodings"),

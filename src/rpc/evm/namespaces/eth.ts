@@ -27,8 +27,8 @@ import {
 } from "./sending.js";
 
 /**
- * The eth namespace (Cosmos EVM v0.5 §2.1, answers shaped by the execution-apis). Not-found
- * objects are `null` (COMPAT rule 4), never errors.
+ * The eth namespace (docs/ethereum-rpc.md, answers shaped by the execution-apis). Not-found
+ * objects are `null` (docs/ethereum-rpc.md "Block parameters"), never errors.
  */
 
 /** eth/65, as Cosmos EVM reports. */

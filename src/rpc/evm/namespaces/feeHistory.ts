@@ -9,7 +9,7 @@ import { specHeight } from "./resolve.js";
 /**
  * eth_feeHistory (geth gasprice.FeeHistory): base fees (n+1, the last being the next block's),
  * gas-used ratios, and for each block the effective tips at the requested percentiles, weighted
- * by each tx's gas. blockCount above feehistory-cap is capped, not refused (COMPAT rule 4: the
+ * by each tx's gas. blockCount above feehistory-cap is capped, not refused (docs/ethereum-rpc.md "Namespaces": the
  * standard says "clients will return less than the requested range").
  */
 

@@ -29,7 +29,7 @@ const rpc = {
   }),
 } satisfies Namespace;
 
-/** Namespaces on the seed's not-implemented list (COMPAT rule 3). */
+/** Namespaces that answer "not implemented" (docs/ethereum-rpc.md "Methods that are not implemented"). */
 const NOT_SERVED: Readonly<Record<string, string>> = {
   trace: "cometh does not serve the trace namespace; use debug_traceTransaction or debug_traceBlockByNumber",
   engine: "the Engine API does not apply: CometBFT consensus builds the blocks",

@@ -2,7 +2,10 @@ import { serverError } from "../errors.js";
 import { method, type Namespace } from "../method.js";
 import { p } from "../params.js";
 
-/** miner: stubs, as in Cosmos EVM v0.5 §2.6 (blocks come from CometBFT consensus, not mining). */
+/**
+ * miner: stubs, as in Cosmos EVM v0.5 (docs/ethereum-rpc.md "Namespaces"; blocks come from CometBFT
+ * consensus, not mining).
+ */
 
 const unsupported = (name: string) =>
   method([p.optional(p.any)], () => {

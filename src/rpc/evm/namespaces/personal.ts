@@ -6,8 +6,8 @@ import { personalMessageHash, recoverAddress } from "../tx/signatures.js";
 import { requireKeyring, sendWithKeyring, signDigest27 } from "./sending.js";
 
 /**
- * personal: the node's dev keyring (Cosmos EVM v0.5 §2.5). Keys are always usable, so unlock and
- * lock answer false as v0.5 does; personal_sign applies the EIP-191 prefix (geth, COMPAT rule 4).
+ * personal: the node's dev keyring (docs/ethereum-rpc.md "Namespaces"). Keys are always usable, so unlock and
+ * lock answer false as v0.5 does; personal_sign applies the EIP-191 prefix (geth; docs/compatibility.md).
  */
 
 const SMARTCARD = "smartcard wallet not supported yet";

@@ -5,7 +5,7 @@ import type { EvmBlock, EvmServices } from "../services.js";
 /**
  * Block parameters → heights. CometBFT has instant finality and no pending block, so latest,
  * safe, finalized and pending are all the latest committed height; `earliest` is number 0, the
- * genesis (COMPAT rule 3).
+ * genesis (docs/ethereum-rpc.md "Block parameters").
  */
 
 export function specHeight(spec: BlockSpec, s: EvmServices): number {

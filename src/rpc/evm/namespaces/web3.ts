@@ -3,7 +3,7 @@ import { method, type Namespace } from "../method.js";
 import { p } from "../params.js";
 import { keccak256 } from "../tx/signatures.js";
 
-/** web3: client identity and keccak256 of hex-decoded data (geth; COMPAT rule 4 over v0.5's raw-text hashing). */
+/** web3: client identity and keccak256 of hex-decoded data (geth; v0.5 hashes the raw text: docs/compatibility.md). */
 
 /** geth's one-line form: Name/vVersion/os-arch/runtime. */
 export function clientVersion(version: string): string {

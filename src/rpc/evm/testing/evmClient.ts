@@ -1,5 +1,6 @@
 import { request as httpRequest } from "node:http";
 import WebSocket from "ws";
+import { ComethError } from "../../../util/errors.js";
 
 /** HTTP and WebSocket helpers for talking to the EVM server in tests. Test support only. */
 
@@ -11,12 +12,7 @@ export interface HttpReply {
   readonly body: any;
 }
 
-export class TestClientError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class TestClientError extends ComethError {}
 
 function parseMaybe(text: string): unknown {
   try {

@@ -4,6 +4,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { createTx, createTxFromRLP, type TypedTransaction, type TypedTxData } from "@ethereumjs/tx";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
+import { ComethError } from "../../../util/errors.js";
 import { bigintToBytes, EMPTY_BLOOM, padBytes, toData, ZERO_ADDRESS, ZERO_HASH } from "../encode/hex.js";
 import { logMatches } from "../filters/match.js";
 import type {
@@ -36,12 +37,7 @@ import { publicKeyToAddress } from "../tx/signatures.js";
  */
 
 /** A failure inside the fake node (shown to clients as a -32000 error). */
-export class FakeNodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class FakeNodeError extends ComethError {}
 
 export const CHAIN_ID = 262144n;
 export const GWEI = 1_000_000_000n;
@@ -332,7 +328,7 @@ export function createFakeNode(opts: FakeChainOptions = {}): FakeNode {
     return block;
   };
 
-  // Genesis is block 0 (COMPAT: earliest = genesis).
+  // Genesis is block 0 (earliest = genesis: docs/ethereum-rpc.md "Block parameters").
   makeBlock(0, [], genesis);
 
   const nonces = new Map<string, bigint>();

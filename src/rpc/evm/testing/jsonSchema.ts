@@ -1,3 +1,5 @@
+import { ComethError } from "../../../util/errors.js";
+
 /**
  * A JSON-Schema validator for the keywords the execution-apis schemas use: $ref (to
  * #/components/schemas/…), type, enum, const, pattern, minimum/maximum, required, properties,
@@ -7,12 +9,7 @@
 
 export type Schema = { readonly [keyword: string]: unknown };
 
-export class SchemaError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class SchemaError extends ComethError {}
 
 function typeOf(v: unknown): string {
   if (v === null) return "null";

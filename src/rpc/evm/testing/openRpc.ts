@@ -4,7 +4,7 @@ import { type Schema, SchemaValidator } from "./jsonSchema.js";
 import { parseYaml } from "./yaml.js";
 
 /**
- * Loads the execution-apis OpenRPC snapshot (shared/spec/execution-apis/src): `schemas/*.yaml`
+ * Loads the execution-apis OpenRPC snapshot (test/spec/execution-apis/src): `schemas/*.yaml`
  * are the components, `eth|debug|txpool/*.yaml` list methods with their result schemas.
  * Test support only.
  */

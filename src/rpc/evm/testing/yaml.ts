@@ -1,15 +1,12 @@
+import { ComethError } from "../../../util/errors.js";
+
 /**
  * A YAML reader for the subset the execution-apis OpenRPC files use: block mappings and
  * sequences, plain (multi-line), single- and double-quoted scalars, literal and folded block
  * scalars, and small flow collections ([], [a, b], {}). Test support only.
  */
 
-export class YamlError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class YamlError extends ComethError {}
 
 interface Line {
   indent: number;

@@ -1,3 +1,4 @@
+import { ComethError } from "../../../util/errors.js";
 import {
   compactGoJson,
   encodeGoString,
@@ -32,10 +33,9 @@ export interface EvmPayload {
 }
 
 /** The payload is not JSON, or a message has a field of the wrong JSON type (geth: parse error). */
-export class PayloadParseError extends Error {
+export class PayloadParseError extends ComethError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super(message, { cause: opts.cause });
-    this.name = new.target.name;
   }
 }
 

@@ -3,6 +3,7 @@ import {
   encodeJson,
   isPromise,
   type MaybePromise,
+  observeResult,
   type RpcError,
   type WireValue,
 } from "../../jsonrpc/index.js";
@@ -16,7 +17,7 @@ import {
   responseTooLarge,
   toEvmRpcError,
 } from "../errors.js";
-import { decodeArgs } from "../method.js";
+import { decodeArgs, type Method } from "../method.js";
 import { findMethod } from "../namespaces/index.js";
 import type { EvmServices } from "../services.js";
 import {
@@ -78,6 +79,22 @@ function runMessage(msg: EvmMessage, opts: PayloadOptions): WireValue | Promise<
   // A dev chain logs each method, as Anvil does.
   opts.services.dev?.onRequest(msg.method);
   const m = findMethod(msg.method, opts.runtime.settings.namespaces);
+  const observer = opts.runtime.observer;
+  if (observer === undefined) return runMethod(m, msg, opts);
+  // Only methods the server serves are observed: the names stay bounded.
+  const mo = observer.method(msg.method);
+  const start = performance.now();
+  let result: WireValue | Promise<WireValue>;
+  try {
+    result = runMethod(m, msg, opts);
+  } catch (err) {
+    mo.done(start, true);
+    throw err;
+  }
+  return observeResult(mo, start, result);
+}
+
+function runMethod(m: Method, msg: EvmMessage, opts: PayloadOptions): WireValue | Promise<WireValue> {
   if (m.wsOnly === true && opts.transport !== "ws") throw notificationsUnsupported();
   const ctx: EvmCallContext = { method: msg.method, transport: opts.transport, runtime: opts.runtime, sink: opts.sink };
   m.guard?.(opts.services, ctx);

@@ -84,43 +84,51 @@ export function answerBody(deps: HttpHandlerDeps, body: Buffer, started: number)
 }
 
 export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    if (applyCors(req, res)) return;
-    const path = (req.url ?? "/").split("?")[0];
-    if (path !== "/") {
-      sendText(res, 404, "404 page not found\n");
-      return;
-    }
-    if (req.method !== "POST") {
-      sendText(res, 405, "method not allowed\n");
-      return;
-    }
-    const declared = Number(req.headers["content-length"] ?? "0");
-    if (Number.isFinite(declared) && declared > deps.maxBodyBytes) {
-      res.setHeader("Connection", "close");
-      sendText(res, 413, `content length too large (${declared}>${deps.maxBodyBytes})\n`);
-      req.resume();
-      return;
-    }
-    if (!contentTypeOk(req)) {
-      sendText(res, 415, "invalid content type, only application/json is supported\n");
-      req.resume();
-      return;
-    }
-    const started = Date.now();
-    const body = await readBody(req, deps.maxBodyBytes);
-    if (body === undefined) {
-      res.setHeader("Connection", "close");
-      sendText(res, 413, `content length too large (>${deps.maxBodyBytes})\n`);
-      return;
-    }
-    const answer = await answerBody(deps, body, started);
-    sendText(res, 200, answer ?? "", "application/json");
-  };
   return (req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handleHttpRequest(deps, req, res).catch((err: unknown) => {
       deps.runtime.log.error({ err }, "EVM RPC HTTP handler failed");
       sendText(res, 500, "internal server error\n");
     });
   };
+}
+
+/** One request: CORS, geth's checks, then the body's JSON answer. */
+async function handleHttpRequest(deps: HttpHandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (applyCors(req, res)) return;
+  if (refused(deps, req, res)) return;
+  const started = Date.now();
+  const body = await readBody(req, deps.maxBodyBytes);
+  if (body === undefined) {
+    res.setHeader("Connection", "close");
+    sendText(res, 413, `content length too large (>${deps.maxBodyBytes})\n`);
+    return;
+  }
+  const answer = await answerBody(deps, body, started);
+  sendText(res, 200, answer ?? "", "application/json");
+}
+
+/** geth's checks before the body is read (path, method, declared length, content type); true when it answered. */
+function refused(deps: HttpHandlerDeps, req: IncomingMessage, res: ServerResponse): boolean {
+  const path = (req.url ?? "/").split("?")[0];
+  if (path !== "/") {
+    sendText(res, 404, "404 page not found\n");
+    return true;
+  }
+  if (req.method !== "POST") {
+    sendText(res, 405, "method not allowed\n");
+    return true;
+  }
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (Number.isFinite(declared) && declared > deps.maxBodyBytes) {
+    res.setHeader("Connection", "close");
+    sendText(res, 413, `content length too large (${declared}>${deps.maxBodyBytes})\n`);
+    req.resume();
+    return true;
+  }
+  if (!contentTypeOk(req)) {
+    sendText(res, 415, "invalid content type, only application/json is supported\n");
+    req.resume();
+    return true;
+  }
+  return false;
 }

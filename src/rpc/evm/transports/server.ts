@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { type Clock, systemClock } from "../../../util/clock.js";
 import type { Logger } from "../../../util/logger.js";
-import { type FastHttpOptions, serveFastHttp } from "../../jsonrpc/index.js";
+import { type FastHttpOptions, type RpcObserver, serveFastHttp } from "../../jsonrpc/index.js";
 import type { EvmRpcSettings, EvmRuntime } from "../context.js";
 import { EvmRpcConfigError } from "../errors.js";
 import { FilterManager } from "../filters/filterManager.js";
@@ -56,6 +56,8 @@ export interface StartEvmRpcOptions {
   readonly clock?: Clock;
   /** Filter expiry (geth: 5 minutes). */
   readonly filterTimeoutMs?: number;
+  /** Records each method's calls (metrics). */
+  readonly observer?: RpcObserver;
 }
 
 export interface RunningEvmRpc {
@@ -151,6 +153,7 @@ export async function startEvmRpc(
     log,
     profiler: newProfilerState(),
     logsMemo: new LogsMemo(),
+    ...(opts.observer === undefined ? {} : { observer: opts.observer }),
   };
 
   const httpDeps: HttpHandlerDeps = {

@@ -1,3 +1,4 @@
+import { ComethError } from "../../../util/errors.js";
 import type { JsonNode } from "../../jsonrpc/index.js";
 import { keccak256 } from "./signatures.js";
 
@@ -7,12 +8,7 @@ import { keccak256 } from "./signatures.js";
  * keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(message)).
  */
 
-export class TypedDataError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class TypedDataError extends ComethError {}
 
 type Field = { name: string; type: string };
 type Types = Map<string, Field[]>;

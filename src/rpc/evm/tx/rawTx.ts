@@ -1,4 +1,5 @@
 import { RLP } from "@ethereumjs/rlp";
+import { ComethError } from "../../../util/errors.js";
 import { bytesToBigint } from "../encode/hex.js";
 import { TX_TYPE } from "../services.js";
 
@@ -9,12 +10,7 @@ import { TX_TYPE } from "../services.js";
  */
 
 /** The bytes are not a transaction; the message is shown to the client. */
-export class RawTxDecodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class RawTxDecodeError extends ComethError {}
 
 export interface RawTxSummary {
   readonly type: number;

@@ -1,5 +1,6 @@
 import { pippenger } from "@noble/curves/abstract/curve.js";
 import { bls12_381 as curve } from "@noble/curves/bls12-381.js";
+import { ComethError } from "../../../../util/errors.js";
 import type { PrecompileResult } from "../types.js";
 import { failure, fixedBytes, outOfGas, success, toBigint } from "./result.js";
 
@@ -57,7 +58,7 @@ const B1 = 4n;
 const B2 = Fp2.create({ c0: 4n, c1: 4n });
 
 /** An input that EIP-2537 rejects; the message is geth's. */
-class BlsInputError extends Error {}
+class BlsInputError extends ComethError {}
 
 function fp(input: Uint8Array, at: number): bigint {
   for (let i = at; i < at + 16; i++) {

@@ -1,4 +1,5 @@
 import { bn254 as curve } from "@noble/curves/bn254.js";
+import { ComethError } from "../../../../util/errors.js";
 import type { PrecompileResult } from "../types.js";
 import { failure, fixedBytes, outOfGas, padRight, success, toBigint } from "./result.js";
 
@@ -18,7 +19,7 @@ type G1 = InstanceType<typeof curve.G1.Point>;
 type G2 = InstanceType<typeof curve.G2.Point>;
 
 /** geth's errors (crypto/bn256). */
-class CurveInputError extends Error {}
+class CurveInputError extends ComethError {}
 
 function coordinate(input: Uint8Array, at: number): bigint {
   const v = toBigint(input.subarray(at, at + 32));

@@ -1,0 +1,58 @@
+import { isPromise, type MaybePromise, type Route, type RouteTable } from "./dispatch.js";
+
+/**
+ * Per-method request counts and latencies for both RPC servers (node/ records them as Prometheus
+ * metrics when `[instrumentation] prometheus` is on). Only methods a server knows are observed, so the
+ * set of method names stays bounded whatever clients send.
+ */
+export interface RpcObserver {
+  /** The recorder of one method; servers resolve it once per route, or once per call by name. */
+  method(name: string): RpcMethodObserver;
+}
+
+export interface RpcMethodObserver {
+  /** A call that started at `startMs` (performance.now()) has ended; `failed` when it threw or rejected. */
+  done(startMs: number, failed: boolean): void;
+}
+
+/** Records the outcome of a call that started at `startMs` and returned `result` (a value or a promise). */
+export function observeResult<T>(m: RpcMethodObserver, startMs: number, result: MaybePromise<T>): MaybePromise<T> {
+  if (!isPromise(result)) {
+    m.done(startMs, false);
+    return result;
+  }
+  return result.then(
+    (v) => {
+      m.done(startMs, false);
+      return v;
+    },
+    (err: unknown) => {
+      m.done(startMs, true);
+      throw err;
+    },
+  );
+}
+
+function observedRoute<S, C>(route: Route<S, C>, m: RpcMethodObserver): Route<S, C> {
+  return {
+    ...route,
+    run(args, services, ctx) {
+      const start = performance.now();
+      let result: ReturnType<Route<S, C>["run"]>;
+      try {
+        result = route.run(args, services, ctx);
+      } catch (err) {
+        m.done(start, true);
+        throw err;
+      }
+      return observeResult(m, start, result);
+    },
+  };
+}
+
+/** The same table with every route's calls recorded under its name. */
+export function observeRoutes<S, C>(table: RouteTable<S, C>, observer: RpcObserver): RouteTable<S, C> {
+  const out: Record<string, Route<S, C>> = {};
+  for (const [name, route] of Object.entries(table)) out[name] = observedRoute(route, observer.method(name));
+  return out;
+}
