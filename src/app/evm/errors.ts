@@ -67,7 +67,7 @@ export class StateUnavailableError extends EvmAppError {
     super(
       height > latest
         ? `cannot query with height in the future (current: ${latest}, queried: ${height}); please provide a valid height`
-        : `failed to load state at height ${height}; version does not exist (earliest: ${earliest}, latest height: ${latest}). Query a height in the kept window or run with pruning = "archive"`,
+        : `failed to load state at height ${height}; version does not exist (earliest: ${earliest}, latest height: ${latest}). Query a height in the kept window or run with pruning = "nothing" (keep every height)`,
     );
     this.height = height;
   }
