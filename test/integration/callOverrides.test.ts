@@ -52,12 +52,18 @@ afterAll(async () => {
   await n?.close();
 });
 
-/** Runs `clients` loops of `rounds` requests each, concurrently, while the chain keeps committing. */
+/**
+ * Runs `clients` loops of at least `rounds` requests each, concurrently, while the chain keeps
+ * committing; a loop goes on (up to 20× `rounds`) until two blocks have committed since the start.
+ */
 async function underCommits(clients: number, rounds: number, one: (client: number, i: number) => Promise<void>) {
   const start = await blockNumber();
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
-      for (let i = 0; i < rounds; i++) await one(c, i);
+      for (let i = 0; i < rounds * 20; i++) {
+        if (i >= rounds && (await blockNumber()) - start >= 2) break;
+        await one(c, i);
+      }
     }),
   );
   // The point of the test: blocks were committed while the calls ran.
