@@ -65,24 +65,31 @@ async function withNode<T>(flags: Record<string, string | boolean>, fn: (node: R
   }
 }
 
-async function emptyBlocksPerSecond(): Promise<number> {
+/** Empty blocks/s, and the CPU time (user + system, ms, every thread of this process: the node's) per block. */
+async function emptyBlocksPerSecond(): Promise<{ bps: number; cpuMsPerBlock: number }> {
   return withNode({}, async (node) => {
     await node.consensus.waitForHeight(3);
     const h0 = node.consensus.chainState().lastBlockHeight;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    const cpu = process.cpuUsage(cpu0);
     const h1 = node.consensus.chainState().lastBlockHeight;
-    return ((h1 - h0) * 1000) / (performance.now() - t0);
+    const blocks = Math.max(1, h1 - h0);
+    return { bps: (blocks * 1000) / (performance.now() - t0), cpuMsPerBlock: (cpu.user + cpu.system) / 1000 / blocks };
   });
 }
 
-async function kvTxsPerSecond(trial: number): Promise<{ txsPerSec: number; blocks: number; maxTxsPerBlock: number }> {
+async function kvTxsPerSecond(
+  trial: number,
+): Promise<{ txsPerSec: number; blocks: number; maxTxsPerBlock: number; cpuMsPer1000: number }> {
   return withNode({ "--mempool.size": String(TXS + 10), "--mempool.cache_size": String(TXS + 10) }, async (node) => {
     const mempool = node.mempool;
     await node.consensus.waitForHeight(2);
     const startHeight = node.consensus.chainState().lastBlockHeight;
     const enc = new TextEncoder();
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     // Admission runs concurrently with block production, as RPC clients would drive it.
     const admissions: Promise<{ code: number; log: string }>[] = [];
     for (let i = 0; i < TXS; i++) admissions.push(mempool.checkTx(enc.encode(`bench${trial}-${i}=v${i}`)));
@@ -91,12 +98,18 @@ async function kvTxsPerSecond(trial: number): Promise<{ txsPerSec: number; block
     // Every tx is committed once the mempool is empty after a block.
     while (mempool.size() > 0) await node.consensus.waitForHeight(node.consensus.chainState().lastBlockHeight + 1);
     const elapsed = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     const endHeight = node.consensus.chainState().lastBlockHeight;
     let maxTxs = 0;
     for (let h = startHeight + 1; h <= endHeight; h++) {
       maxTxs = Math.max(maxTxs, node.blockStore.loadBlock(h)?.data.txs.length ?? 0);
     }
-    return { txsPerSec: (TXS * 1000) / elapsed, blocks: endHeight - startHeight, maxTxsPerBlock: maxTxs };
+    return {
+      txsPerSec: (TXS * 1000) / elapsed,
+      blocks: endHeight - startHeight,
+      maxTxsPerBlock: maxTxs,
+      cpuMsPer1000: (cpu.user + cpu.system) / TXS,
+    };
   });
 }
 
@@ -122,13 +135,18 @@ async function lmdbCommitsPerSecond(): Promise<number> {
 
 const refs: number[] = [];
 const blocks: number[] = [];
+const cpuPerBlock: number[] = [];
 const txs: number[] = [];
+const cpuPerTxs: number[] = [];
 let detail = "";
 for (let t = 0; t < TRIALS; t++) {
   refs.push(await lmdbCommitsPerSecond());
-  blocks.push(await emptyBlocksPerSecond());
+  const empty = await emptyBlocksPerSecond();
+  blocks.push(empty.bps);
+  cpuPerBlock.push(empty.cpuMsPerBlock);
   const r = await kvTxsPerSecond(t);
   txs.push(r.txsPerSec);
+  cpuPerTxs.push(r.cpuMsPer1000);
   detail = `${r.blocks} blocks, up to ${r.maxTxsPerBlock} txs per block`;
 }
 const ref = median(refs);
@@ -142,5 +160,11 @@ console.log(
   `  empty blocks/s, timeout_commit=0                 ${bps.toFixed(1)}  (${(bps / ref).toFixed(3)} x reference; trials ${blocks.map((b) => b.toFixed(1)).join(", ")})`,
 );
 console.log(
+  `  node CPU per empty block (all threads, ms)        ${median(cpuPerBlock).toFixed(2)}  (trials ${cpuPerBlock.map((c) => c.toFixed(2)).join(", ")})`,
+);
+console.log(
   `  kvstore txs/s committed (${TXS} txs, full mempool)  ${median(txs).toFixed(0)}  (trials ${txs.map((x) => x.toFixed(0)).join(", ")}; last: ${detail})`,
+);
+console.log(
+  `  node CPU per 1000 txs (all threads, ms)           ${median(cpuPerTxs).toFixed(1)}  (trials ${cpuPerTxs.map((c) => c.toFixed(1)).join(", ")})`,
 );

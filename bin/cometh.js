@@ -24,13 +24,14 @@ const root = new URL("..", import.meta.url);
 const built = new URL("dist/cli/main.js", root);
 const stamp = new URL("dist/.built", root);
 
-/** The newest modification time of the non-test sources under `dir`. */
+/** The newest modification time of the non-test sources (and the dashboard's styles) under `dir`. */
 function newestSource(dir) {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) {
+    // .css: the dashboard's styles are bundled into dist/dashboard/ too.
+    else if ((entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) || entry.name.endsWith(".css")) {
       newest = Math.max(newest, statSync(path).mtimeMs);
     }
   }

@@ -221,9 +221,19 @@ describe("EventBus", () => {
       },
     };
     bus.publish("Tx", poisoned);
+    // Nor when every query names another event type (tm.event = 'X'): a dashboard's NewBlock and
+    // Vote subscriptions cost nothing per Tx event.
     const sub = bus.subscribe("a", parseQuery("tm.event='Vote'"));
     expect(bus.hasSubscribers()).toBe(true);
+    bus.publish("Tx", poisoned);
+    // A query that may match a Tx does read it.
+    const any = bus.subscribe("b", parseQuery("tx.height > 0"));
     expect(() => bus.publish("Tx", poisoned)).toThrow(PoisonedPayloadError);
+    any.cancel();
+    bus.publish("Tx", poisoned);
+    const typed = bus.subscribe("c", parseQuery("tm.event = 'Tx' AND tx.height > 0"));
+    expect(() => bus.publish("Tx", poisoned)).toThrow(PoisonedPayloadError);
+    typed.cancel();
     sub.cancel();
     bus.publish("Tx", poisoned);
   });

@@ -19,7 +19,7 @@ import {
   SubscribeAbortedError,
   SubscriptionNotFoundError,
 } from "./errors.js";
-import type { EventsMap, Query } from "./query.js";
+import { type EventsMap, QUERY_OPS, type Query } from "./query.js";
 
 /**
  * The node's event bus (CometBFT types/event_bus.go over libs/pubsub). Consensus and block
@@ -176,6 +176,16 @@ export function buildEventsMap<K extends EventType>(
 interface QueryEntry {
   query: Query;
   subs: Map<string, BusSubscription>;
+  /** The only event type the query can match (`tm.event = 'X'` among its conditions), if it names one. */
+  eventType: string | undefined;
+}
+
+/** `X` when the query requires `tm.event = 'X'` (tm.event carries exactly the event's type). */
+function requiredEventType(query: Query): string | undefined {
+  for (const c of query.conditions) {
+    if (c.tag === EVENT_KEYS.type && c.op === QUERY_OPS.eq && c.arg?.type === "string") return c.arg.text;
+  }
+  return undefined;
 }
 
 export class EventBus {
@@ -184,6 +194,9 @@ export class EventBus {
   /** subscriber → canonical query → subscription. */
   private readonly byClient = new Map<string, Map<string, BusSubscription>>();
   private total = 0;
+  /** Queries held that match any event type, and those fixed to one type (how many per type). */
+  private anyTypeQueries = 0;
+  private readonly typedQueries = new Map<string, number>();
   private closed = false;
   private readonly log: Logger | undefined;
 
@@ -202,9 +215,12 @@ export class EventBus {
    */
   publish<K extends EventType>(type: K, data: EventMap[K], events?: Readonly<Record<string, readonly string[]>>): void {
     if (this.total === 0) return;
+    // Nobody's query can match this type (subscribers to NewBlock do not pay for every Tx event).
+    if (this.anyTypeQueries === 0 && !this.typedQueries.has(type)) return;
     const map = buildEventsMap(type, data, events);
     const msg = { type, data, events: map } as Message;
     for (const entry of this.byQuery.values()) {
+      if (entry.eventType !== undefined && entry.eventType !== type) continue;
       let match: boolean;
       try {
         match = entry.query.matches(map);
@@ -237,8 +253,10 @@ export class EventBus {
     clientSubs.set(key, sub);
     let entry = this.byQuery.get(key);
     if (entry === undefined) {
-      entry = { query, subs: new Map() };
+      entry = { query, subs: new Map(), eventType: requiredEventType(query) };
       this.byQuery.set(key, entry);
+      if (entry.eventType === undefined) this.anyTypeQueries++;
+      else this.typedQueries.set(entry.eventType, (this.typedQueries.get(entry.eventType) ?? 0) + 1);
     }
     entry.subs.set(subscriber, sub);
     this.total++;
@@ -289,7 +307,15 @@ export class EventBus {
       if (clientSubs.size === 0) this.byClient.delete(sub.subscriber);
       const entry = this.byQuery.get(sub.key);
       entry?.subs.delete(sub.subscriber);
-      if (entry?.subs.size === 0) this.byQuery.delete(sub.key);
+      if (entry?.subs.size === 0) {
+        this.byQuery.delete(sub.key);
+        if (entry.eventType === undefined) this.anyTypeQueries--;
+        else {
+          const n = (this.typedQueries.get(entry.eventType) ?? 1) - 1;
+          if (n === 0) this.typedQueries.delete(entry.eventType);
+          else this.typedQueries.set(entry.eventType, n);
+        }
+      }
       this.total--;
     }
     sub.end(reason);
