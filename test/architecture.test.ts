@@ -73,11 +73,6 @@ const EXCEPTIONS: readonly Exception[] = [
   },
   {
     from: "app/evm/engine",
-    to: "app/evm/executor.ts",
-    why: `the reference runner executes through the app's executor; ${ENGINE_PARENT}`,
-  },
-  {
-    from: "app/evm/engine",
     to: "app/evm/",
     testsOnly: true,
     why: `the engine's tests build app state and tracers; ${ENGINE_PARENT}`,

@@ -55,21 +55,6 @@ const MAX_HASH = new Uint8Array(32).fill(0xff);
 const MAX_UINT64 = (1n << 64n) - 1n;
 const DELEGATION_PREFIX = Uint8Array.of(0xef, 0x01, 0x00);
 
-/** geth's texts for ethereumjs EVM errors (receipts' vmError, `ethereumTxFailed`). */
-export function vmErrorText(error: string | undefined): string {
-  if (error === undefined) return "";
-  if (error === "revert") return "execution reverted";
-  // ethereumjs 10 appends the location ("invalid JUMP at pc 12 …").
-  if (error === "invalid JUMP" || error.startsWith("invalid JUMP ")) return "invalid jump destination";
-  if (error === "static state change") return "write protection";
-  if (error === "create collision") return "contract address collision";
-  if (error === "insufficient balance") return "insufficient balance for transfer";
-  if (error === "initcode exceeds max initcode size") return "max initcode size exceeded";
-  if (error === "code size to deposit exceeds maximum code size") return "max code size exceeded";
-  if (error === "invalid bytecode deployed") return "invalid code: must not begin with 0xef";
-  return error;
-}
-
 /**
  * KZG point evaluation (0x0a) needs a trusted-setup KZG library, which the app does not ship: the
  * stub makes the precompile fail (consume the gas and revert), deterministically.

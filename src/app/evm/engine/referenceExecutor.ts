@@ -12,7 +12,6 @@ import { createTx, type TypedTransaction } from "@ethereumjs/tx";
 import { Account, Address } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
 import { ecrecover, keccak256 } from "../crypto.js";
-import { vmErrorText } from "../executor.js";
 import { EMPTY_TRIE_ROOT } from "../records.js";
 import { OverlayStateManager } from "../stateManager.js";
 import type { Executor } from "./stateTests.js";
@@ -256,13 +255,19 @@ function ethBlockOf(env: BlockEnv, common: Common): Block {
   return block;
 }
 
-/**
- * geth's text for an ethereumjs error (vmErrorText); ethereumjs 10 appends the location to an invalid
- * jump ("invalid JUMP at 0x…"), which vmErrorText does not expect.
- */
-function errorText(error: string | undefined): string {
-  if (error?.startsWith("invalid JUMP") === true) return "invalid jump destination";
-  return vmErrorText(error);
+/** geth's texts for ethereumjs EVM errors (receipts' vmError, `ethereumTxFailed`). */
+export function vmErrorText(error: string | undefined): string {
+  if (error === undefined) return "";
+  if (error === "revert") return "execution reverted";
+  // ethereumjs 10 appends the location ("invalid JUMP at pc 12 …").
+  if (error === "invalid JUMP" || error.startsWith("invalid JUMP ")) return "invalid jump destination";
+  if (error === "static state change") return "write protection";
+  if (error === "create collision") return "contract address collision";
+  if (error === "insufficient balance") return "insufficient balance for transfer";
+  if (error === "initcode exceeds max initcode size") return "max initcode size exceeded";
+  if (error === "code size to deposit exceeds maximum code size") return "max code size exceeded";
+  if (error === "invalid bytecode deployed") return "invalid code: must not begin with 0xef";
+  return error;
 }
 
 /**
@@ -336,7 +341,7 @@ export async function createReferenceExecutor(): Promise<Executor> {
         refund: r.gasRefund ?? 0n,
         returnData: r.execResult.returnValue,
         logs: failed ? [] : (r.execResult.logs ?? []).map(([address, topics, data]) => ({ address, topics, data })),
-        error: errorText(r.execResult.exceptionError?.error),
+        error: vmErrorText(r.execResult.exceptionError?.error),
         createdAddress: r.createdAddress?.bytes,
       };
     } finally {
