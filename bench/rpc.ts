@@ -50,8 +50,24 @@ interface Result extends LoadResult {
   name: string;
 }
 
-async function load(name: string, port: number, path: string, seconds: number, connections: number): Promise<Result> {
-  return { name, ...(await loadRaw({ host: "127.0.0.1", port, path }, { method: "GET" }, seconds, connections)) };
+/** A route run: GET of `path`, or (with `body`) a JSON-RPC POST to `/`, as CosmJS sends. */
+interface Run {
+  name: string;
+  port: number;
+  path: string;
+  body?: string;
+}
+
+async function load(run: Run, seconds: number, connections: number): Promise<Result> {
+  const request = run.body === undefined ? { method: "GET" as const } : { method: "POST" as const, body: run.body };
+  return {
+    name: run.name,
+    ...(await loadRaw({ host: "127.0.0.1", port: run.port, path: run.path }, request, seconds, connections)),
+  };
+}
+
+function post(method: string, params: Record<string, unknown>): string {
+  return JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
 }
 
 /** CPU time (user + system) a process used over `seconds`, as a share of one core (Linux /proc). */
@@ -126,21 +142,39 @@ async function main(): Promise<void> {
     // What the node spends with no load but the open dashboards (blocks every second, their polls).
     const idleCpu = await cpuShare(node.child.pid, IDLE_SECONDS);
 
-    const runs: [string, number, string][] = [
-      ["bare node:http (ceiling)", barePort, "/"],
-      ["health (transport only)", nodePort, "/health"],
-      ["status", nodePort, "/status"],
-      ["block", nodePort, `/block?height=${Math.max(1, height - 1)}`],
-      ["dump_consensus_state", nodePort, "/dump_consensus_state"],
-      ["tx_search (per_page 30)", nodePort, `/tx_search?query="tx.height>0"&per_page=30`],
+    const blockHeight = Math.max(1, height - 1);
+    const ceilingRun: Run = { name: "bare node:http (ceiling)", port: barePort, path: "/" };
+    const get = (name: string, path: string): Run => ({ name: `GET ${name}`, port: nodePort, path });
+    const rpc = (name: string, params: Record<string, unknown> = {}): Run => ({
+      name: `POST ${name}`,
+      port: nodePort,
+      path: "/",
+      body: post(name, params),
+    });
+    const runs: Run[] = [
+      ceilingRun,
+      get("health", "/health"),
+      get("status", "/status"),
+      get("block", `/block?height=${blockHeight}`),
+      get("validators", "/validators"),
+      get("abci_info", "/abci_info"),
+      get("dump_consensus_state", "/dump_consensus_state"),
+      get("tx_search (30)", `/tx_search?query="tx.height>0"&per_page=30`),
+      rpc("health"),
+      rpc("status"),
+      rpc("block", { height: String(blockHeight) }),
+      rpc("validators"),
+      rpc("abci_info"),
+      rpc("dump_consensus_state"),
+      { ...rpc("tx_search", { query: "tx.height>0", per_page: "30" }), name: "POST tx_search (30)" },
     ];
     const results: Result[] = [];
-    for (const [name, port, path] of runs) {
-      await load(name, port, path, 1, connections); // warm-up
-      results.push(await load(name, port, path, seconds, connections));
+    for (const run of runs) {
+      await load(run, 1, connections); // warm-up
+      results.push(await load(run, seconds, connections));
     }
     // The ceiling again at the end: the higher of the two runs is the reference.
-    const again = await load("bare node:http (ceiling)", barePort, "/", seconds, connections);
+    const again = await load(ceilingRun, seconds, connections);
     if (results[0] !== undefined && again.rps > results[0].rps) results[0] = again;
     const ceiling = results[0]?.rps ?? 1;
     const open =
