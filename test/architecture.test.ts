@@ -209,3 +209,65 @@ describe("architecture: folders are entered through index.ts (ARCHITECTURE.md)",
     expect(wrong).toEqual([]);
   });
 });
+
+/**
+ * One style for private class members: ES private names (`#name`), not TypeScript's `private`
+ * modifier. A `private constructor` stays allowed: ES has no private constructors, and the modifier
+ * keeps `new` for the class's own factory. Entries of PRIVATE_MODIFIER_EXCEPTIONS are files or
+ * folder prefixes (ending in "/") under src/ not converted yet; each must still match a use.
+ */
+const PRIVATE_MODIFIER_EXCEPTIONS: readonly { readonly path: string; readonly why: string }[] = [
+  { path: "rpc/", why: "converted separately; delete this entry when rpc/ has no `private` member left" },
+];
+
+interface PrivateUse {
+  /** `src/…/file.ts:line name`. */
+  readonly at: string;
+  /** The file, relative to src/. */
+  readonly file: string;
+}
+
+/** Every `private` modifier of one file, constructors excepted. */
+function privateModifiers(file: string): PrivateUse[] {
+  const text = readFileSync(file, "utf8");
+  if (!text.includes("private")) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const rel = toPosix(relative(SRC, file));
+  const out: PrivateUse[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      !ts.isConstructorDeclaration(node) &&
+      ts.canHaveModifiers(node) &&
+      ts.getModifiers(node)?.some((m) => m.kind === ts.SyntaxKind.PrivateKeyword) === true
+    ) {
+      const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+      const name = (node as { name?: ts.Node }).name?.getText(source) ?? "?";
+      out.push({ at: `src/${rel}:${line} ${name}`, file: rel });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+function exempt(path: string, file: string): boolean {
+  return path.endsWith("/") ? file.startsWith(path) : file === path;
+}
+
+describe("architecture: private class members are ES private names (#name)", () => {
+  const uses = tsFiles(SRC).flatMap(privateModifiers);
+
+  test("default: no `private` modifier in src/ except on constructors", () => {
+    const wrong = uses
+      .filter((u) => !PRIVATE_MODIFIER_EXCEPTIONS.some((e) => exempt(e.path, u.file)))
+      .map((u) => `${u.at}: use a #name instead of the private modifier`);
+    expect(wrong).toEqual([]);
+  });
+
+  test("default: every private-modifier exception is still used (delete the ones that are not)", () => {
+    const unused = PRIVATE_MODIFIER_EXCEPTIONS.filter((e) => !uses.some((u) => exempt(e.path, u.file))).map(
+      (e) => e.path,
+    );
+    expect(unused).toEqual([]);
+  });
+});

@@ -71,80 +71,80 @@ type Outgoing = { kind: "request"; height: number; peerId: string } | { kind: "e
  * call back into the pool.
  */
 export class BlockPool {
-  private readonly opts: BlockPoolOptions;
-  private readonly deps: BlockPoolDeps;
-  private readonly startHeight: number;
+  readonly #opts: BlockPoolOptions;
+  readonly #deps: BlockPoolDeps;
+  readonly #startHeight: number;
   /** The lowest height not yet popped: the next block to apply. */
-  private heightValue: number;
-  private readonly requesters = new Map<number, Requester>();
-  private readonly peers = new Map<string, PoolPeer>();
+  #heightValue: number;
+  readonly #requesters = new Map<number, Requester>();
+  readonly #peers = new Map<string, PoolPeer>();
   /** Peer id → ban end (Unix ns). */
-  private readonly banned = new Map<string, bigint>();
-  private maxPeerHeightValue = 0;
-  private running = false;
-  private stopped = false;
-  private cancelConnWait: (() => void) | undefined;
-  private readonly outbox: Outgoing[] = [];
-  private flushing = false;
+  readonly #banned = new Map<string, bigint>();
+  #maxPeerHeightValue = 0;
+  #running = false;
+  #stopped = false;
+  #cancelConnWait: (() => void) | undefined;
+  readonly #outbox: Outgoing[] = [];
+  #flushing = false;
 
   constructor(startHeight: number, deps: BlockPoolDeps, opts: Partial<BlockPoolOptions> = {}) {
-    this.startHeight = startHeight;
-    this.heightValue = startHeight;
-    this.deps = deps;
-    this.opts = { ...defaultBlockPoolOptions(), ...opts };
+    this.#startHeight = startHeight;
+    this.#heightValue = startHeight;
+    this.#deps = deps;
+    this.#opts = { ...defaultBlockPoolOptions(), ...opts };
   }
 
   /** Starts making requests (after peerConnWaitMs). */
   start(): void {
-    if (this.running || this.stopped) return;
-    this.running = true;
-    if (this.opts.peerConnWaitMs > 0) {
-      this.cancelConnWait = this.deps.clock.schedule(this.opts.peerConnWaitMs, () => {
-        this.cancelConnWait = undefined;
-        this.update();
+    if (this.#running || this.#stopped) return;
+    this.#running = true;
+    if (this.#opts.peerConnWaitMs > 0) {
+      this.#cancelConnWait = this.#deps.clock.schedule(this.#opts.peerConnWaitMs, () => {
+        this.#cancelConnWait = undefined;
+        this.#update();
       });
     }
   }
 
   /** Stops for good: timers cancelled, later inputs ignored. */
   stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.running = false;
-    this.cancelConnWait?.();
-    for (const r of this.requesters.values()) r.cancelRetry?.();
-    for (const p of this.peers.values()) p.cancelTimeout?.();
-    this.outbox.length = 0;
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#running = false;
+    this.#cancelConnWait?.();
+    for (const r of this.#requesters.values()) r.cancelRetry?.();
+    for (const p of this.#peers.values()) p.cancelTimeout?.();
+    this.#outbox.length = 0;
   }
 
   isRunning(): boolean {
-    return this.running;
+    return this.#running;
   }
 
   /** The next height to apply. */
   height(): number {
-    return this.heightValue;
+    return this.#heightValue;
   }
 
   /** The biggest height a pool peer reported (0 without peers). */
   maxPeerHeight(): number {
-    return this.maxPeerHeightValue;
+    return this.#maxPeerHeightValue;
   }
 
   numPeers(): number {
-    return this.peers.size;
+    return this.#peers.size;
   }
 
   /** Requesters, and of them how many still wait for their block (GetStatus). */
   status(): { height: number; numPending: number; numRequesters: number; maxPeerHeight: number; numPeers: number } {
     let numPending = 0;
-    for (const r of this.requesters.values()) if (r.block === undefined) numPending++;
+    for (const r of this.#requesters.values()) if (r.block === undefined) numPending++;
     return {
-      height: this.heightValue,
+      height: this.#heightValue,
       numPending,
-      numRequesters: this.requesters.size,
-      maxPeerHeight: this.maxPeerHeightValue,
-      numPeers: this.peers.size,
+      numRequesters: this.#requesters.size,
+      maxPeerHeight: this.#maxPeerHeightValue,
+      numPeers: this.#peers.size,
     };
   }
 
@@ -153,51 +153,51 @@ export class BlockPool {
    * H is verified with H+1's LastCommit, so the last block a peer has cannot be synced).
    */
   isCaughtUp(): boolean {
-    if (this.peers.size === 0) return false;
-    return this.maxPeerHeightValue === 0 || this.heightValue >= this.maxPeerHeightValue - 1;
+    if (this.#peers.size === 0) return false;
+    return this.#maxPeerHeightValue === 0 || this.#heightValue >= this.#maxPeerHeightValue - 1;
   }
 
   isPeerBanned(peerId: string): boolean {
-    const until = this.banned.get(peerId);
+    const until = this.#banned.get(peerId);
     if (until === undefined) return false;
-    if (this.deps.clock.nowNs() < until) return true;
-    this.banned.delete(peerId);
+    if (this.#deps.clock.nowNs() < until) return true;
+    this.#banned.delete(peerId);
     return false;
   }
 
   /** The peer's alleged [base, height] (StatusResponse). A peer going backwards is dropped and banned. */
   setPeerRange(peerId: string, base: number, height: number): void {
-    if (this.stopped) return;
-    const peer = this.peers.get(peerId);
+    if (this.#stopped) return;
+    const peer = this.#peers.get(peerId);
     if (peer !== undefined) {
       if (base < peer.base || height < peer.height) {
-        this.deps.log.info(
+        this.#deps.log.info(
           { peer: peerId, height, base, prevHeight: peer.height, prevBase: peer.base },
           "Peer is reporting height/base that is lower than what it previously reported",
         );
-        this.removePeerInternal(peerId);
-        this.ban(peerId);
-        this.update();
+        this.#removePeerInternal(peerId);
+        this.#ban(peerId);
+        this.#update();
         return;
       }
       peer.base = base;
       peer.height = height;
     } else {
       if (this.isPeerBanned(peerId)) {
-        this.deps.log.debug({ peer: peerId }, "Ignoring banned peer");
+        this.#deps.log.debug({ peer: peerId }, "Ignoring banned peer");
         return;
       }
-      this.peers.set(peerId, { id: peerId, base, height, numPending: 0, cancelTimeout: undefined });
+      this.#peers.set(peerId, { id: peerId, base, height, numPending: 0, cancelTimeout: undefined });
     }
-    if (height > this.maxPeerHeightValue) this.maxPeerHeightValue = height;
-    this.update();
+    if (height > this.#maxPeerHeightValue) this.#maxPeerHeightValue = height;
+    this.#update();
   }
 
   /** The peer is gone: its requests go to other peers, blocks it sent are dropped. */
   removePeer(peerId: string): void {
-    if (this.stopped) return;
-    this.removePeerInternal(peerId);
-    this.update();
+    if (this.#stopped) return;
+    this.#removePeerInternal(peerId);
+    this.#update();
   }
 
   /**
@@ -206,34 +206,34 @@ export class BlockPool {
    * Returns true when the block was taken.
    */
   addBlock(peerId: string, block: Block): boolean {
-    if (this.stopped) return false;
+    if (this.#stopped) return false;
     const height = block.header.height;
-    const r = this.requesters.get(height);
+    const r = this.#requesters.get(height);
     if (r === undefined) {
-      if (height >= this.heightValue || height < this.startHeight) {
-        this.reportPeer(
+      if (height >= this.#heightValue || height < this.#startHeight) {
+        this.#reportPeer(
           peerId,
-          `peer sent us block #${height} we didn't expect (current height: ${this.heightValue}, start height: ${this.startHeight})`,
+          `peer sent us block #${height} we didn't expect (current height: ${this.#heightValue}, start height: ${this.#startHeight})`,
         );
-        this.update();
+        this.#update();
       } else {
-        this.deps.log.debug({ height, peer: peerId }, "got an already committed block (possibly from a slow peer)");
+        this.#deps.log.debug({ height, peer: peerId }, "got an already committed block (possibly from a slow peer)");
       }
       return false;
     }
     if (!r.asked.has(peerId)) {
-      this.reportPeer(peerId, `requested block #${height} from ${r.peerId ?? "nobody"}, not ${peerId}`);
-      this.update();
+      this.#reportPeer(peerId, `requested block #${height} from ${r.peerId ?? "nobody"}, not ${peerId}`);
+      this.#update();
       return false;
     }
-    const peer = this.peers.get(peerId);
+    const peer = this.#peers.get(peerId);
     if (r.peerId === peerId) {
       r.peerId = undefined;
-      if (peer !== undefined) this.decrPending(peer);
+      if (peer !== undefined) this.#decrPending(peer);
     }
     if (r.block !== undefined) {
       // Asked twice (after a retry) and answered twice: not an error.
-      this.update();
+      this.#update();
       return false;
     }
     r.block = block;
@@ -242,32 +242,32 @@ export class BlockPool {
     r.cancelRetry = undefined;
     // The height may still be assigned to another peer after a retry; free that slot.
     if (r.peerId !== undefined) {
-      const other = this.peers.get(r.peerId);
+      const other = this.#peers.get(r.peerId);
       r.peerId = undefined;
-      if (other !== undefined) this.decrPending(other);
+      if (other !== undefined) this.#decrPending(other);
     }
-    this.update();
+    this.#update();
     return true;
   }
 
   /** Blocks at height() and height()+1, when both have arrived (PeekTwoBlocks). */
   peekTwoBlocks(): { first: Block | undefined; second: Block | undefined } {
     return {
-      first: this.requesters.get(this.heightValue)?.block,
-      second: this.requesters.get(this.heightValue + 1)?.block,
+      first: this.#requesters.get(this.#heightValue)?.block,
+      second: this.#requesters.get(this.#heightValue + 1)?.block,
     };
   }
 
   /** The block at height() was applied: move on (PopRequest). */
   popRequest(): void {
-    if (this.stopped) return;
-    const r = this.requesters.get(this.heightValue);
+    if (this.#stopped) return;
+    const r = this.#requesters.get(this.#heightValue);
     if (r !== undefined) {
       r.cancelRetry?.();
-      this.requesters.delete(this.heightValue);
+      this.#requesters.delete(this.#heightValue);
     }
-    this.heightValue++;
-    this.update();
+    this.#heightValue++;
+    this.#update();
   }
 
   /**
@@ -275,42 +275,42 @@ export class BlockPool {
    * for everything it was asked (RemovePeerAndRedoAllPeerRequests). Returns that peer's id.
    */
   removePeerAndRedoAllPeerRequests(height: number): string | undefined {
-    const peerId = this.requesters.get(height)?.gotFrom;
-    if (peerId === undefined || this.stopped) return peerId;
-    this.removePeerInternal(peerId);
-    this.ban(peerId);
-    this.update();
+    const peerId = this.#requesters.get(height)?.gotFrom;
+    if (peerId === undefined || this.#stopped) return peerId;
+    this.#removePeerInternal(peerId);
+    this.#ban(peerId);
+    this.#update();
     return peerId;
   }
 
   /** The peer answered NoBlockResponse for `height`: ask another peer (RedoRequestFrom). */
   redoRequestFrom(height: number, peerId: string): void {
-    if (this.stopped) return;
-    const r = this.requesters.get(height);
+    if (this.#stopped) return;
+    const r = this.#requesters.get(height);
     if (r === undefined || r.peerId !== peerId) return;
     r.peerId = undefined;
     r.asked.delete(peerId);
     r.refused.add(peerId);
-    const peer = this.peers.get(peerId);
-    if (peer !== undefined) this.decrPending(peer);
-    this.update();
+    const peer = this.#peers.get(peerId);
+    if (peer !== undefined) this.#decrPending(peer);
+    this.#update();
   }
 
   // ---- internals ---------------------------------------------------------------------------------
 
-  private ban(peerId: string): void {
-    this.deps.log.debug({ peer: peerId }, "Banning peer");
-    this.banned.set(peerId, this.deps.clock.nowNs() + BigInt(this.opts.banMs) * 1_000_000n);
+  #ban(peerId: string): void {
+    this.#deps.log.debug({ peer: peerId }, "Banning peer");
+    this.#banned.set(peerId, this.#deps.clock.nowNs() + BigInt(this.#opts.banMs) * 1_000_000n);
   }
 
   /** Drops the peer (not banned) and tells the reactor, which stops it. */
-  private reportPeer(peerId: string, message: string): void {
-    this.removePeerInternal(peerId);
-    this.outbox.push({ kind: "error", err: new BlocksyncPeerError(peerId, message) });
+  #reportPeer(peerId: string, message: string): void {
+    this.#removePeerInternal(peerId);
+    this.#outbox.push({ kind: "error", err: new BlocksyncPeerError(peerId, message) });
   }
 
-  private removePeerInternal(peerId: string): void {
-    for (const r of this.requesters.values()) {
+  #removePeerInternal(peerId: string): void {
+    for (const r of this.#requesters.values()) {
       if (r.peerId === peerId) {
         r.peerId = undefined;
         r.cancelRetry?.();
@@ -322,71 +322,71 @@ export class BlockPool {
         r.gotFrom = undefined;
       }
     }
-    const peer = this.peers.get(peerId);
+    const peer = this.#peers.get(peerId);
     if (peer === undefined) return;
     peer.cancelTimeout?.();
-    this.peers.delete(peerId);
-    if (peer.height === this.maxPeerHeightValue) {
+    this.#peers.delete(peerId);
+    if (peer.height === this.#maxPeerHeightValue) {
       let max = 0;
-      for (const p of this.peers.values()) if (p.height > max) max = p.height;
-      this.maxPeerHeightValue = max;
+      for (const p of this.#peers.values()) if (p.height > max) max = p.height;
+      this.#maxPeerHeightValue = max;
     }
   }
 
-  private incrPending(peer: PoolPeer): void {
-    if (peer.numPending === 0) this.resetPeerTimeout(peer);
+  #incrPending(peer: PoolPeer): void {
+    if (peer.numPending === 0) this.#resetPeerTimeout(peer);
     peer.numPending++;
   }
 
-  private decrPending(peer: PoolPeer): void {
+  #decrPending(peer: PoolPeer): void {
     peer.numPending = Math.max(0, peer.numPending - 1);
     if (peer.numPending === 0) {
       peer.cancelTimeout?.();
       peer.cancelTimeout = undefined;
     } else {
-      this.resetPeerTimeout(peer);
+      this.#resetPeerTimeout(peer);
     }
   }
 
-  private resetPeerTimeout(peer: PoolPeer): void {
+  #resetPeerTimeout(peer: PoolPeer): void {
     peer.cancelTimeout?.();
-    peer.cancelTimeout = this.deps.clock.schedule(this.opts.peerTimeoutMs, () => {
+    peer.cancelTimeout = this.#deps.clock.schedule(this.#opts.peerTimeoutMs, () => {
       peer.cancelTimeout = undefined;
-      if (this.stopped || this.peers.get(peer.id) !== peer) return;
-      this.deps.log.error({ peer: peer.id, timeoutMs: this.opts.peerTimeoutMs }, "SendTimeout");
-      this.reportPeer(peer.id, "peer did not send us anything");
-      this.update();
+      if (this.#stopped || this.#peers.get(peer.id) !== peer) return;
+      this.#deps.log.error({ peer: peer.id, timeoutMs: this.#opts.peerTimeoutMs }, "SendTimeout");
+      this.#reportPeer(peer.id, "peer did not send us anything");
+      this.#update();
     });
   }
 
-  private onRetry(r: Requester): void {
+  #onRetry(r: Requester): void {
     r.cancelRetry = undefined;
-    if (this.stopped || this.requesters.get(r.height) !== r || r.block !== undefined) return;
-    this.deps.log.debug({ height: r.height, peer: r.peerId }, "Retrying block request after timeout");
+    if (this.#stopped || this.#requesters.get(r.height) !== r || r.block !== undefined) return;
+    this.#deps.log.debug({ height: r.height, peer: r.peerId }, "Retrying block request after timeout");
     if (r.peerId !== undefined) {
-      const peer = this.peers.get(r.peerId);
+      const peer = this.#peers.get(r.peerId);
       r.peerId = undefined;
-      if (peer !== undefined) this.decrPending(peer);
+      if (peer !== undefined) this.#decrPending(peer);
     }
     r.refused.clear();
-    this.update();
+    this.#update();
   }
 
   /** Creates requesters up to the limits and assigns every waiting height to a peer that has it. */
-  private update(): void {
-    if (this.running && !this.stopped && this.cancelConnWait === undefined) {
-      this.makeRequesters();
-      this.assignRequests();
+  #update(): void {
+    if (this.#running && !this.#stopped && this.#cancelConnWait === undefined) {
+      this.#makeRequesters();
+      this.#assignRequests();
     }
-    this.flush();
+    this.#flush();
   }
 
-  private makeRequesters(): void {
-    const limit = Math.min(this.opts.maxPendingRequests, this.peers.size * this.opts.maxPendingPerPeer);
+  #makeRequesters(): void {
+    const limit = Math.min(this.#opts.maxPendingRequests, this.#peers.size * this.#opts.maxPendingPerPeer);
     for (;;) {
-      const next = this.heightValue + this.requesters.size;
-      if (this.requesters.size >= limit || next > this.maxPeerHeightValue) return;
-      this.requesters.set(next, {
+      const next = this.#heightValue + this.#requesters.size;
+      if (this.#requesters.size >= limit || next > this.#maxPeerHeightValue) return;
+      this.#requesters.set(next, {
         height: next,
         peerId: undefined,
         asked: new Set(),
@@ -398,25 +398,25 @@ export class BlockPool {
     }
   }
 
-  private assignRequests(): void {
-    for (const r of this.requesters.values()) {
+  #assignRequests(): void {
+    for (const r of this.#requesters.values()) {
       if (r.block !== undefined || r.peerId !== undefined) continue;
-      const peer = this.pickPeer(r);
+      const peer = this.#pickPeer(r);
       if (peer === undefined) continue;
-      this.incrPending(peer);
+      this.#incrPending(peer);
       r.peerId = peer.id;
       r.asked.add(peer.id);
       r.cancelRetry?.();
-      r.cancelRetry = this.deps.clock.schedule(this.opts.requestRetryMs, () => this.onRetry(r));
-      this.outbox.push({ kind: "request", height: r.height, peerId: peer.id });
+      r.cancelRetry = this.#deps.clock.schedule(this.#opts.requestRetryMs, () => this.#onRetry(r));
+      this.#outbox.push({ kind: "request", height: r.height, peerId: peer.id });
     }
   }
 
   /** The least busy peer whose range holds the height (CometBFT sorts by receive rate instead). */
-  private pickPeer(r: Requester): PoolPeer | undefined {
+  #pickPeer(r: Requester): PoolPeer | undefined {
     let best: PoolPeer | undefined;
-    for (const p of this.peers.values()) {
-      if (p.numPending >= this.opts.maxPendingPerPeer) continue;
+    for (const p of this.#peers.values()) {
+      if (p.numPending >= this.#opts.maxPendingPerPeer) continue;
       if (r.height < p.base || r.height > p.height) continue;
       if (r.refused.has(p.id)) continue;
       if (best === undefined || p.numPending < best.numPending) best = p;
@@ -424,22 +424,22 @@ export class BlockPool {
     return best;
   }
 
-  private flush(): void {
-    if (this.flushing) return;
-    this.flushing = true;
+  #flush(): void {
+    if (this.#flushing) return;
+    this.#flushing = true;
     try {
-      for (let out = this.outbox.shift(); out !== undefined; out = this.outbox.shift()) {
-        if (this.stopped) break;
+      for (let out = this.#outbox.shift(); out !== undefined; out = this.#outbox.shift()) {
+        if (this.#stopped) break;
         if (out.kind === "request") {
           // Dropped meanwhile (peer removed, block arrived): nothing to send.
-          if (this.requesters.get(out.height)?.peerId !== out.peerId) continue;
-          this.deps.sendRequest(out.height, out.peerId);
+          if (this.#requesters.get(out.height)?.peerId !== out.peerId) continue;
+          this.#deps.sendRequest(out.height, out.peerId);
         } else {
-          this.deps.onPeerError(out.err.peerId, out.err);
+          this.#deps.onPeerError(out.err.peerId, out.err);
         }
       }
     } finally {
-      this.flushing = false;
+      this.#flushing = false;
     }
   }
 }

@@ -87,45 +87,45 @@ export function defaultBlocksyncOptions(): BlocksyncOptions {
  */
 export class BlocksyncReactor implements Reactor {
   readonly name = "BLOCKSYNC";
-  private readonly deps: BlocksyncReactorDeps;
-  private readonly opts: BlocksyncOptions;
-  private readonly pool: BlockPool;
-  private sw: ReactorSwitch | undefined;
-  private state: ChainState;
-  private syncing: boolean;
-  private stopped = false;
-  private processing = false;
-  private kickAgain = false;
-  private switchCheckDue = false;
-  private loop: Promise<void> = Promise.resolve();
-  private startedAtNs = 0n;
-  private everHadPeer = false;
-  private blocksSynced = 0;
-  private failure: Error | undefined;
-  private cancelStatusTimer: (() => void) | undefined;
-  private cancelSwitchTimer: (() => void) | undefined;
-  private idleWaiters: (() => void)[] = [];
+  readonly #deps: BlocksyncReactorDeps;
+  readonly #opts: BlocksyncOptions;
+  readonly #pool: BlockPool;
+  #sw: ReactorSwitch | undefined;
+  #state: ChainState;
+  #syncing: boolean;
+  #stopped = false;
+  #processing = false;
+  #kickAgain = false;
+  #switchCheckDue = false;
+  #loop: Promise<void> = Promise.resolve();
+  #startedAtNs = 0n;
+  #everHadPeer = false;
+  #blocksSynced = 0;
+  #failure: Error | undefined;
+  #cancelStatusTimer: (() => void) | undefined;
+  #cancelSwitchTimer: (() => void) | undefined;
+  #idleWaiters: (() => void)[] = [];
 
   constructor(deps: BlocksyncReactorDeps, opts: Partial<BlocksyncOptions> = {}) {
-    this.deps = deps;
-    this.opts = { ...defaultBlocksyncOptions(), ...opts };
-    this.state = deps.state;
+    this.#deps = deps;
+    this.#opts = { ...defaultBlocksyncOptions(), ...opts };
+    this.#state = deps.state;
     const storeHeight = deps.blockStore.height();
     if (deps.state.lastBlockHeight !== storeHeight) {
       throw new StoreStateMismatchError(deps.state.lastBlockHeight, storeHeight);
     }
     const startHeight = storeHeight === 0 ? deps.state.initialHeight : storeHeight + 1;
-    this.pool = new BlockPool(
+    this.#pool = new BlockPool(
       startHeight,
       {
         clock: deps.clock,
         log: deps.log,
-        sendRequest: (height, peerId) => this.sendBlockRequest(height, peerId),
-        onPeerError: (peerId, err) => this.stopPeer(peerId, err),
+        sendRequest: (height, peerId) => this.#sendBlockRequest(height, peerId),
+        onPeerError: (peerId, err) => this.#stopPeer(peerId, err),
       },
-      this.opts,
+      this.#opts,
     );
-    this.syncing = this.opts.enabled;
+    this.#syncing = this.#opts.enabled;
   }
 
   channels(): readonly ChannelDescriptor[] {
@@ -141,24 +141,24 @@ export class BlocksyncReactor implements Reactor {
   }
 
   start(sw: ReactorSwitch): void {
-    this.sw = sw;
-    if (!this.syncing || this.stopped) return;
-    this.startedAtNs = this.deps.clock.nowNs();
-    this.deps.log.info(
-      { height: this.pool.height(), lastBlockHeight: this.state.lastBlockHeight },
+    this.#sw = sw;
+    if (!this.#syncing || this.#stopped) return;
+    this.#startedAtNs = this.#deps.clock.nowNs();
+    this.#deps.log.info(
+      { height: this.#pool.height(), lastBlockHeight: this.#state.lastBlockHeight },
       "Starting block sync",
     );
-    this.pool.start();
-    this.scheduleStatusRequests();
-    this.scheduleSwitchCheck();
-    this.broadcast({ kind: "statusRequest" });
+    this.#pool.start();
+    this.#scheduleStatusRequests();
+    this.#scheduleSwitchCheck();
+    this.#broadcast({ kind: "statusRequest" });
   }
 
   /** Stops syncing (serving stops with the switch); resolves once the block being applied is done. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.endSync();
-    await this.loop;
+    this.#stopped = true;
+    this.#endSync();
+    await this.#loop;
   }
 
   /**
@@ -166,48 +166,48 @@ export class BlocksyncReactor implements Reactor {
    * failed stays true: the node never caught up and consensus was not started.
    */
   isSyncing(): boolean {
-    return this.syncing || this.failure !== undefined;
+    return this.#syncing || this.#failure !== undefined;
   }
 
   /** Why syncing stopped without catching up (a block that verified but could not be applied). */
   syncError(): Error | undefined {
-    return this.failure;
+    return this.#failure;
   }
 
   /** Pool progress, for logs and tests. */
   status(): { height: number; maxPeerHeight: number; numPeers: number; blocksSynced: number; numPending: number } {
-    const s = this.pool.status();
+    const s = this.#pool.status();
     return {
       height: s.height,
       maxPeerHeight: s.maxPeerHeight,
       numPeers: s.numPeers,
-      blocksSynced: this.blocksSynced,
+      blocksSynced: this.#blocksSynced,
       numPending: s.numPending,
     };
   }
 
   /** Resolves once no block is being verified or applied (tests). */
   idle(): Promise<void> {
-    if (!this.processing) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    if (!this.#processing) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   isIdle(): boolean {
-    return !this.processing;
+    return !this.#processing;
   }
 
   addPeer(peer: Peer): void {
     // CometBFT sends our range to every new peer; we also ask for theirs rather than wait for it.
-    this.send(peer, {
+    this.#send(peer, {
       kind: "statusResponse",
-      height: this.deps.blockStore.height(),
-      base: this.deps.blockStore.base(),
+      height: this.#deps.blockStore.height(),
+      base: this.#deps.blockStore.base(),
     });
-    if (this.syncing) this.send(peer, { kind: "statusRequest" });
+    if (this.#syncing) this.#send(peer, { kind: "statusRequest" });
   }
 
   removePeer(peer: Peer, _reason: unknown): void {
-    this.pool.removePeer(peer.id);
+    this.#pool.removePeer(peer.id);
   }
 
   receive(channelId: number, peer: Peer, bytes: Uint8Array): void {
@@ -216,134 +216,134 @@ export class BlocksyncReactor implements Reactor {
     const msg = decodeBlocksyncMessage(bytes);
     switch (msg.kind) {
       case "blockRequest":
-        this.respondToPeer(msg.height, peer);
+        this.#respondToPeer(msg.height, peer);
         return;
       case "blockResponse":
-        if (!this.syncing) return;
-        if (this.pool.addBlock(peer.id, msg.block)) this.kick();
+        if (!this.#syncing) return;
+        if (this.#pool.addBlock(peer.id, msg.block)) this.#kick();
         return;
       case "statusRequest":
-        this.send(peer, {
+        this.#send(peer, {
           kind: "statusResponse",
-          height: this.deps.blockStore.height(),
-          base: this.deps.blockStore.base(),
+          height: this.#deps.blockStore.height(),
+          base: this.#deps.blockStore.base(),
         });
         return;
       case "statusResponse":
-        if (!this.syncing) return;
-        this.everHadPeer = true;
-        this.pool.setPeerRange(peer.id, msg.base, msg.height);
+        if (!this.#syncing) return;
+        this.#everHadPeer = true;
+        this.#pool.setPeerRange(peer.id, msg.base, msg.height);
         return;
       case "noBlockResponse":
-        this.deps.log.debug({ peer: peer.id, height: msg.height }, "Peer does not have requested block");
-        if (this.syncing) this.pool.redoRequestFrom(msg.height, peer.id);
+        this.#deps.log.debug({ peer: peer.id, height: msg.height }, "Peer does not have requested block");
+        if (this.#syncing) this.#pool.redoRequestFrom(msg.height, peer.id);
         return;
     }
   }
 
   // ---- serving -----------------------------------------------------------------------------------
 
-  private respondToPeer(height: number, peer: Peer): void {
-    const block = this.deps.blockStore.loadBlock(height);
+  #respondToPeer(height: number, peer: Peer): void {
+    const block = this.#deps.blockStore.loadBlock(height);
     if (block === undefined) {
-      this.deps.log.info({ peer: peer.id, height }, "Peer asking for a block we don't have");
-      this.send(peer, { kind: "noBlockResponse", height });
+      this.#deps.log.info({ peer: peer.id, height }, "Peer asking for a block we don't have");
+      this.#send(peer, { kind: "noBlockResponse", height });
       return;
     }
-    this.send(peer, { kind: "blockResponse", block });
+    this.#send(peer, { kind: "blockResponse", block });
   }
 
-  private send(peer: Peer, msg: BlocksyncMessage): boolean {
+  #send(peer: Peer, msg: BlocksyncMessage): boolean {
     const queued = peer.trySend(BLOCKSYNC_CHANNEL, encodeBlocksyncMessage(msg));
-    if (!queued) this.deps.log.debug({ peer: peer.id, kind: msg.kind }, "Send queue is full, dropping message");
+    if (!queued) this.#deps.log.debug({ peer: peer.id, kind: msg.kind }, "Send queue is full, dropping message");
     return queued;
   }
 
-  private broadcast(msg: BlocksyncMessage): void {
-    this.sw?.broadcast(BLOCKSYNC_CHANNEL, encodeBlocksyncMessage(msg));
+  #broadcast(msg: BlocksyncMessage): void {
+    this.#sw?.broadcast(BLOCKSYNC_CHANNEL, encodeBlocksyncMessage(msg));
   }
 
-  private sendBlockRequest(height: number, peerId: string): void {
-    const peer = this.sw?.peer(peerId);
+  #sendBlockRequest(height: number, peerId: string): void {
+    const peer = this.#sw?.peer(peerId);
     if (peer === undefined) return;
-    this.send(peer, { kind: "blockRequest", height });
+    this.#send(peer, { kind: "blockRequest", height });
   }
 
-  private stopPeer(peerId: string, err: Error): void {
-    this.deps.log.error({ peer: peerId, err: err.message }, "Stopping peer for error");
-    const peer = this.sw?.peer(peerId);
-    if (peer !== undefined) this.sw?.stopPeerForError(peer, err);
+  #stopPeer(peerId: string, err: Error): void {
+    this.#deps.log.error({ peer: peerId, err: err.message }, "Stopping peer for error");
+    const peer = this.#sw?.peer(peerId);
+    if (peer !== undefined) this.#sw?.stopPeerForError(peer, err);
   }
 
   // ---- syncing -----------------------------------------------------------------------------------
 
-  private scheduleStatusRequests(): void {
-    this.cancelStatusTimer = this.deps.clock.schedule(this.opts.statusIntervalMs, () => {
-      this.cancelStatusTimer = undefined;
-      if (!this.syncing) return;
-      this.broadcast({ kind: "statusRequest" });
-      this.scheduleStatusRequests();
+  #scheduleStatusRequests(): void {
+    this.#cancelStatusTimer = this.#deps.clock.schedule(this.#opts.statusIntervalMs, () => {
+      this.#cancelStatusTimer = undefined;
+      if (!this.#syncing) return;
+      this.#broadcast({ kind: "statusRequest" });
+      this.#scheduleStatusRequests();
     });
   }
 
-  private scheduleSwitchCheck(): void {
-    this.cancelSwitchTimer = this.deps.clock.schedule(this.opts.switchCheckIntervalMs, () => {
-      this.cancelSwitchTimer = undefined;
-      if (!this.syncing) return;
-      this.switchCheckDue = true;
-      this.kick();
-      this.scheduleSwitchCheck();
+  #scheduleSwitchCheck(): void {
+    this.#cancelSwitchTimer = this.#deps.clock.schedule(this.#opts.switchCheckIntervalMs, () => {
+      this.#cancelSwitchTimer = undefined;
+      if (!this.#syncing) return;
+      this.#switchCheckDue = true;
+      this.#kick();
+      this.#scheduleSwitchCheck();
     });
   }
 
-  private endSync(): void {
-    this.syncing = false;
-    this.pool.stop();
-    this.cancelStatusTimer?.();
-    this.cancelStatusTimer = undefined;
-    this.cancelSwitchTimer?.();
-    this.cancelSwitchTimer = undefined;
+  #endSync(): void {
+    this.#syncing = false;
+    this.#pool.stop();
+    this.#cancelStatusTimer?.();
+    this.#cancelStatusTimer = undefined;
+    this.#cancelSwitchTimer?.();
+    this.#cancelSwitchTimer = undefined;
   }
 
   /** Runs the sync loop unless it is running; a kick during a run makes it look again. */
-  private kick(): void {
-    if (!this.syncing || this.stopped) return;
-    if (this.processing) {
-      this.kickAgain = true;
+  #kick(): void {
+    if (!this.#syncing || this.#stopped) return;
+    if (this.#processing) {
+      this.#kickAgain = true;
       return;
     }
-    this.processing = true;
-    this.loop = this.runLoop();
+    this.#processing = true;
+    this.#loop = this.#runLoop();
   }
 
-  private async runLoop(): Promise<void> {
+  async #runLoop(): Promise<void> {
     try {
       do {
-        this.kickAgain = false;
-        await this.applyAvailableBlocks();
-        if (this.switchCheckDue && this.syncing) {
-          this.switchCheckDue = false;
-          await this.maybeSwitchToConsensus();
+        this.#kickAgain = false;
+        await this.#applyAvailableBlocks();
+        if (this.#switchCheckDue && this.#syncing) {
+          this.#switchCheckDue = false;
+          await this.#maybeSwitchToConsensus();
         }
-      } while (this.kickAgain && this.syncing);
+      } while (this.#kickAgain && this.#syncing);
     } catch (err) {
-      this.failure = err instanceof Error ? err : new BlocksyncApplyError(String(err));
-      this.deps.log.error({ err: this.failure, height: this.pool.height() }, "block sync failed; stopping it");
-      this.endSync();
+      this.#failure = err instanceof Error ? err : new BlocksyncApplyError(String(err));
+      this.#deps.log.error({ err: this.#failure, height: this.#pool.height() }, "block sync failed; stopping it");
+      this.#endSync();
     } finally {
-      this.processing = false;
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
+      this.#processing = false;
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
       for (const w of waiters) w();
     }
   }
 
   /** The FOR_LOOP body of poolRoutine: verify, save and apply while two consecutive blocks are in. */
-  private async applyAvailableBlocks(): Promise<void> {
-    while (this.syncing) {
-      const { first, second } = this.pool.peekTwoBlocks();
+  async #applyAvailableBlocks(): Promise<void> {
+    while (this.#syncing) {
+      const { first, second } = this.#pool.peekTwoBlocks();
       if (first === undefined || second === undefined) return;
-      const state = this.state;
+      const state = this.#state;
       const height = first.header.height;
       const expected = state.lastBlockHeight === 0 ? state.initialHeight : state.lastBlockHeight + 1;
       if (height !== expected || second.header.height !== height + 1) {
@@ -356,39 +356,42 @@ export class BlocksyncReactor implements Reactor {
       try {
         // Block H is final if the validators of H signed its id with +2/3 in H+1's LastCommit.
         state.validators.verifyCommit(state.chainId, firstId, height, second.lastCommit);
-        this.deps.blockExec.validateBlock(state, first);
+        this.#deps.blockExec.validateBlock(state, first);
       } catch (err) {
-        this.deps.log.error({ err: (err as Error).message, height }, "Error in validation");
-        this.dropPeersOf(height, second.header.height, err);
+        this.#deps.log.error({ err: (err as Error).message, height }, "Error in validation");
+        this.#dropPeersOf(height, second.header.height, err);
         continue;
       }
-      this.pool.popRequest();
+      this.#pool.popRequest();
       try {
-        await this.deps.blockStore.saveBlock(first, parts, second.lastCommit);
-        const res = await this.deps.blockExec.applyBlock(state, firstId, first);
-        this.state = res.state;
+        await this.#deps.blockStore.saveBlock(first, parts, second.lastCommit);
+        const res = await this.#deps.blockExec.applyBlock(state, firstId, first);
+        this.#state = res.state;
       } catch (err) {
         throw new BlocksyncApplyError(`failed to process committed block ${height}: ${(err as Error).message}`, {
           cause: err,
         });
       }
-      this.blocksSynced++;
-      if (this.blocksSynced % 100 === 0) {
-        this.deps.log.info({ height: this.pool.height(), maxPeerHeight: this.pool.maxPeerHeight() }, "Block Sync Rate");
+      this.#blocksSynced++;
+      if (this.#blocksSynced % 100 === 0) {
+        this.#deps.log.info(
+          { height: this.#pool.height(), maxPeerHeight: this.#pool.maxPeerHeight() },
+          "Block Sync Rate",
+        );
       }
     }
   }
 
   /** Both blocks' senders are suspects: drop and ban them, and fetch their heights again. */
-  private dropPeersOf(firstHeight: number, secondHeight: number, err: unknown): void {
+  #dropPeersOf(firstHeight: number, secondHeight: number, err: unknown): void {
     const reason = (id: string) =>
       new BlocksyncPeerError(id, `block ${firstHeight} failed verification: ${(err as Error).message}`, {
         cause: err,
       });
-    const p1 = this.pool.removePeerAndRedoAllPeerRequests(firstHeight);
-    if (p1 !== undefined) this.stopPeer(p1, reason(p1));
-    const p2 = this.pool.removePeerAndRedoAllPeerRequests(secondHeight);
-    if (p2 !== undefined && p2 !== p1) this.stopPeer(p2, reason(p2));
+    const p1 = this.#pool.removePeerAndRedoAllPeerRequests(firstHeight);
+    if (p1 !== undefined) this.#stopPeer(p1, reason(p1));
+    const p2 = this.#pool.removePeerAndRedoAllPeerRequests(secondHeight);
+    if (p2 !== undefined && p2 !== p1) this.#stopPeer(p2, reason(p2));
   }
 
   /**
@@ -397,35 +400,35 @@ export class BlocksyncReactor implements Reactor {
    * chain", so a restarted validator of a 4-node network would skip block sync although the other
    * three kept committing.
    */
-  private localNodeBlocksTheChain(): boolean {
-    const addr = this.opts.localAddress;
+  #localNodeBlocksTheChain(): boolean {
+    const addr = this.#opts.localAddress;
     if (addr === undefined) return false;
-    const val = this.state.validators.getByAddress(addr);
+    const val = this.#state.validators.getByAddress(addr);
     if (val === undefined) return false;
-    return val.validator.votingPower * 3n >= this.state.validators.totalVotingPower();
+    return val.validator.votingPower * 3n >= this.#state.validators.totalVotingPower();
   }
 
-  private async maybeSwitchToConsensus(): Promise<void> {
-    const waitedMs = Number((this.deps.clock.nowNs() - this.startedAtNs) / 1_000_000n);
-    const lonely = !this.everHadPeer && this.pool.numPeers() === 0 && waitedMs >= this.opts.startTimeoutMs;
-    const caughtUp = this.pool.isCaughtUp();
-    if (!caughtUp && !lonely && !this.localNodeBlocksTheChain()) return;
-    this.deps.log.info(
+  async #maybeSwitchToConsensus(): Promise<void> {
+    const waitedMs = Number((this.#deps.clock.nowNs() - this.#startedAtNs) / 1_000_000n);
+    const lonely = !this.#everHadPeer && this.#pool.numPeers() === 0 && waitedMs >= this.#opts.startTimeoutMs;
+    const caughtUp = this.#pool.isCaughtUp();
+    if (!caughtUp && !lonely && !this.#localNodeBlocksTheChain()) return;
+    this.#deps.log.info(
       {
-        height: this.pool.height(),
-        lastBlockHeight: this.state.lastBlockHeight,
-        maxPeerHeight: this.pool.maxPeerHeight(),
-        blocksSynced: this.blocksSynced,
+        height: this.#pool.height(),
+        lastBlockHeight: this.#state.lastBlockHeight,
+        maxPeerHeight: this.#pool.maxPeerHeight(),
+        blocksSynced: this.#blocksSynced,
         reason: caughtUp ? "caught up with peers" : lonely ? "no peers" : "local validator blocks the chain",
       },
       "Time to switch to consensus reactor!",
     );
-    this.endSync();
+    this.#endSync();
     try {
-      await this.deps.onCaughtUp?.(this.state, this.blocksSynced);
+      await this.#deps.onCaughtUp?.(this.#state, this.#blocksSynced);
     } catch (err) {
-      this.failure = err instanceof Error ? err : new BlocksyncError(String(err));
-      this.deps.log.error({ err }, "switching to consensus failed");
+      this.#failure = err instanceof Error ? err : new BlocksyncError(String(err));
+      this.#deps.log.error({ err }, "switching to consensus failed");
     }
   }
 }

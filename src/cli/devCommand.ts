@@ -19,7 +19,25 @@ import {
 import { isDevChainGenesis, startNode } from "../node/index.js";
 import { createLogger } from "../util/logger.js";
 import { dashboardUrl } from "./dashboardUrl.js";
-import type { CliIo, DevFlags } from "./program.js";
+import type { CliIo } from "./io.js";
+
+/** `cometh dev`'s own flags (Anvil's names). */
+export interface DevFlags {
+  port: string;
+  host: string;
+  chainId: string;
+  accounts: string;
+  balance: string;
+  mnemonic?: string;
+  blockTime?: string;
+  mining: boolean;
+  gasLimit?: string;
+  baseFee?: string;
+  dumpState?: string;
+  loadState?: string;
+  state?: string;
+  silent?: boolean;
+}
 
 export interface DevRunOptions extends DevFlags {
   /** --home: a persistent dev chain; absent: a temporary home deleted at exit. */

@@ -30,15 +30,10 @@ import {
 } from "../privval/index.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { dashboardUrl } from "./dashboardUrl.js";
+import type { DevFlags } from "./devCommand.js";
+import type { CliIo } from "./io.js";
 
-/** What the program needs from the outside world; tests pass their own. */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  env: NodeJS.ProcessEnv;
-  /** Ends the process (process.exit in production). */
-  exit(code: number): never;
-}
+export type { CliIo } from "./io.js";
 
 export const processIo: CliIo = {
   out: (line) => console.log(line),
@@ -82,24 +77,6 @@ function pinoLevel(level: LogLevelName): string {
 
 export function createNodeLogger(config: NodeConfig): Logger {
   return createLogger({ level: pinoLevel(config.base.logLevels.default), format: config.base.logFormat });
-}
-
-/** `cometh dev`'s own flags (Anvil's names). */
-export interface DevFlags {
-  port: string;
-  host: string;
-  chainId: string;
-  accounts: string;
-  balance: string;
-  mnemonic?: string;
-  blockTime?: string;
-  mining: boolean;
-  gasLimit?: string;
-  baseFee?: string;
-  dumpState?: string;
-  loadState?: string;
-  state?: string;
-  silent?: boolean;
 }
 
 interface GlobalOpts {

@@ -182,12 +182,12 @@ export interface BlockExecutorOptions {
  * the only path that moves ChainState forward.
  */
 export class BlockExecutor {
-  private readonly deps: BlockExecutorDeps;
-  private readonly opts: BlockExecutorOptions;
+  readonly #deps: BlockExecutorDeps;
+  readonly #opts: BlockExecutorOptions;
 
   constructor(deps: BlockExecutorDeps, opts: BlockExecutorOptions = { blockTimeToleranceMs: 60_000 }) {
-    this.deps = deps;
-    this.opts = opts;
+    this.#deps = deps;
+    this.#opts = opts;
   }
 
   /**
@@ -204,17 +204,17 @@ export class BlockExecutor {
     const unlimited = paramMaxBytes === -1;
     const maxBytes = unlimited ? MAX_BLOCK_SIZE_BYTES : paramMaxBytes;
     const maxGas = state.consensusParams.block.maxGas;
-    const { evidence, bytes: evidenceBytes } = this.deps.evidence?.pendingEvidence(
+    const { evidence, bytes: evidenceBytes } = this.#deps.evidence?.pendingEvidence(
       Number(state.consensusParams.evidence.maxBytes),
     ) ?? { evidence: [], bytes: 0 };
     const dataBytes = maxDataBytes(maxBytes, evidenceBytes, state.validators.size());
-    const reaped = this.deps.mempool?.reapMaxBytesMaxGas(unlimited ? -1 : dataBytes, maxGas) ?? [];
+    const reaped = this.#deps.mempool?.reapMaxBytesMaxGas(unlimited ? -1 : dataBytes, maxGas) ?? [];
     const draft = this.makeBlock(height, state, reaped, lastCommit, proposerAddress, evidence);
     const localLastCommit =
       height === state.initialHeight
         ? { round: 0, votes: [] }
         : commitInfoFor(lastCommit, state.lastValidators, height);
-    const res = await this.deps.app.prepareProposal({
+    const res = await this.#deps.app.prepareProposal({
       maxTxBytes: dataBytes,
       txs: reaped,
       localLastCommit,
@@ -247,8 +247,8 @@ export class BlockExecutor {
     evidence: Evidence[] = [],
   ): Block {
     const time =
-      this.opts.proposerTime !== undefined
-        ? this.opts.proposerTime(height, state)
+      this.#opts.proposerTime !== undefined
+        ? this.#opts.proposerTime(height, state)
         : height === state.initialHeight
           ? state.lastBlockTime
           : medianTime(lastCommit, state.lastValidators);
@@ -277,7 +277,7 @@ export class BlockExecutor {
 
   /** ABCI ProcessProposal: true when the app accepts the block. */
   async processProposal(block: Block, state: ChainState): Promise<boolean> {
-    const res = await this.deps.app.processProposal({
+    const res = await this.#deps.app.processProposal({
       txs: block.data.txs,
       proposedLastCommit: buildLastCommitInfo(block, state.lastValidators, state.initialHeight),
       misbehavior: misbehaviorOf(block.evidence),
@@ -351,9 +351,9 @@ export class BlockExecutor {
         `block.Header.ProposerAddress ${bytesToHexUpper(h.proposerAddress)} is not a validator`,
       );
     }
-    const tol = this.opts.blockTimeToleranceMs;
+    const tol = this.#opts.blockTimeToleranceMs;
     if (tol > 0) {
-      const now = this.deps.clock.nowNs();
+      const now = this.#deps.clock.nowNs();
       if (h.time >= now + BigInt(tol) * 1_000_000n) {
         throw new InvalidBlockError(
           `block time ${formatRfc3339Nano(h.time)} is too far in the future (wall clock ${formatRfc3339Nano(now)} + tolerance ${tol}ms)`,
@@ -366,7 +366,8 @@ export class BlockExecutor {
           `block time ${formatRfc3339Nano(h.time)} not greater than last block time ${formatRfc3339Nano(state.lastBlockTime)}`,
         );
       }
-      const median = this.opts.proposerTime === undefined ? medianTime(block.lastCommit, state.lastValidators) : h.time;
+      const median =
+        this.#opts.proposerTime === undefined ? medianTime(block.lastCommit, state.lastValidators) : h.time;
       if (h.time !== median) {
         throw new InvalidBlockError(
           `invalid block time. Expected ${formatRfc3339Nano(median)}, got ${formatRfc3339Nano(h.time)}`,
@@ -374,7 +375,7 @@ export class BlockExecutor {
       }
     } else if (h.height === state.initialHeight) {
       // Proposer-based times (dev chains): the first block may be later than the genesis time.
-      if (this.opts.proposerTime !== undefined ? h.time < state.lastBlockTime : h.time !== state.lastBlockTime) {
+      if (this.#opts.proposerTime !== undefined ? h.time < state.lastBlockTime : h.time !== state.lastBlockTime) {
         throw new InvalidBlockError(
           `block time ${formatRfc3339Nano(h.time)} is not equal to genesis time ${formatRfc3339Nano(state.lastBlockTime)}`,
         );
@@ -384,7 +385,7 @@ export class BlockExecutor {
     }
     // validateBlockBasic has checked Header.EvidenceHash against the list; the pool checks each piece.
     if (block.evidence.length > 0) {
-      const pool = this.deps.evidence;
+      const pool = this.#deps.evidence;
       if (pool === undefined) {
         throw new InvalidBlockError(
           "block carries evidence, which this node cannot verify (no evidence pool). Configure an evidence pool",
@@ -410,9 +411,9 @@ export class BlockExecutor {
     opts: { validate?: boolean } = {},
   ): Promise<{ state: ChainState; response: FinalizeBlockResponse }> {
     if (opts.validate) this.validateBlock(state, block);
-    const fail = this.deps.failPoint ?? (() => {});
+    const fail = this.#deps.failPoint ?? (() => {});
     const h = block.header;
-    const resp = await this.deps.app.finalizeBlock({
+    const resp = await this.#deps.app.finalizeBlock({
       txs: block.data.txs,
       decidedLastCommit: buildLastCommitInfo(block, state.lastValidators, state.initialHeight),
       misbehavior: misbehaviorOf(block.evidence),
@@ -429,40 +430,40 @@ export class BlockExecutor {
         `expected tx results length to match size of transactions in block. Expected ${block.data.txs.length}, got ${resp.txResults.length}`,
       );
     }
-    this.deps.log.info(
+    this.#deps.log.info(
       { height: h.height, numTxs: block.data.txs.length, appHash: bytesToHexUpper(resp.appHash) },
       "finalized block",
     );
-    await this.deps.stateStore.saveFinalizeBlockResponse(h.height, resp);
+    await this.#deps.stateStore.saveFinalizeBlockResponse(h.height, resp);
     fail("afterSaveFinalizeResponse");
 
     validateValidatorUpdates(resp.validatorUpdates, state.consensusParams.validator.pubKeyTypes);
     const next = updateState(state, id, block, resp);
 
-    const retainHeight = await this.commit(block, resp);
+    const retainHeight = await this.#commit(block, resp);
     // state/execution.go: the pool learns the new state (and the committed evidence) right after Commit.
-    await this.deps.evidence?.update(next, block.evidence);
+    await this.#deps.evidence?.update(next, block.evidence);
     fail("afterAppCommit");
 
     next.appHash = resp.appHash;
-    await this.deps.stateStore.save(next);
+    await this.#deps.stateStore.save(next);
     fail("afterStateSave");
 
-    if (retainHeight > 0) await this.pruneBlocks(retainHeight);
-    this.fireEvents(block, id, resp);
+    if (retainHeight > 0) await this.#pruneBlocks(retainHeight);
+    this.#fireEvents(block, id, resp);
     return { state: next, response: resp };
   }
 
   /** App Commit while the mempool is locked, then mempool update (BlockExecutor.Commit). */
-  private async commit(block: Block, resp: FinalizeBlockResponse): Promise<number> {
-    const mempool = this.deps.mempool;
+  async #commit(block: Block, resp: FinalizeBlockResponse): Promise<number> {
+    const mempool = this.#deps.mempool;
     if (mempool === undefined) {
-      const res = await this.deps.app.commit();
+      const res = await this.#deps.app.commit();
       return res.retainHeight;
     }
     const unlock = await mempool.lock();
     try {
-      const res = await this.deps.app.commit();
+      const res = await this.#deps.app.commit();
       await mempool.update(block.header.height, block.data.txs, resp.txResults);
       return res.retainHeight;
     } finally {
@@ -470,14 +471,14 @@ export class BlockExecutor {
     }
   }
 
-  private async pruneBlocks(retainHeight: number): Promise<void> {
-    const store = this.deps.blockStore;
+  async #pruneBlocks(retainHeight: number): Promise<void> {
+    const store = this.#deps.blockStore;
     if (store.pruneBlocks === undefined || retainHeight <= store.base()) return;
     try {
       const pruned = await store.pruneBlocks(retainHeight);
-      this.deps.log.debug({ pruned, retainHeight }, "pruned blocks");
+      this.#deps.log.debug({ pruned, retainHeight }, "pruned blocks");
     } catch (err) {
-      this.deps.log.error({ err, retainHeight }, "failed to prune blocks");
+      this.#deps.log.error({ err, retainHeight }, "failed to prune blocks");
     }
   }
 
@@ -485,8 +486,8 @@ export class BlockExecutor {
    * state/execution.go fireEvents order: NewBlock, NewBlockHeader, NewBlockEvents, NewEvidence…, Tx…,
    * ValidatorSetUpdates.
    */
-  private fireEvents(block: Block, id: BlockId, resp: FinalizeBlockResponse): void {
-    const events = this.deps.events;
+  #fireEvents(block: Block, id: BlockId, resp: FinalizeBlockResponse): void {
+    const events = this.#deps.events;
     if (events === undefined) return;
     const height = block.header.height;
     try {
@@ -502,15 +503,15 @@ export class BlockExecutor {
         events.publish("ValidatorSetUpdates", { validatorUpdates: resp.validatorUpdates.map(updateToValidator) });
       }
     } catch (err) {
-      this.deps.log.error({ err, height }, "failed publishing block events");
+      this.#deps.log.error({ err, height }, "failed publishing block events");
     }
   }
 
   /** ExecCommitBlock: FinalizeBlock + Commit on the app only (handshake replay); returns the app hash. */
   async execCommitBlock(block: Block, initialHeight: number): Promise<Uint8Array> {
     const h = block.header;
-    const lastVals = h.height === initialHeight ? undefined : this.deps.stateStore.loadValidators(h.height - 1);
-    const resp = await this.deps.app.finalizeBlock({
+    const lastVals = h.height === initialHeight ? undefined : this.#deps.stateStore.loadValidators(h.height - 1);
+    const resp = await this.#deps.app.finalizeBlock({
       txs: block.data.txs,
       decidedLastCommit:
         h.height === initialHeight ? { round: 0, votes: [] } : commitInfoFor(block.lastCommit, lastVals, h.height),
@@ -527,7 +528,7 @@ export class BlockExecutor {
         `expected tx results length to match size of transactions in block. Expected ${block.data.txs.length}, got ${resp.txResults.length}`,
       );
     }
-    await this.deps.app.commit();
+    await this.#deps.app.commit();
     return resp.appHash;
   }
 }

@@ -124,6 +124,13 @@ interface MineRequest {
   reject: (err: Error) => void;
 }
 
+/** A waitForHeight caller, resolved once the height is committed. */
+interface HeightWaiter {
+  height: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
 /** The peer id own messages carry (CometBFT uses the empty id for internal messages). */
 const OWN = "";
 const MS = 1_000_000n;
@@ -162,43 +169,43 @@ export class ConsensusState {
   /** The chain state after the last committed block. */
   state!: ChainState;
 
-  private readonly opts: ConsensusOptions;
-  private readonly deps: ConsensusDeps;
-  private readonly blockExec: BlockExecutor;
-  private readonly ticker: TimeoutTicker;
-  private wal: Wal | undefined;
-  private readonly internalQueue: QueueItem[] = [];
-  private readonly peerQueue: QueueItem[] = [];
-  private processing = false;
-  private replayMode = false;
-  private started = false;
+  readonly #opts: ConsensusOptions;
+  readonly #deps: ConsensusDeps;
+  readonly #blockExec: BlockExecutor;
+  readonly #ticker: TimeoutTicker;
+  #wal: Wal | undefined;
+  readonly #internalQueue: QueueItem[] = [];
+  readonly #peerQueue: QueueItem[] = [];
+  #processing = false;
+  #replayMode = false;
+  #started = false;
   /** Set once the WAL replay is done: only then does the queue run. */
-  private running = false;
-  private stopped = false;
-  private halted: Error | undefined;
-  private idleWaiters: (() => void)[] = [];
-  private heightWaiters: { height: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+  #running = false;
+  #stopped = false;
+  #halted: Error | undefined;
+  #idleWaiters: (() => void)[] = [];
+  #heightWaiters: HeightWaiter[] = [];
   /** Peer gossip (the consensus reactor's part): what each peer has, and sending it what it lacks. */
-  private readonly gossip: PeerGossip;
-  private unsubscribeTxs: (() => void) | undefined;
-  private constructed = false;
+  readonly #gossip: PeerGossip;
+  #unsubscribeTxs: (() => void) | undefined;
+  #constructed = false;
   /** Dev chains: how blocks are made, and the blocks asked for. */
-  private devMining: DevMiningOptions | undefined;
-  private mineRequests: MineRequest[] = [];
+  #devMining: DevMiningOptions | undefined;
+  #mineRequests: MineRequest[] = [];
   /**
    * Dev chains: a tx arrived since the last block that carried none. Automine makes blocks only
    * then, so a tx that cannot run yet (a nonce gap) does not make empty blocks forever.
    */
-  private devTxArrived = false;
+  #devTxArrived = false;
   /** Dev chains: txs admitted so far, and how many had been when the last proposal reaped the mempool. */
-  private devTxCount = 0;
-  private devTxCountAtProposal = 0;
-  private unsubscribeTxAdded: (() => void) | undefined;
+  #devTxCount = 0;
+  #devTxCountAtProposal = 0;
+  #unsubscribeTxAdded: (() => void) | undefined;
 
   constructor(opts: ConsensusOptions, deps: ConsensusDeps, state: ChainState) {
-    this.opts = opts;
-    this.deps = deps;
-    this.blockExec = new BlockExecutor(
+    this.#opts = opts;
+    this.#deps = deps;
+    this.#blockExec = new BlockExecutor(
       {
         app: deps.app,
         blockStore: deps.blockStore,
@@ -215,9 +222,9 @@ export class ConsensusState {
         ...(opts.proposerTime === undefined ? {} : { proposerTime: opts.proposerTime }),
       },
     );
-    this.devMining = opts.dev === undefined ? undefined : { ...opts.dev };
-    this.ticker = new TimeoutTicker(deps.clock, (ti) => this.enqueue({ kind: "timeout", timeout: ti }, false));
-    this.gossip = new PeerGossip(
+    this.#devMining = opts.dev === undefined ? undefined : { ...opts.dev };
+    this.#ticker = new TimeoutTicker(deps.clock, (ti) => this.#enqueue({ kind: "timeout", timeout: ti }, false));
+    this.#gossip = new PeerGossip(
       {
         transport: deps.gossip,
         blockStore: deps.blockStore,
@@ -227,16 +234,16 @@ export class ConsensusState {
       },
       this,
       {
-        started: () => this.started,
-        stopped: () => this.stopped,
-        halted: () => this.halted !== undefined,
-        replaying: () => this.replayMode,
-        enqueue: (peerId, msg) => this.enqueue({ kind: "msg", msg, peerId }, false),
+        started: () => this.#started,
+        stopped: () => this.#stopped,
+        halted: () => this.#halted !== undefined,
+        replaying: () => this.#replayMode,
+        enqueue: (peerId, msg) => this.#enqueue({ kind: "msg", msg, peerId }, false),
       },
     );
-    if (state.lastBlockHeight > 0) this.reconstructLastCommit(state);
-    this.updateToState(state);
-    this.constructed = true;
+    if (state.lastBlockHeight > 0) this.#reconstructLastCommit(state);
+    this.#updateToState(state);
+    this.#constructed = true;
     if (state.consensusParams.abci.voteExtensionsEnableHeight > 0n) {
       deps.log.warn(
         { enableHeight: state.consensusParams.abci.voteExtensionsEnableHeight.toString() },
@@ -250,31 +257,31 @@ export class ConsensusState {
 
   /** Opens the WAL, replays the current height from it, then starts round 0 at start_time. */
   async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
-    const synced = this.adoptSyncedState();
+    if (this.#started) return;
+    this.#started = true;
+    const synced = this.#adoptSyncedState();
     // A dev chain's WAL is not fsynced (docs/dev-chain.md: what survives a crash).
-    this.wal = await Wal.open(this.opts.walPath, { log: this.deps.log, sync: this.devMining === undefined });
+    this.#wal = await Wal.open(this.#opts.walPath, { log: this.#deps.log, sync: this.#devMining === undefined });
     // SwitchToConsensus(state, skipWAL): after block sync the WAL only holds older heights.
-    if (!synced) await this.catchupReplayWithRepair();
-    this.checkDoubleSigningRisk(this.height);
-    if (this.waitForTxs()) {
-      this.unsubscribeTxs = this.deps.mempool.onTxsAvailable(() => this.enqueue({ kind: "txsAvailable" }, false));
+    if (!synced) await this.#catchupReplayWithRepair();
+    this.#checkDoubleSigningRisk(this.height);
+    if (this.#waitForTxs()) {
+      this.#unsubscribeTxs = this.#deps.mempool.onTxsAvailable(() => this.#enqueue({ kind: "txsAvailable" }, false));
     }
-    if (this.devMining !== undefined && this.deps.mempool.onTxAdded !== undefined) {
-      this.devTxArrived = this.deps.mempool.size() > 0;
-      this.unsubscribeTxAdded = this.deps.mempool.onTxAdded(() => {
-        this.devTxArrived = true;
-        this.devTxCount++;
-        this.enqueue({ kind: "txsAvailable" }, false);
+    if (this.#devMining !== undefined && this.#deps.mempool.onTxAdded !== undefined) {
+      this.#devTxArrived = this.#deps.mempool.size() > 0;
+      this.#unsubscribeTxAdded = this.#deps.mempool.onTxAdded(() => {
+        this.#devTxArrived = true;
+        this.#devTxCount++;
+        this.#enqueue({ kind: "txsAvailable" }, false);
       });
     }
-    this.running = true;
-    this.scheduleRound0();
-    this.gossip.start();
+    this.#running = true;
+    this.#scheduleRound0();
+    this.#gossip.start();
     // Peers added before start have not heard from us yet.
-    this.gossip.broadcastNewRoundStep();
-    this.kick();
+    this.#gossip.broadcastNewRoundStep();
+    this.#kick();
   }
 
   /**
@@ -282,29 +289,29 @@ export class ConsensusState {
    * is ahead of this.state; take it over (last commit from the block store, next height) before
    * starting. Returns true when it did.
    */
-  private adoptSyncedState(): boolean {
-    const stored = this.deps.stateStore.load();
+  #adoptSyncedState(): boolean {
+    const stored = this.#deps.stateStore.load();
     if (stored === undefined || stored.lastBlockHeight <= this.state.lastBlockHeight) return false;
-    this.deps.log.info(
+    this.#deps.log.info(
       { from: this.state.lastBlockHeight, to: stored.lastBlockHeight },
       "switching to consensus: adopting the state block sync reached",
     );
-    this.reconstructLastCommit(stored);
-    this.updateToState(stored);
+    this.#reconstructLastCommit(stored);
+    this.#updateToState(stored);
     return true;
   }
 
   /** Stops after the input being handled; closes the WAL. */
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.ticker.stop();
-    this.gossip.stop();
-    this.unsubscribeTxs?.();
-    this.unsubscribeTxAdded?.();
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#ticker.stop();
+    this.#gossip.stop();
+    this.#unsubscribeTxs?.();
+    this.#unsubscribeTxAdded?.();
     await this.idle();
-    await this.wal?.close();
-    this.rejectWaiters(new ConsensusError("consensus stopped"));
+    await this.#wal?.close();
+    this.#rejectWaiters(new ConsensusError("consensus stopped"));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -312,16 +319,16 @@ export class ConsensusState {
 
   /** Changes how a dev chain makes blocks (evm_setAutomine, evm_setIntervalMining). */
   setDevMining(mining: DevMiningOptions): void {
-    if (this.devMining === undefined) throw new ConsensusError("mining control needs a dev chain");
-    const changed = this.devMining.intervalMs !== mining.intervalMs;
-    this.devMining = { ...mining };
-    if (mining.automine) this.devTxArrived = this.deps.mempool.size() > 0;
+    if (this.#devMining === undefined) throw new ConsensusError("mining control needs a dev chain");
+    const changed = this.#devMining.intervalMs !== mining.intervalMs;
+    this.#devMining = { ...mining };
+    if (mining.automine) this.#devTxArrived = this.#deps.mempool.size() > 0;
     // A new interval starts counting now; automine takes what already waits.
-    if (changed || (mining.automine && this.deps.mempool.size() > 0)) this.enqueue({ kind: "devKick" }, true);
+    if (changed || (mining.automine && this.#deps.mempool.size() > 0)) this.#enqueue({ kind: "devKick" }, true);
   }
 
   devMiningOptions(): DevMiningOptions | undefined {
-    return this.devMining === undefined ? undefined : { ...this.devMining };
+    return this.#devMining === undefined ? undefined : { ...this.#devMining };
   }
 
   /**
@@ -329,13 +336,13 @@ export class ConsensusState {
    * PrepareProposal) and resolves with their heights. Blocks made for any reason count.
    */
   mineBlocks(count: number): Promise<number[]> {
-    if (this.devMining === undefined) return Promise.reject(new ConsensusError("mining on demand needs a dev chain"));
-    if (this.halted !== undefined) return Promise.reject(this.halted);
-    if (this.stopped) return Promise.reject(new ConsensusError("consensus stopped"));
+    if (this.#devMining === undefined) return Promise.reject(new ConsensusError("mining on demand needs a dev chain"));
+    if (this.#halted !== undefined) return Promise.reject(this.#halted);
+    if (this.#stopped) return Promise.reject(new ConsensusError("consensus stopped"));
     if (count <= 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      this.mineRequests.push({ remaining: count, heights: [], resolve, reject });
-      this.enqueue({ kind: "devKick" }, true);
+      this.#mineRequests.push({ remaining: count, heights: [], resolve, reject });
+      this.#enqueue({ kind: "devKick" }, true);
     });
   }
 
@@ -345,142 +352,142 @@ export class ConsensusState {
    * requests start over from it. Resolves once done.
    */
   rollback(run: () => Promise<ChainState>): Promise<void> {
-    if (this.devMining === undefined) return Promise.reject(new ConsensusError("rollback needs a dev chain"));
+    if (this.#devMining === undefined) return Promise.reject(new ConsensusError("rollback needs a dev chain"));
     return new Promise((resolve, reject) => {
-      this.enqueue({ kind: "devRollback", run, done: (err) => (err === undefined ? resolve() : reject(err)) }, true);
+      this.#enqueue({ kind: "devRollback", run, done: (err) => (err === undefined ? resolve() : reject(err)) }, true);
     });
   }
 
-  private async handleRollback(run: () => Promise<ChainState>): Promise<void> {
+  async #handleRollback(run: () => Promise<ChainState>): Promise<void> {
     const state = await run();
-    for (const r of this.mineRequests.splice(0)) r.reject(new ConsensusError("the chain was reverted"));
+    for (const r of this.#mineRequests.splice(0)) r.reject(new ConsensusError("the chain was reverted"));
     // Forget the height in progress and take the restored state as if it had just been loaded.
     (this as { state: ChainState | undefined }).state = undefined;
     this.commitRound = -1;
     this.commitTime = GO_ZERO_TIME;
     this.lastCommit = undefined;
     this.round = 0;
-    if (state.lastBlockHeight > 0) this.reconstructLastCommit(state);
-    this.updateToState(state);
-    await this.wal?.reset(state.lastBlockHeight, this.deps.clock.nowNs());
-    this.ticker.reset();
-    this.scheduleRound0();
+    if (state.lastBlockHeight > 0) this.#reconstructLastCommit(state);
+    this.#updateToState(state);
+    await this.#wal?.reset(state.lastBlockHeight, this.#deps.clock.nowNs());
+    this.#ticker.reset();
+    this.#scheduleRound0();
   }
 
   /** True when a dev chain should make a block now. */
-  private devWantsBlock(): boolean {
-    const m = this.devMining;
+  #devWantsBlock(): boolean {
+    const m = this.#devMining;
     if (m === undefined) return false;
-    return this.mineRequests.length > 0 || (m.automine && this.devTxArrived && this.deps.mempool.size() > 0);
+    return this.#mineRequests.length > 0 || (m.automine && this.#devTxArrived && this.#deps.mempool.size() > 0);
   }
 
   /** After a dev chain committed `height`: counts it against the oldest mine request. */
-  private devCommitted(height: number, txs: number): void {
+  #devCommitted(height: number, txs: number): void {
     // An empty block when nothing arrived since its proposal: what waits cannot run yet.
-    if (txs === 0 && this.devTxCount === this.devTxCountAtProposal) this.devTxArrived = false;
-    const r = this.mineRequests[0];
+    if (txs === 0 && this.#devTxCount === this.#devTxCountAtProposal) this.#devTxArrived = false;
+    const r = this.#mineRequests[0];
     if (r === undefined) return;
     r.heights.push(height);
     if (--r.remaining <= 0) {
-      this.mineRequests.shift();
+      this.#mineRequests.shift();
       r.resolve(r.heights);
     }
   }
 
-  private async handleDevKick(): Promise<void> {
-    if (this.devMining === undefined || this.round !== 0) return;
+  async #handleDevKick(): Promise<void> {
+    if (this.#devMining === undefined || this.round !== 0) return;
     if (this.step === ROUND_STEP.newRound) {
-      if (this.devWantsBlock()) await this.enterPropose(this.height, 0);
-      else if (this.devMining.intervalMs > 0) {
-        this.scheduleTimeout(this.devMining.intervalMs, this.height, 0, ROUND_STEP.newRound);
+      if (this.#devWantsBlock()) await this.#enterPropose(this.height, 0);
+      else if (this.#devMining.intervalMs > 0) {
+        this.#scheduleTimeout(this.#devMining.intervalMs, this.height, 0, ROUND_STEP.newRound);
       }
     }
   }
 
   /** Resolves once nothing is queued or being handled. */
   idle(): Promise<void> {
-    if (!this.processing) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    if (!this.#processing) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /** True when no input is queued or being handled. */
   isIdle(): boolean {
-    return !this.processing && this.internalQueue.length === 0 && this.peerQueue.length === 0;
+    return !this.#processing && this.#internalQueue.length === 0 && this.#peerQueue.length === 0;
   }
 
   /** Resolves once block `height` is committed and applied. */
   waitForHeight(height: number): Promise<void> {
     if (this.state.lastBlockHeight >= height) return Promise.resolve();
-    if (this.halted !== undefined) return Promise.reject(this.halted);
-    return new Promise((resolve, reject) => this.heightWaiters.push({ height, resolve, reject }));
+    if (this.#halted !== undefined) return Promise.reject(this.#halted);
+    return new Promise((resolve, reject) => this.#heightWaiters.push({ height, resolve, reject }));
   }
 
   /** Why consensus halted, if it did. */
   haltError(): Error | undefined {
-    return this.halted;
+    return this.#halted;
   }
 
-  private halt(err: unknown): void {
+  #halt(err: unknown): void {
     const e = err instanceof Error ? err : new ConsensusFailureError(String(err));
-    this.halted = e;
-    this.deps.log.error({ err: e, height: this.height, round: this.round, step: this.step }, "CONSENSUS FAILURE!!!");
-    this.ticker.stop();
-    this.gossip.stop();
-    this.unsubscribeTxs?.();
-    this.internalQueue.length = 0;
-    this.peerQueue.length = 0;
-    this.rejectWaiters(e);
+    this.#halted = e;
+    this.#deps.log.error({ err: e, height: this.height, round: this.round, step: this.step }, "CONSENSUS FAILURE!!!");
+    this.#ticker.stop();
+    this.#gossip.stop();
+    this.#unsubscribeTxs?.();
+    this.#internalQueue.length = 0;
+    this.#peerQueue.length = 0;
+    this.#rejectWaiters(e);
   }
 
-  private rejectWaiters(err: Error): void {
-    const waiters = this.heightWaiters;
-    this.heightWaiters = [];
+  #rejectWaiters(err: Error): void {
+    const waiters = this.#heightWaiters;
+    this.#heightWaiters = [];
     for (const w of waiters) w.reject(err);
-    for (const r of this.mineRequests.splice(0)) r.reject(err);
+    for (const r of this.#mineRequests.splice(0)) r.reject(err);
   }
 
   // ---------------------------------------------------------------------------------------------
   // The input queue
 
-  private enqueue(item: QueueItem, internal: boolean): void {
-    if (this.stopped || this.halted !== undefined) return;
-    (internal ? this.internalQueue : this.peerQueue).push(item);
-    this.kick();
+  #enqueue(item: QueueItem, internal: boolean): void {
+    if (this.#stopped || this.#halted !== undefined) return;
+    (internal ? this.#internalQueue : this.#peerQueue).push(item);
+    this.#kick();
   }
 
-  private kick(): void {
-    if (this.processing || !this.running || this.stopped || this.halted !== undefined) return;
-    if (this.internalQueue.length === 0 && this.peerQueue.length === 0) return;
-    this.processing = true;
+  #kick(): void {
+    if (this.#processing || !this.#running || this.#stopped || this.#halted !== undefined) return;
+    if (this.#internalQueue.length === 0 && this.#peerQueue.length === 0) return;
+    this.#processing = true;
     queueMicrotask(() => {
-      this.drain().catch((err: unknown) => this.halt(err));
+      this.#drain().catch((err: unknown) => this.#halt(err));
     });
   }
 
-  private async drain(): Promise<void> {
+  async #drain(): Promise<void> {
     try {
-      while (!this.stopped && this.halted === undefined) {
-        const item = this.internalQueue.shift() ?? this.peerQueue.shift();
+      while (!this.#stopped && this.#halted === undefined) {
+        const item = this.#internalQueue.shift() ?? this.#peerQueue.shift();
         if (item === undefined) break;
-        await this.handleItem(item);
+        await this.#handleItem(item);
       }
     } catch (err) {
-      this.halt(err);
+      this.#halt(err);
     } finally {
-      this.processing = false;
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
+      this.#processing = false;
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
       for (const w of waiters) w();
     }
   }
 
-  private async handleItem(item: QueueItem): Promise<void> {
-    const now = this.deps.clock.nowNs();
+  async #handleItem(item: QueueItem): Promise<void> {
+    const now = this.#deps.clock.nowNs();
     switch (item.kind) {
       case "msg":
         if (item.peerId === OWN) {
-          await this.wal?.writeSync({ kind: "msgInfo", peerId: OWN, msg: item.msg }, now);
-          this.deps.failPoint?.("afterOwnMessageWal", {
+          await this.#wal?.writeSync({ kind: "msgInfo", peerId: OWN, msg: item.msg }, now);
+          this.#deps.failPoint?.("afterOwnMessageWal", {
             height: this.height,
             msg: {
               kind: item.msg.kind,
@@ -494,26 +501,26 @@ export class ConsensusState {
             },
           });
           // Signed and in the WAL: peers can have it now, before handling (which may commit a block).
-          this.gossip.broadcastOwn(item.msg);
-          await this.handleMsg(item.msg, OWN);
+          this.#gossip.broadcastOwn(item.msg);
+          await this.#handleMsg(item.msg, OWN);
         } else {
-          this.walWrite({ kind: "msgInfo", peerId: item.peerId, msg: item.msg });
-          await this.handleMsg(item.msg, item.peerId);
+          this.#walWrite({ kind: "msgInfo", peerId: item.peerId, msg: item.msg });
+          await this.#handleMsg(item.msg, item.peerId);
         }
         return;
       case "timeout":
-        this.walWrite({ kind: "timeout", timeout: item.timeout });
-        await this.handleTimeout(item.timeout);
+        this.#walWrite({ kind: "timeout", timeout: item.timeout });
+        await this.#handleTimeout(item.timeout);
         return;
       case "txsAvailable":
-        await this.handleTxsAvailable();
+        await this.#handleTxsAvailable();
         return;
       case "devKick":
-        await this.handleDevKick();
+        await this.#handleDevKick();
         return;
       case "devRollback":
         try {
-          await this.handleRollback(item.run);
+          await this.#handleRollback(item.run);
         } catch (err) {
           item.done(err);
           throw err;
@@ -523,8 +530,8 @@ export class ConsensusState {
     }
   }
 
-  private sendInternal(msg: StateMachineMessage): void {
-    this.enqueue({ kind: "msg", msg, peerId: OWN }, true);
+  #sendInternal(msg: StateMachineMessage): void {
+    this.#enqueue({ kind: "msg", msg, peerId: OWN }, true);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -536,42 +543,42 @@ export class ConsensusState {
    * data still there stops the start (WalRepairError). Other replay errors are logged and the node
    * goes on from the stored state.
    */
-  private async catchupReplayWithRepair(): Promise<void> {
+  async #catchupReplayWithRepair(): Promise<void> {
     let repairAttempted = false;
     for (;;) {
       try {
-        await this.catchupReplay(this.height);
+        await this.#catchupReplay(this.height);
         return;
       } catch (err) {
         if (!(err instanceof WalCorruptionError)) {
-          this.deps.log.error(
+          this.#deps.log.error(
             { err: (err as Error).message },
             "error on catchup replay; proceeding to start state anyway",
           );
           return;
         }
-        const file = err.file ?? this.opts.walPath;
+        const file = err.file ?? this.#opts.walPath;
         if (repairAttempted) {
           throw new WalRepairError(
             `the consensus WAL ${file} is corrupted in the records of height ${this.height} (${err.message}), ` +
-              `and repairing ${this.opts.walPath} did not remove it. Move the directory ${dirname(this.opts.walPath)} ` +
+              `and repairing ${this.#opts.walPath} did not remove it. Move the directory ${dirname(this.#opts.walPath)} ` +
               "away to start without replaying this height (priv_validator_state.json still prevents double signing)",
             file,
             { cause: err },
           );
         }
         repairAttempted = true;
-        this.deps.log.error({ err: err.message, file }, "the WAL file is corrupted; attempting repair");
-        const done = await this.wal?.repair();
+        this.#deps.log.error({ err: err.message, file }, "the WAL file is corrupted; attempting repair");
+        const done = await this.#wal?.repair();
         if (done === undefined) {
-          this.deps.log.error({ file: this.opts.walPath }, "the WAL head file has no damaged record to cut");
+          this.#deps.log.error({ file: this.#opts.walPath }, "the WAL head file has no damaged record to cut");
         }
       }
     }
   }
 
-  private async catchupReplay(csHeight: number): Promise<void> {
-    const wal = this.wal;
+  async #catchupReplay(csHeight: number): Promise<void> {
+    const wal = this.#wal;
     if (wal === undefined) return;
     if (wal.searchForEndHeight(csHeight).found) {
       throw new WalReplayError(`wal should not contain #ENDHEIGHT ${csHeight}`);
@@ -591,43 +598,43 @@ export class ConsensusState {
       err.file = file;
       throw err;
     }
-    this.deps.log.info({ height: csHeight, records: res.messages.length }, "Catchup by replaying consensus messages");
-    this.replayMode = true;
+    this.#deps.log.info({ height: csHeight, records: res.messages.length }, "Catchup by replaying consensus messages");
+    this.#replayMode = true;
     try {
-      for (const m of res.messages) await this.readReplayMessage(m);
+      for (const m of res.messages) await this.#readReplayMessage(m);
     } finally {
-      this.replayMode = false;
+      this.#replayMode = false;
     }
-    this.deps.log.info("Replay: Done");
+    this.#deps.log.info("Replay: Done");
   }
 
-  private async readReplayMessage(m: TimedWalMessage): Promise<void> {
+  async #readReplayMessage(m: TimedWalMessage): Promise<void> {
     const msg = m.msg;
     switch (msg.kind) {
       case "endHeight":
       case "roundState":
         return;
       case "msgInfo":
-        await this.handleMsg(msg.msg, msg.peerId);
+        await this.#handleMsg(msg.msg, msg.peerId);
         return;
       case "timeout":
-        await this.handleTimeout(msg.timeout);
+        await this.#handleTimeout(msg.timeout);
         return;
     }
   }
 
   /** double_sign_check_height: refuse to start when our signature is in one of the last N commits. */
-  private checkDoubleSigningRisk(height: number): void {
-    const signer = this.deps.signer;
-    const n = Math.min(this.opts.doubleSignCheckHeight, height);
+  #checkDoubleSigningRisk(height: number): void {
+    const signer = this.#deps.signer;
+    const n = Math.min(this.#opts.doubleSignCheckHeight, height);
     if (signer === undefined || n <= 0) return;
     const addr = signer.address();
     for (let i = 1; i < n; i++) {
       const h = height - i;
       const commit =
-        h === this.deps.blockStore.height()
-          ? this.deps.blockStore.loadSeenCommit(h)
-          : this.deps.blockStore.loadBlockCommit(h);
+        h === this.#deps.blockStore.height()
+          ? this.#deps.blockStore.loadSeenCommit(h)
+          : this.#deps.blockStore.loadBlockCommit(h);
       if (commit === undefined) continue;
       for (const sig of commit.signatures) {
         if (sig.blockIdFlag === BLOCK_ID_FLAG.commit && bytesEqual(sig.validatorAddress, addr)) {
@@ -642,9 +649,9 @@ export class ConsensusState {
   // ---------------------------------------------------------------------------------------------
   // State updates
 
-  private reconstructLastCommit(state: ChainState): void {
+  #reconstructLastCommit(state: ChainState): void {
     const h = state.lastBlockHeight;
-    const commit = this.deps.blockStore.loadSeenCommit(h) ?? this.deps.blockStore.loadBlockCommit(h);
+    const commit = this.#deps.blockStore.loadSeenCommit(h) ?? this.#deps.blockStore.loadBlockCommit(h);
     if (commit === undefined) {
       throw new ConsensusFailureError(`failed to reconstruct last commit; commit for height ${h} not found`);
     }
@@ -659,14 +666,14 @@ export class ConsensusState {
   }
 
   /** Moves to the height after `state` (updateToState): round 0, NewHeight, fresh vote sets. */
-  private updateToState(state: ChainState): void {
+  #updateToState(state: ChainState): void {
     if (this.commitRound > -1 && this.height > 0 && this.height !== state.lastBlockHeight) {
       throw new ConsensusFailureError(
         `updateToState() expected state height of ${this.height} but found ${state.lastBlockHeight}`,
       );
     }
     if (this.state !== undefined && state.lastBlockHeight <= this.state.lastBlockHeight && this.height > 0) {
-      this.newStep();
+      this.#newStep();
       return;
     }
     if (state.lastBlockHeight === 0) {
@@ -687,9 +694,9 @@ export class ConsensusState {
 
     const height = state.lastBlockHeight === 0 ? state.initialHeight : state.lastBlockHeight + 1;
     this.height = height;
-    this.updateRoundStep(0, ROUND_STEP.newHeight);
-    const base = this.commitTime === GO_ZERO_TIME ? this.deps.clock.nowNs() : this.commitTime;
-    this.startTime = base + BigInt(this.opts.timeoutCommitMs) * MS;
+    this.#updateRoundStep(0, ROUND_STEP.newHeight);
+    const base = this.commitTime === GO_ZERO_TIME ? this.#deps.clock.nowNs() : this.commitTime;
+    this.startTime = base + BigInt(this.#opts.timeoutCommitMs) * MS;
     this.validators = state.validators;
     this.proposal = undefined;
     this.proposalBlock = undefined;
@@ -705,159 +712,159 @@ export class ConsensusState {
     this.lastValidators = state.lastValidators;
     this.triggeredTimeoutPrecommit = false;
     this.state = state;
-    this.newStep();
+    this.#newStep();
   }
 
-  private updateRoundStep(round: number, step: RoundStep): void {
-    if (!this.replayMode) this.deps.metrics?.roundStep(this.round, this.step, round, step, this.startTime);
+  #updateRoundStep(round: number, step: RoundStep): void {
+    if (!this.#replayMode) this.#deps.metrics?.roundStep(this.round, this.step, round, step, this.startTime);
     this.round = round;
     this.step = step;
   }
 
-  private roundStateEvent(): RoundStateEvent {
+  #roundStateEvent(): RoundStateEvent {
     return { height: this.height, round: this.round, step: roundStepName(this.step) };
   }
 
-  private publish<K extends keyof ConsensusEventMap>(type: K, data: ConsensusEventMap[K]): void {
+  #publish<K extends keyof ConsensusEventMap>(type: K, data: ConsensusEventMap[K]): void {
     try {
-      this.deps.events.publish(type, data);
+      this.#deps.events.publish(type, data);
     } catch (err) {
-      this.deps.log.error({ err, type }, "failed publishing event");
+      this.#deps.log.error({ err, type }, "failed publishing event");
     }
   }
 
   /** Records and announces a step change (WAL async, NewRoundStep event, gossip). */
-  private newStep(): void {
+  #newStep(): void {
     // NewState's first updateToState happens before the WAL and the event bus are attached.
-    if (!this.constructed) return;
-    this.walWrite({ kind: "roundState", height: this.height, round: this.round, step: this.step });
-    this.publish("NewRoundStep", this.roundStateEvent());
-    if (!this.replayMode) this.gossip.broadcastNewRoundStep();
+    if (!this.#constructed) return;
+    this.#walWrite({ kind: "roundState", height: this.height, round: this.round, step: this.step });
+    this.#publish("NewRoundStep", this.#roundStateEvent());
+    if (!this.#replayMode) this.#gossip.broadcastNewRoundStep();
   }
 
   /** Asynchronous WAL record: a failure is logged, as CometBFT does for non-synced writes. */
-  private walWrite(msg: WalMessage): void {
+  #walWrite(msg: WalMessage): void {
     try {
-      this.wal?.write(msg, this.deps.clock.nowNs());
+      this.#wal?.write(msg, this.#deps.clock.nowNs());
     } catch (err) {
-      this.deps.log.error({ err }, "failed writing to WAL");
+      this.#deps.log.error({ err }, "failed writing to WAL");
     }
   }
 
-  private scheduleTimeout(durationMs: number, height: number, round: number, step: RoundStep): void {
-    this.ticker.schedule({ durationMs, height, round, step });
+  #scheduleTimeout(durationMs: number, height: number, round: number, step: RoundStep): void {
+    this.#ticker.schedule({ durationMs, height, round, step });
   }
 
-  private scheduleRound0(): void {
-    const sleepMs = Number((this.startTime - this.deps.clock.nowNs()) / MS);
-    this.scheduleTimeout(Math.max(0, sleepMs), this.height, 0, ROUND_STEP.newHeight);
+  #scheduleRound0(): void {
+    const sleepMs = Number((this.startTime - this.#deps.clock.nowNs()) / MS);
+    this.#scheduleTimeout(Math.max(0, sleepMs), this.height, 0, ROUND_STEP.newHeight);
   }
 
-  private timeoutPropose(round: number): number {
-    return this.opts.timeoutProposeMs + this.opts.timeoutProposeDeltaMs * round;
+  #timeoutPropose(round: number): number {
+    return this.#opts.timeoutProposeMs + this.#opts.timeoutProposeDeltaMs * round;
   }
-  private timeoutPrevote(round: number): number {
-    return this.opts.timeoutPrevoteMs + this.opts.timeoutPrevoteDeltaMs * round;
+  #timeoutPrevote(round: number): number {
+    return this.#opts.timeoutPrevoteMs + this.#opts.timeoutPrevoteDeltaMs * round;
   }
-  private timeoutPrecommit(round: number): number {
-    return this.opts.timeoutPrecommitMs + this.opts.timeoutPrecommitDeltaMs * round;
-  }
-
-  private waitForTxs(): boolean {
-    if (this.devMining !== undefined) return true;
-    return !this.opts.createEmptyBlocks || this.opts.createEmptyBlocksIntervalMs > 0;
+  #timeoutPrecommit(round: number): number {
+    return this.#opts.timeoutPrecommitMs + this.#opts.timeoutPrecommitDeltaMs * round;
   }
 
-  private ownAddress(): Uint8Array | undefined {
-    return this.deps.signer?.address();
+  #waitForTxs(): boolean {
+    if (this.#devMining !== undefined) return true;
+    return !this.#opts.createEmptyBlocks || this.#opts.createEmptyBlocksIntervalMs > 0;
+  }
+
+  #ownAddress(): Uint8Array | undefined {
+    return this.#deps.signer?.address();
   }
 
   // ---------------------------------------------------------------------------------------------
   // Inputs
 
-  private async handleTimeout(ti: TimeoutInfo): Promise<void> {
+  async #handleTimeout(ti: TimeoutInfo): Promise<void> {
     if (ti.height !== this.height || ti.round < this.round || (ti.round === this.round && ti.step < this.step)) return;
     switch (ti.step) {
       case ROUND_STEP.newHeight:
-        await this.enterNewRound(ti.height, 0);
+        await this.#enterNewRound(ti.height, 0);
         return;
       case ROUND_STEP.newRound:
-        await this.enterPropose(ti.height, ti.round);
+        await this.#enterPropose(ti.height, ti.round);
         return;
       case ROUND_STEP.propose:
-        this.publish("TimeoutPropose", this.roundStateEvent());
-        await this.enterPrevote(ti.height, ti.round);
+        this.#publish("TimeoutPropose", this.#roundStateEvent());
+        await this.#enterPrevote(ti.height, ti.round);
         return;
       case ROUND_STEP.prevoteWait:
-        this.publish("TimeoutWait", this.roundStateEvent());
-        await this.enterPrecommit(ti.height, ti.round);
+        this.#publish("TimeoutWait", this.#roundStateEvent());
+        await this.#enterPrecommit(ti.height, ti.round);
         return;
       case ROUND_STEP.precommitWait:
-        this.publish("TimeoutWait", this.roundStateEvent());
-        this.deps.metrics?.precommitWaitTimedOut(this.votes.precommits(ti.round)?.list() ?? [], this.validators);
-        await this.enterPrecommit(ti.height, ti.round);
-        await this.enterNewRound(ti.height, ti.round + 1);
+        this.#publish("TimeoutWait", this.#roundStateEvent());
+        this.#deps.metrics?.precommitWaitTimedOut(this.votes.precommits(ti.round)?.list() ?? [], this.validators);
+        await this.#enterPrecommit(ti.height, ti.round);
+        await this.#enterNewRound(ti.height, ti.round + 1);
         return;
       default:
         throw new ConsensusFailureError(`invalid timeout step: ${ti.step}`);
     }
   }
 
-  private async handleTxsAvailable(): Promise<void> {
+  async #handleTxsAvailable(): Promise<void> {
     if (this.round !== 0) return;
-    if (this.devMining !== undefined && !this.devWantsBlock()) return;
+    if (this.#devMining !== undefined && !this.#devWantsBlock()) return;
     if (this.step === ROUND_STEP.newHeight) {
-      if (this.needProofBlock(this.height)) return;
+      if (this.#needProofBlock(this.height)) return;
       // +1 ms so the NewRound timeout fires after the NewHeight one.
-      const ms = Number((this.startTime - this.deps.clock.nowNs()) / MS) + 1;
-      this.scheduleTimeout(Math.max(0, ms), this.height, 0, ROUND_STEP.newRound);
+      const ms = Number((this.startTime - this.#deps.clock.nowNs()) / MS) + 1;
+      this.#scheduleTimeout(Math.max(0, ms), this.height, 0, ROUND_STEP.newRound);
     } else if (this.step === ROUND_STEP.newRound) {
-      await this.enterPropose(this.height, 0);
+      await this.#enterPropose(this.height, 0);
     }
   }
 
-  private async handleMsg(msg: StateMachineMessage, peerId: string): Promise<void> {
+  async #handleMsg(msg: StateMachineMessage, peerId: string): Promise<void> {
     let added = false;
     try {
       switch (msg.kind) {
         case "proposal":
-          this.setProposal(msg.proposal);
+          this.#setProposal(msg.proposal);
           break;
         case "blockPart": {
           const gathering = this.height === msg.height && this.proposalBlockParts !== undefined;
           try {
-            added = this.addProposalBlockPart(msg);
-            this.deps.metrics?.blockPartReceived(gathering, added);
+            added = this.#addProposalBlockPart(msg);
+            this.#deps.metrics?.blockPartReceived(gathering, added);
           } catch (err) {
-            this.deps.metrics?.blockPartReceived(false, false);
+            this.#deps.metrics?.blockPartReceived(false, false);
             if (msg.round === this.round) throw err;
-            this.deps.log.debug(
+            this.#deps.log.debug(
               { height: this.height, round: this.round, blockRound: msg.round },
               "received block part from wrong round",
             );
           }
-          if (added && this.proposalBlockParts?.isComplete()) await this.handleCompleteProposal(msg.height);
+          if (added && this.proposalBlockParts?.isComplete()) await this.#handleCompleteProposal(msg.height);
           break;
         }
         case "vote":
-          added = await this.tryAddVote(msg.vote, peerId);
+          added = await this.#tryAddVote(msg.vote, peerId);
           break;
       }
     } catch (err) {
       // Caused by what a peer sent: logged, never fatal. Anything else halts consensus.
       if (!(err instanceof PeerFaultError)) throw err;
-      this.deps.log.info(
+      this.#deps.log.info(
         { height: this.height, round: this.round, peer: peerId, msgType: msg.kind, err: (err as Error).message },
         "failed to process message",
       );
     }
-    if (added && peerId !== OWN) this.gossip.recordAdded(peerId, msg);
+    if (added && peerId !== OWN) this.#gossip.recordAdded(peerId, msg);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Round steps (consensus/state.go)
 
-  private async enterNewRound(height: number, round: number): Promise<void> {
+  async #enterNewRound(height: number, round: number): Promise<void> {
     if (this.height !== height || round < this.round || (this.round === round && this.step !== ROUND_STEP.newHeight)) {
       return;
     }
@@ -866,7 +873,7 @@ export class ConsensusState {
       validators = validators.copy();
       validators.incrementProposerPriority(round - this.round);
     }
-    this.updateRoundStep(round, ROUND_STEP.newRound);
+    this.#updateRoundStep(round, ROUND_STEP.newRound);
     this.validators = validators;
     if (round !== 0) {
       this.proposal = undefined;
@@ -877,58 +884,58 @@ export class ConsensusState {
     this.triggeredTimeoutPrecommit = false;
     const proposer = validators.getProposer();
     const index = proposer === undefined ? -1 : (validators.getByAddress(proposer.address)?.index ?? -1);
-    this.publish("NewRound", {
+    this.#publish("NewRound", {
       height,
       round,
       step: roundStepName(this.step),
       proposer: { address: proposer?.address ?? EMPTY_BYTES, index },
     });
-    const waitForTxs = this.waitForTxs() && round === 0 && !this.needProofBlock(height);
-    if (waitForTxs && this.devMining !== undefined) {
-      if (this.devWantsBlock()) await this.enterPropose(height, round);
-      else if (this.devMining.intervalMs > 0) {
-        this.scheduleTimeout(this.devMining.intervalMs, height, round, ROUND_STEP.newRound);
+    const waitForTxs = this.#waitForTxs() && round === 0 && !this.#needProofBlock(height);
+    if (waitForTxs && this.#devMining !== undefined) {
+      if (this.#devWantsBlock()) await this.#enterPropose(height, round);
+      else if (this.#devMining.intervalMs > 0) {
+        this.#scheduleTimeout(this.#devMining.intervalMs, height, round, ROUND_STEP.newRound);
       }
     } else if (waitForTxs) {
-      if (this.opts.createEmptyBlocksIntervalMs > 0) {
-        this.scheduleTimeout(this.opts.createEmptyBlocksIntervalMs, height, round, ROUND_STEP.newRound);
+      if (this.#opts.createEmptyBlocksIntervalMs > 0) {
+        this.#scheduleTimeout(this.#opts.createEmptyBlocksIntervalMs, height, round, ROUND_STEP.newRound);
       }
       // With txs already waiting, the notifier fired before this height; look at the mempool now.
-      if (this.deps.mempool.size() > 0) await this.enterPropose(height, round);
+      if (this.#deps.mempool.size() > 0) await this.#enterPropose(height, round);
     } else {
-      await this.enterPropose(height, round);
+      await this.#enterPropose(height, round);
     }
   }
 
   /** True at the initial height and when the last block changed the app hash (it must be signed). */
-  private needProofBlock(height: number): boolean {
+  #needProofBlock(height: number): boolean {
     // A dev chain is one validator serving its own clients: the next block it makes commits the
     // app hash; an idle dev chain makes none, not even its first (it starts at height 0, as Anvil and
     // Hardhat do, and makes no second block per tx).
-    if (this.devMining !== undefined) return false;
+    if (this.#devMining !== undefined) return false;
     if (height === this.state.initialHeight) return true;
-    const meta = this.deps.blockStore.loadBlockMeta(height - 1);
+    const meta = this.#deps.blockStore.loadBlockMeta(height - 1);
     if (meta === undefined) return true;
     return !bytesEqual(this.state.appHash, meta.header.appHash);
   }
 
-  private async enterPropose(height: number, round: number): Promise<void> {
+  async #enterPropose(height: number, round: number): Promise<void> {
     if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.propose <= this.step)) {
       return;
     }
-    this.scheduleTimeout(this.timeoutPropose(round), height, round, ROUND_STEP.propose);
-    const addr = this.ownAddress();
+    this.#scheduleTimeout(this.#timeoutPropose(round), height, round, ROUND_STEP.propose);
+    const addr = this.#ownAddress();
     if (addr !== undefined && this.validators.getByAddress(addr) !== undefined) {
       const proposer = this.validators.getProposer();
-      if (proposer !== undefined && bytesEqual(proposer.address, addr)) await this.decideProposal(height, round);
+      if (proposer !== undefined && bytesEqual(proposer.address, addr)) await this.#decideProposal(height, round);
     }
-    this.updateRoundStep(round, ROUND_STEP.propose);
-    this.newStep();
-    if (this.isProposalComplete()) await this.enterPrevote(height, this.round);
+    this.#updateRoundStep(round, ROUND_STEP.propose);
+    this.#newStep();
+    if (this.#isProposalComplete()) await this.#enterPrevote(height, this.round);
   }
 
-  private async decideProposal(height: number, round: number): Promise<void> {
-    const signer = this.deps.signer;
+  async #decideProposal(height: number, round: number): Promise<void> {
+    const signer = this.#deps.signer;
     if (signer === undefined) return;
     let block: Block;
     let parts: PartSet;
@@ -940,90 +947,95 @@ export class ConsensusState {
       if (height === this.state.initialHeight) lastCommit = emptyCommit();
       else if (this.lastCommit?.hasTwoThirdsMajority()) lastCommit = this.lastCommit.makeCommit();
       else {
-        this.deps.log.error("propose step; cannot propose anything without commit for the previous block");
+        this.#deps.log.error("propose step; cannot propose anything without commit for the previous block");
         return;
       }
-      this.devTxCountAtProposal = this.devTxCount;
+      this.#devTxCountAtProposal = this.#devTxCount;
       try {
-        ({ block, parts } = await this.blockExec.createProposalBlock(height, this.state, lastCommit, signer.address()));
+        ({ block, parts } = await this.#blockExec.createProposalBlock(
+          height,
+          this.state,
+          lastCommit,
+          signer.address(),
+        ));
       } catch (err) {
-        this.deps.log.error({ err }, "unable to create proposal block");
+        this.#deps.log.error({ err }, "unable to create proposal block");
         return;
       }
     }
     // Flush the WAL so a restart recomputes the same proposal (privval would refuse another).
-    await this.wal?.flushAndSync();
+    await this.#wal?.flushAndSync();
     const unsigned: Proposal = {
       type: SIGNED_MSG_TYPE.proposal,
       height,
       round,
       polRound: this.validRound,
       blockId: { hash: blockHash(block), partSetHeader: parts.header() },
-      timestamp: this.deps.clock.nowNs(),
+      timestamp: this.#deps.clock.nowNs(),
       signature: EMPTY_BYTES,
     };
     let proposal: Proposal;
     try {
       proposal = await signer.signProposal(this.state.chainId, unsigned);
     } catch (err) {
-      if (!this.replayMode) this.deps.log.error({ height, round, err }, "propose step; failed signing proposal");
+      if (!this.#replayMode) this.#deps.log.error({ height, round, err }, "propose step; failed signing proposal");
       return;
     }
-    this.deps.metrics?.proposalCreated();
-    this.sendInternal({ kind: "proposal", proposal });
+    this.#deps.metrics?.proposalCreated();
+    this.#sendInternal({ kind: "proposal", proposal });
     for (let i = 0; i < parts.total; i++) {
       const part = parts.getPart(i);
-      if (part !== undefined) this.sendInternal({ kind: "blockPart", height: this.height, round: this.round, part });
+      if (part !== undefined) this.#sendInternal({ kind: "blockPart", height: this.height, round: this.round, part });
     }
-    this.deps.log.debug({ height, round }, "signed proposal");
+    this.#deps.log.debug({ height, round }, "signed proposal");
   }
 
   /** The proposal block is complete and, with a POL round, +2/3 prevotes from it are here. */
-  private isProposalComplete(): boolean {
+  #isProposalComplete(): boolean {
     if (this.proposal === undefined || this.proposalBlock === undefined) return false;
     if (this.proposal.polRound < 0) return true;
     return this.votes.prevotes(this.proposal.polRound)?.hasTwoThirdsMajority() ?? false;
   }
 
-  private async enterPrevote(height: number, round: number): Promise<void> {
+  async #enterPrevote(height: number, round: number): Promise<void> {
     if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.prevote <= this.step)) {
       return;
     }
-    await this.doPrevote(height, round);
-    this.updateRoundStep(round, ROUND_STEP.prevote);
-    this.newStep();
+    await this.#doPrevote(height, round);
+    this.#updateRoundStep(round, ROUND_STEP.prevote);
+    this.#newStep();
   }
 
-  private async doPrevote(height: number, round: number): Promise<void> {
+  async #doPrevote(height: number, round: number): Promise<void> {
     if (this.lockedBlock !== undefined && this.lockedBlockParts !== undefined) {
-      await this.signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.lockedBlock), this.lockedBlockParts.header());
+      await this.#signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.lockedBlock), this.lockedBlockParts.header());
       return;
     }
     if (this.proposalBlock === undefined || this.proposalBlockParts === undefined) {
-      await this.signAddVote(SIGNED_MSG_TYPE.prevote);
+      await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
       return;
     }
     try {
-      this.blockExec.validateBlock(this.state, this.proposalBlock);
+      this.#blockExec.validateBlock(this.state, this.proposalBlock);
     } catch (err) {
-      this.deps.log.error(
+      this.#deps.log.error(
         { height, round, err: (err as Error).message },
         "prevote step: consensus deems this block invalid; prevoting nil",
       );
-      await this.signAddVote(SIGNED_MSG_TYPE.prevote);
+      await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
       return;
     }
-    const accepted = await this.blockExec.processProposal(this.proposalBlock, this.state);
-    this.deps.metrics?.proposalProcessed(accepted);
+    const accepted = await this.#blockExec.processProposal(this.proposalBlock, this.state);
+    this.#deps.metrics?.proposalProcessed(accepted);
     if (!accepted) {
-      this.deps.log.error({ height, round }, "prevote step: state machine rejected a proposed block; prevoting nil");
-      await this.signAddVote(SIGNED_MSG_TYPE.prevote);
+      this.#deps.log.error({ height, round }, "prevote step: state machine rejected a proposed block; prevoting nil");
+      await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
       return;
     }
-    await this.signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.proposalBlock), this.proposalBlockParts.header());
+    await this.#signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.proposalBlock), this.proposalBlockParts.header());
   }
 
-  private async enterPrevoteWait(height: number, round: number): Promise<void> {
+  async #enterPrevoteWait(height: number, round: number): Promise<void> {
     if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.prevoteWait <= this.step)) {
       return;
     }
@@ -1032,27 +1044,27 @@ export class ConsensusState {
         `entering prevote wait step (${height}/${round}), but prevotes does not have any +2/3 votes`,
       );
     }
-    this.scheduleTimeout(this.timeoutPrevote(round), height, round, ROUND_STEP.prevoteWait);
-    this.updateRoundStep(round, ROUND_STEP.prevoteWait);
-    this.newStep();
+    this.#scheduleTimeout(this.#timeoutPrevote(round), height, round, ROUND_STEP.prevoteWait);
+    this.#updateRoundStep(round, ROUND_STEP.prevoteWait);
+    this.#newStep();
   }
 
-  private async enterPrecommit(height: number, round: number): Promise<void> {
+  async #enterPrecommit(height: number, round: number): Promise<void> {
     if (this.height !== height || round < this.round || (this.round === round && ROUND_STEP.precommit <= this.step)) {
       return;
     }
-    await this.doPrecommit(round);
-    this.updateRoundStep(round, ROUND_STEP.precommit);
-    this.newStep();
+    await this.#doPrecommit(round);
+    this.#updateRoundStep(round, ROUND_STEP.precommit);
+    this.#newStep();
   }
 
-  private async doPrecommit(round: number): Promise<void> {
+  async #doPrecommit(round: number): Promise<void> {
     const blockId = this.votes.prevotes(round)?.twoThirdsMajority();
     if (blockId === undefined) {
-      await this.signAddVote(SIGNED_MSG_TYPE.precommit);
+      await this.#signAddVote(SIGNED_MSG_TYPE.precommit);
       return;
     }
-    this.publish("Polka", this.roundStateEvent());
+    this.#publish("Polka", this.#roundStateEvent());
     const { polRound } = this.votes.polInfo();
     if (polRound < round) throw new ConsensusFailureError(`this POLRound should be ${round} but got ${polRound}`);
 
@@ -1061,20 +1073,20 @@ export class ConsensusState {
         this.lockedRound = -1;
         this.lockedBlock = undefined;
         this.lockedBlockParts = undefined;
-        this.publish("Unlock", this.roundStateEvent());
+        this.#publish("Unlock", this.#roundStateEvent());
       }
-      await this.signAddVote(SIGNED_MSG_TYPE.precommit);
+      await this.#signAddVote(SIGNED_MSG_TYPE.precommit);
       return;
     }
     if (blockHashesTo(this.lockedBlock, blockId.hash)) {
       this.lockedRound = round;
-      this.publish("Relock", this.roundStateEvent());
-      await this.signAddVote(SIGNED_MSG_TYPE.precommit, blockId.hash, blockId.partSetHeader);
+      this.#publish("Relock", this.#roundStateEvent());
+      await this.#signAddVote(SIGNED_MSG_TYPE.precommit, blockId.hash, blockId.partSetHeader);
       return;
     }
     if (this.proposalBlock !== undefined && blockHashesTo(this.proposalBlock, blockId.hash)) {
       try {
-        this.blockExec.validateBlock(this.state, this.proposalBlock);
+        this.#blockExec.validateBlock(this.state, this.proposalBlock);
       } catch (err) {
         throw new ConsensusFailureError(
           `precommit step; +2/3 prevoted for an invalid block: ${(err as Error).message}`,
@@ -1086,8 +1098,8 @@ export class ConsensusState {
       this.lockedRound = round;
       this.lockedBlock = this.proposalBlock;
       this.lockedBlockParts = this.proposalBlockParts;
-      this.publish("Lock", this.roundStateEvent());
-      await this.signAddVote(SIGNED_MSG_TYPE.precommit, blockId.hash, blockId.partSetHeader);
+      this.#publish("Lock", this.#roundStateEvent());
+      await this.#signAddVote(SIGNED_MSG_TYPE.precommit, blockId.hash, blockId.partSetHeader);
       return;
     }
     // A polka for a block we do not have: unlock, fetch it, precommit nil.
@@ -1098,11 +1110,11 @@ export class ConsensusState {
       this.proposalBlock = undefined;
       this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
     }
-    this.publish("Unlock", this.roundStateEvent());
-    await this.signAddVote(SIGNED_MSG_TYPE.precommit);
+    this.#publish("Unlock", this.#roundStateEvent());
+    await this.#signAddVote(SIGNED_MSG_TYPE.precommit);
   }
 
-  private async enterPrecommitWait(height: number, round: number): Promise<void> {
+  async #enterPrecommitWait(height: number, round: number): Promise<void> {
     if (this.height !== height || round < this.round || (this.round === round && this.triggeredTimeoutPrecommit)) {
       return;
     }
@@ -1111,12 +1123,12 @@ export class ConsensusState {
         `entering precommit wait step (${height}/${round}), but precommits does not have any +2/3 votes`,
       );
     }
-    this.scheduleTimeout(this.timeoutPrecommit(round), height, round, ROUND_STEP.precommitWait);
+    this.#scheduleTimeout(this.#timeoutPrecommit(round), height, round, ROUND_STEP.precommitWait);
     this.triggeredTimeoutPrecommit = true;
-    this.newStep();
+    this.#newStep();
   }
 
-  private async enterCommit(height: number, commitRound: number): Promise<void> {
+  async #enterCommit(height: number, commitRound: number): Promise<void> {
     if (this.height !== height || ROUND_STEP.commit <= this.step) return;
     const blockId = this.votes.precommits(commitRound)?.twoThirdsMajority();
     if (blockId === undefined) throw new ConsensusFailureError("enterCommit() expects +2/3 precommits");
@@ -1126,22 +1138,22 @@ export class ConsensusState {
     }
     if (!blockHashesTo(this.proposalBlock, blockId.hash)) {
       if (this.proposalBlockParts === undefined || !this.proposalBlockParts.hasHeader(blockId.partSetHeader)) {
-        this.deps.log.info(
+        this.#deps.log.info(
           { commit: bytesToHexUpper(blockId.hash) },
           "commit is for a block we do not know about; set ProposalBlock=nil",
         );
         this.proposalBlock = undefined;
         this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
-        this.publish("ValidBlock", this.roundStateEvent());
-        this.gossip.broadcastNewValidBlock(true);
+        this.#publish("ValidBlock", this.#roundStateEvent());
+        this.#gossip.broadcastNewValidBlock(true);
       }
     }
     // Keep the round; commitRound points at the right precommits.
-    this.updateRoundStep(this.round, ROUND_STEP.commit);
+    this.#updateRoundStep(this.round, ROUND_STEP.commit);
     this.commitRound = commitRound;
-    this.commitTime = this.catchUpCommitTime(commitRound);
-    this.newStep();
-    await this.tryFinalizeCommit(height);
+    this.commitTime = this.#catchUpCommitTime(commitRound);
+    this.#newStep();
+    await this.#tryFinalizeCommit(height);
   }
 
   /**
@@ -1153,10 +1165,10 @@ export class ConsensusState {
    * 0 fails. Such a node counts from the quorum's time instead, by at most timeout_commit (so it never
    * starts before now, and a node with a skewed clock is never moved by more than that).
    */
-  private catchUpCommitTime(commitRound: number): Timestamp {
-    const now = this.deps.clock.nowNs();
+  #catchUpCommitTime(commitRound: number): Timestamp {
+    const now = this.#deps.clock.nowNs();
     const precommits = this.votes.precommits(commitRound);
-    if (precommits === undefined || this.opts.timeoutCommitMs <= 0) return now;
+    if (precommits === undefined || this.#opts.timeoutCommitMs <= 0) return now;
     let quorumTime: Timestamp;
     try {
       quorumTime = medianTime(precommits.makeCommit(), this.validators);
@@ -1165,29 +1177,29 @@ export class ConsensusState {
     }
     const lateNs = now - quorumTime;
     if (lateNs <= LATE_COMMIT_NS) return now;
-    const timeoutNs = BigInt(this.opts.timeoutCommitMs) * MS;
+    const timeoutNs = BigInt(this.#opts.timeoutCommitMs) * MS;
     return now - (lateNs < timeoutNs ? lateNs : timeoutNs);
   }
 
-  private async tryFinalizeCommit(height: number): Promise<void> {
+  async #tryFinalizeCommit(height: number): Promise<void> {
     if (this.height !== height) {
       throw new ConsensusFailureError(`tryFinalizeCommit() cs.Height: ${this.height} vs height: ${height}`);
     }
     const blockId = this.votes.precommits(this.commitRound)?.twoThirdsMajority();
     if (blockId === undefined || blockId.hash.length === 0) {
-      this.deps.log.error(
+      this.#deps.log.error(
         { height },
         "failed attempt to finalize commit; there was no +2/3 majority or +2/3 was for nil",
       );
       return;
     }
     if (!blockHashesTo(this.proposalBlock, blockId.hash)) return; // still waiting for the block
-    await this.finalizeCommit(height);
+    await this.#finalizeCommit(height);
   }
 
-  private async finalizeCommit(height: number): Promise<void> {
+  async #finalizeCommit(height: number): Promise<void> {
     if (this.height !== height || this.step !== ROUND_STEP.commit) return;
-    const fail = this.deps.failPoint ?? (() => {});
+    const fail = this.#deps.failPoint ?? (() => {});
     const precommits = this.votes.precommits(this.commitRound);
     const blockId = precommits?.twoThirdsMajority();
     const block = this.proposalBlock;
@@ -1202,17 +1214,17 @@ export class ConsensusState {
       throw new ConsensusFailureError("cannot finalize commit; proposal block does not hash to commit hash");
     }
     try {
-      this.blockExec.validateBlock(this.state, block);
+      this.#blockExec.validateBlock(this.state, block);
     } catch (err) {
       throw new ConsensusFailureError(`+2/3 committed an invalid block: ${(err as Error).message}`, { cause: err });
     }
-    this.deps.metrics?.finalizing(
+    this.#deps.metrics?.finalizing(
       this.proposal,
       this.votes.prevotes(this.round)?.list() ?? [],
       precommits.list(),
       this.validators,
     );
-    this.deps.log.info(
+    this.#deps.log.info(
       {
         height,
         hash: bytesToHexUpper(blockHash(block)),
@@ -1222,39 +1234,39 @@ export class ConsensusState {
       "finalizing commit of block",
     );
     fail("beforeSaveBlock");
-    if (this.deps.blockStore.height() < block.header.height) {
+    if (this.#deps.blockStore.height() < block.header.height) {
       // The seen commit justifies this block locally; the next block's LastCommit may differ.
-      await this.deps.blockStore.saveBlock(block, parts, precommits.makeCommit());
+      await this.#deps.blockStore.saveBlock(block, parts, precommits.makeCommit());
     } else {
-      this.deps.log.debug({ height }, "calling finalizeCommit on already stored block");
+      this.#deps.log.debug({ height }, "calling finalizeCommit on already stored block");
     }
     fail("afterSaveBlock");
     // EndHeight after the block is stored, before ApplyBlock: a crash from here on is recovered by
     // the handshake, and replay never re-runs a height whose block is stored.
-    await this.wal?.writeSync({ kind: "endHeight", height }, this.deps.clock.nowNs());
+    await this.#wal?.writeSync({ kind: "endHeight", height }, this.#deps.clock.nowNs());
     fail("afterEndHeight");
     const id: BlockId = { hash: blockHash(block), partSetHeader: parts.header() };
-    const { state } = await this.blockExec.applyBlock(this.state, id, block);
-    this.updateToState(state);
-    this.resolveHeightWaiters();
-    if (this.devMining !== undefined) this.devCommitted(height, block.data.txs.length);
-    this.scheduleRound0();
+    const { state } = await this.#blockExec.applyBlock(this.state, id, block);
+    this.#updateToState(state);
+    this.#resolveHeightWaiters();
+    if (this.#devMining !== undefined) this.#devCommitted(height, block.data.txs.length);
+    this.#scheduleRound0();
   }
 
-  private resolveHeightWaiters(): void {
+  #resolveHeightWaiters(): void {
     const h = this.state.lastBlockHeight;
-    const still: typeof this.heightWaiters = [];
-    for (const w of this.heightWaiters) {
+    const still: HeightWaiter[] = [];
+    for (const w of this.#heightWaiters) {
       if (w.height <= h) w.resolve();
       else still.push(w);
     }
-    this.heightWaiters = still;
+    this.#heightWaiters = still;
   }
 
   // ---------------------------------------------------------------------------------------------
   // Proposals, parts, votes
 
-  private setProposal(proposal: Proposal): void {
+  #setProposal(proposal: Proposal): void {
     if (this.proposal !== undefined) return;
     if (proposal.height !== this.height || proposal.round !== this.round) return;
     if (proposal.polRound < -1 || (proposal.polRound >= 0 && proposal.polRound >= proposal.round)) {
@@ -1272,14 +1284,14 @@ export class ConsensusState {
     this.proposal = proposal;
     // Kept when already set (Commit step, or a valid block of this round).
     this.proposalBlockParts ??= PartSetClass.fromHeader(proposal.blockId.partSetHeader);
-    this.deps.log.info(
+    this.#deps.log.info(
       { height: proposal.height, round: proposal.round, proposer: bytesToHexUpper(proposer.address) },
       "received proposal",
     );
   }
 
   /** Adds a part of the proposal block; assembles the block once complete. */
-  private addProposalBlockPart(msg: BlockPartMessage): boolean {
+  #addProposalBlockPart(msg: BlockPartMessage): boolean {
     if (this.height !== msg.height) return false;
     const parts = this.proposalBlockParts;
     if (parts === undefined) return false;
@@ -1306,11 +1318,11 @@ export class ConsensusState {
         throw new InvalidBlockPartError(`proposal block does not decode: ${(err as Error).message}`, { cause: err });
       }
       this.proposalBlock = block;
-      this.deps.log.info(
+      this.#deps.log.info(
         { height: block.header.height, hash: bytesToHexUpper(blockHash(block)) },
         "received complete proposal block",
       );
-      this.publish("CompleteProposal", {
+      this.#publish("CompleteProposal", {
         height: this.height,
         round: this.round,
         step: roundStepName(this.step),
@@ -1320,7 +1332,7 @@ export class ConsensusState {
     return added;
   }
 
-  private async handleCompleteProposal(blockHeight: number): Promise<void> {
+  async #handleCompleteProposal(blockHeight: number): Promise<void> {
     const prevotes = this.votes.prevotes(this.round);
     const blockId = prevotes?.twoThirdsMajority();
     const hasTwoThirds = blockId !== undefined;
@@ -1331,57 +1343,57 @@ export class ConsensusState {
         this.validBlockParts = this.proposalBlockParts;
       }
     }
-    if (this.step <= ROUND_STEP.propose && this.isProposalComplete()) {
-      await this.enterPrevote(blockHeight, this.round);
-      if (hasTwoThirds) await this.enterPrecommit(blockHeight, this.round);
+    if (this.step <= ROUND_STEP.propose && this.#isProposalComplete()) {
+      await this.#enterPrevote(blockHeight, this.round);
+      if (hasTwoThirds) await this.#enterPrecommit(blockHeight, this.round);
     } else if (this.step === ROUND_STEP.commit) {
-      await this.tryFinalizeCommit(blockHeight);
+      await this.#tryFinalizeCommit(blockHeight);
     }
   }
 
-  private async tryAddVote(vote: Vote, peerId: string): Promise<boolean> {
+  async #tryAddVote(vote: Vote, peerId: string): Promise<boolean> {
     try {
-      return await this.addVote(vote, peerId);
+      return await this.#addVote(vote, peerId);
     } catch (err) {
       if (err instanceof ConflictingVoteError) {
-        const own = this.ownAddress();
+        const own = this.#ownAddress();
         if (own !== undefined && bytesEqual(vote.validatorAddress, own)) {
-          this.deps.log.error(
+          this.#deps.log.error(
             { height: vote.height, round: vote.round, type: vote.type },
             "found conflicting vote from ourselves; did you unsafe_reset a validator?",
           );
           return err.added;
         }
-        if (this.deps.evidence !== undefined) this.deps.evidence.reportConflictingVotes(err.voteA, err.voteB);
+        if (this.#deps.evidence !== undefined) this.#deps.evidence.reportConflictingVotes(err.voteA, err.voteB);
         else
-          this.deps.log.info(
+          this.#deps.log.info(
             { height: vote.height, validator: vote.validatorIndex },
             "conflicting votes detected (no evidence pool to report to)",
           );
         return err.added;
       }
       if (err instanceof NonDeterministicSignatureError) {
-        this.deps.log.debug({ err: err.message }, "vote has non-deterministic signature");
+        this.#deps.log.debug({ err: err.message }, "vote has non-deterministic signature");
         return false;
       }
       throw err;
     }
   }
 
-  private async addVote(vote: Vote, peerId: string): Promise<boolean> {
+  async #addVote(vote: Vote, peerId: string): Promise<boolean> {
     if (vote.height < this.height || (vote.height === this.height && vote.round < this.round)) {
-      this.deps.metrics?.lateVote(vote.type);
+      this.#deps.metrics?.lateVote(vote.type);
     }
     // A precommit for the previous height: these arrive while waiting out timeout_commit.
     if (vote.height + 1 === this.height && vote.type === SIGNED_MSG_TYPE.precommit) {
       if (this.step !== ROUND_STEP.newHeight || this.lastCommit === undefined) return false;
       const added = this.lastCommit.addVote(vote);
       if (!added) {
-        this.deps.metrics?.duplicateVote();
+        this.#deps.metrics?.duplicateVote();
         return false;
       }
-      this.onVoteAdded(vote);
-      if (this.opts.skipTimeoutCommit && this.lastCommit.hasAll()) await this.enterNewRound(this.height, 0);
+      this.#onVoteAdded(vote);
+      if (this.#opts.skipTimeoutCommit && this.lastCommit.hasAll()) await this.#enterNewRound(this.height, 0);
       return true;
     }
     if (vote.height !== this.height) return false;
@@ -1393,11 +1405,11 @@ export class ConsensusState {
     const height = this.height;
     const added = this.votes.addVote(vote, peerId);
     if (!added) {
-      this.deps.metrics?.duplicateVote();
+      this.#deps.metrics?.duplicateVote();
       return false;
     }
-    this.onVoteAdded(vote);
-    this.deps.metrics?.voteReceived(vote, this.validators);
+    this.#onVoteAdded(vote);
+    this.#deps.metrics?.voteReceived(vote, this.validators);
 
     if (vote.type === SIGNED_MSG_TYPE.prevote) {
       // biome-ignore lint/style/noNonNullAssertion: the vote was just added to this set
@@ -1414,7 +1426,7 @@ export class ConsensusState {
           this.lockedRound = -1;
           this.lockedBlock = undefined;
           this.lockedBlockParts = undefined;
-          this.publish("Unlock", this.roundStateEvent());
+          this.#publish("Unlock", this.#roundStateEvent());
         }
         // Update the valid block when the polka is for this round.
         if (blockId.hash.length !== 0 && this.validRound < vote.round && vote.round === this.round) {
@@ -1428,22 +1440,22 @@ export class ConsensusState {
           if (this.proposalBlockParts === undefined || !this.proposalBlockParts.hasHeader(blockId.partSetHeader)) {
             this.proposalBlockParts = PartSetClass.fromHeader(blockId.partSetHeader);
           }
-          this.publish("ValidBlock", this.roundStateEvent());
-          this.gossip.broadcastNewValidBlock(false);
+          this.#publish("ValidBlock", this.#roundStateEvent());
+          this.#gossip.broadcastNewValidBlock(false);
         }
       }
       if (this.round < vote.round && prevotes.hasTwoThirdsAny()) {
         // Round-skip: +2/3 of the power is already ahead of us.
-        await this.enterNewRound(height, vote.round);
+        await this.#enterNewRound(height, vote.round);
       } else if (this.round === vote.round && ROUND_STEP.prevote <= this.step) {
         const maj = prevotes.twoThirdsMajority();
-        if (maj !== undefined && (this.isProposalComplete() || maj.hash.length === 0)) {
-          await this.enterPrecommit(height, vote.round);
+        if (maj !== undefined && (this.#isProposalComplete() || maj.hash.length === 0)) {
+          await this.#enterPrecommit(height, vote.round);
         } else if (prevotes.hasTwoThirdsAny()) {
-          await this.enterPrevoteWait(height, vote.round);
+          await this.#enterPrevoteWait(height, vote.round);
         }
       } else if (this.proposal !== undefined && this.proposal.polRound >= 0 && this.proposal.polRound === vote.round) {
-        if (this.isProposalComplete()) await this.enterPrevote(height, this.round);
+        if (this.#isProposalComplete()) await this.#enterPrevote(height, this.round);
       }
       return true;
     }
@@ -1453,35 +1465,35 @@ export class ConsensusState {
     const blockId = precommits.twoThirdsMajority();
     if (blockId !== undefined) {
       // The majority may be from a higher round.
-      await this.enterNewRound(height, vote.round);
-      await this.enterPrecommit(height, vote.round);
+      await this.#enterNewRound(height, vote.round);
+      await this.#enterPrecommit(height, vote.round);
       if (blockId.hash.length !== 0) {
-        await this.enterCommit(height, vote.round);
-        if (this.opts.skipTimeoutCommit && precommits.hasAll()) await this.enterNewRound(this.height, 0);
+        await this.#enterCommit(height, vote.round);
+        if (this.#opts.skipTimeoutCommit && precommits.hasAll()) await this.#enterNewRound(this.height, 0);
       } else {
-        await this.enterPrecommitWait(height, vote.round);
+        await this.#enterPrecommitWait(height, vote.round);
       }
     } else if (this.round <= vote.round && precommits.hasTwoThirdsAny()) {
-      await this.enterNewRound(height, vote.round);
-      await this.enterPrecommitWait(height, vote.round);
+      await this.#enterNewRound(height, vote.round);
+      await this.#enterPrecommitWait(height, vote.round);
     }
     return true;
   }
 
-  private onVoteAdded(vote: Vote): void {
-    this.publish("Vote", { vote });
-    if (!this.replayMode) this.gossip.broadcastHasVote(vote);
+  #onVoteAdded(vote: Vote): void {
+    this.#publish("Vote", { vote });
+    if (!this.#replayMode) this.#gossip.broadcastHasVote(vote);
   }
 
   /** Signs a vote for the current height/round and queues it as an own message. */
-  private async signAddVote(type: VoteType, hash?: Uint8Array, header?: PartSetHeader): Promise<void> {
-    const signer = this.deps.signer;
+  async #signAddVote(type: VoteType, hash?: Uint8Array, header?: PartSetHeader): Promise<void> {
+    const signer = this.#deps.signer;
     if (signer === undefined) return;
     const addr = signer.address();
     const found = this.validators.getByAddress(addr);
     if (found === undefined) return;
     // Flush the WAL first so a restart recomputes the same vote.
-    await this.wal?.flushAndSync();
+    await this.#wal?.flushAndSync();
     const blockId: BlockId =
       hash === undefined || header === undefined ? zeroBlockId() : { hash, partSetHeader: header };
     const unsigned: Vote = {
@@ -1489,7 +1501,7 @@ export class ConsensusState {
       height: this.height,
       round: this.round,
       blockId,
-      timestamp: this.voteTime(),
+      timestamp: this.#voteTime(),
       validatorAddress: addr,
       validatorIndex: found.index,
       signature: EMPTY_BYTES,
@@ -1500,17 +1512,17 @@ export class ConsensusState {
     try {
       vote = await signer.signVote(this.state.chainId, unsigned);
     } catch (err) {
-      this.deps.log.error({ height: this.height, round: this.round, err }, "failed signing vote");
+      this.#deps.log.error({ height: this.height, round: this.round, err }, "failed signing vote");
       return;
     }
     // Vote extensions are not enabled (vote_extensions_enable_height is not supported): drop the
     // extension signature the signer makes for non-nil precommits (SignAndCheckVote).
-    this.sendInternal({ kind: "vote", vote: { ...vote, extension: EMPTY_BYTES, extensionSignature: EMPTY_BYTES } });
+    this.#sendInternal({ kind: "vote", vote: { ...vote, extension: EMPTY_BYTES, extensionSignature: EMPTY_BYTES } });
   }
 
   /** BFT time: at least 1 ms after the block being voted for. */
-  private voteTime(): Timestamp {
-    const now = this.deps.clock.nowNs();
+  #voteTime(): Timestamp {
+    const now = this.#deps.clock.nowNs();
     let min = now;
     if (this.lockedBlock !== undefined) min = this.lockedBlock.header.time + MS;
     else if (this.proposalBlock !== undefined) min = this.proposalBlock.header.time + MS;
@@ -1523,16 +1535,16 @@ export class ConsensusState {
 
   /** A peer connected: it gets our round step right away. */
   addPeer(peerId: string, nodeAddress = ""): void {
-    this.gossip.addPeer(peerId, nodeAddress);
+    this.#gossip.addPeer(peerId, nodeAddress);
   }
 
   removePeer(peerId: string): void {
-    this.gossip.removePeer(peerId);
+    this.#gossip.removePeer(peerId);
   }
 
   /** A message from a peer: peer-state bookkeeping now; proposals, parts and votes go to the queue. */
   receivePeerMessage(peerId: string, msg: ConsensusMessage): void {
-    this.gossip.receive(peerId, msg);
+    this.#gossip.receive(peerId, msg);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1583,6 +1595,6 @@ export class ConsensusState {
   }
 
   peerStateViews(): PeerStateView[] {
-    return this.gossip.peerStateViews();
+    return this.#gossip.peerStateViews();
   }
 }

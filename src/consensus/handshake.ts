@@ -72,13 +72,13 @@ class Replayer {
   nBlocks = 0;
   /** The state after the handshake when it changed it. */
   state: ChainState | undefined;
-  private readonly deps: HandshakeDeps;
+  readonly #deps: HandshakeDeps;
   constructor(deps: HandshakeDeps) {
-    this.deps = deps;
+    this.#deps = deps;
   }
 
   async replayBlocks(initial: ChainState, appHashIn: Uint8Array, appHeight: number): Promise<Uint8Array> {
-    const { blockStore, genesis, log } = this.deps;
+    const { blockStore, genesis, log } = this.#deps;
     let state = initial;
     let appHash = appHashIn;
     const storeBase = blockStore.base();
@@ -94,7 +94,7 @@ class Replayer {
         proposerPriority: 0n,
       }));
       const genSet = genVals.length > 0 ? ValidatorSet.create(genVals) : ValidatorSet.empty();
-      const res = await this.deps.app.initChain({
+      const res = await this.#deps.app.initChain({
         time: genesis.genesisTime,
         chainId: genesis.chainId,
         consensusParams: genesis.consensusParams,
@@ -127,7 +127,7 @@ class Replayer {
           state.appVersion = res.consensusParams.version.app;
         }
         state.lastResultsHash = emptyResultsHash();
-        await this.deps.stateStore.save(state);
+        await this.#deps.stateStore.save(state);
         this.state = state;
       }
     }
@@ -152,20 +152,20 @@ class Replayer {
     }
 
     if (storeHeight === stateHeight) {
-      if (appHeight < storeHeight) return this.replayRange(state, appHash, appHeight, storeHeight, false);
+      if (appHeight < storeHeight) return this.#replayRange(state, appHash, appHeight, storeHeight, false);
       assertAppHashEqualsState(appHash, state);
       this.state = state;
       return appHash;
     }
     // storeHeight === stateHeight + 1: the last block was saved but the state was not.
-    if (appHeight < stateHeight) return this.replayRange(state, appHash, appHeight, storeHeight, true);
+    if (appHeight < stateHeight) return this.#replayRange(state, appHash, appHeight, storeHeight, true);
     if (appHeight === stateHeight) {
       log.info("Replay last block using real app");
-      state = await this.replayBlock(state, storeHeight, this.deps.app);
+      state = await this.#replayBlock(state, storeHeight, this.#deps.app);
       return state.appHash;
     }
     // appHeight === storeHeight: the app committed it; re-apply with its saved FinalizeBlock response.
-    const saved = this.deps.stateStore.loadFinalizeBlockResponse(storeHeight);
+    const saved = this.#deps.stateStore.loadFinalizeBlockResponse(storeHeight);
     if (saved === undefined) {
       throw new HandshakeError(
         `could not find results for height #${storeHeight}. The state store lost the FinalizeBlock response`,
@@ -173,12 +173,12 @@ class Replayer {
     }
     const resp: FinalizeBlockResponse = saved.appHash.length === 0 ? { ...saved, appHash } : saved;
     log.info("Replay last block using mock app");
-    state = await this.replayBlock(state, storeHeight, mockApp(this.deps.app, resp));
+    state = await this.#replayBlock(state, storeHeight, mockApp(this.#deps.app, resp));
     return state.appHash;
   }
 
   /** Runs blocks appHeight+1..storeHeight (−1 when mutateState) on the app only; then maybe a full apply. */
-  private async replayRange(
+  async #replayRange(
     initial: ChainState,
     appHashIn: Uint8Array,
     appHeight: number,
@@ -190,21 +190,21 @@ class Replayer {
     const finalBlock = mutateState ? storeHeight - 1 : storeHeight;
     let first = appHeight + 1;
     if (first === 1) first = state.initialHeight;
-    const exec = this.executor(this.deps.app);
+    const exec = this.#executor(this.#deps.app);
     for (let h = first; h <= finalBlock; h++) {
-      this.deps.log.info({ height: h }, "Applying block");
-      const block = this.deps.blockStore.loadBlock(h);
+      this.#deps.log.info({ height: h }, "Applying block");
+      const block = this.#deps.blockStore.loadBlock(h);
       if (block === undefined) throw new HandshakeError(`could not find block #${h}. The block store is incomplete`);
       if (appHash.length > 0 && !bytesEqual(appHash, block.header.appHash)) {
         throw new AppHashMismatchError(
           `block.AppHash does not match AppHash after replay. Got ${bytesToHexUpper(appHash)}, expected ${bytesToHexUpper(block.header.appHash)} (height ${h})`,
         );
       }
-      appHash = await exec.execCommitBlock(block, this.deps.genesis.initialHeight);
+      appHash = await exec.execCommitBlock(block, this.#deps.genesis.initialHeight);
       this.nBlocks++;
     }
     if (mutateState) {
-      state = await this.replayBlock(state, storeHeight, this.deps.app);
+      state = await this.#replayBlock(state, storeHeight, this.#deps.app);
       appHash = state.appHash;
     }
     assertAppHashEqualsState(appHash, state);
@@ -212,20 +212,20 @@ class Replayer {
     return appHash;
   }
 
-  private async replayBlock(state: ChainState, height: number, app: ConsensusApp): Promise<ChainState> {
-    const block = this.deps.blockStore.loadBlock(height);
-    const meta = this.deps.blockStore.loadBlockMeta(height);
+  async #replayBlock(state: ChainState, height: number, app: ConsensusApp): Promise<ChainState> {
+    const block = this.#deps.blockStore.loadBlock(height);
+    const meta = this.#deps.blockStore.loadBlockMeta(height);
     if (block === undefined || meta === undefined) {
       throw new HandshakeError(`could not find block #${height}. The block store is incomplete`);
     }
-    const { state: next } = await this.executor(app).applyBlock(state, meta.blockId, block, { validate: true });
+    const { state: next } = await this.#executor(app).applyBlock(state, meta.blockId, block, { validate: true });
     this.nBlocks++;
     this.state = next;
     return next;
   }
 
-  private executor(app: ConsensusApp): BlockExecutor {
-    const { blockStore, stateStore, events, clock, log, failPoint } = this.deps;
+  #executor(app: ConsensusApp): BlockExecutor {
+    const { blockStore, stateStore, events, clock, log, failPoint } = this.#deps;
     return new BlockExecutor({
       app,
       blockStore,

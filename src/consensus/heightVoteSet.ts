@@ -26,36 +26,36 @@ export class HeightVoteSet {
   readonly chainId: string;
   readonly height: number;
   readonly valSet: ValidatorSet;
-  private maxRound = 0;
-  private readonly rounds = new Map<number, RoundVoteSet>();
-  private readonly peerCatchupRounds = new Map<string, number[]>();
+  #maxRound = 0;
+  readonly #rounds = new Map<number, RoundVoteSet>();
+  readonly #peerCatchupRounds = new Map<string, number[]>();
 
   constructor(chainId: string, height: number, valSet: ValidatorSet) {
     this.chainId = chainId;
     this.height = height;
     this.valSet = valSet;
-    this.addRound(0);
+    this.#addRound(0);
   }
 
   /** The highest tracked round (not counting catch-up rounds). */
   round(): number {
-    return this.maxRound;
+    return this.#maxRound;
   }
 
   /** Tracks rounds up to `round` (creating the missing ones from round − 1). */
   setRound(round: number): void {
-    const from = Math.max(0, this.maxRound - 1);
-    if (this.maxRound !== 0 && round < from) {
+    const from = Math.max(0, this.#maxRound - 1);
+    if (this.#maxRound !== 0 && round < from) {
       throw new InvalidVoteError(`setRound(${round}) must not go below round ${from}`);
     }
     for (let r = from; r <= round; r++) {
-      if (!this.rounds.has(r)) this.addRound(r);
+      if (!this.#rounds.has(r)) this.#addRound(r);
     }
-    this.maxRound = Math.max(this.maxRound, round);
+    this.#maxRound = Math.max(this.#maxRound, round);
   }
 
-  private addRound(round: number): void {
-    this.rounds.set(round, {
+  #addRound(round: number): void {
+    this.#rounds.set(round, {
       prevotes: new VoteSet(this.chainId, this.height, round, SIGNED_MSG_TYPE.prevote, this.valSet),
       precommits: new VoteSet(this.chainId, this.height, round, SIGNED_MSG_TYPE.precommit, this.valSet),
     });
@@ -69,10 +69,10 @@ export class HeightVoteSet {
     if (vote.type !== SIGNED_MSG_TYPE.prevote && vote.type !== SIGNED_MSG_TYPE.precommit) return false;
     let vs = this.getVoteSet(vote.round, vote.type);
     if (vs === undefined) {
-      const used = this.peerCatchupRounds.get(peerId) ?? [];
+      const used = this.#peerCatchupRounds.get(peerId) ?? [];
       if (used.length >= MAX_PEER_CATCHUP_ROUNDS) throw new UnwantedRoundVoteError();
-      this.addRound(vote.round);
-      this.peerCatchupRounds.set(peerId, [...used, vote.round]);
+      this.#addRound(vote.round);
+      this.#peerCatchupRounds.set(peerId, [...used, vote.round]);
       vs = this.getVoteSet(vote.round, vote.type);
       if (vs === undefined) return false;
     }
@@ -88,14 +88,14 @@ export class HeightVoteSet {
   }
 
   getVoteSet(round: number, type: VoteType): VoteSet | undefined {
-    const rvs = this.rounds.get(round);
+    const rvs = this.#rounds.get(round);
     if (rvs === undefined) return undefined;
     return type === SIGNED_MSG_TYPE.prevote ? rvs.prevotes : rvs.precommits;
   }
 
   /** The last round with +2/3 prevotes for something, and that block id (−1 when none). */
   polInfo(): { polRound: number; polBlockId: BlockId | undefined } {
-    for (let r = this.maxRound; r >= 0; r--) {
+    for (let r = this.#maxRound; r >= 0; r--) {
       const id = this.prevotes(r)?.twoThirdsMajority();
       if (id !== undefined) return { polRound: r, polBlockId: id };
     }
@@ -110,8 +110,8 @@ export class HeightVoteSet {
   /** Rounds 0..round(), as the dump lists them (catch-up rounds above are not shown, as in CometBFT). */
   view(): RoundVotesView[] {
     const out: RoundVotesView[] = [];
-    for (let r = 0; r <= this.maxRound; r++) {
-      const rvs = this.rounds.get(r);
+    for (let r = 0; r <= this.#maxRound; r++) {
+      const rvs = this.#rounds.get(r);
       if (rvs === undefined) continue;
       out.push({ round: r, prevotes: rvs.prevotes.view(), precommits: rvs.precommits.view() });
     }

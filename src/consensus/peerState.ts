@@ -60,7 +60,7 @@ export class PeerState {
   readonly peerId: string;
   nodeAddress: string;
   /** False until the first NewRoundStep (the dump shows `peer_state: null` until then). */
-  private known = false;
+  #known = false;
   readonly prs: PeerRoundState = {
     height: 0,
     round: -1,
@@ -130,10 +130,10 @@ export class PeerState {
   }
 
   setHasVote(vote: Vote): void {
-    this.setHasVoteAt(vote.height, vote.round, vote.type, vote.validatorIndex);
+    this.#setHasVoteAt(vote.height, vote.round, vote.type, vote.validatorIndex);
   }
 
-  private setHasVoteAt(height: number, round: number, type: VoteType, index: number): void {
+  #setHasVoteAt(height: number, round: number, type: VoteType, index: number): void {
     const ba = this.voteBitArray(height, round, type);
     if (ba !== undefined && index >= 0 && index < ba.size) ba.set(index, true);
   }
@@ -154,8 +154,8 @@ export class PeerState {
 
   applyNewRoundStep(msg: NewRoundStepMessage, nowNs: bigint): void {
     const prs = this.prs;
-    if (this.known && compareHrs(msg.height, msg.round, msg.step, prs.height, prs.round, prs.step) <= 0) return;
-    this.known = true;
+    if (this.#known && compareHrs(msg.height, msg.round, msg.step, prs.height, prs.round, prs.step) <= 0) return;
+    this.#known = true;
     const psHeight = prs.height;
     const psRound = prs.round;
     const psCatchupCommitRound = prs.catchupCommitRound;
@@ -201,7 +201,7 @@ export class PeerState {
 
   applyHasVote(msg: HasVoteMessage): void {
     if (this.prs.height !== msg.height) return;
-    this.setHasVoteAt(msg.height, msg.round, msg.type, msg.index);
+    this.#setHasVoteAt(msg.height, msg.round, msg.type, msg.index);
   }
 
   /** `ours`: the votes this node has for msg.blockId (undefined when it does not track them). */
@@ -220,7 +220,7 @@ export class PeerState {
     const prs = this.prs;
     return {
       nodeAddress: this.nodeAddress,
-      roundState: this.known
+      roundState: this.#known
         ? {
             ...prs,
             proposalBlockPartSetHeader: { ...prs.proposalBlockPartSetHeader },

@@ -14,20 +14,20 @@ export interface TimeoutInfo {
  * height/round/step than the pending one is ignored; a newer one replaces it.
  */
 export class TimeoutTicker {
-  private readonly clock: Clock;
-  private readonly onTimeout: (ti: TimeoutInfo) => void;
-  private current: TimeoutInfo | undefined;
-  private cancel: (() => void) | undefined;
-  private stopped = false;
+  readonly #clock: Clock;
+  readonly #onTimeout: (ti: TimeoutInfo) => void;
+  #current: TimeoutInfo | undefined;
+  #cancel: (() => void) | undefined;
+  #stopped = false;
 
   constructor(clock: Clock, onTimeout: (ti: TimeoutInfo) => void) {
-    this.clock = clock;
-    this.onTimeout = onTimeout;
+    this.#clock = clock;
+    this.#onTimeout = onTimeout;
   }
 
   schedule(ti: TimeoutInfo): void {
-    if (this.stopped) return;
-    const cur = this.current;
+    if (this.#stopped) return;
+    const cur = this.#current;
     if (cur !== undefined) {
       if (ti.height < cur.height) return;
       if (ti.height === cur.height) {
@@ -35,24 +35,24 @@ export class TimeoutTicker {
         if (ti.round === cur.round && cur.step > 0 && ti.step <= cur.step) return;
       }
     }
-    this.cancel?.();
-    this.current = ti;
-    this.cancel = this.clock.schedule(Math.max(0, ti.durationMs), () => {
-      this.cancel = undefined;
-      if (!this.stopped) this.onTimeout(ti);
+    this.#cancel?.();
+    this.#current = ti;
+    this.#cancel = this.#clock.schedule(Math.max(0, ti.durationMs), () => {
+      this.#cancel = undefined;
+      if (!this.#stopped) this.#onTimeout(ti);
     });
   }
 
   /** Cancels the pending timeout and forgets it, so an earlier height can be scheduled (dev chain rollback). */
   reset(): void {
-    this.cancel?.();
-    this.cancel = undefined;
-    this.current = undefined;
+    this.#cancel?.();
+    this.#cancel = undefined;
+    this.#current = undefined;
   }
 
   stop(): void {
-    this.stopped = true;
-    this.cancel?.();
-    this.cancel = undefined;
+    this.#stopped = true;
+    this.#cancel?.();
+    this.#cancel = undefined;
   }
 }

@@ -67,12 +67,12 @@ export class VoteSet {
   readonly round: number;
   readonly type: VoteType;
   readonly valSet: ValidatorSet;
-  private readonly votesBitArray: BitArray;
-  private readonly votes: (Vote | undefined)[];
-  private votedSum = 0n;
-  private maj23: BlockId | undefined;
-  private readonly votesByBlock = new Map<string, BlockVotes>();
-  private readonly peerMaj23Claims = new Map<string, BlockId>();
+  readonly #votesBitArray: BitArray;
+  readonly #votes: (Vote | undefined)[];
+  #votedSum = 0n;
+  #maj23: BlockId | undefined;
+  readonly #votesByBlock = new Map<string, BlockVotes>();
+  readonly #peerMaj23Claims = new Map<string, BlockId>();
 
   constructor(chainId: string, height: number, round: number, type: VoteType, valSet: ValidatorSet) {
     if (height === 0) throw new InvalidVoteError("cannot make a VoteSet for height 0. Heights start at 1");
@@ -81,8 +81,8 @@ export class VoteSet {
     this.round = round;
     this.type = type;
     this.valSet = valSet;
-    this.votesBitArray = new BitArray(valSet.size());
-    this.votes = new Array<Vote | undefined>(valSet.size()).fill(undefined);
+    this.#votesBitArray = new BitArray(valSet.size());
+    this.#votes = new Array<Vote | undefined>(valSet.size()).fill(undefined);
   }
 
   /** Rebuilds the precommit set a commit stands for (Commit.ToVoteSet); signatures are verified. */
@@ -96,7 +96,7 @@ export class VoteSet {
   }
 
   size(): number {
-    return this.votes.length;
+    return this.#votes.length;
   }
 
   /**
@@ -124,7 +124,7 @@ export class VoteSet {
       );
     }
     const key = blockIdKey(vote.blockId);
-    const existing = this.getVote(index, key);
+    const existing = this.#getVote(index, key);
     if (existing !== undefined) {
       if (bytesEqual(existing.signature, vote.signature)) return false;
       throw new NonDeterministicSignatureError(
@@ -139,48 +139,48 @@ export class VoteSet {
         `unexpected vote extension data present in vote; ext_len ${vote.extension.length}, sig_len ${vote.extensionSignature.length}`,
       );
     }
-    return this.addVerifiedVote(vote, key, val.votingPower);
+    return this.#addVerifiedVote(vote, key, val.votingPower);
   }
 
-  private getVote(index: number, key: string): Vote | undefined {
-    const existing = this.votes[index];
+  #getVote(index: number, key: string): Vote | undefined {
+    const existing = this.#votes[index];
     if (existing !== undefined && blockIdKey(existing.blockId) === key) return existing;
-    return this.votesByBlock.get(key)?.votes[index];
+    return this.#votesByBlock.get(key)?.votes[index];
   }
 
-  private addVerifiedVote(vote: Vote, key: string, power: bigint): boolean {
+  #addVerifiedVote(vote: Vote, key: string, power: bigint): boolean {
     const index = vote.validatorIndex;
-    const existing = this.votes[index];
+    const existing = this.#votes[index];
     let conflicting: Vote | undefined;
     if (existing !== undefined) {
       conflicting = existing;
       // Replace the canonical vote only when the new one is for the +2/3 block.
-      if (this.maj23 !== undefined && blockIdKey(this.maj23) === key) {
-        this.votes[index] = vote;
-        this.votesBitArray.set(index, true);
+      if (this.#maj23 !== undefined && blockIdKey(this.#maj23) === key) {
+        this.#votes[index] = vote;
+        this.#votesBitArray.set(index, true);
       }
     } else {
-      this.votes[index] = vote;
-      this.votesBitArray.set(index, true);
-      this.votedSum += power;
+      this.#votes[index] = vote;
+      this.#votesBitArray.set(index, true);
+      this.#votedSum += power;
     }
 
-    let byBlock = this.votesByBlock.get(key);
+    let byBlock = this.#votesByBlock.get(key);
     if (byBlock !== undefined) {
       if (conflicting !== undefined && !byBlock.peerMaj23) throw new ConflictingVoteError(conflicting, vote, false);
     } else {
       if (conflicting !== undefined) throw new ConflictingVoteError(conflicting, vote, false);
       byBlock = new BlockVotes(false, this.valSet.size());
-      this.votesByBlock.set(key, byBlock);
+      this.#votesByBlock.set(key, byBlock);
     }
 
     const before = byBlock.sum;
     const quorum = (this.valSet.totalVotingPower() * 2n) / 3n + 1n;
     byBlock.add(vote, power);
-    if (before < quorum && quorum <= byBlock.sum && this.maj23 === undefined) {
-      this.maj23 = vote.blockId;
+    if (before < quorum && quorum <= byBlock.sum && this.#maj23 === undefined) {
+      this.#maj23 = vote.blockId;
       byBlock.votes.forEach((v, i) => {
-        if (v !== undefined) this.votes[i] = v;
+        if (v !== undefined) this.#votes[i] = v;
       });
     }
     if (conflicting !== undefined) throw new ConflictingVoteError(conflicting, vote, true);
@@ -189,55 +189,55 @@ export class VoteSet {
 
   /** Records that `peerId` claims +2/3 for `blockId`, so conflicting votes for it get tracked. */
   setPeerMaj23(peerId: string, blockId: BlockId): void {
-    const existing = this.peerMaj23Claims.get(peerId);
+    const existing = this.#peerMaj23Claims.get(peerId);
     if (existing !== undefined) {
       if (blockIdEquals(existing, blockId)) return;
       throw new ConflictingPeerMaj23Error(
         `setPeerMaj23: received conflicting blockID from peer ${peerId}. Ignore the claim; the peer may be faulty`,
       );
     }
-    this.peerMaj23Claims.set(peerId, blockId);
+    this.#peerMaj23Claims.set(peerId, blockId);
     const key = blockIdKey(blockId);
-    const byBlock = this.votesByBlock.get(key);
+    const byBlock = this.#votesByBlock.get(key);
     if (byBlock !== undefined) byBlock.peerMaj23 = true;
-    else this.votesByBlock.set(key, new BlockVotes(true, this.valSet.size()));
+    else this.#votesByBlock.set(key, new BlockVotes(true, this.valSet.size()));
   }
 
   peerMaj23s(): ReadonlyMap<string, BlockId> {
-    return new Map(this.peerMaj23Claims);
+    return new Map(this.#peerMaj23Claims);
   }
 
   getByIndex(index: number): Vote | undefined {
-    return this.votes[index];
+    return this.#votes[index];
   }
 
   getByAddress(address: Uint8Array): Vote | undefined {
     const found = this.valSet.getByAddress(address);
-    return found === undefined ? undefined : this.votes[found.index];
+    return found === undefined ? undefined : this.#votes[found.index];
   }
 
   /** The canonical votes (one per validator that voted), in index order. */
   list(): Vote[] {
-    return this.votes.filter((v): v is Vote => v !== undefined);
+    return this.#votes.filter((v): v is Vote => v !== undefined);
   }
 
   bitArray(): BitArray {
-    return this.votesBitArray.copy();
+    return this.#votesBitArray.copy();
   }
 
   bitArrayByBlockId(blockId: BlockId): BitArray | undefined {
-    return this.votesByBlock.get(blockIdKey(blockId))?.bitArray.copy();
+    return this.#votesByBlock.get(blockIdKey(blockId))?.bitArray.copy();
   }
 
   /** Voting power of all received votes (conflicts counted once). */
   sum(): bigint {
-    return this.votedSum;
+    return this.#votedSum;
   }
 
   /** Voting power per block id seen (nil votes under the zero block id). */
   tallies(): { blockId: BlockId; sum: bigint }[] {
     const out: { blockId: BlockId; sum: bigint }[] = [];
-    for (const bv of this.votesByBlock.values()) {
+    for (const bv of this.#votesByBlock.values()) {
       const v = bv.votes.find((x) => x !== undefined);
       if (v !== undefined) out.push({ blockId: v.blockId, sum: bv.sum });
     }
@@ -245,34 +245,34 @@ export class VoteSet {
   }
 
   hasTwoThirdsMajority(): boolean {
-    return this.maj23 !== undefined;
+    return this.#maj23 !== undefined;
   }
 
   /** The block id (possibly the zero id = nil) that first got +2/3, if any. */
   twoThirdsMajority(): BlockId | undefined {
-    return this.maj23;
+    return this.#maj23;
   }
 
   isCommit(): boolean {
-    return this.type === SIGNED_MSG_TYPE.precommit && this.maj23 !== undefined;
+    return this.type === SIGNED_MSG_TYPE.precommit && this.#maj23 !== undefined;
   }
 
   /** More than 2/3 of the power voted, for anything. */
   hasTwoThirdsAny(): boolean {
-    return this.votedSum > (this.valSet.totalVotingPower() * 2n) / 3n;
+    return this.#votedSum > (this.valSet.totalVotingPower() * 2n) / 3n;
   }
 
   hasAll(): boolean {
-    return this.votedSum === this.valSet.totalVotingPower();
+    return this.#votedSum === this.valSet.totalVotingPower();
   }
 
   /** The commit for the +2/3 block (VoteSet.MakeExtendedCommit().ToCommit()). */
   makeCommit(): Commit {
-    const maj23 = this.maj23;
+    const maj23 = this.#maj23;
     if (this.type !== SIGNED_MSG_TYPE.precommit || maj23 === undefined || isZeroBlockId(maj23)) {
       throw new InvalidVoteError("cannot make a commit: the vote set has no +2/3 precommits for a block");
     }
-    const signatures: CommitSig[] = this.votes.map((v) => {
+    const signatures: CommitSig[] = this.#votes.map((v) => {
       if (v === undefined) return absentCommitSig();
       if (isZeroBlockId(v.blockId)) {
         return {
@@ -295,8 +295,8 @@ export class VoteSet {
 
   view(): VoteSetView {
     return {
-      votes: [...this.votes],
-      sum: this.votedSum,
+      votes: [...this.#votes],
+      sum: this.#votedSum,
       totalVotingPower: this.valSet.totalVotingPower(),
       peerMaj23s: this.peerMaj23s(),
     };

@@ -180,23 +180,23 @@ export function decodeWalFile(bytes: Uint8Array): {
 
 export class Wal {
   readonly path: string;
-  private fd: number;
-  private headBytes: number;
-  private dirty = false;
-  private closed = false;
-  private readonly log: Logger;
-  private readonly maxFileBytes: number;
-  private readonly maxTotalBytes: number;
-  private readonly sync: boolean;
+  #fd: number;
+  #headBytes: number;
+  #dirty = false;
+  #closed = false;
+  readonly #log: Logger;
+  readonly #maxFileBytes: number;
+  readonly #maxTotalBytes: number;
+  readonly #sync: boolean;
 
   private constructor(path: string, fd: number, headBytes: number, opts: WalOptions) {
     this.path = path;
-    this.fd = fd;
-    this.headBytes = headBytes;
-    this.log = opts.log;
-    this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-    this.maxTotalBytes = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
-    this.sync = opts.sync ?? true;
+    this.#fd = fd;
+    this.#headBytes = headBytes;
+    this.#log = opts.log;
+    this.#maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.#maxTotalBytes = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
+    this.#sync = opts.sync ?? true;
   }
 
   /**
@@ -220,7 +220,7 @@ export class Wal {
     }
     const fd = openSync(path, "a");
     const wal = new Wal(path, fd, size, opts);
-    if (size === 0 && wal.rotatedFiles().length === 0) {
+    if (size === 0 && wal.#rotatedFiles().length === 0) {
       await wal.writeSync({ kind: "endHeight", height: 0 }, 0n);
     }
     return wal;
@@ -238,9 +238,9 @@ export class Wal {
     const scan = scanWalFile(bytes);
     const first = firstWalProblem(scan);
     if (first === undefined) return undefined;
-    const done = await cutWalFile(this.path, bytes, scan, first, this.log);
-    this.headBytes = first.offset;
-    this.dirty = false;
+    const done = await cutWalFile(this.path, bytes, scan, first, this.#log);
+    this.#headBytes = first.offset;
+    this.#dirty = false;
     return done;
   }
 
@@ -249,58 +249,58 @@ export class Wal {
    * over with `#ENDHEIGHT height`, so a restart replays from the restored height.
    */
   async reset(height: number, time: Timestamp): Promise<void> {
-    closeSync(this.fd);
-    for (const f of this.rotatedFiles()) unlinkSync(f);
+    closeSync(this.#fd);
+    for (const f of this.#rotatedFiles()) unlinkSync(f);
     const fd = openSync(this.path, "w");
-    this.fd = fd;
-    this.headBytes = 0;
-    this.dirty = false;
+    this.#fd = fd;
+    this.#headBytes = 0;
+    this.#dirty = false;
     await this.writeSync({ kind: "endHeight", height }, time);
   }
 
   /** Appends a record (no fsync). */
   write(msg: WalMessage, time: Timestamp): void {
-    if (this.closed) return;
+    if (this.#closed) return;
     const frame = frameWalRecord({ time, msg });
     try {
-      writeAll(this.fd, frame);
+      writeAll(this.#fd, frame);
     } catch (err) {
       throw new WalWriteError(`failed to write to the consensus WAL ${this.path}. Check the file system`, {
         cause: err,
       });
     }
-    this.headBytes += frame.length;
-    this.dirty = true;
+    this.#headBytes += frame.length;
+    this.#dirty = true;
   }
 
   /** Appends a record and fsyncs it. */
   async writeSync(msg: WalMessage, time: Timestamp): Promise<void> {
     this.write(msg, time);
     await this.flushAndSync();
-    if (msg.kind === "endHeight") this.maybeRotate();
+    if (msg.kind === "endHeight") this.#maybeRotate();
   }
 
   /** Makes everything written so far durable. */
   async flushAndSync(): Promise<void> {
-    if (this.closed || !this.dirty) return;
-    this.dirty = false;
-    if (!this.sync) return;
+    if (this.#closed || !this.#dirty) return;
+    this.#dirty = false;
+    if (!this.#sync) return;
     try {
-      await fsyncFd(this.fd);
+      await fsyncFd(this.#fd);
     } catch (err) {
       throw new WalWriteError(`failed to fsync the consensus WAL ${this.path}. Check the file system`, { cause: err });
     }
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.#closed) return;
     await this.flushAndSync();
-    this.closed = true;
-    closeSync(this.fd);
+    this.#closed = true;
+    closeSync(this.#fd);
   }
 
   /** Rotated files, oldest first. */
-  private rotatedFiles(): string[] {
+  #rotatedFiles(): string[] {
     const dir = dirname(this.path);
     const base = basename(this.path);
     const re = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(\\d{3,})$`);
@@ -312,20 +312,20 @@ export class Wal {
   }
 
   /** Head past maxFileBytes → next `wal.NNN`; oldest rotated files go past maxTotalBytes. */
-  private maybeRotate(): void {
-    if (this.headBytes < this.maxFileBytes) return;
-    const rotated = this.rotatedFiles();
+  #maybeRotate(): void {
+    if (this.#headBytes < this.#maxFileBytes) return;
+    const rotated = this.#rotatedFiles();
     const last = rotated.at(-1);
     const next = last === undefined ? 0 : Number(/\.(\d+)$/.exec(last)?.[1] ?? "0") + 1;
-    closeSync(this.fd);
+    closeSync(this.#fd);
     renameSync(this.path, `${this.path}.${String(next).padStart(3, "0")}`);
-    this.fd = openSync(this.path, "a");
-    this.headBytes = 0;
+    this.#fd = openSync(this.path, "a");
+    this.#headBytes = 0;
     let total = 0;
-    const all = this.rotatedFiles().reverse();
+    const all = this.#rotatedFiles().reverse();
     for (const f of all) {
       total += statSync(f).size;
-      if (total > this.maxTotalBytes) unlinkSync(f);
+      if (total > this.#maxTotalBytes) unlinkSync(f);
     }
   }
 
@@ -335,12 +335,12 @@ export class Wal {
    * place after the marker is reported in `corruption` (replay must not go on past it).
    */
   searchForEndHeight(height: number): WalSearchResult {
-    const files = [...this.rotatedFiles(), this.path];
+    const files = [...this.#rotatedFiles(), this.path];
     const scans = new Map<string, WalFileScan>();
     const scanOf = (f: string): WalFileScan => {
       let scan = scans.get(f);
       if (scan === undefined) {
-        scan = this.scanFile(f);
+        scan = this.#scanFile(f);
         scans.set(f, scan);
       }
       return scan;
@@ -375,20 +375,20 @@ export class Wal {
 
   /** Every record of the group that decodes, oldest first (tests and debugging). */
   readAll(): TimedWalMessage[] {
-    return [...this.rotatedFiles(), this.path].flatMap((f) => this.scanFile(f).records.map((r) => r.message));
+    return [...this.#rotatedFiles(), this.path].flatMap((f) => this.#scanFile(f).records.map((r) => r.message));
   }
 
   /** Damaged places already logged (each is logged once, not at every search). */
-  private readonly reported = new Set<string>();
+  readonly #reported = new Set<string>();
 
-  private scanFile(file: string): WalFileScan {
+  #scanFile(file: string): WalFileScan {
     if (!existsSync(file)) return { records: [], bad: [] };
     const scan = scanWalFile(readFileSync(file));
     for (const p of scan.stop === undefined ? scan.bad : [...scan.bad, scan.stop]) {
       const key = `${file}@${p.offset}`;
-      if (this.reported.has(key)) continue;
-      this.reported.add(key);
-      this.log.error({ file, offset: p.offset, err: p.error.message }, "corrupted WAL record skipped");
+      if (this.#reported.has(key)) continue;
+      this.#reported.add(key);
+      this.#log.error({ file, offset: p.offset, err: p.error.message }, "corrupted WAL record skipped");
     }
     return scan;
   }

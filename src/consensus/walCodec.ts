@@ -28,21 +28,21 @@ const KIND = { roundState: 1, msgInfo: 2, timeout: 3, endHeight: 4 } as const;
 const MSG_KIND = { proposal: 1, blockPart: 2, vote: 3 } as const;
 
 class Writer {
-  private chunks: Buffer[] = [];
+  #chunks: Buffer[] = [];
   u8(n: number): this {
-    this.chunks.push(Buffer.from([n]));
+    this.#chunks.push(Buffer.from([n]));
     return this;
   }
   u32(n: number): this {
     const b = Buffer.alloc(4);
     b.writeUInt32BE(n >>> 0);
-    this.chunks.push(b);
+    this.#chunks.push(b);
     return this;
   }
   i64(n: bigint): this {
     const b = Buffer.alloc(8);
     b.writeBigInt64BE(n);
-    this.chunks.push(b);
+    this.#chunks.push(b);
     return this;
   }
   int(n: number): this {
@@ -50,41 +50,41 @@ class Writer {
   }
   bytes(b: Uint8Array): this {
     this.u32(b.length);
-    this.chunks.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    this.#chunks.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
     return this;
   }
   str(s: string): this {
     return this.bytes(Buffer.from(s, "utf8"));
   }
   done(): Uint8Array {
-    return new Uint8Array(Buffer.concat(this.chunks));
+    return new Uint8Array(Buffer.concat(this.#chunks));
   }
 }
 
 class Reader {
-  private off = 0;
-  private readonly buf: Buffer;
+  #off = 0;
+  readonly #buf: Buffer;
   constructor(data: Uint8Array) {
-    this.buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    this.#buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   }
-  private need(n: number): void {
-    if (this.off + n > this.buf.length)
+  #need(n: number): void {
+    if (this.#off + n > this.#buf.length)
       throw new WalCorruptionError("WAL record ends early. Repair drops the torn tail");
   }
   u8(): number {
-    this.need(1);
-    return this.buf.readUInt8(this.off++);
+    this.#need(1);
+    return this.#buf.readUInt8(this.#off++);
   }
   u32(): number {
-    this.need(4);
-    const v = this.buf.readUInt32BE(this.off);
-    this.off += 4;
+    this.#need(4);
+    const v = this.#buf.readUInt32BE(this.#off);
+    this.#off += 4;
     return v;
   }
   i64(): bigint {
-    this.need(8);
-    const v = this.buf.readBigInt64BE(this.off);
-    this.off += 8;
+    this.#need(8);
+    const v = this.#buf.readBigInt64BE(this.#off);
+    this.#off += 8;
     return v;
   }
   int(): number {
@@ -92,16 +92,16 @@ class Reader {
   }
   bytes(): Uint8Array {
     const n = this.u32();
-    this.need(n);
-    const out = new Uint8Array(this.buf.subarray(this.off, this.off + n));
-    this.off += n;
+    this.#need(n);
+    const out = new Uint8Array(this.#buf.subarray(this.#off, this.#off + n));
+    this.#off += n;
     return out;
   }
   str(): string {
     return Buffer.from(this.bytes()).toString("utf8");
   }
   end(): void {
-    if (this.off !== this.buf.length) throw new WalCorruptionError("WAL record has trailing bytes");
+    if (this.#off !== this.#buf.length) throw new WalCorruptionError("WAL record has trailing bytes");
   }
 }
 

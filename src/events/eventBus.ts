@@ -190,23 +190,23 @@ function requiredEventType(query: Query): string | undefined {
 
 export class EventBus {
   /** canonical query → its subscribers, so each query is matched once per publication. */
-  private readonly byQuery = new Map<string, QueryEntry>();
+  readonly #byQuery = new Map<string, QueryEntry>();
   /** subscriber → canonical query → subscription. */
-  private readonly byClient = new Map<string, Map<string, BusSubscription>>();
-  private total = 0;
+  readonly #byClient = new Map<string, Map<string, BusSubscription>>();
+  #total = 0;
   /** Queries held that match any event type, and those fixed to one type (how many per type). */
-  private anyTypeQueries = 0;
-  private readonly typedQueries = new Map<string, number>();
-  private closed = false;
-  private readonly log: Logger | undefined;
+  #anyTypeQueries = 0;
+  readonly #typedQueries = new Map<string, number>();
+  #closed = false;
+  readonly #log: Logger | undefined;
 
   constructor(opts: { log?: Logger } = {}) {
-    this.log = opts.log;
+    this.#log = opts.log;
   }
 
   /** True when at least one subscription is live: callers may skip building costly payloads. */
   hasSubscribers(): boolean {
-    return this.total > 0;
+    return this.#total > 0;
   }
 
   /**
@@ -214,109 +214,109 @@ export class EventBus {
    * events taken from `data`; `tm.event` (and tx.hash/tx.height for Tx) are always added.
    */
   publish<K extends EventType>(type: K, data: EventMap[K], events?: Readonly<Record<string, readonly string[]>>): void {
-    if (this.total === 0) return;
+    if (this.#total === 0) return;
     // Nobody's query can match this type (subscribers to NewBlock do not pay for every Tx event).
-    if (this.anyTypeQueries === 0 && !this.typedQueries.has(type)) return;
+    if (this.#anyTypeQueries === 0 && !this.#typedQueries.has(type)) return;
     const map = buildEventsMap(type, data, events);
     const msg = { type, data, events: map } as Message;
-    for (const entry of this.byQuery.values()) {
+    for (const entry of this.#byQuery.values()) {
       if (entry.eventType !== undefined && entry.eventType !== type) continue;
       let match: boolean;
       try {
         match = entry.query.matches(map);
       } catch (err) {
-        this.log?.error({ err, query: entry.query.canonical() }, "failed to match event against query");
+        this.#log?.error({ err, query: entry.query.canonical() }, "failed to match event against query");
         continue;
       }
       if (!match) continue;
       for (const sub of entry.subs.values()) {
-        if (!sub.offer(msg)) this.remove(sub, CANCEL_REASONS.outOfCapacity);
+        if (!sub.offer(msg)) this.#remove(sub, CANCEL_REASONS.outOfCapacity);
       }
     }
   }
 
   /** Throws AlreadySubscribedError when `subscriber` already holds a query with the same canonical form. */
   subscribe(subscriber: string, query: Query, opts: SubscribeOptions = {}): Subscription {
-    if (this.closed) throw new EventBusClosedError();
+    if (this.#closed) throw new EventBusClosedError();
     const capacity = opts.capacity ?? DEFAULT_SUBSCRIPTION_CAPACITY;
     if (!Number.isSafeInteger(capacity) || capacity <= 0) throw new InvalidCapacityError(capacity);
     if (opts.signal?.aborted) throw new SubscribeAbortedError(opts.signal.reason);
     const key = query.canonical();
-    let clientSubs = this.byClient.get(subscriber);
+    let clientSubs = this.#byClient.get(subscriber);
     if (clientSubs?.has(key)) throw new AlreadySubscribedError();
 
-    const sub = new BusSubscription(subscriber, query, key, capacity, (s, reason) => this.remove(s, reason));
+    const sub = new BusSubscription(subscriber, query, key, capacity, (s, reason) => this.#remove(s, reason));
     if (clientSubs === undefined) {
       clientSubs = new Map();
-      this.byClient.set(subscriber, clientSubs);
+      this.#byClient.set(subscriber, clientSubs);
     }
     clientSubs.set(key, sub);
-    let entry = this.byQuery.get(key);
+    let entry = this.#byQuery.get(key);
     if (entry === undefined) {
       entry = { query, subs: new Map(), eventType: requiredEventType(query) };
-      this.byQuery.set(key, entry);
-      if (entry.eventType === undefined) this.anyTypeQueries++;
-      else this.typedQueries.set(entry.eventType, (this.typedQueries.get(entry.eventType) ?? 0) + 1);
+      this.#byQuery.set(key, entry);
+      if (entry.eventType === undefined) this.#anyTypeQueries++;
+      else this.#typedQueries.set(entry.eventType, (this.#typedQueries.get(entry.eventType) ?? 0) + 1);
     }
     entry.subs.set(subscriber, sub);
-    this.total++;
+    this.#total++;
     if (opts.signal !== undefined) sub.bindSignal(opts.signal);
     return sub;
   }
 
   /** Throws SubscriptionNotFoundError when `subscriber` does not hold `query` (compared canonically). */
   unsubscribe(subscriber: string, query: Query): void {
-    const sub = this.byClient.get(subscriber)?.get(query.canonical());
+    const sub = this.#byClient.get(subscriber)?.get(query.canonical());
     if (sub === undefined) throw new SubscriptionNotFoundError();
-    this.remove(sub, CANCEL_REASONS.unsubscribed);
+    this.#remove(sub, CANCEL_REASONS.unsubscribed);
   }
 
   /** Throws SubscriptionNotFoundError when `subscriber` holds nothing. */
   unsubscribeAll(subscriber: string): void {
-    const subs = this.byClient.get(subscriber);
+    const subs = this.#byClient.get(subscriber);
     if (subs === undefined) throw new SubscriptionNotFoundError();
-    for (const sub of [...subs.values()]) this.remove(sub, CANCEL_REASONS.unsubscribed);
+    for (const sub of [...subs.values()]) this.#remove(sub, CANCEL_REASONS.unsubscribed);
   }
 
   /** Live subscriptions, every subscriber's. */
   numSubscriptions(): number {
-    return this.total;
+    return this.#total;
   }
 
   /** Subscribers holding at least one subscription. */
   numClients(): number {
-    return this.byClient.size;
+    return this.#byClient.size;
   }
 
   numClientSubscriptions(subscriber: string): number {
-    return this.byClient.get(subscriber)?.size ?? 0;
+    return this.#byClient.get(subscriber)?.size ?? 0;
   }
 
   /** Cancels every subscription; later subscribe() calls throw and publish() does nothing. */
   close(reason: string = CANCEL_REASONS.exited): void {
-    this.closed = true;
-    for (const subs of [...this.byClient.values()]) {
-      for (const sub of [...subs.values()]) this.remove(sub, reason);
+    this.#closed = true;
+    for (const subs of [...this.#byClient.values()]) {
+      for (const sub of [...subs.values()]) this.#remove(sub, reason);
     }
   }
 
-  private remove(sub: BusSubscription, reason: string): void {
-    const clientSubs = this.byClient.get(sub.subscriber);
+  #remove(sub: BusSubscription, reason: string): void {
+    const clientSubs = this.#byClient.get(sub.subscriber);
     if (clientSubs?.get(sub.key) === sub) {
       clientSubs.delete(sub.key);
-      if (clientSubs.size === 0) this.byClient.delete(sub.subscriber);
-      const entry = this.byQuery.get(sub.key);
+      if (clientSubs.size === 0) this.#byClient.delete(sub.subscriber);
+      const entry = this.#byQuery.get(sub.key);
       entry?.subs.delete(sub.subscriber);
       if (entry?.subs.size === 0) {
-        this.byQuery.delete(sub.key);
-        if (entry.eventType === undefined) this.anyTypeQueries--;
+        this.#byQuery.delete(sub.key);
+        if (entry.eventType === undefined) this.#anyTypeQueries--;
         else {
-          const n = (this.typedQueries.get(entry.eventType) ?? 1) - 1;
-          if (n === 0) this.typedQueries.delete(entry.eventType);
-          else this.typedQueries.set(entry.eventType, n);
+          const n = (this.#typedQueries.get(entry.eventType) ?? 1) - 1;
+          if (n === 0) this.#typedQueries.delete(entry.eventType);
+          else this.#typedQueries.set(entry.eventType, n);
         }
       }
-      this.total--;
+      this.#total--;
     }
     sub.end(reason);
   }
@@ -324,31 +324,31 @@ export class EventBus {
 
 /** A FIFO with amortised O(1) shift. */
 class Queue<T> {
-  private items: T[] = [];
-  private head = 0;
+  #items: T[] = [];
+  #head = 0;
 
   get length(): number {
-    return this.items.length - this.head;
+    return this.#items.length - this.#head;
   }
 
   push(item: T): void {
-    this.items.push(item);
+    this.#items.push(item);
   }
 
   shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.head++;
-    if (this.head > 64 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
+    if (this.#head >= this.#items.length) return undefined;
+    const item = this.#items[this.#head];
+    this.#head++;
+    if (this.#head > 64 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
     }
     return item;
   }
 
   clear(): void {
-    this.items = [];
-    this.head = 0;
+    this.#items = [];
+    this.#head = 0;
   }
 }
 
@@ -356,13 +356,13 @@ class BusSubscription implements Subscription {
   readonly subscriber: string;
   readonly query: Query;
   readonly key: string;
-  private readonly capacity: number;
-  private readonly buffer = new Queue<Message>();
-  private readonly waiters = new Queue<(msg: Message | undefined) => void>();
-  private readonly controller = new AbortController();
-  private reason: string | undefined;
-  private readonly release: (sub: BusSubscription, reason: string) => void;
-  private unbindSignal: (() => void) | undefined;
+  readonly #capacity: number;
+  readonly #buffer = new Queue<Message>();
+  readonly #waiters = new Queue<(msg: Message | undefined) => void>();
+  readonly #controller = new AbortController();
+  #reason: string | undefined;
+  readonly #release: (sub: BusSubscription, reason: string) => void;
+  #unbindSignal: (() => void) | undefined;
 
   constructor(
     subscriber: string,
@@ -374,57 +374,57 @@ class BusSubscription implements Subscription {
     this.subscriber = subscriber;
     this.query = query;
     this.key = key;
-    this.capacity = capacity;
-    this.release = release;
+    this.#capacity = capacity;
+    this.#release = release;
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.#controller.signal;
   }
 
   /** Hands the message to a waiting reader or buffers it; false when the buffer is full. */
   offer(msg: Message): boolean {
-    if (this.reason !== undefined) return true;
-    const waiter = this.waiters.shift();
+    if (this.#reason !== undefined) return true;
+    const waiter = this.#waiters.shift();
     if (waiter !== undefined) {
       waiter(msg);
       return true;
     }
-    if (this.buffer.length >= this.capacity) return false;
-    this.buffer.push(msg);
+    if (this.#buffer.length >= this.#capacity) return false;
+    this.#buffer.push(msg);
     return true;
   }
 
   next(): Promise<Message | undefined> {
-    if (this.reason !== undefined) return Promise.resolve(undefined);
-    const msg = this.buffer.shift();
+    if (this.#reason !== undefined) return Promise.resolve(undefined);
+    const msg = this.#buffer.shift();
     if (msg !== undefined) return Promise.resolve(msg);
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
   cancelled(): string | undefined {
-    return this.reason;
+    return this.#reason;
   }
 
   cancel(reason: string = CANCEL_REASONS.unsubscribed): void {
-    this.release(this, reason);
+    this.#release(this, reason);
   }
 
   bindSignal(signal: AbortSignal): void {
     const onAbort = () => this.cancel(CANCEL_REASONS.unsubscribed);
     signal.addEventListener("abort", onAbort, { once: true });
-    this.unbindSignal = () => signal.removeEventListener("abort", onAbort);
+    this.#unbindSignal = () => signal.removeEventListener("abort", onAbort);
   }
 
   /** Called by the bus once the subscription is out of its tables. */
   end(reason: string): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    this.buffer.clear();
-    this.unbindSignal?.();
-    this.unbindSignal = undefined;
-    for (let w = this.waiters.shift(); w !== undefined; w = this.waiters.shift()) w(undefined);
-    this.controller.abort(reason);
+    if (this.#reason !== undefined) return;
+    this.#reason = reason;
+    this.#buffer.clear();
+    this.#unbindSignal?.();
+    this.#unbindSignal = undefined;
+    for (let w = this.#waiters.shift(); w !== undefined; w = this.#waiters.shift()) w(undefined);
+    this.#controller.abort(reason);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<Message> {

@@ -152,148 +152,148 @@ type ScanError = { eof: true } | { eof: false; message: string };
 
 /** The Go scanner over a bufio.Reader, with its one-rune unread. */
 class Scanner {
-  private readonly cps: number[];
-  private i = 0;
-  private end = 0;
-  private last = 0;
-  private buf = "";
+  readonly #cps: number[];
+  #i = 0;
+  #end = 0;
+  #last = 0;
+  #buf = "";
   tok: TokenKind = "invalid";
   pos = 0;
 
   constructor(text: string) {
-    this.cps = Array.from(text, (ch) => ch.codePointAt(0) ?? 0xfffd);
+    this.#cps = Array.from(text, (ch) => ch.codePointAt(0) ?? 0xfffd);
   }
 
   text(): string {
-    return this.buf;
+    return this.#buf;
   }
 
   /** Advances to the next token; undefined on success. */
   next(): ScanError | undefined {
-    this.buf = "";
-    this.pos = this.end;
+    this.#buf = "";
+    this.pos = this.#end;
     this.tok = "invalid";
     for (;;) {
-      const ch = this.rune();
+      const ch = this.#rune();
       if (ch === EOF) return { eof: true };
       if (isSpace(ch)) {
-        this.pos = this.end;
+        this.pos = this.#end;
         continue;
       }
-      if (isAsciiDigit(ch)) return this.scanNumber(ch);
-      if (isFirstTagRune(ch)) return this.scanTagLike(ch);
+      if (isAsciiDigit(ch)) return this.#scanNumber(ch);
+      if (isFirstTagRune(ch)) return this.#scanTagLike(ch);
       switch (ch) {
         case 0x27: // '
-          return this.scanString(ch);
+          return this.#scanString(ch);
         case 0x3c: // <
         case 0x3e: // >
         case 0x3d: // =
-          return this.scanCompare(ch);
+          return this.#scanCompare(ch);
         default:
-          return this.invalid(ch);
+          return this.#invalid(ch);
       }
     }
   }
 
-  private rune(): number {
-    const ch = this.cps[this.i];
+  #rune(): number {
+    const ch = this.#cps[this.#i];
     if (ch === undefined) {
-      this.last = 0;
+      this.#last = 0;
       return EOF;
     }
-    this.i++;
-    this.last = utf8Width(ch);
-    this.end += this.last;
+    this.#i++;
+    this.#last = utf8Width(ch);
+    this.#end += this.#last;
     return ch;
   }
 
-  private unrune(): void {
-    if (this.last === 0) return; // bufio cannot unread after EOF
-    this.i--;
-    this.end -= this.last;
-    this.last = 0;
+  #unrune(): void {
+    if (this.#last === 0) return; // bufio cannot unread after EOF
+    this.#i--;
+    this.#end -= this.#last;
+    this.#last = 0;
   }
 
-  private write(cp: number): void {
-    this.buf += String.fromCodePoint(cp);
+  #write(cp: number): void {
+    this.#buf += String.fromCodePoint(cp);
   }
 
-  private scanWhile(ok: (cp: number) => boolean): void {
+  #scanWhile(ok: (cp: number) => boolean): void {
     for (;;) {
-      const ch = this.rune();
+      const ch = this.#rune();
       if (ch === EOF) return;
       if (!ok(ch)) {
-        this.unrune();
+        this.#unrune();
         return;
       }
-      this.write(ch);
+      this.#write(ch);
     }
   }
 
-  private scanNumber(first: number): undefined {
-    this.write(first);
-    this.scanWhile(isAsciiDigit);
-    const ch = this.rune();
+  #scanNumber(first: number): undefined {
+    this.#write(first);
+    this.#scanWhile(isAsciiDigit);
+    const ch = this.#rune();
     if (ch === 0x2e) {
       // Go takes the dot and then any digits, so "5." is a number.
-      this.write(ch);
-      this.scanWhile(isAsciiDigit);
+      this.#write(ch);
+      this.#scanWhile(isAsciiDigit);
     } else {
-      this.unrune();
+      this.#unrune();
     }
     this.tok = "number";
     return undefined;
   }
 
-  private scanString(quote: number): ScanError | undefined {
+  #scanString(quote: number): ScanError | undefined {
     for (;;) {
-      const ch = this.rune();
+      const ch = this.#rune();
       if (ch === EOF) return { eof: true };
       if (ch === quote) {
         this.tok = "string";
         return undefined;
       }
-      this.write(ch);
+      this.#write(ch);
     }
   }
 
-  private scanCompare(first: number): undefined {
-    this.write(first);
+  #scanCompare(first: number): undefined {
+    this.#write(first);
     if (first === 0x3d) {
       this.tok = "eq";
       return undefined;
     }
     this.tok = first === 0x3c ? "lt" : "gt";
-    const ch = this.rune();
+    const ch = this.#rune();
     if (ch === EOF) return undefined;
     if (ch === 0x3d) {
-      this.write(ch);
+      this.#write(ch);
       this.tok = first === 0x3c ? "leq" : "geq";
       return undefined;
     }
-    this.unrune();
+    this.#unrune();
     return undefined;
   }
 
-  private scanTagLike(first: number): ScanError | undefined {
-    this.write(first);
+  #scanTagLike(first: number): ScanError | undefined {
+    this.#write(first);
     let hasSpace = false;
     for (;;) {
-      const ch = this.rune();
+      const ch = this.#rune();
       if (ch === EOF) break;
       if (!isTagRune(ch)) {
         hasSpace = ch === 0x20; // TIME and DATE take exactly one ASCII space before the value
         break;
       }
-      this.write(ch);
+      this.#write(ch);
     }
-    switch (this.buf) {
+    switch (this.#buf) {
       case "TIME":
-        if (hasSpace) return this.scanStamp("time");
+        if (hasSpace) return this.#scanStamp("time");
         this.tok = "tag";
         break;
       case "DATE":
-        if (hasSpace) return this.scanStamp("date");
+        if (hasSpace) return this.#scanStamp("date");
         this.tok = "tag";
         break;
       case "AND":
@@ -308,14 +308,14 @@ class Scanner {
       default:
         this.tok = "tag";
     }
-    this.unrune();
+    this.#unrune();
     return undefined;
   }
 
-  private scanStamp(kind: "time" | "date"): ScanError | undefined {
-    this.buf = ""; // drop the TIME/DATE label; the space stays consumed
-    this.scanWhile(kind === "time" ? isTimeRune : isDateRune);
-    const parsed = goParseTime(kind === "time" ? RFC3339_LAYOUT : DATE_LAYOUT, this.buf);
+  #scanStamp(kind: "time" | "date"): ScanError | undefined {
+    this.#buf = ""; // drop the TIME/DATE label; the space stays consumed
+    this.#scanWhile(kind === "time" ? isTimeRune : isDateRune);
+    const parsed = goParseTime(kind === "time" ? RFC3339_LAYOUT : DATE_LAYOUT, this.#buf);
     const label = kind === "time" ? "TIME" : "DATE";
     if (!parsed.ok) return { eof: false, message: `invalid ${label} value: ${parsed.error}` };
     const { year } = parsed.time;
@@ -326,8 +326,8 @@ class Scanner {
     return undefined;
   }
 
-  private invalid(ch: number): ScanError {
-    return { eof: false, message: `invalid input ${String.fromCodePoint(ch)} at offset ${this.end}` };
+  #invalid(ch: number): ScanError {
+    return { eof: false, message: `invalid input ${String.fromCodePoint(ch)} at offset ${this.#end}` };
   }
 }
 
@@ -364,62 +364,62 @@ function scanErrorText(err: ScanError): string {
 }
 
 class Parser {
-  private readonly scanner: Scanner;
+  readonly #scanner: Scanner;
   constructor(text: string) {
-    this.scanner = new Scanner(text);
+    this.#scanner = new Scanner(text);
   }
 
   parse(): RawCondition[] {
-    const conds = [this.parseCond()];
+    const conds = [this.#parseCond()];
     for (;;) {
-      const err = this.scanner.next();
+      const err = this.#scanner.next();
       // Go loops `for p.scanner.Next() != io.EOF`: an unterminated string after a complete query
       // also reads as io.EOF and ends the query without an error.
       if (err?.eof) break;
-      if (this.scanner.tok !== "and") {
+      if (this.#scanner.tok !== "and") {
         throw new QueryParseError(
-          this.scanner.pos,
-          `offset ${this.scanner.pos}: got ${QUERY_TOKENS[this.scanner.tok]}, want ${QUERY_TOKENS.and}`,
+          this.#scanner.pos,
+          `offset ${this.#scanner.pos}: got ${QUERY_TOKENS[this.#scanner.tok]}, want ${QUERY_TOKENS.and}`,
         );
       }
-      conds.push(this.parseCond());
+      conds.push(this.#parseCond());
     }
     return conds;
   }
 
-  private parseCond(): RawCondition {
-    this.require(["tag"]);
-    const tag = this.scanner.text();
-    this.require(OP_TOKENS);
-    const op = OP_OF_TOKEN[this.scanner.tok as OpToken];
+  #parseCond(): RawCondition {
+    this.#require(["tag"]);
+    const tag = this.#scanner.text();
+    this.#require(OP_TOKENS);
+    const op = OP_OF_TOKEN[this.#scanner.tok as OpToken];
     switch (op) {
       case "<":
       case "<=":
       case ">":
       case ">=":
-        this.require(["number", "time", "date"]);
+        this.#require(["number", "time", "date"]);
         break;
       case "=":
-        this.require(["number", "time", "date", "string"]);
+        this.#require(["number", "time", "date", "string"]);
         break;
       case "CONTAINS":
-        this.require(["string"]);
+        this.#require(["string"]);
         break;
       case "EXISTS":
         return { tag, op, arg: undefined };
     }
-    const type = ARG_TYPE_OF_TOKEN[this.scanner.tok] ?? "string";
-    return { tag, op, arg: { type, text: this.scanner.text() } };
+    const type = ARG_TYPE_OF_TOKEN[this.#scanner.tok] ?? "string";
+    return { tag, op, arg: { type, text: this.#scanner.text() } };
   }
 
-  private require(tokens: readonly TokenKind[]): void {
-    const err = this.scanner.next();
-    const pos = this.scanner.pos;
+  #require(tokens: readonly TokenKind[]): void {
+    const err = this.#scanner.next();
+    const pos = this.#scanner.pos;
     if (err !== undefined) throw new QueryParseError(pos, `offset ${pos}: ${scanErrorText(err)}`);
-    if (!tokens.includes(this.scanner.tok)) {
+    if (!tokens.includes(this.#scanner.tok)) {
       throw new QueryParseError(
         pos,
-        `offset ${pos}: got ${QUERY_TOKENS[this.scanner.tok]}, wanted ${tokLabel(tokens)}`,
+        `offset ${pos}: got ${QUERY_TOKENS[this.#scanner.tok]}, wanted ${tokLabel(tokens)}`,
       );
     }
   }
@@ -496,17 +496,17 @@ class CompiledCondition implements QueryCondition {
   readonly op: QueryOp;
   readonly arg: QueryArg | undefined;
   readonly matchesValue: (value: string) => boolean;
-  private readonly tagHasDot: boolean;
+  readonly #tagHasDot: boolean;
   /** Whether the empty value (a key whose event type equals the tag) satisfies the condition. */
-  private readonly emptyMatches: boolean;
+  readonly #emptyMatches: boolean;
 
   constructor(raw: RawCondition) {
     this.tag = raw.tag;
     this.op = raw.op;
     this.arg = raw.arg;
     this.matchesValue = compileMatcher(raw.op, raw.arg);
-    this.tagHasDot = raw.tag.includes(".");
-    this.emptyMatches = this.matchesValue("");
+    this.#tagHasDot = raw.tag.includes(".");
+    this.#emptyMatches = this.matchesValue("");
   }
 
   toString(): string {
@@ -520,12 +520,12 @@ class CompiledCondition implements QueryCondition {
    * `slash.reason`). Keys without a dot never match.
    */
   matchesEvents(events: EventsMap): boolean {
-    if (this.tagHasDot && Object.hasOwn(events, this.tag)) {
+    if (this.#tagHasDot && Object.hasOwn(events, this.tag)) {
       for (const value of events[this.tag] ?? []) {
         if (this.matchesValue(value)) return true;
       }
     }
-    if (!this.emptyMatches) return false;
+    if (!this.#emptyMatches) return false;
     const typeLength = this.tag.length;
     for (const key in events) {
       if (key.length > typeLength && key.startsWith(this.tag) && key.lastIndexOf(".") === typeLength) return true;
@@ -537,20 +537,20 @@ class CompiledCondition implements QueryCondition {
 class ParsedQuery implements Query {
   readonly text: string;
   readonly conditions: readonly CompiledCondition[];
-  private readonly canonicalText: string;
+  readonly #canonicalText: string;
 
   constructor(text: string, conditions: CompiledCondition[]) {
     this.text = text;
     this.conditions = conditions;
-    this.canonicalText = conditions.map((c) => c.toString()).join(" AND ");
+    this.#canonicalText = conditions.map((c) => c.toString()).join(" AND ");
   }
 
   canonical(): string {
-    return this.canonicalText;
+    return this.#canonicalText;
   }
 
   toString(): string {
-    return this.canonicalText;
+    return this.#canonicalText;
   }
 
   matches(events: EventsMap): boolean {

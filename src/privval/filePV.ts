@@ -49,20 +49,20 @@ export interface PrivValidatorKey {
 export class FilePV {
   readonly keyFilePath: string;
   readonly stateFilePath: string;
-  private readonly key: PrivValidatorKey;
-  private state: LastSignState;
+  readonly #key: PrivValidatorKey;
+  #state: LastSignState;
   /**
    * False on a dev chain (setDurable): the last-sign state is kept in memory and written to the file
    * by flushState (at stop and at a rollback). A dev chain has one validator, so nothing can be double
    * signed: after a kill the file is older than the WAL, and the heights after it are simply signed.
    */
-  private durable = true;
+  #durable = true;
   /** Serialises signing: the check, the sign and the persist of one request finish before the next starts. */
-  private queue: Promise<unknown> = Promise.resolve();
+  #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(key: PrivValidatorKey, state: LastSignState, keyFilePath: string, stateFilePath: string) {
-    this.key = key;
-    this.state = state;
+    this.#key = key;
+    this.#state = state;
     this.keyFilePath = keyFilePath;
     this.stateFilePath = stateFilePath;
   }
@@ -90,8 +90,8 @@ export class FilePV {
       keyPath,
       statePath,
     );
-    await writeFileAtomic(keyPath, encodePrivValidatorKeyFile(pv.key), 0o600);
-    await writeFileAtomic(statePath, encodeLastSignStateFile(pv.state), 0o600);
+    await writeFileAtomic(keyPath, encodePrivValidatorKeyFile(pv.#key), 0o600);
+    await writeFileAtomic(statePath, encodeLastSignStateFile(pv.#state), 0o600);
     return pv;
   }
 
@@ -103,7 +103,7 @@ export class FilePV {
     if (!existsSync(keyPath)) return FilePV.generate(keyPath, statePath);
     const key = loadPrivValidatorKey(keyPath);
     const pv = new FilePV(key, emptyState(), keyPath, statePath);
-    await writeFileAtomic(statePath, encodeLastSignStateFile(pv.state), 0o600);
+    await writeFileAtomic(statePath, encodeLastSignStateFile(pv.#state), 0o600);
     return pv;
   }
 
@@ -113,24 +113,24 @@ export class FilePV {
    * `height`" (0: nothing signed), written durably, after any signing in flight.
    */
   rollbackTo(height: number): Promise<void> {
-    return this.serialised(async () => {
-      if (this.state.height <= height) return;
+    return this.#serialised(async () => {
+      if (this.#state.height <= height) return;
       const next: LastSignState = height === 0 ? emptyState() : { height, round: 0, step: SIGN_STEP.precommit };
       await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
-      this.state = next;
+      this.#state = next;
     });
   }
 
   pubKey(): PubKey {
-    return this.key.pubKey;
+    return this.#key.pubKey;
   }
 
   address(): Uint8Array {
-    return this.key.address;
+    return this.#key.address;
   }
 
   lastSignState(): { height: number; round: number; step: number } {
-    return { height: this.state.height, round: this.state.round, step: this.state.step };
+    return { height: this.#state.height, round: this.#state.round, step: this.#state.step };
   }
 
   /**
@@ -139,22 +139,22 @@ export class FilePV {
    * Non-nil precommits also get an extension signature, freshly made every time.
    */
   signVote(chainId: string, vote: Vote): Promise<Vote> {
-    return this.serialised(() => this.doSignVote(chainId, vote));
+    return this.#serialised(() => this.#doSignVote(chainId, vote));
   }
 
   signProposal(chainId: string, proposal: Proposal): Promise<Proposal> {
-    return this.serialised(() => this.doSignProposal(chainId, proposal));
+    return this.#serialised(() => this.#doSignProposal(chainId, proposal));
   }
 
-  private async doSignVote(chainId: string, vote: Vote): Promise<Vote> {
+  async #doSignVote(chainId: string, vote: Vote): Promise<Vote> {
     const step = voteStep(vote);
-    const sameHrs = this.checkHrs(vote.height, vote.round, step);
+    const sameHrs = this.#checkHrs(vote.height, vote.round, step);
     const bytes = voteSignBytes(chainId, vote);
 
     // Extensions are not deterministic, so their signature is always made afresh (privval/file.go).
     let extensionSignature = EMPTY_BYTES;
     if (vote.type === SIGNED_MSG_TYPE.precommit && !isZeroBlockId(vote.blockId)) {
-      extensionSignature = signBytes(this.key.privKey, voteExtensionSignBytes(chainId, vote));
+      extensionSignature = signBytes(this.#key.privKey, voteExtensionSignBytes(chainId, vote));
     } else if (vote.extension.length > 0) {
       throw new InvalidSignRequestError(
         "unexpected vote extension - extensions are only allowed in non-nil precommits",
@@ -162,7 +162,7 @@ export class FilePV {
     }
 
     if (sameHrs) {
-      const saved = this.savedSignature();
+      const saved = this.#savedSignature();
       if (bytesEqual(bytes, saved.signBytes)) return { ...vote, signature: saved.signature, extensionSignature };
       const savedTime = timestampFromSignBytes(saved.signBytes, CANONICAL_TIMESTAMP_FIELD.vote);
       if (
@@ -174,18 +174,18 @@ export class FilePV {
       throw new DoubleSignError("conflicting data");
     }
 
-    const signature = signBytes(this.key.privKey, bytes);
-    await this.saveSigned({ height: vote.height, round: vote.round, step, signature, signBytes: bytes });
+    const signature = signBytes(this.#key.privKey, bytes);
+    await this.#saveSigned({ height: vote.height, round: vote.round, step, signature, signBytes: bytes });
     return { ...vote, signature, extensionSignature };
   }
 
-  private async doSignProposal(chainId: string, proposal: Proposal): Promise<Proposal> {
+  async #doSignProposal(chainId: string, proposal: Proposal): Promise<Proposal> {
     const step = SIGN_STEP.propose;
-    const sameHrs = this.checkHrs(proposal.height, proposal.round, step);
+    const sameHrs = this.#checkHrs(proposal.height, proposal.round, step);
     const bytes = proposalSignBytes(chainId, proposal);
 
     if (sameHrs) {
-      const saved = this.savedSignature();
+      const saved = this.#savedSignature();
       if (bytesEqual(bytes, saved.signBytes)) return { ...proposal, signature: saved.signature };
       const savedTime = timestampFromSignBytes(saved.signBytes, CANONICAL_TIMESTAMP_FIELD.proposal);
       if (
@@ -197,8 +197,8 @@ export class FilePV {
       throw new DoubleSignError("conflicting data");
     }
 
-    const signature = signBytes(this.key.privKey, bytes);
-    await this.saveSigned({ height: proposal.height, round: proposal.round, step, signature, signBytes: bytes });
+    const signature = signBytes(this.#key.privKey, bytes);
+    await this.#saveSigned({ height: proposal.height, round: proposal.round, step, signature, signBytes: bytes });
     return { ...proposal, signature };
   }
 
@@ -206,8 +206,8 @@ export class FilePV {
    * privval/file.go CheckHRS: throws on a regression; returns true when this exact height/round/step
    * was signed before (the saved signature is then reused or the request refused).
    */
-  private checkHrs(height: number, round: number, step: SignStep): boolean {
-    const last = this.state;
+  #checkHrs(height: number, round: number, step: SignStep): boolean {
+    const last = this.#state;
     if (last.height > height) {
       throw new DoubleSignError(`height regression. Got ${height}, last height ${last.height}`);
     }
@@ -230,8 +230,8 @@ export class FilePV {
     return false;
   }
 
-  private savedSignature(): { signature: Uint8Array; signBytes: Uint8Array } {
-    const { signature, signBytes: saved } = this.state;
+  #savedSignature(): { signature: Uint8Array; signBytes: Uint8Array } {
+    const { signature, signBytes: saved } = this.#state;
     if (saved === undefined || signature === undefined) {
       // CometBFT panics here ("Signature is nil but SignBytes is not!"): the state file is inconsistent.
       throw new PrivValidatorFileError(this.stateFilePath, "has signbytes but no signature; refusing to sign");
@@ -240,26 +240,26 @@ export class FilePV {
   }
 
   /** The state reaches the disk (fsynced, renamed, directory fsynced) before memory and before the caller. */
-  private async saveSigned(next: LastSignState): Promise<void> {
-    if (this.durable) await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
-    this.state = next;
+  async #saveSigned(next: LastSignState): Promise<void> {
+    if (this.#durable) await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
+    this.#state = next;
   }
 
   /** Dev chains: the last-sign state stays in memory until flushState (see `durable`). */
   setDurable(durable: boolean): void {
-    this.durable = durable;
+    this.#durable = durable;
   }
 
   /** Writes the last-sign state kept in memory (a dev chain at stop), after any signing in flight. */
   flushState(): Promise<void> {
-    return this.serialised(async () => {
-      if (!this.durable) writeFileAtomicNoSync(this.stateFilePath, encodeLastSignStateFile(this.state), 0o600);
+    return this.#serialised(async () => {
+      if (!this.#durable) writeFileAtomicNoSync(this.stateFilePath, encodeLastSignStateFile(this.#state), 0o600);
     });
   }
 
-  private serialised<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
+  #serialised<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
     return run;
   }
 }

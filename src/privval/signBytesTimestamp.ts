@@ -53,15 +53,15 @@ function decodeTimestamp(msg: Uint8Array): Timestamp | undefined {
 
 class Reader {
   pos = 0;
-  private readonly buf: Uint8Array;
+  readonly #buf: Uint8Array;
   constructor(buf: Uint8Array) {
-    this.buf = buf;
+    this.#buf = buf;
   }
 
   varint(): bigint | undefined {
     let result = 0n;
     for (let shift = 0n; shift < 70n; shift += 7n) {
-      const b = this.buf[this.pos];
+      const b = this.#buf[this.pos];
       if (b === undefined) return undefined;
       this.pos++;
       result |= BigInt(b & 0x7f) << shift;
@@ -76,21 +76,21 @@ class Reader {
       case 0:
         return this.varint() === undefined ? undefined : new Uint8Array(0);
       case 1:
-        return this.take(8);
+        return this.#take(8);
       case 2: {
         const len = this.varint();
-        return len === undefined ? undefined : this.take(Number(len));
+        return len === undefined ? undefined : this.#take(Number(len));
       }
       case 5:
-        return this.take(4);
+        return this.#take(4);
       default:
         return undefined;
     }
   }
 
-  private take(n: number): Uint8Array | undefined {
-    if (this.pos + n > this.buf.length) return undefined;
-    const out = this.buf.subarray(this.pos, this.pos + n);
+  #take(n: number): Uint8Array | undefined {
+    if (this.pos + n > this.#buf.length) return undefined;
+    const out = this.#buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return out;
   }

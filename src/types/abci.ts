@@ -1,8 +1,8 @@
 import type { Timestamp } from "../util/time.js";
-import type { Block } from "./block.js";
-import type { Evidence } from "./evidence.js";
+import type { Block } from "./blockTypes.js";
+import type { Evidence } from "./evidenceTypes.js";
 import type { PubKey } from "./keys.js";
-import type { ConsensusParams } from "./params.js";
+import type { ConsensusParams } from "./paramsTypes.js";
 
 /** ABCI 2.0 shaped values, in domain form (no wire encodings). */
 export interface EventAttribute {

@@ -1,71 +1,22 @@
 import { bytesEqual, bytesToHex, bytesToHexUpper } from "../util/bytes.js";
 import { ComethError } from "../util/errors.js";
 import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
-import { type BlockId, hashSizeProblem, isZeroBlockId, validateBlockIdBasic, zeroBlockId } from "./blockId.js";
+import { type BlockId, hashSizeProblem, validateBlockIdBasic } from "./blockId.js";
+import { BLOCK_ID_FLAG, type Block, type BlockMeta, type Commit, type Header } from "./blockTypes.js";
 import { encodeBytesValue, encodeInt64Value, encodeStringValue, encodeTimestampMessage } from "./canonical.js";
-import { type Evidence, evidenceHash, validateEvidenceBasic } from "./evidence.js";
+import { validateCommitBasic } from "./commit.js";
+import { evidenceHash, validateEvidenceBasic } from "./evidence.js";
 import { ADDRESS_SIZE } from "./keys.js";
 import { hashFromByteSlices, sha256 } from "./merkle.js";
 import { PART_SIZE_BYTES, PartSet } from "./partSet.js";
 import { encodeBlock, encodeBlockId, encodeCommitSig, encodeConsensusVersion } from "./protoCodec.js";
 import type { ValidatorSet } from "./validatorSet.js";
-import { MAX_SIGNATURE_SIZE, SIGNED_MSG_TYPE, type Vote } from "./vote.js";
+
+// The declarations live in blockTypes.ts; rpc/comet imports some of them from this file by name.
+export type { Block, BlockIdFlag, BlockMeta, Commit, CommitSig, Data, Header } from "./blockTypes.js";
 
 /** version.BlockProtocol of CometBFT v0.38. */
 export const BLOCK_PROTOCOL = 11n;
-
-export const BLOCK_ID_FLAG = { absent: 1, commit: 2, nil: 3 } as const;
-export type BlockIdFlag = (typeof BLOCK_ID_FLAG)[keyof typeof BLOCK_ID_FLAG];
-
-export interface Header {
-  version: { block: bigint; app: bigint };
-  chainId: string;
-  height: number;
-  time: Timestamp;
-  lastBlockId: BlockId;
-  lastCommitHash: Uint8Array;
-  dataHash: Uint8Array;
-  validatorsHash: Uint8Array;
-  nextValidatorsHash: Uint8Array;
-  consensusHash: Uint8Array;
-  appHash: Uint8Array;
-  lastResultsHash: Uint8Array;
-  evidenceHash: Uint8Array;
-  proposerAddress: Uint8Array;
-}
-
-export interface Data {
-  txs: Uint8Array[];
-}
-
-export interface CommitSig {
-  blockIdFlag: BlockIdFlag;
-  validatorAddress: Uint8Array;
-  timestamp: Timestamp;
-  signature: Uint8Array;
-}
-
-export interface Commit {
-  height: number;
-  round: number;
-  blockId: BlockId;
-  signatures: CommitSig[];
-}
-
-export interface Block {
-  header: Header;
-  data: Data;
-  evidence: Evidence[];
-  lastCommit: Commit;
-}
-
-/** What the block store keeps per height besides the block itself. */
-export interface BlockMeta {
-  blockId: BlockId;
-  blockSize: number;
-  header: Header;
-  numTxs: number;
-}
 
 /** types.MaxChainIDLen. */
 export const MAX_CHAIN_ID_LENGTH = 50;
@@ -79,9 +30,6 @@ export const MAX_COMMIT_SIG_BYTES = 109;
 
 /** A block (or its header or last commit) fails types.Block.ValidateBasic, or BFT time cannot be computed. */
 export class InvalidBlockError extends ComethError {}
-
-/** A commit fails types.Commit.ValidateBasic; the message is CometBFT's. */
-export class InvalidCommitError extends ComethError {}
 
 // ---- hashes -----------------------------------------------------------------------------------
 
@@ -208,78 +156,7 @@ export function createBlockMeta(b: Block, parts: PartSet): BlockMeta {
   return { blockId: blockId(b, parts), blockSize: parts.byteSize(), header: b.header, numTxs: b.data.txs.length };
 }
 
-/** The LastCommit of a block at the initial height: height 0, round 0, zero BlockId, no signatures. */
-export function emptyCommit(): Commit {
-  return { height: 0, round: 0, blockId: zeroBlockId(), signatures: [] };
-}
-
-/**
- * types.Commit.GetVote: the precommit a CommitSig stands for. Flag commit uses the commit's
- * BlockId; nil and absent use the zero BlockId (docs/cometbft-hashes.md "Commit verification").
- */
-export function commitSigToVote(commit: Commit, index: number): Vote {
-  const sig = commit.signatures[index];
-  if (!sig)
-    throw new InvalidCommitError(`no commit signature at index ${index} (commit has ${commit.signatures.length})`);
-  return {
-    type: SIGNED_MSG_TYPE.precommit,
-    height: commit.height,
-    round: commit.round,
-    blockId: sig.blockIdFlag === BLOCK_ID_FLAG.commit ? commit.blockId : zeroBlockId(),
-    timestamp: sig.timestamp,
-    validatorAddress: sig.validatorAddress,
-    validatorIndex: index,
-    signature: sig.signature,
-    extension: new Uint8Array(0),
-    extensionSignature: new Uint8Array(0),
-  };
-}
-
-/** An absent slot: flag absent, no address, no signature, Go's zero time. */
-export function absentCommitSig(): CommitSig {
-  return {
-    blockIdFlag: BLOCK_ID_FLAG.absent,
-    validatorAddress: new Uint8Array(0),
-    timestamp: GO_ZERO_TIME,
-    signature: new Uint8Array(0),
-  };
-}
-
 // ---- validation ---------------------------------------------------------------------------------
-
-/** types.CommitSig.ValidateBasic as a message, or undefined when the sig is well formed. */
-export function commitSigProblem(cs: CommitSig): string | undefined {
-  const flag: number = cs.blockIdFlag;
-  if (flag !== BLOCK_ID_FLAG.absent && flag !== BLOCK_ID_FLAG.commit && flag !== BLOCK_ID_FLAG.nil) {
-    return `unknown BlockIDFlag: ${flag}`;
-  }
-  if (flag === BLOCK_ID_FLAG.absent) {
-    if (cs.validatorAddress.length !== 0) return "validator address is present";
-    if (cs.timestamp !== GO_ZERO_TIME) return "time is present";
-    if (cs.signature.length !== 0) return "signature is present";
-    return undefined;
-  }
-  if (cs.validatorAddress.length !== ADDRESS_SIZE) {
-    return `expected ValidatorAddress size to be ${ADDRESS_SIZE} bytes, got ${cs.validatorAddress.length} bytes`;
-  }
-  if (cs.signature.length === 0) return "signature is missing";
-  if (cs.signature.length > MAX_SIGNATURE_SIZE) return `signature is too big (max: ${MAX_SIGNATURE_SIZE})`;
-  return undefined;
-}
-
-/** types.Commit.ValidateBasic. Throws InvalidCommitError. */
-export function validateCommitBasic(c: Commit): void {
-  if (c.height < 0) throw new InvalidCommitError("negative Height");
-  if (c.round < 0) throw new InvalidCommitError("negative Round");
-  if (c.height >= 1) {
-    if (isZeroBlockId(c.blockId)) throw new InvalidCommitError("commit cannot be for nil block");
-    if (c.signatures.length === 0) throw new InvalidCommitError("no signatures in commit");
-    c.signatures.forEach((s, i) => {
-      const p = commitSigProblem(s);
-      if (p) throw new InvalidCommitError(`wrong CommitSig #${i}: ${p}`);
-    });
-  }
-}
 
 /** types.Header.ValidateBasic. Throws InvalidBlockError. */
 export function validateHeaderBasic(h: Header): void {

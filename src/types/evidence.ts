@@ -2,22 +2,14 @@ import { compareBytes, concatBytes } from "../util/bytes.js";
 import { ComethError } from "../util/errors.js";
 import type { Timestamp } from "../util/time.js";
 import type { BlockId } from "./blockId.js";
+import type { DuplicateVoteEvidence, Evidence } from "./evidenceTypes.js";
 import { hashFromByteSlices, sha256 } from "./merkle.js";
 import { encodeEvidenceBytes, encodePartSetHeader } from "./protoCodec.js";
 import type { ValidatorSet } from "./validatorSet.js";
 import { type Vote, validateVoteBasic } from "./vote.js";
 
-export interface DuplicateVoteEvidence {
-  type: "duplicateVote";
-  voteA: Vote;
-  voteB: Vote;
-  totalVotingPower: bigint;
-  validatorPower: bigint;
-  timestamp: Timestamp;
-}
-
-/** Light-client attack evidence is accepted only as a type here; cometh does not produce it. */
-export type Evidence = DuplicateVoteEvidence;
+// The declarations live in evidenceTypes.ts; rpc/comet imports Evidence from this file by name.
+export type { DuplicateVoteEvidence, Evidence } from "./evidenceTypes.js";
 
 /** Evidence that fails types.DuplicateVoteEvidence.ValidateBasic, or cannot be built. */
 export class InvalidEvidenceError extends ComethError {}

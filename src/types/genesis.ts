@@ -1,6 +1,6 @@
 import type { Timestamp } from "../util/time.js";
 import type { PubKey } from "./keys.js";
-import type { ConsensusParams } from "./params.js";
+import type { ConsensusParams } from "./paramsTypes.js";
 
 export interface GenesisValidator {
   address: Uint8Array;

@@ -1,16 +1,11 @@
 import { ComethError } from "../util/errors.js";
 import { KEY_TYPES } from "./keys.js";
 import { sha256 } from "./merkle.js";
+import type { ConsensusParams, ConsensusParamsUpdate } from "./paramsTypes.js";
 import { encodeHashedParams } from "./protoCodec.js";
 
-/** CometBFT v0.38 ConsensusParams (durations in nanoseconds). */
-export interface ConsensusParams {
-  block: { maxBytes: bigint; maxGas: bigint };
-  evidence: { maxAgeNumBlocks: bigint; maxAgeDurationNs: bigint; maxBytes: bigint };
-  validator: { pubKeyTypes: string[] };
-  version: { app: bigint };
-  abci: { voteExtensionsEnableHeight: bigint };
-}
+// The declarations live in paramsTypes.ts; rpc/comet imports ConsensusParams from this file by name.
+export type { ConsensusParams, ConsensusParamsUpdate } from "./paramsTypes.js";
 
 /** types.MaxBlockSizeBytes: 100 MiB. */
 export const MAX_BLOCK_SIZE_BYTES = 104857600n;
@@ -70,9 +65,6 @@ export function validateConsensusParams(p: ConsensusParams): void {
     if (!KNOWN_PUBKEY_TYPES.has(t)) fail(`params.Validator.PubKeyTypes[${i}], ${t}, is an unknown pubkey type`);
   });
 }
-
-/** An app's consensus param update: each present section replaces the current one (ConsensusParams.Update). */
-export type ConsensusParamsUpdate = Partial<ConsensusParams>;
 
 /** types.ConsensusParams.Update: a copy of p with the update's present sections replacing p's. */
 export function updateConsensusParams(p: ConsensusParams, u: ConsensusParamsUpdate | undefined): ConsensusParams {

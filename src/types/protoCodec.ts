@@ -30,11 +30,11 @@ import { Consensus as PbConsensus } from "cosmjs-types/tendermint/version/types"
 import { ComethError } from "../util/errors.js";
 import { type Timestamp, timestampFromSecondsNanos, timestampToSecondsNanos } from "../util/time.js";
 import type { ExecTxResult } from "./abci.js";
-import type { Block, BlockIdFlag, Commit, CommitSig, Header } from "./block.js";
 import { type BlockId, type PartSetHeader, zeroBlockId } from "./blockId.js";
-import type { DuplicateVoteEvidence, Evidence } from "./evidence.js";
+import type { Block, BlockIdFlag, Commit, CommitSig, Header } from "./blockTypes.js";
+import type { DuplicateVoteEvidence, Evidence } from "./evidenceTypes.js";
 import { KEY_TYPES, type PubKey } from "./keys.js";
-import type { ConsensusParams } from "./params.js";
+import type { ConsensusParams } from "./paramsTypes.js";
 import type { Part } from "./partSet.js";
 import type { Proposal } from "./proposal.js";
 import type { Validator } from "./validator.js";

@@ -1,6 +1,6 @@
 import type { Timestamp } from "../util/time.js";
 import type { BlockId } from "./blockId.js";
-import type { ConsensusParams } from "./params.js";
+import type { ConsensusParams } from "./paramsTypes.js";
 import type { ValidatorSet } from "./validatorSet.js";
 
 /**

@@ -1,7 +1,8 @@
 import { bytesEqual, bytesToHex, bytesToHexUpper, compareBytes } from "../util/bytes.js";
 import { ComethError } from "../util/errors.js";
-import { BLOCK_ID_FLAG, type Commit, commitSigProblem, commitSigToVote } from "./block.js";
 import { type BlockId, blockIdEquals, formatBlockId } from "./blockId.js";
+import { BLOCK_ID_FLAG, type Commit } from "./blockTypes.js";
+import { commitSigProblem, commitSigToVote } from "./commit.js";
 import { addressFromPubKey, type PubKey, verifySignature } from "./keys.js";
 import { hashFromByteSlices } from "./merkle.js";
 import { decodeValidatorSetMessage, encodeSimpleValidator, encodeValidatorSetMessage } from "./protoCodec.js";

@@ -22,43 +22,43 @@ export const systemClock: Clock = {
 
 /** A manual clock for tests: time moves only through `advance`. */
 export class ManualClock implements Clock {
-  private now: bigint;
-  private timers: { at: bigint; fn: () => void; id: number }[] = [];
-  private nextId = 0;
+  #now: bigint;
+  #timers: { at: bigint; fn: () => void; id: number }[] = [];
+  #nextId = 0;
 
   constructor(startNs = 1_700_000_000_000_000_000n) {
-    this.now = startNs;
+    this.#now = startNs;
   }
 
   nowNs(): bigint {
-    return this.now;
+    return this.#now;
   }
 
   schedule(ms: number, fn: () => void): () => void {
-    const id = this.nextId++;
-    this.timers.push({ at: this.now + BigInt(Math.max(0, Math.round(ms))) * 1_000_000n, fn, id });
+    const id = this.#nextId++;
+    this.#timers.push({ at: this.#now + BigInt(Math.max(0, Math.round(ms))) * 1_000_000n, fn, id });
     return () => {
-      this.timers = this.timers.filter((t) => t.id !== id);
+      this.#timers = this.#timers.filter((t) => t.id !== id);
     };
   }
 
   /** Moves time forward by `ms`, firing due timers in order. */
   advance(ms: number): void {
-    const target = this.now + BigInt(Math.round(ms)) * 1_000_000n;
+    const target = this.#now + BigInt(Math.round(ms)) * 1_000_000n;
     for (;;) {
-      const due = this.timers
+      const due = this.#timers
         .filter((t) => t.at <= target)
         .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id - b.id));
       const next = due[0];
       if (!next) break;
-      this.timers = this.timers.filter((t) => t.id !== next.id);
-      this.now = next.at;
+      this.#timers = this.#timers.filter((t) => t.id !== next.id);
+      this.#now = next.at;
       next.fn();
     }
-    this.now = target;
+    this.#now = target;
   }
 
   pendingTimers(): number {
-    return this.timers.length;
+    return this.#timers.length;
   }
 }

@@ -497,173 +497,173 @@ const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 
 class JsonReader {
-  private readonly text: string;
-  private pos = 0;
+  readonly #text: string;
+  #pos = 0;
   constructor(text: string) {
-    this.text = text;
+    this.#text = text;
   }
 
   /** The whole text as one object; a top-level field given twice is refused, as serde does. */
   document(): Map<string, TopValue> {
-    this.ws();
-    if (this.pos >= this.text.length) throw new StateDumpError(`the state dump is empty. ${DUMP_HINT}`);
-    if (this.peek() !== 0x7b) {
-      const kind = this.skip(0);
-      this.end();
+    this.#ws();
+    if (this.#pos >= this.#text.length) throw new StateDumpError(`the state dump is empty. ${DUMP_HINT}`);
+    if (this.#peek() !== 0x7b) {
+      const kind = this.#skip(0);
+      this.#end();
       throw new StateDumpError(`the state dump is ${describeKind(kind)}, not a JSON object. ${DUMP_HINT}`);
     }
     const out = new Map<string, TopValue>();
-    this.pos++;
-    this.ws();
-    if (this.peek() === CLOSE_OBJECT) this.pos++;
+    this.#pos++;
+    this.#ws();
+    if (this.#peek() === CLOSE_OBJECT) this.#pos++;
     else {
       do {
-        const key = this.key();
+        const key = this.#key();
         if (out.has(key)) throw new StateDumpError(`the state dump has "${key}" twice. Keep one`);
-        out.set(key, READ_FIELDS.has(key) ? this.value(1) : new Skipped(this.skip(1)));
-      } while (!this.listNext(CLOSE_OBJECT));
+        out.set(key, READ_FIELDS.has(key) ? this.#value(1) : new Skipped(this.#skip(1)));
+      } while (!this.#listNext(CLOSE_OBJECT));
     }
-    this.end();
+    this.#end();
     return out;
   }
 
-  private end(): void {
-    this.ws();
-    if (this.pos < this.text.length) this.fail("unexpected text after the JSON value");
+  #end(): void {
+    this.#ws();
+    if (this.#pos < this.#text.length) this.#fail("unexpected text after the JSON value");
   }
 
-  private value(depth: number): JsonValue {
-    this.ws();
-    const c = this.peek();
-    if (c === 0x22) return this.string();
+  #value(depth: number): JsonValue {
+    this.#ws();
+    const c = this.#peek();
+    if (c === 0x22) return this.#string();
     if (c === 0x7b) {
-      this.open(depth);
+      this.#open(depth);
       const entries: [string, JsonValue][] = [];
-      if (this.peek() === CLOSE_OBJECT) this.pos++;
+      if (this.#peek() === CLOSE_OBJECT) this.#pos++;
       else {
-        do entries.push([this.key(), this.value(depth + 1)]);
-        while (!this.listNext(CLOSE_OBJECT));
+        do entries.push([this.#key(), this.#value(depth + 1)]);
+        while (!this.#listNext(CLOSE_OBJECT));
       }
       return new JsonObject(entries);
     }
     if (c === 0x5b) {
-      this.open(depth);
+      this.#open(depth);
       const items: JsonValue[] = [];
-      if (this.peek() === CLOSE_ARRAY) this.pos++;
+      if (this.#peek() === CLOSE_ARRAY) this.#pos++;
       else {
-        do items.push(this.value(depth + 1));
-        while (!this.listNext(CLOSE_ARRAY));
+        do items.push(this.#value(depth + 1));
+        while (!this.#listNext(CLOSE_ARRAY));
       }
       return items;
     }
-    const start = this.pos;
-    const kind = this.scalar();
-    if (kind === "number") return new JsonNumber(this.text.slice(start, this.pos));
+    const start = this.#pos;
+    const kind = this.#scalar();
+    if (kind === "number") return new JsonNumber(this.#text.slice(start, this.#pos));
     return kind === "null" ? null : kind === "true";
   }
 
   /** Checks one value's syntax without building it. */
-  private skip(depth: number): JsonKind {
-    this.ws();
-    const c = this.peek();
+  #skip(depth: number): JsonKind {
+    this.#ws();
+    const c = this.#peek();
     if (c === 0x22) {
-      this.stringEnd();
+      this.#stringEnd();
       return "string";
     }
     if (c === 0x7b) {
-      this.open(depth);
-      if (this.peek() === CLOSE_OBJECT) this.pos++;
+      this.#open(depth);
+      if (this.#peek() === CLOSE_OBJECT) this.#pos++;
       else {
         do {
-          this.key();
-          this.skip(depth + 1);
-        } while (!this.listNext(CLOSE_OBJECT));
+          this.#key();
+          this.#skip(depth + 1);
+        } while (!this.#listNext(CLOSE_OBJECT));
       }
       return "object";
     }
     if (c === 0x5b) {
-      this.open(depth);
-      if (this.peek() === CLOSE_ARRAY) this.pos++;
+      this.#open(depth);
+      if (this.#peek() === CLOSE_ARRAY) this.#pos++;
       else {
-        do this.skip(depth + 1);
-        while (!this.listNext(CLOSE_ARRAY));
+        do this.#skip(depth + 1);
+        while (!this.#listNext(CLOSE_ARRAY));
       }
       return "array";
     }
-    return this.scalar();
+    return this.#scalar();
   }
 
   /** Steps into an object or array, leaving the reader at its first non-blank character. */
-  private open(depth: number): void {
-    if (depth >= MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
-    this.pos++;
-    this.ws();
+  #open(depth: number): void {
+    if (depth >= MAX_DEPTH) this.#fail(`nesting deeper than ${MAX_DEPTH} levels`);
+    this.#pos++;
+    this.#ws();
   }
 
-  private scalar(): JsonKind {
-    const t = this.text;
+  #scalar(): JsonKind {
+    const t = this.#text;
     for (const literal of ["true", "false", "null"] as const) {
-      if (t.startsWith(literal, this.pos)) {
-        this.pos += literal.length;
+      if (t.startsWith(literal, this.#pos)) {
+        this.#pos += literal.length;
         return literal;
       }
     }
-    NUMBER.lastIndex = this.pos;
+    NUMBER.lastIndex = this.#pos;
     if (NUMBER.test(t)) {
-      this.pos = NUMBER.lastIndex;
+      this.#pos = NUMBER.lastIndex;
       return "number";
     }
-    return this.fail(this.pos >= t.length ? "the text ends where a value should be" : "expected a JSON value");
+    return this.#fail(this.#pos >= t.length ? "the text ends where a value should be" : "expected a JSON value");
   }
 
   /** A `"key":` of an object, leaving the reader before its value. */
-  private key(): string {
-    this.ws();
-    if (this.peek() !== 0x22) this.fail("expected a quoted field name");
-    const key = this.string();
-    this.ws();
-    if (this.peek() !== 0x3a) this.fail('expected ":" after a field name');
-    this.pos++;
+  #key(): string {
+    this.#ws();
+    if (this.#peek() !== 0x22) this.#fail("expected a quoted field name");
+    const key = this.#string();
+    this.#ws();
+    if (this.#peek() !== 0x3a) this.#fail('expected ":" after a field name');
+    this.#pos++;
     return key;
   }
 
   /** After an item: true at the closing bracket, false at a comma (both consumed). */
-  private listNext(close: number): boolean {
-    this.ws();
-    const c = this.peek();
-    if (c !== close && c !== 0x2c) this.fail(`expected "," or "${String.fromCharCode(close)}"`);
-    this.pos++;
+  #listNext(close: number): boolean {
+    this.#ws();
+    const c = this.#peek();
+    if (c !== close && c !== 0x2c) this.#fail(`expected "," or "${String.fromCharCode(close)}"`);
+    this.#pos++;
     return c === close;
   }
 
-  private string(): string {
-    const start = this.pos;
-    if (!this.stringEnd()) return this.text.slice(start + 1, this.pos - 1);
+  #string(): string {
+    const start = this.#pos;
+    if (!this.#stringEnd()) return this.#text.slice(start + 1, this.#pos - 1);
     try {
-      return JSON.parse(this.text.slice(start, this.pos)) as string;
+      return JSON.parse(this.#text.slice(start, this.#pos)) as string;
     } catch (cause) {
-      this.pos = start;
-      return this.fail("a string has a bad escape", cause);
+      this.#pos = start;
+      return this.#fail("a string has a bad escape", cause);
     }
   }
 
   /** Moves past the string whose opening quote is at the reader; says whether it holds escapes. */
-  private stringEnd(): boolean {
-    const t = this.text;
+  #stringEnd(): boolean {
+    const t = this.#text;
     let escaped = false;
-    for (let i = this.pos + 1; ; ) {
+    for (let i = this.#pos + 1; ; ) {
       if (i >= t.length) {
-        this.pos = t.length;
-        return this.fail("the text ends inside a string");
+        this.#pos = t.length;
+        return this.#fail("the text ends inside a string");
       }
       const c = t.charCodeAt(i);
       if (c === 0x22) {
-        this.pos = i + 1;
+        this.#pos = i + 1;
         return escaped;
       }
       if (c < 0x20) {
-        this.pos = i;
-        return this.fail("a string holds a raw control character");
+        this.#pos = i;
+        return this.#fail("a string holds a raw control character");
       }
       if (c === 0x5c) {
         escaped = true;
@@ -672,26 +672,26 @@ class JsonReader {
     }
   }
 
-  private ws(): void {
-    const t = this.text;
-    let i = this.pos;
+  #ws(): void {
+    const t = this.#text;
+    let i = this.#pos;
     for (let c = t.charCodeAt(i); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = t.charCodeAt(++i));
-    this.pos = i;
+    this.#pos = i;
   }
 
-  private peek(): number {
-    return this.text.charCodeAt(this.pos);
+  #peek(): number {
+    return this.#text.charCodeAt(this.#pos);
   }
 
-  private fail(problem: string, cause?: unknown): never {
+  #fail(problem: string, cause?: unknown): never {
     let line = 1;
     let lineStart = 0;
-    for (let i = this.text.indexOf("\n"); i !== -1 && i < this.pos; i = this.text.indexOf("\n", i + 1)) {
+    for (let i = this.#text.indexOf("\n"); i !== -1 && i < this.#pos; i = this.#text.indexOf("\n", i + 1)) {
       line++;
       lineStart = i + 1;
     }
     throw new StateDumpError(
-      `the state dump is not valid JSON: ${problem} at line ${line} column ${this.pos - lineStart + 1}. ${DUMP_HINT}`,
+      `the state dump is not valid JSON: ${problem} at line ${line} column ${this.#pos - lineStart + 1}. ${DUMP_HINT}`,
       cause === undefined ? {} : { cause },
     );
   }

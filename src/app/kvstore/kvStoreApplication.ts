@@ -188,27 +188,27 @@ function totalPower(validators: Map<string, ValidatorUpdate>): bigint {
 }
 
 export class KvStoreApplication implements Application {
-  private readonly db: KvStore;
-  private readonly log: Logger;
-  private readonly retainBlocks: number;
-  private committed: AppState;
+  readonly #db: KvStore;
+  readonly #log: Logger;
+  readonly #retainBlocks: number;
+  #committed: AppState;
   /** Committed validator set: hex pubkey → update. */
-  private validators: Map<string, ValidatorUpdate>;
+  #validators: Map<string, ValidatorUpdate>;
   /** hex address → pubkey hex, for punishing misbehaviour. */
-  private addresses: Map<string, string>;
-  private pending: PendingBlock | undefined;
+  #addresses: Map<string, string>;
+  #pending: PendingBlock | undefined;
 
   private constructor(db: KvStore, opts: { log: Logger; retainBlocks?: number }) {
-    this.db = db;
-    this.log = opts.log;
-    this.retainBlocks = opts.retainBlocks ?? 0;
-    this.committed = decodeState(db.get(STATE_KEY));
-    this.validators = new Map();
+    this.#db = db;
+    this.#log = opts.log;
+    this.#retainBlocks = opts.retainBlocks ?? 0;
+    this.#committed = decodeState(db.get(STATE_KEY));
+    this.#validators = new Map();
     for (const { value } of db.range({ prefix: VAL_PREFIX })) {
       const v = decodeValidatorRecord(value);
-      this.validators.set(bytesToHex(v.pubKey.bytes), v);
+      this.#validators.set(bytesToHex(v.pubKey.bytes), v);
     }
-    this.addresses = this.addressIndex(this.validators);
+    this.#addresses = this.#addressIndex(this.#validators);
   }
 
   /** Wraps an open store (the app closes it on close()). */
@@ -218,34 +218,34 @@ export class KvStoreApplication implements Application {
 
   async info(): Promise<InfoResponse> {
     return {
-      data: `{"size":${this.committed.size}}`,
+      data: `{"size":${this.#committed.size}}`,
       version: ABCI_VERSION,
       appVersion: APP_VERSION,
-      lastBlockHeight: this.committed.height,
-      lastBlockAppHash: this.committed.appHash,
+      lastBlockHeight: this.#committed.height,
+      lastBlockAppHash: this.#committed.appHash,
     };
   }
 
   async initChain(req: InitChainRequest): Promise<InitChainResponse> {
-    const validators = new Map(this.validators);
+    const validators = new Map(this.#validators);
     for (const v of req.validators) {
       const key = bytesToHex(v.pubKey.bytes);
       if (v.power === 0n) validators.delete(key);
       else validators.set(key, v);
     }
-    const state: AppState = { ...this.committed, pubKeyTypes: [...req.consensusParams.validator.pubKeyTypes] };
-    await this.db.transaction(() => {
-      this.writeValidatorUpdates(req.validators);
-      this.db.put(STATE_KEY, encodeState(state));
+    const state: AppState = { ...this.#committed, pubKeyTypes: [...req.consensusParams.validator.pubKeyTypes] };
+    await this.#db.transaction(() => {
+      this.#writeValidatorUpdates(req.validators);
+      this.#db.put(STATE_KEY, encodeState(state));
     });
-    this.committed = state;
-    this.validators = validators;
-    this.addresses = this.addressIndex(validators);
+    this.#committed = state;
+    this.#validators = validators;
+    this.#addresses = this.#addressIndex(validators);
     return { validators: [], appHash: kvStoreAppHash(state.size) };
   }
 
   async checkTx(req: CheckTxRequest): Promise<CheckTxResponse> {
-    const parsed = this.tryParse(req.tx);
+    const parsed = this.#tryParse(req.tx);
     const base = { data: EMPTY_BYTES, info: "", gasUsed: 0n, events: [], codespace: "" };
     if (parsed instanceof InvalidKvTxError) {
       return { ...base, code: KVSTORE_CODES.invalidTxFormat, log: parsed.message, gasWanted: 0n };
@@ -257,7 +257,7 @@ export class KvStoreApplication implements Application {
     const txs: Uint8Array[] = [];
     let bytes = 0;
     for (const tx of req.txs) {
-      if (this.tryParse(tx) instanceof InvalidKvTxError) continue;
+      if (this.#tryParse(tx) instanceof InvalidKvTxError) continue;
       bytes += protoTxSize(tx);
       if (req.maxTxBytes >= 0 && bytes > req.maxTxBytes) break;
       txs.push(tx);
@@ -267,44 +267,44 @@ export class KvStoreApplication implements Application {
 
   async processProposal(req: ProcessProposalRequest): Promise<"accept" | "reject"> {
     for (const tx of req.txs) {
-      if (this.tryParse(tx) instanceof InvalidKvTxError) return "reject";
+      if (this.#tryParse(tx) instanceof InvalidKvTxError) return "reject";
     }
     return "accept";
   }
 
   async finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse> {
-    const validators = new Map(this.validators);
+    const validators = new Map(this.#validators);
     const updates = new Map<string, ValidatorUpdate>();
     const sets = new Map<string, { key: Uint8Array; value: Uint8Array }>();
-    let size = this.committed.size;
+    let size = this.#committed.size;
 
     // Upstream lowers an equivocating validator's power by one.
     for (const ev of req.misbehavior) {
       if (ev.type !== "duplicateVote") continue;
-      const pubKeyHex = this.addresses.get(bytesToHex(ev.validatorAddress));
+      const pubKeyHex = this.#addresses.get(bytesToHex(ev.validatorAddress));
       const current = pubKeyHex === undefined ? undefined : validators.get(pubKeyHex);
       if (current === undefined) {
-        this.log.warn({ address: bytesToHex(ev.validatorAddress) }, "cannot punish unknown validator");
+        this.#log.warn({ address: bytesToHex(ev.validatorAddress) }, "cannot punish unknown validator");
         continue;
       }
-      const refused = this.applyValidatorUpdate(validators, updates, {
+      const refused = this.#applyValidatorUpdate(validators, updates, {
         pubKey: current.pubKey,
         power: ev.validatorPower - 1n,
       });
-      if (refused !== undefined) this.log.warn({ reason: refused }, "validator punishment skipped");
+      if (refused !== undefined) this.#log.warn({ reason: refused }, "validator punishment skipped");
       else
-        this.log.info({ address: bytesToHex(ev.validatorAddress) }, "decreased validator power by 1 for equivocation");
+        this.#log.info({ address: bytesToHex(ev.validatorAddress) }, "decreased validator power by 1 for equivocation");
     }
 
     const txResults: ExecTxResult[] = [];
     for (const tx of req.txs) {
-      const parsed = this.tryParse(tx);
+      const parsed = this.#tryParse(tx);
       if (parsed instanceof InvalidKvTxError) {
         txResults.push(failedResult(parsed.message));
         continue;
       }
       if (parsed.kind === "validator") {
-        const refused = this.applyValidatorUpdate(validators, updates, parsed.update);
+        const refused = this.#applyValidatorUpdate(validators, updates, parsed.update);
         if (refused !== undefined) {
           txResults.push(failedResult(refused));
           continue;
@@ -316,29 +316,29 @@ export class KvStoreApplication implements Application {
       txResults.push(okResult(txEvents(tx, parsed)));
     }
 
-    const state: AppState = { ...this.committed, size, height: req.height, appHash: kvStoreAppHash(size) };
-    this.pending = { state, sets, updates, validators };
+    const state: AppState = { ...this.#committed, size, height: req.height, appHash: kvStoreAppHash(size) };
+    this.#pending = { state, sets, updates, validators };
     return { events: [], txResults, validatorUpdates: [...updates.values()], appHash: state.appHash };
   }
 
   async commit(): Promise<CommitResponse> {
-    const p = this.pending;
+    const p = this.#pending;
     if (p !== undefined) {
-      await this.db.transaction(() => {
-        for (const { key, value } of p.sets.values()) this.db.put(concatBytes(KV_PREFIX, key), value);
-        this.writeValidatorUpdates(p.updates.values());
-        this.db.put(STATE_KEY, encodeState(p.state));
+      await this.#db.transaction(() => {
+        for (const { key, value } of p.sets.values()) this.#db.put(concatBytes(KV_PREFIX, key), value);
+        this.#writeValidatorUpdates(p.updates.values());
+        this.#db.put(STATE_KEY, encodeState(p.state));
       });
-      this.pending = undefined;
-      this.committed = p.state;
+      this.#pending = undefined;
+      this.#committed = p.state;
       if (p.updates.size > 0) {
-        this.validators = p.validators;
-        this.addresses = this.addressIndex(p.validators);
-        this.log.info({ height: p.state.height, updates: p.updates.size }, "validator set updated");
+        this.#validators = p.validators;
+        this.#addresses = this.#addressIndex(p.validators);
+        this.#log.info({ height: p.state.height, updates: p.updates.size }, "validator set updated");
       }
     }
-    const height = this.committed.height;
-    const retainHeight = this.retainBlocks > 0 && height >= this.retainBlocks ? height - this.retainBlocks + 1 : 0;
+    const height = this.#committed.height;
+    const retainHeight = this.#retainBlocks > 0 && height >= this.#retainBlocks ? height - this.#retainBlocks + 1 : 0;
     return { retainHeight };
   }
 
@@ -346,25 +346,25 @@ export class KvStoreApplication implements Application {
     const base = { code: KVSTORE_CODES.ok, info: "", proofOps: undefined, codespace: "", key: req.data };
     if (req.path === "/val") {
       // Upstream answers only key and value here: the stored ValidatorUpdate, length-delimited.
-      const value = this.db.get(concatBytes(VAL_PREFIX, req.data)) ?? EMPTY_BYTES;
+      const value = this.#db.get(concatBytes(VAL_PREFIX, req.data)) ?? EMPTY_BYTES;
       return { ...base, log: "", index: 0n, value, height: 0 };
     }
     // Every other path ("/key", "/store", "") reads the key, as upstream does.
-    const value = req.data.length <= MAX_KV_KEY_BYTES ? this.db.get(concatBytes(KV_PREFIX, req.data)) : undefined;
+    const value = req.data.length <= MAX_KV_KEY_BYTES ? this.#db.get(concatBytes(KV_PREFIX, req.data)) : undefined;
     return {
       ...base,
       log: value === undefined ? "does not exist" : "exists",
       index: req.prove ? -1n : 0n,
       value: value ?? EMPTY_BYTES,
-      height: this.committed.height,
+      height: this.#committed.height,
     };
   }
 
   async close(): Promise<void> {
-    await this.db.close();
+    await this.#db.close();
   }
 
-  private tryParse(tx: Uint8Array): KvTx | InvalidKvTxError {
+  #tryParse(tx: Uint8Array): KvTx | InvalidKvTxError {
     try {
       const parsed = parseKvTx(tx);
       if (parsed.kind === "set" && parsed.key.length > MAX_KV_KEY_BYTES) {
@@ -381,14 +381,14 @@ export class KvStoreApplication implements Application {
    * Applies one update to the block's validator view; returns why it is refused, if it is. These are
    * the checks CometBFT's UpdateWithChangeSet would fail on, which would halt the chain.
    */
-  private applyValidatorUpdate(
+  #applyValidatorUpdate(
     validators: Map<string, ValidatorUpdate>,
     updates: Map<string, ValidatorUpdate>,
     update: ValidatorUpdate,
   ): string | undefined {
     const key = bytesToHex(update.pubKey.bytes);
-    if (!this.committed.pubKeyTypes.includes(update.pubKey.type)) {
-      return `validator pubkey type ${update.pubKey.type} is not allowed by the consensus params (${this.committed.pubKeyTypes.join(", ")})`;
+    if (!this.#committed.pubKeyTypes.includes(update.pubKey.type)) {
+      return `validator pubkey type ${update.pubKey.type} is not allowed by the consensus params (${this.#committed.pubKeyTypes.join(", ")})`;
     }
     if (updates.has(key)) return "validator already updated in this block; send the next update in a later block";
     const current = validators.get(key);
@@ -407,15 +407,15 @@ export class KvStoreApplication implements Application {
     return undefined;
   }
 
-  private writeValidatorUpdates(updates: Iterable<ValidatorUpdate>): void {
+  #writeValidatorUpdates(updates: Iterable<ValidatorUpdate>): void {
     for (const u of updates) {
       const key = concatBytes(VAL_PREFIX, u.pubKey.bytes);
-      if (u.power === 0n) this.db.remove(key);
-      else this.db.put(key, encodeValidatorRecord(u));
+      if (u.power === 0n) this.#db.remove(key);
+      else this.#db.put(key, encodeValidatorRecord(u));
     }
   }
 
-  private addressIndex(validators: Map<string, ValidatorUpdate>): Map<string, string> {
+  #addressIndex(validators: Map<string, ValidatorUpdate>): Map<string, string> {
     const out = new Map<string, string>();
     for (const [key, v] of validators) out.set(bytesToHex(addressFromPubKey(v.pubKey)), key);
     return out;

@@ -31,20 +31,20 @@ export function encodeValidatorRecord(v: ValidatorUpdate): Uint8Array {
 }
 
 class Reader {
-  private pos = 0;
-  private readonly bytes: Uint8Array;
+  #pos = 0;
+  readonly #bytes: Uint8Array;
   constructor(bytes: Uint8Array) {
-    this.bytes = bytes;
+    this.#bytes = bytes;
   }
 
   done(): boolean {
-    return this.pos >= this.bytes.length;
+    return this.#pos >= this.#bytes.length;
   }
 
   uvarint(): bigint {
     let result = 0n;
     for (let shift = 0n; shift < 70n; shift += 7n) {
-      const b = this.bytes[this.pos++];
+      const b = this.#bytes[this.#pos++];
       if (b === undefined) throw new KvStoreAppStateError("a validator record (truncated varint)");
       result |= BigInt(b & 0x7f) << shift;
       if ((b & 0x80) === 0) return result;
@@ -53,9 +53,9 @@ class Reader {
   }
 
   take(n: number): Uint8Array {
-    if (this.pos + n > this.bytes.length) throw new KvStoreAppStateError("a validator record (truncated)");
-    const out = this.bytes.slice(this.pos, this.pos + n);
-    this.pos += n;
+    if (this.#pos + n > this.#bytes.length) throw new KvStoreAppStateError("a validator record (truncated)");
+    const out = this.#bytes.slice(this.#pos, this.#pos + n);
+    this.#pos += n;
     return out;
   }
 }

@@ -21,14 +21,14 @@ class MemoryPeer implements Peer {
   readonly remoteHost = "127.0.0.1";
   readonly remotePort = 26656;
   readonly socketAddr: NetAddress;
-  private readonly net: MemoryNet;
-  private readonly localId: string;
-  private readonly data = new Map<string, unknown>();
+  readonly #net: MemoryNet;
+  readonly #localId: string;
+  readonly #data = new Map<string, unknown>();
   running = true;
 
   constructor(net: MemoryNet, localId: string, remoteId: string) {
-    this.net = net;
-    this.localId = localId;
+    this.#net = net;
+    this.#localId = localId;
     this.id = remoteId;
     this.socketAddr = { id: remoteId, host: "127.0.0.1", port: 26656 };
     this.nodeInfo = fixtureNodeInfo(remoteId, [0x40]);
@@ -40,7 +40,7 @@ class MemoryPeer implements Peer {
 
   trySend(channelId: number, msg: Uint8Array): boolean {
     if (!this.running) return false;
-    this.net.deliver(this.localId, this.id, channelId, msg);
+    this.#net.deliver(this.#localId, this.id, channelId, msg);
     return true;
   }
 
@@ -53,11 +53,11 @@ class MemoryPeer implements Peer {
   }
 
   get(key: string): unknown {
-    return this.data.get(key);
+    return this.#data.get(key);
   }
 
   set(key: string, value: unknown): void {
-    this.data.set(key, value);
+    this.#data.set(key, value);
   }
 }
 
@@ -65,10 +65,10 @@ export class MemorySwitch implements ReactorSwitch {
   readonly id: string;
   readonly reactor: Reactor;
   readonly peerMap = new Map<string, MemoryPeer>();
-  private readonly net: MemoryNet;
+  readonly #net: MemoryNet;
 
   constructor(net: MemoryNet, id: string, reactor: Reactor) {
-    this.net = net;
+    this.#net = net;
     this.id = id;
     this.reactor = reactor;
   }
@@ -86,8 +86,8 @@ export class MemorySwitch implements ReactorSwitch {
   }
 
   stopPeerForError(peer: Peer, reason: unknown): void {
-    this.net.stops.push({ by: this.id, peer: peer.id, reason });
-    this.net.disconnect(this.id, peer.id, reason);
+    this.#net.stops.push({ by: this.id, peer: peer.id, reason });
+    this.#net.disconnect(this.id, peer.id, reason);
   }
 
   nodeId(): string {
@@ -101,7 +101,7 @@ export class MemoryNet {
   /** Every message delivered: from, to, bytes. */
   readonly delivered: { from: string; to: string; msg: Uint8Array }[] = [];
   tamper: Tamper | undefined;
-  private inFlight = 0;
+  #inFlight = 0;
 
   /** Registers a node and starts its reactor. */
   async add(id: string, reactor: Reactor): Promise<MemorySwitch> {
@@ -112,8 +112,8 @@ export class MemoryNet {
   }
 
   connect(a: string, b: string): void {
-    const sa = this.must(a);
-    const sb = this.must(b);
+    const sa = this.#must(a);
+    const sb = this.#must(b);
     if (sa.peerMap.has(b)) return;
     const pb = new MemoryPeer(this, a, b);
     const pa = new MemoryPeer(this, b, a);
@@ -124,8 +124,8 @@ export class MemoryNet {
   }
 
   disconnect(a: string, b: string, reason: unknown = undefined): void {
-    const sa = this.must(a);
-    const sb = this.must(b);
+    const sa = this.#must(a);
+    const sb = this.#must(b);
     const pb = sa.peerMap.get(b);
     const pa = sb.peerMap.get(a);
     if (pb !== undefined) {
@@ -143,9 +143,9 @@ export class MemoryNet {
   deliver(from: string, to: string, channelId: number, msg: Uint8Array): void {
     const bytes = this.tamper === undefined ? msg : this.tamper(from, to, channelId, msg);
     if (bytes === undefined) return;
-    this.inFlight++;
+    this.#inFlight++;
     setImmediate(() => {
-      this.inFlight--;
+      this.#inFlight--;
       const target = this.switches.get(to);
       const peer = target?.peerMap.get(from);
       if (target === undefined || peer === undefined) return;
@@ -159,10 +159,10 @@ export class MemoryNet {
   }
 
   isQuiet(): boolean {
-    return this.inFlight === 0;
+    return this.#inFlight === 0;
   }
 
-  private must(id: string): MemorySwitch {
+  #must(id: string): MemorySwitch {
     const sw = this.switches.get(id);
     if (sw === undefined) throw new TestSetupError(`no switch ${id} in the memory network`);
     return sw;

@@ -254,33 +254,33 @@ export async function createTestNode(args: StartNodeArgs): Promise<TestNode> {
 
 /** An in-memory, fully connected gossip network; nodes can be cut off. */
 export class MemoryNetwork {
-  private readonly nodes = new Map<string, Consensus>();
-  private readonly down = new Set<string>();
+  readonly #nodes = new Map<string, Consensus>();
+  readonly #down = new Set<string>();
   /** Optional filter: return false to drop a message. */
   filter: ((from: string, to: string, msg: ConsensusMessage) => boolean) | undefined;
 
   gossipFor(id: string): Gossip {
     return {
       broadcast: (msg) => {
-        for (const [to, node] of this.nodes) if (to !== id) this.deliver(id, to, node, msg);
+        for (const [to, node] of this.#nodes) if (to !== id) this.#deliver(id, to, node, msg);
       },
       sendTo: (peerId, msg) => {
-        const node = this.nodes.get(peerId);
-        if (node !== undefined) this.deliver(id, peerId, node, msg);
+        const node = this.#nodes.get(peerId);
+        if (node !== undefined) this.#deliver(id, peerId, node, msg);
       },
     };
   }
 
-  private deliver(from: string, to: string, node: Consensus, msg: ConsensusMessage): void {
-    if (!this.nodes.has(from) || this.down.has(from) || this.down.has(to)) return;
+  #deliver(from: string, to: string, node: Consensus, msg: ConsensusMessage): void {
+    if (!this.#nodes.has(from) || this.#down.has(from) || this.#down.has(to)) return;
     if (this.filter !== undefined && !this.filter(from, to, msg)) return;
     node.receivePeerMessage(from, msg);
   }
 
   /** Registers a node and connects it to every other one (both directions). */
   join(id: string, node: Consensus): void {
-    this.nodes.set(id, node);
-    for (const [other, n] of this.nodes) {
+    this.#nodes.set(id, node);
+    for (const [other, n] of this.#nodes) {
       if (other === id) continue;
       n.addPeer(id, `${id}@127.0.0.1:26656`);
       node.addPeer(other, `${other}@127.0.0.1:26656`);
@@ -288,13 +288,13 @@ export class MemoryNetwork {
   }
 
   leave(id: string): void {
-    this.nodes.delete(id);
-    for (const n of this.nodes.values()) n.removePeer(id);
+    this.#nodes.delete(id);
+    for (const n of this.#nodes.values()) n.removePeer(id);
   }
 
   setDown(id: string, isDown: boolean): void {
-    if (isDown) this.down.add(id);
-    else this.down.delete(id);
+    if (isDown) this.#down.add(id);
+    else this.#down.delete(id);
   }
 }
 

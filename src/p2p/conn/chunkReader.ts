@@ -9,30 +9,30 @@ export type ChunkSource = () => Promise<Uint8Array | undefined>;
  * bufio.Reader + protoio.DelimitedReader play in CometBFT). Reads must not overlap.
  */
 export class ChunkReader {
-  private readonly pull: ChunkSource;
-  private chunks: Uint8Array[] = [];
-  private head = 0;
-  private size = 0;
+  readonly #pull: ChunkSource;
+  #chunks: Uint8Array[] = [];
+  #head = 0;
+  #size = 0;
 
   constructor(pull: ChunkSource) {
-    this.pull = pull;
+    this.#pull = pull;
   }
 
   /** Bytes already buffered. */
   get buffered(): number {
-    return this.size;
+    return this.#size;
   }
 
   async readExact(n: number): Promise<Uint8Array> {
-    while (this.size < n) {
-      const c = await this.pull();
+    while (this.#size < n) {
+      const c = await this.#pull();
       if (c === undefined) throw new ConnectionClosedError();
       if (c.length > 0) {
-        this.chunks.push(c);
-        this.size += c.length;
+        this.#chunks.push(c);
+        this.#size += c.length;
       }
     }
-    return this.take(n);
+    return this.#take(n);
   }
 
   /** Reads a uvarint length prefix and that many bytes; a length above maxBytes is an error. */
@@ -55,23 +55,23 @@ export class ChunkReader {
     return { msg, wireBytes: prefix + len };
   }
 
-  private take(n: number): Uint8Array {
+  #take(n: number): Uint8Array {
     const out = new Uint8Array(n);
     let filled = 0;
     while (filled < n) {
-      const c = this.chunks[0] as Uint8Array;
-      const avail = c.length - this.head;
+      const c = this.#chunks[0] as Uint8Array;
+      const avail = c.length - this.#head;
       const k = Math.min(avail, n - filled);
-      out.set(c.subarray(this.head, this.head + k), filled);
+      out.set(c.subarray(this.#head, this.#head + k), filled);
       filled += k;
       if (k === avail) {
-        this.chunks.shift();
-        this.head = 0;
+        this.#chunks.shift();
+        this.#head = 0;
       } else {
-        this.head += k;
+        this.#head += k;
       }
     }
-    this.size -= n;
+    this.#size -= n;
     return out;
   }
 }

@@ -72,8 +72,8 @@ class Channel {
   sendingOffset = 0;
   /** Exponential moving average of bytes sent (decays ×0.8 every UPDATE_STATS_MS). */
   recentlySent = 0;
-  private recving: Uint8Array[] = [];
-  private recvBytes = 0;
+  #recving: Uint8Array[] = [];
+  #recvBytes = 0;
 
   constructor(desc: ChannelDescriptor) {
     if (!(desc.priority > 0)) {
@@ -127,18 +127,18 @@ class Channel {
 
   /** Appends a packet's data; returns the complete message on eof (recvPacketMsg). */
   recvPacket(data: Uint8Array, eof: boolean): Uint8Array | undefined {
-    const total = this.recvBytes + data.length;
+    const total = this.#recvBytes + data.length;
     if (total > this.recvMessageCapacity) {
       throw new MessageTooLargeError(this.desc.id, this.recvMessageCapacity, total);
     }
     if (data.length > 0) {
-      this.recving.push(data);
-      this.recvBytes = total;
+      this.#recving.push(data);
+      this.#recvBytes = total;
     }
     if (!eof) return undefined;
-    const parts = this.recving;
-    this.recving = [];
-    this.recvBytes = 0;
+    const parts = this.#recving;
+    this.#recving = [];
+    this.#recvBytes = 0;
     if (parts.length === 1) return parts[0];
     const out = new Uint8Array(total);
     let off = 0;
@@ -184,26 +184,26 @@ type State = (typeof STATES)[keyof typeof STATES];
  * flushThrottleMs after the previous flush, or as soon as it holds 64 KiB.
  */
 export class MConnection {
-  private readonly stream: MConnectionStream;
-  private readonly config: MConnectionConfig;
-  private readonly channels: Channel[];
-  private readonly channelsById = new Map<number, Channel>();
-  private readonly maxPacketBytes: number;
-  private readonly sendMonitor = new FlowMonitor();
-  private readonly recvMonitor = new FlowMonitor();
-  private readonly createdAt = performance.now();
-  private state: State = STATES.created;
-  private onReceive: ((channelId: number, msg: Uint8Array) => void) | undefined;
-  private onError: ((err: unknown) => void) | undefined;
-  private pendingError: { err: unknown } | undefined;
-  private pumping = false;
-  private writeBuf: Uint8Array[] = [];
-  private writeBufBytes = 0;
-  private lastFlushAt = Number.NEGATIVE_INFINITY;
-  private flushTimer: ReturnType<typeof setTimeout> | undefined;
-  private pingTimer: ReturnType<typeof setInterval> | undefined;
-  private pongTimer: ReturnType<typeof setTimeout> | undefined;
-  private statsTimer: ReturnType<typeof setInterval> | undefined;
+  readonly #stream: MConnectionStream;
+  readonly #config: MConnectionConfig;
+  readonly #channels: Channel[];
+  readonly #channelsById = new Map<number, Channel>();
+  readonly #maxPacketBytes: number;
+  readonly #sendMonitor = new FlowMonitor();
+  readonly #recvMonitor = new FlowMonitor();
+  readonly #createdAt = performance.now();
+  #state: State = STATES.created;
+  #onReceive: ((channelId: number, msg: Uint8Array) => void) | undefined;
+  #onError: ((err: unknown) => void) | undefined;
+  #pendingError: { err: unknown } | undefined;
+  #pumping = false;
+  #writeBuf: Uint8Array[] = [];
+  #writeBufBytes = 0;
+  #lastFlushAt = Number.NEGATIVE_INFINITY;
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  #pingTimer: ReturnType<typeof setInterval> | undefined;
+  #pongTimer: ReturnType<typeof setTimeout> | undefined;
+  #statsTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(stream: MConnectionStream, channels: readonly ChannelDescriptor[], config: MConnectionConfig) {
     if (!(config.pongTimeoutMs < config.pingIntervalMs)) {
@@ -216,44 +216,44 @@ export class MConnection {
         `max_packet_msg_payload_size must be positive, got ${config.maxPacketMsgPayloadSize}`,
       );
     }
-    this.stream = stream;
-    this.config = config;
-    this.channels = channels.map((d) => new Channel(d));
-    for (const ch of this.channels) this.channelsById.set(ch.desc.id, ch);
-    this.maxPacketBytes = maxPacketSize(config.maxPacketMsgPayloadSize);
+    this.#stream = stream;
+    this.#config = config;
+    this.#channels = channels.map((d) => new Channel(d));
+    for (const ch of this.#channels) this.#channelsById.set(ch.desc.id, ch);
+    this.#maxPacketBytes = maxPacketSize(config.maxPacketMsgPayloadSize);
   }
 
   /** Starts the receive loop and the keepalive; onError fires once when the connection fails. */
   start(onReceive: (channelId: number, msg: Uint8Array) => void, onError: (err: unknown) => void): void {
-    if (this.state !== STATES.created) {
-      if (this.pendingError) {
-        const { err } = this.pendingError;
-        this.pendingError = undefined;
+    if (this.#state !== STATES.created) {
+      if (this.#pendingError) {
+        const { err } = this.#pendingError;
+        this.#pendingError = undefined;
         onError(err);
       }
       return;
     }
-    this.state = STATES.running;
-    this.onReceive = onReceive;
-    this.onError = onError;
-    this.pingTimer = setInterval(() => this.sendPing(), this.config.pingIntervalMs);
-    this.statsTimer = setInterval(() => {
-      for (const ch of this.channels) ch.recentlySent = Math.trunc(ch.recentlySent * 0.8);
+    this.#state = STATES.running;
+    this.#onReceive = onReceive;
+    this.#onError = onError;
+    this.#pingTimer = setInterval(() => this.#sendPing(), this.#config.pingIntervalMs);
+    this.#statsTimer = setInterval(() => {
+      for (const ch of this.#channels) ch.recentlySent = Math.trunc(ch.recentlySent * 0.8);
     }, UPDATE_STATS_MS);
-    this.pingTimer.unref();
-    this.statsTimer.unref();
-    void this.recvLoop();
-    this.kick();
+    this.#pingTimer.unref();
+    this.#statsTimer.unref();
+    void this.#recvLoop();
+    this.#kick();
   }
 
   /** Queues msg, waiting (up to 10 s, as CometBFT) while the channel's queue is full. */
   send(channelId: number, msg: Uint8Array): Promise<boolean> {
-    if (this.state === STATES.stopped) return Promise.resolve(false);
-    const ch = this.channelsById.get(channelId);
+    if (this.#state === STATES.stopped) return Promise.resolve(false);
+    const ch = this.#channelsById.get(channelId);
     if (!ch) return Promise.resolve(false);
     if (ch.queue.length < ch.sendQueueCapacity && ch.waiters.length === 0) {
       ch.queue.push(msg);
-      this.kick();
+      this.#kick();
       return Promise.resolve(true);
     }
     return new Promise<boolean>((resolve) => {
@@ -265,7 +265,7 @@ export class MConnection {
       const waiter: SendWaiter = {
         msg,
         resolve: (queued) => {
-          if (queued) this.kick();
+          if (queued) this.#kick();
           resolve(queued);
         },
         cancelTimer: () => clearTimeout(timer),
@@ -276,30 +276,30 @@ export class MConnection {
 
   /** Queues msg unless the channel's queue is full. */
   trySend(channelId: number, msg: Uint8Array): boolean {
-    if (this.state === STATES.stopped) return false;
-    const ch = this.channelsById.get(channelId);
+    if (this.#state === STATES.stopped) return false;
+    const ch = this.#channelsById.get(channelId);
     if (!ch || ch.queue.length >= ch.sendQueueCapacity) return false;
     ch.queue.push(msg);
-    this.kick();
+    this.#kick();
     return true;
   }
 
   /** Whether trySend would queue right now (MConnection.CanSend). */
   canSend(channelId: number): boolean {
-    const ch = this.channelsById.get(channelId);
-    return this.state !== STATES.stopped && ch !== undefined && ch.queue.length < ch.sendQueueCapacity;
+    const ch = this.#channelsById.get(channelId);
+    return this.#state !== STATES.stopped && ch !== undefined && ch.queue.length < ch.sendQueueCapacity;
   }
 
   isRunning(): boolean {
-    return this.state === STATES.running;
+    return this.#state === STATES.running;
   }
 
   status(): ConnectionStatus {
     return {
-      durationMs: Math.round(performance.now() - this.createdAt),
-      sendMonitor: this.sendMonitor.status(),
-      recvMonitor: this.recvMonitor.status(),
-      channels: this.channels.map((c) => c.status()),
+      durationMs: Math.round(performance.now() - this.#createdAt),
+      sendMonitor: this.#sendMonitor.status(),
+      recvMonitor: this.#recvMonitor.status(),
+      channels: this.#channels.map((c) => c.status()),
     };
   }
 
@@ -308,51 +308,51 @@ export class MConnection {
    * out (ignoring the rate limit), then the stream half-closes. Blocked send() calls resolve false.
    */
   close(): void {
-    if (this.state === STATES.stopped) return;
-    this.state = STATES.stopped;
-    this.cleanup();
-    for (let ch = this.selectChannel(); ch !== undefined; ch = this.selectChannel()) {
-      this.bufferPacket(encodePacketDelimited(ch.nextPacket(this.config.maxPacketMsgPayloadSize)));
+    if (this.#state === STATES.stopped) return;
+    this.#state = STATES.stopped;
+    this.#cleanup();
+    for (let ch = this.#selectChannel(); ch !== undefined; ch = this.#selectChannel()) {
+      this.#bufferPacket(encodePacketDelimited(ch.nextPacket(this.#config.maxPacketMsgPayloadSize)));
     }
-    this.flushNow();
-    this.stream.end();
-    setTimeout(() => this.stream.destroy(), CLOSE_GRACE_MS).unref();
+    this.#flushNow();
+    this.#stream.end();
+    setTimeout(() => this.#stream.destroy(), CLOSE_GRACE_MS).unref();
   }
 
-  private stopForError(err: unknown): void {
-    if (this.state === STATES.stopped) return;
-    const wasRunning = this.state === STATES.running;
-    this.state = STATES.stopped;
-    this.cleanup();
-    this.stream.destroy();
-    if (wasRunning) this.onError?.(err);
-    else this.pendingError = { err };
+  #stopForError(err: unknown): void {
+    if (this.#state === STATES.stopped) return;
+    const wasRunning = this.#state === STATES.running;
+    this.#state = STATES.stopped;
+    this.#cleanup();
+    this.#stream.destroy();
+    if (wasRunning) this.#onError?.(err);
+    else this.#pendingError = { err };
   }
 
-  private cleanup(): void {
-    clearInterval(this.pingTimer);
-    clearInterval(this.statsTimer);
-    clearTimeout(this.pongTimer);
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    for (const ch of this.channels) ch.failWaiters();
+  #cleanup(): void {
+    clearInterval(this.#pingTimer);
+    clearInterval(this.#statsTimer);
+    clearTimeout(this.#pongTimer);
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    for (const ch of this.#channels) ch.failWaiters();
   }
 
-  private readonly isStopped = (): boolean => this.state === STATES.stopped;
+  readonly #isStopped = (): boolean => this.#state === STATES.stopped;
 
   // ---- sending ----
 
-  private kick(): void {
-    if (this.pumping || this.state === STATES.stopped) return;
-    this.pumping = true;
+  #kick(): void {
+    if (this.#pumping || this.#state === STATES.stopped) return;
+    this.#pumping = true;
     // Deferred so that messages queued in the same tick are batched (and priorities compared).
-    queueMicrotask(() => void this.pump());
+    queueMicrotask(() => void this.#pump());
   }
 
-  private selectChannel(): Channel | undefined {
+  #selectChannel(): Channel | undefined {
     let least = Number.POSITIVE_INFINITY;
     let pick: Channel | undefined;
-    for (const ch of this.channels) {
+    for (const ch of this.#channels) {
       if (!ch.isSendPending()) continue;
       const ratio = ch.recentlySent / ch.desc.priority;
       if (ratio < least) {
@@ -363,26 +363,26 @@ export class MConnection {
     return pick;
   }
 
-  private async pump(): Promise<void> {
+  async #pump(): Promise<void> {
     let sinceYield = 0;
     try {
-      while (this.state !== STATES.stopped && this.selectChannel() !== undefined) {
-        await this.sendMonitor.limit(this.maxPacketBytes, this.config.sendRateBytesPerSec, this.isStopped);
-        if (this.isStopped()) break;
+      while (this.#state !== STATES.stopped && this.#selectChannel() !== undefined) {
+        await this.#sendMonitor.limit(this.#maxPacketBytes, this.#config.sendRateBytesPerSec, this.#isStopped);
+        if (this.#isStopped()) break;
         let written = 0;
         for (let i = 0; i < NUM_BATCH_PACKET_MSGS; i++) {
-          const ch = this.selectChannel();
+          const ch = this.#selectChannel();
           if (!ch) break;
-          const bytes = encodePacketDelimited(ch.nextPacket(this.config.maxPacketMsgPayloadSize));
-          this.bufferPacket(bytes);
+          const bytes = encodePacketDelimited(ch.nextPacket(this.#config.maxPacketMsgPayloadSize));
+          this.#bufferPacket(bytes);
           ch.recentlySent += bytes.length;
           written += bytes.length;
         }
-        this.sendMonitor.update(written);
-        this.scheduleFlush();
+        this.#sendMonitor.update(written);
+        this.#scheduleFlush();
         sinceYield += written;
-        if (this.stream.writableLength >= WRITE_HIGH_WATER_BYTES) {
-          await this.stream.waitDrain();
+        if (this.#stream.writableLength >= WRITE_HIGH_WATER_BYTES) {
+          await this.#stream.waitDrain();
           sinceYield = 0;
         } else if (sinceYield >= YIELD_EVERY_BYTES) {
           // Let timers and the receive loop run between large sends.
@@ -391,95 +391,95 @@ export class MConnection {
         }
       }
     } catch (err) {
-      this.stopForError(err);
+      this.#stopForError(err);
     } finally {
-      this.pumping = false;
+      this.#pumping = false;
     }
   }
 
-  private bufferPacket(bytes: Uint8Array): void {
-    this.writeBuf.push(bytes);
-    this.writeBufBytes += bytes.length;
+  #bufferPacket(bytes: Uint8Array): void {
+    this.#writeBuf.push(bytes);
+    this.#writeBufBytes += bytes.length;
   }
 
-  private scheduleFlush(): void {
-    if (this.writeBufBytes === 0) return;
+  #scheduleFlush(): void {
+    if (this.#writeBufBytes === 0) return;
     const now = performance.now();
-    const sinceFlush = now - this.lastFlushAt;
+    const sinceFlush = now - this.#lastFlushAt;
     if (
-      this.stream.writableLength === 0 ||
-      this.writeBufBytes >= MIN_WRITE_BUFFER_BYTES ||
-      sinceFlush >= this.config.flushThrottleMs
+      this.#stream.writableLength === 0 ||
+      this.#writeBufBytes >= MIN_WRITE_BUFFER_BYTES ||
+      sinceFlush >= this.#config.flushThrottleMs
     ) {
-      this.flushNow();
+      this.#flushNow();
       return;
     }
-    this.flushTimer ??= setTimeout(() => {
-      this.flushTimer = undefined;
-      this.flushNow();
-    }, this.config.flushThrottleMs - sinceFlush);
+    this.#flushTimer ??= setTimeout(() => {
+      this.#flushTimer = undefined;
+      this.#flushNow();
+    }, this.#config.flushThrottleMs - sinceFlush);
   }
 
-  private flushNow(): void {
-    if (this.flushTimer !== undefined) {
-      clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
+  #flushNow(): void {
+    if (this.#flushTimer !== undefined) {
+      clearTimeout(this.#flushTimer);
+      this.#flushTimer = undefined;
     }
-    if (this.writeBufBytes === 0) return;
-    const parts = this.writeBuf;
-    const data = parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts, this.writeBufBytes);
-    this.writeBuf = [];
-    this.writeBufBytes = 0;
-    this.lastFlushAt = performance.now();
+    if (this.#writeBufBytes === 0) return;
+    const parts = this.#writeBuf;
+    const data = parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts, this.#writeBufBytes);
+    this.#writeBuf = [];
+    this.#writeBufBytes = 0;
+    this.#lastFlushAt = performance.now();
     try {
-      this.stream.write(data);
+      this.#stream.write(data);
     } catch (err) {
-      this.stopForError(err);
+      this.#stopForError(err);
     }
   }
 
-  private sendControl(kind: "ping" | "pong"): void {
-    if (this.state === STATES.stopped) return;
+  #sendControl(kind: "ping" | "pong"): void {
+    if (this.#state === STATES.stopped) return;
     const bytes = encodePacketDelimited({ kind });
-    this.bufferPacket(bytes);
-    this.sendMonitor.update(bytes.length);
-    this.flushNow();
+    this.#bufferPacket(bytes);
+    this.#sendMonitor.update(bytes.length);
+    this.#flushNow();
   }
 
-  private sendPing(): void {
-    this.sendControl("ping");
-    clearTimeout(this.pongTimer);
-    this.pongTimer = setTimeout(
-      () => this.stopForError(new PongTimeoutError(this.config.pongTimeoutMs)),
-      this.config.pongTimeoutMs,
+  #sendPing(): void {
+    this.#sendControl("ping");
+    clearTimeout(this.#pongTimer);
+    this.#pongTimer = setTimeout(
+      () => this.#stopForError(new PongTimeoutError(this.#config.pongTimeoutMs)),
+      this.#config.pongTimeoutMs,
     );
   }
 
   // ---- receiving ----
 
-  private async recvLoop(): Promise<void> {
+  async #recvLoop(): Promise<void> {
     try {
-      while (this.state === STATES.running) {
-        await this.recvMonitor.limit(this.maxPacketBytes, this.config.recvRateBytesPerSec, this.isStopped);
-        if (this.isStopped()) return;
-        const { msg, wireBytes } = await this.stream.reader.readDelimited(this.maxPacketBytes);
-        if (this.isStopped()) return;
-        this.recvMonitor.update(wireBytes);
+      while (this.#state === STATES.running) {
+        await this.#recvMonitor.limit(this.#maxPacketBytes, this.#config.recvRateBytesPerSec, this.#isStopped);
+        if (this.#isStopped()) return;
+        const { msg, wireBytes } = await this.#stream.reader.readDelimited(this.#maxPacketBytes);
+        if (this.#isStopped()) return;
+        this.#recvMonitor.update(wireBytes);
         const packet = decodePacket(msg);
         if (packet.kind === "ping") {
-          this.sendControl("pong");
+          this.#sendControl("pong");
         } else if (packet.kind === "pong") {
-          clearTimeout(this.pongTimer);
-          this.pongTimer = undefined;
+          clearTimeout(this.#pongTimer);
+          this.#pongTimer = undefined;
         } else {
-          const ch = this.channelsById.get(packet.channelId);
+          const ch = this.#channelsById.get(packet.channelId);
           if (!ch) throw new UnknownChannelError(packet.channelId);
           const full = ch.recvPacket(packet.data, packet.eof);
-          if (full !== undefined) this.onReceive?.(packet.channelId, full);
+          if (full !== undefined) this.#onReceive?.(packet.channelId, full);
         }
       }
     } catch (err) {
-      this.stopForError(err);
+      this.#stopForError(err);
     }
   }
 }

@@ -18,67 +18,67 @@ const encoder = new TextEncoder();
 // Keccak lanes are little-endian; noble's keccakP works on the platform's u32 view, which is the
 // byte layout STROBE expects on little-endian hosts (every Node target we run on).
 class Strobe128 {
-  private readonly state = new Uint8Array(200);
-  private readonly lanes = new Uint32Array(this.state.buffer);
-  private pos = 0;
-  private posBegin = 0;
+  readonly #state = new Uint8Array(200);
+  readonly #lanes = new Uint32Array(this.#state.buffer);
+  #pos = 0;
+  #posBegin = 0;
 
   constructor(protocolLabel: Uint8Array) {
-    this.state.set([1, STROBE_R + 2, 1, 0, 1, 96], 0);
-    this.state.set(encoder.encode("STROBEv1.0.2"), 6);
-    keccakP(this.lanes, 24);
+    this.#state.set([1, STROBE_R + 2, 1, 0, 1, 96], 0);
+    this.#state.set(encoder.encode("STROBEv1.0.2"), 6);
+    keccakP(this.#lanes, 24);
     this.metaAd(protocolLabel, false);
   }
 
   metaAd(data: Uint8Array, more: boolean): void {
-    this.beginOp(FLAG_M | FLAG_A, more);
-    this.absorb(data);
+    this.#beginOp(FLAG_M | FLAG_A, more);
+    this.#absorb(data);
   }
 
   ad(data: Uint8Array, more: boolean): void {
-    this.beginOp(FLAG_A, more);
-    this.absorb(data);
+    this.#beginOp(FLAG_A, more);
+    this.#absorb(data);
   }
 
   prf(out: Uint8Array, more: boolean): void {
-    this.beginOp(FLAG_I | FLAG_A | FLAG_C, more);
-    this.squeeze(out);
+    this.#beginOp(FLAG_I | FLAG_A | FLAG_C, more);
+    this.#squeeze(out);
   }
 
-  private runF(): void {
-    this.state[this.pos] = (this.state[this.pos] ?? 0) ^ this.posBegin;
-    this.state[this.pos + 1] = (this.state[this.pos + 1] ?? 0) ^ 0x04;
-    this.state[STROBE_R + 1] = (this.state[STROBE_R + 1] ?? 0) ^ 0x80;
-    keccakP(this.lanes, 24);
-    this.pos = 0;
-    this.posBegin = 0;
+  #runF(): void {
+    this.#state[this.#pos] = (this.#state[this.#pos] ?? 0) ^ this.#posBegin;
+    this.#state[this.#pos + 1] = (this.#state[this.#pos + 1] ?? 0) ^ 0x04;
+    this.#state[STROBE_R + 1] = (this.#state[STROBE_R + 1] ?? 0) ^ 0x80;
+    keccakP(this.#lanes, 24);
+    this.#pos = 0;
+    this.#posBegin = 0;
   }
 
-  private absorb(data: Uint8Array): void {
+  #absorb(data: Uint8Array): void {
     for (const b of data) {
-      this.state[this.pos] = (this.state[this.pos] ?? 0) ^ b;
-      this.pos += 1;
-      if (this.pos === STROBE_R) this.runF();
+      this.#state[this.#pos] = (this.#state[this.#pos] ?? 0) ^ b;
+      this.#pos += 1;
+      if (this.#pos === STROBE_R) this.#runF();
     }
   }
 
-  private squeeze(out: Uint8Array): void {
+  #squeeze(out: Uint8Array): void {
     for (let i = 0; i < out.length; i++) {
-      out[i] = this.state[this.pos] ?? 0;
-      this.state[this.pos] = 0;
-      this.pos += 1;
-      if (this.pos === STROBE_R) this.runF();
+      out[i] = this.#state[this.#pos] ?? 0;
+      this.#state[this.#pos] = 0;
+      this.#pos += 1;
+      if (this.#pos === STROBE_R) this.#runF();
     }
   }
 
-  private beginOp(flags: number, more: boolean): void {
+  #beginOp(flags: number, more: boolean): void {
     // Continuing an operation (more=true) needs no framing; Merlin only continues with the same flags.
     if (more) return;
-    const oldBegin = this.posBegin;
-    this.posBegin = this.pos + 1;
-    this.absorb(Uint8Array.of(oldBegin, flags));
+    const oldBegin = this.#posBegin;
+    this.#posBegin = this.#pos + 1;
+    this.#absorb(Uint8Array.of(oldBegin, flags));
     const forceF = (flags & (FLAG_C | FLAG_K)) !== 0;
-    if (forceF && this.pos !== 0) this.runF();
+    if (forceF && this.#pos !== 0) this.#runF();
   }
 }
 
@@ -90,24 +90,24 @@ function le32(n: number): Uint8Array {
 
 /** A Merlin transcript: append labelled messages, extract labelled challenge bytes. */
 export class MerlinTranscript {
-  private readonly strobe: Strobe128;
+  readonly #strobe: Strobe128;
 
   constructor(label: string) {
-    this.strobe = new Strobe128(encoder.encode("Merlin v1.0"));
+    this.#strobe = new Strobe128(encoder.encode("Merlin v1.0"));
     this.appendMessage("dom-sep", encoder.encode(label));
   }
 
   appendMessage(label: string, message: Uint8Array): void {
-    this.strobe.metaAd(encoder.encode(label), false);
-    this.strobe.metaAd(le32(message.length), true);
-    this.strobe.ad(message, false);
+    this.#strobe.metaAd(encoder.encode(label), false);
+    this.#strobe.metaAd(le32(message.length), true);
+    this.#strobe.ad(message, false);
   }
 
   extractBytes(label: string, length: number): Uint8Array {
     const out = new Uint8Array(length);
-    this.strobe.metaAd(encoder.encode(label), false);
-    this.strobe.metaAd(le32(length), true);
-    this.strobe.prf(out, false);
+    this.#strobe.metaAd(encoder.encode(label), false);
+    this.#strobe.metaAd(le32(length), true);
+    this.#strobe.prf(out, false);
     return out;
   }
 }

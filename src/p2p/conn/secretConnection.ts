@@ -50,25 +50,25 @@ class FrameNonce {
 export class SecretConnection {
   /** Decrypted bytes from the remote. */
   readonly reader: ChunkReader;
-  private readonly socket: Socket;
-  private readonly sendKey: Uint8Array;
-  private readonly recvKey: Uint8Array;
-  private readonly sendNonce = new FrameNonce();
-  private readonly recvNonce = new FrameNonce();
-  private readonly cipherReader: ChunkReader;
-  private provenKey: Uint8Array = new Uint8Array(0);
+  readonly #socket: Socket;
+  readonly #sendKey: Uint8Array;
+  readonly #recvKey: Uint8Array;
+  readonly #sendNonce = new FrameNonce();
+  readonly #recvNonce = new FrameNonce();
+  readonly #cipherReader: ChunkReader;
+  #provenKey: Uint8Array = new Uint8Array(0);
 
   private constructor(socket: Socket, cipherReader: ChunkReader, keys: { send: Uint8Array; recv: Uint8Array }) {
-    this.socket = socket;
-    this.cipherReader = cipherReader;
-    this.sendKey = keys.send;
-    this.recvKey = keys.recv;
-    this.reader = new ChunkReader(() => this.readFrame());
+    this.#socket = socket;
+    this.#cipherReader = cipherReader;
+    this.#sendKey = keys.send;
+    this.#recvKey = keys.recv;
+    this.reader = new ChunkReader(() => this.#readFrame());
   }
 
   /** The remote's Ed25519 public key, proven by its signature over the shared challenge. */
   get remotePubKey(): Uint8Array {
-    return this.provenKey;
+    return this.#provenKey;
   }
 
   /**
@@ -123,7 +123,7 @@ export class SecretConnection {
     if (!verifySignature({ type: KEY_TYPES.ed25519, bytes: auth.pubKey.bytes }, challenge, auth.sig)) {
       throw new ChallengeVerificationError();
     }
-    sc.provenKey = auth.pubKey.bytes;
+    sc.#provenKey = auth.pubKey.bytes;
     return sc;
   }
 
@@ -141,7 +141,7 @@ export class SecretConnection {
       frame.fill(0);
       frame.writeUInt32LE(chunk.length, 0);
       frame.set(chunk, DATA_LEN_SIZE);
-      const cipher = createCipheriv("chacha20-poly1305", this.sendKey, this.sendNonce.bytes, {
+      const cipher = createCipheriv("chacha20-poly1305", this.#sendKey, this.#sendNonce.bytes, {
         authTagLength: AEAD_TAG_SIZE,
       });
       const ct = cipher.update(frame);
@@ -149,33 +149,33 @@ export class SecretConnection {
       const base = i * SEALED_FRAME_SIZE;
       out.set(ct, base);
       out.set(cipher.getAuthTag(), base + TOTAL_FRAME_SIZE);
-      this.sendNonce.increment();
+      this.#sendNonce.increment();
     }
-    return this.socket.write(out);
+    return this.#socket.write(out);
   }
 
   /** Bytes written but not yet handed to the kernel. */
   get writableLength(): number {
-    return this.socket.writableLength;
+    return this.#socket.writableLength;
   }
 
   /** Resolves when the socket drained its write buffer, or closed. */
   waitDrain(): Promise<void> {
-    if (this.socket.destroyed || this.socket.writableLength === 0) return Promise.resolve();
+    if (this.#socket.destroyed || this.#socket.writableLength === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
-        this.socket.off("drain", done);
-        this.socket.off("close", done);
+        this.#socket.off("drain", done);
+        this.#socket.off("close", done);
         resolve();
       };
-      this.socket.on("drain", done);
-      this.socket.on("close", done);
+      this.#socket.on("drain", done);
+      this.#socket.on("close", done);
     });
   }
 
-  private async readFrame(): Promise<Uint8Array | undefined> {
-    const sealed = await this.cipherReader.readExact(SEALED_FRAME_SIZE);
-    const decipher = createDecipheriv("chacha20-poly1305", this.recvKey, this.recvNonce.bytes, {
+  async #readFrame(): Promise<Uint8Array | undefined> {
+    const sealed = await this.#cipherReader.readExact(SEALED_FRAME_SIZE);
+    const decipher = createDecipheriv("chacha20-poly1305", this.#recvKey, this.#recvNonce.bytes, {
       authTagLength: AEAD_TAG_SIZE,
     });
     decipher.setAuthTag(sealed.subarray(TOTAL_FRAME_SIZE));
@@ -187,7 +187,7 @@ export class SecretConnection {
         cause: err,
       });
     }
-    this.recvNonce.increment();
+    this.#recvNonce.increment();
     const len = frame.readUInt32LE(0);
     if (len > DATA_MAX_SIZE) throw new FrameDecryptError(`chunkLength ${len} is greater than dataMaxSize`);
     return new Uint8Array(frame.buffer, frame.byteOffset + DATA_LEN_SIZE, len);

@@ -166,12 +166,12 @@ export class Inbox {
   readonly messages: { channelId: number; msg: Uint8Array }[] = [];
   readonly error: Promise<unknown>;
   errors = 0;
-  private waiters: { n: number; resolve: () => void }[] = [];
-  private fail!: (err: unknown) => void;
+  #waiters: { n: number; resolve: () => void }[] = [];
+  #fail!: (err: unknown) => void;
 
   constructor() {
     this.error = new Promise((resolve) => {
-      this.fail = resolve;
+      this.#fail = resolve;
     });
   }
 
@@ -179,7 +179,7 @@ export class Inbox {
     conn.start(
       (channelId, msg) => {
         this.messages.push({ channelId, msg });
-        this.waiters = this.waiters.filter((w) => {
+        this.#waiters = this.#waiters.filter((w) => {
           if (this.messages.length < w.n) return true;
           w.resolve();
           return false;
@@ -187,7 +187,7 @@ export class Inbox {
       },
       (err) => {
         this.errors++;
-        this.fail(err);
+        this.#fail(err);
       },
     );
     return this;
@@ -195,6 +195,6 @@ export class Inbox {
 
   count(n: number): Promise<void> {
     if (this.messages.length >= n) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ n, resolve }));
+    return new Promise((resolve) => this.#waiters.push({ n, resolve }));
   }
 }

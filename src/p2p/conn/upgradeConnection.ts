@@ -54,10 +54,10 @@ class UpgradedConnection implements PeerConnection {
   readonly remotePubKey: Uint8Array;
   readonly remoteHost: string;
   readonly remotePort: number;
-  private readonly mconn: MConnection;
+  readonly #mconn: MConnection;
 
   constructor(mconn: MConnection, socket: Socket, remoteNodeInfo: NodeInfo, remotePubKey: Uint8Array) {
-    this.mconn = mconn;
+    this.#mconn = mconn;
     this.remoteNodeInfo = remoteNodeInfo;
     this.remotePubKey = remotePubKey;
     this.remoteHost = socket.remoteAddress ?? "";
@@ -65,19 +65,19 @@ class UpgradedConnection implements PeerConnection {
   }
 
   start(onReceive: (channelId: number, msg: Uint8Array) => void, onError: (err: unknown) => void): void {
-    this.mconn.start(onReceive, onError);
+    this.#mconn.start(onReceive, onError);
   }
   send(channelId: number, msg: Uint8Array): Promise<boolean> {
-    return this.mconn.send(channelId, msg);
+    return this.#mconn.send(channelId, msg);
   }
   trySend(channelId: number, msg: Uint8Array): boolean {
-    return this.mconn.trySend(channelId, msg);
+    return this.#mconn.trySend(channelId, msg);
   }
   status(): ConnectionStatus {
-    return this.mconn.status();
+    return this.#mconn.status();
   }
   close(): void {
-    this.mconn.close();
+    this.#mconn.close();
   }
 }
 
