@@ -550,9 +550,11 @@ const evm = table("app.toml", "evm", "EVM Configuration", {
   evmChainId: uint64("evm-chain-id", 262144n, {
     doc: "EIP-155 chain id answered by eth_chainId (separate from the CometBFT chain_id string).",
   }),
-  minTip: uint64("min-tip", 0n, { doc: "Minimum priority fee (tip) in wei for mempool admission." }),
+  minTip: uint64("min-tip", 0n, {
+    doc: "Minimum effective tip in wei for a transaction to be proposed (lower ones wait in the mempool).",
+  }),
   maxTxGasWanted: uint64("max-tx-gas-wanted", 0n, {
-    doc: "Maximum gas a single transaction may request (0 = no limit).",
+    doc: "Gas wanted CheckTx reports at most per transaction, for mempool block filling (0 = the tx's gas limit).",
   }),
 });
 

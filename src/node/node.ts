@@ -632,6 +632,8 @@ async function createApp(config: NodeConfig, log: Logger, dev?: DevStartOptions)
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
+        minTip: config.evm.minTip,
+        maxTxGasWanted: config.evm.maxTxGasWanted,
         ...(dev === undefined ? {} : { noSync: true }),
         ...(dev?.mnemonic === undefined ? {} : { mnemonic: dev.mnemonic }),
         ...(dev?.accounts === undefined ? {} : { devAccountCount: dev.accounts }),

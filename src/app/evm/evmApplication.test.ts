@@ -549,4 +549,44 @@ describe("EvmApplication", () => {
     expect((await q("/evm/nope/0x00")).code).toBe(6);
     expect((await q(`/evm/balance/${w0.address}`, 9)).code).toBe(26);
   });
+
+  test("config: [evm] min-tip leaves under-tipped txs (and the sender's later nonces) out of proposals", async () => {
+    const c = await chain({ minTip: GWEI / 2n });
+    const [w0, w1, w2] = wallets(c.app) as [Wallet, Wallet, Wallet];
+    const fee = { maxFeePerGas: 10n * GWEI };
+    const low = await sign(w0, { nonce: 0, to: w2.address, ...fee, maxPriorityFeePerGas: GWEI / 10n });
+    const after = await sign(w0, { nonce: 1, to: w2.address, ...fee, maxPriorityFeePerGas: GWEI });
+    const high = await sign(w1, { nonce: 0, to: w2.address, ...fee, maxPriorityFeePerGas: GWEI });
+    // Admission does not look at the tip: the txs wait in the mempool.
+    for (const tx of [low, after, high]) expect((await c.app.checkTx({ tx, type: 0 })).code).toBe(0);
+    const { txs } = await runBlock(c, [low, after, high]);
+    expect(txs.map((t) => bytesToHex(t))).toEqual([bytesToHex(high)]);
+    // At exactly min-tip a tx is proposed; the effective tip of a legacy-priced tx is gasPrice − baseFee.
+    const exact = await sign(w0, { nonce: 0, to: w2.address, ...fee, maxPriorityFeePerGas: GWEI / 2n });
+    expect((await runBlock(c, [exact])).txs).toHaveLength(1);
+    // A high priority fee does not help when the fee cap leaves less than min-tip above the base fee
+    // (which does not rise after these near-empty blocks, so the cap still covers it).
+    const baseFee = c.app.reader.block(c.height)?.baseFee ?? 0n;
+    const cap = baseFee + GWEI / 10n;
+    const capped = await sign(w1, { nonce: 1, to: w2.address, maxFeePerGas: cap, maxPriorityFeePerGas: cap });
+    expect((await runBlock(c, [capped])).txs).toHaveLength(0);
+    const uncapped = await sign(w1, {
+      nonce: 1,
+      to: w2.address,
+      maxFeePerGas: baseFee + GWEI,
+      maxPriorityFeePerGas: GWEI,
+    });
+    expect((await runBlock(c, [uncapped])).txs).toHaveLength(1);
+  });
+
+  test("config: [evm] max-tx-gas-wanted caps the gas wanted CheckTx reports, not what blocks charge", async () => {
+    const c = await chain({ maxTxGasWanted: 50_000n });
+    const [w0, w1] = wallets(c.app) as [Wallet, Wallet];
+    const big = await sign(w0, { nonce: 0, to: w1.address, gasLimit: 100_000n });
+    const small = await sign(w0, { nonce: 1, to: w1.address, gasLimit: 21_000n });
+    expect(await c.app.checkTx({ tx: big, type: 0 })).toMatchObject({ code: 0, gasWanted: 50_000n });
+    expect(await c.app.checkTx({ tx: small, type: 0 })).toMatchObject({ code: 0, gasWanted: 21_000n });
+    const { response } = await runBlock(c, [big, small]);
+    expect(response.txResults.map((r) => r.gasWanted)).toEqual([100_000n, 21_000n]);
+  });
 });

@@ -90,6 +90,13 @@ export interface EvmAppOptions {
   decodedTxCacheSize?: number;
   /** Commits without flushing to disk (dev chains: they survive the process being killed, not a power loss). */
   noSync?: boolean;
+  /**
+   * `[evm] min-tip`: txs whose effective tip (min(maxPriorityFeePerGas, maxFeePerGas − baseFee)) is below
+   * this many wei stay in the mempool but are not proposed, nor are the sender's later nonces; default 0.
+   */
+  minTip?: bigint;
+  /** `[evm] max-tx-gas-wanted`: CheckTx reports at most this gas wanted per tx (0 = the tx's gas limit). */
+  maxTxGasWanted?: bigint;
 }
 
 interface PendingBlock {
@@ -374,7 +381,10 @@ export class EvmApplication implements Application {
       if (this.#devCheat(req.tx) !== undefined) return checkTxOk(0n);
       d = this.#cache.decode(req.tx, this.#decodeCtx);
       this.#admit(d);
-      return checkTxOk(d.gasLimit);
+      // Cosmos EVM's ante handler: the gas limit cannot be trusted for mempool accounting, since
+      // unused gas is refunded, so an operator may cap what CheckTx reports.
+      const cap = this.#opts.maxTxGasWanted ?? 0n;
+      return checkTxOk(cap > 0n && d.gasLimit > cap ? cap : d.gasLimit);
     } catch (err) {
       if (!(err instanceof InvalidEthTxError)) throw err;
       return {
@@ -470,6 +480,7 @@ export class EvmApplication implements Application {
     const meta = this.db.meta() as AppMeta;
     const baseFee = baseFeeWei(baseFeeForHeight(req.height, settings.feeMarket, meta.feeMarket, settings.maxGas));
     const maxGas = settings.maxGas;
+    const minTip = this.#opts.minTip ?? 0n;
     const out: Uint8Array[] = [];
     let bytes = 0;
     let gas = 0n;
@@ -517,6 +528,8 @@ export class EvmApplication implements Application {
         continue;
       }
       if (d.maxFeePerGas < baseFee) continue;
+      // Below [evm] min-tip: left out, and the sender's later nonces wait behind it (the gap stays).
+      if (minTip > 0n && effectiveTip(d, baseFee) < minTip) continue;
       let s = senders.get(d.fromHex);
       if (s === undefined) {
         const acct = this.db.readAccount(d.from, meta.height);
@@ -970,6 +983,12 @@ function cheatResult(cheat: DevCheat): ExecTxResult {
     events: [{ type: "dev_cheat", attributes }],
     codespace: "",
   };
+}
+
+/** What the proposer earns per gas: min(maxPriorityFeePerGas, maxFeePerGas − baseFee). */
+function effectiveTip(d: DecodedTx, baseFee: bigint): bigint {
+  const headroom = d.maxFeePerGas - baseFee;
+  return d.maxPriorityFeePerGas < headroom ? d.maxPriorityFeePerGas : headroom;
 }
 
 function checkTxOk(gasWanted: bigint): CheckTxResponse {
