@@ -988,7 +988,8 @@ function cheatResult(cheat: DevCheat): ExecTxResult {
 /** What the proposer earns per gas: min(maxPriorityFeePerGas, maxFeePerGas − baseFee). */
 function effectiveTip(d: DecodedTx, baseFee: bigint): bigint {
   const headroom = d.maxFeePerGas - baseFee;
-  return d.maxPriorityFeePerGas < headroom ? d.maxPriorityFeePerGas : headroom;
+  if (d.maxPriorityFeePerGas < headroom) return d.maxPriorityFeePerGas;
+  return headroom;
 }
 
 function checkTxOk(gasWanted: bigint): CheckTxResponse {
