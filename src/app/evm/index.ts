@@ -55,6 +55,7 @@ export type {
   EvmAccountView,
   EvmLogView,
   EvmReader,
+  EvmTx,
   EvmTxView,
   LogFilter,
   StateOverride,

@@ -87,18 +87,20 @@ export interface EvmAccountView {
   codeHash: Uint8Array;
 }
 
+/** One access-list entry (EIP-2930). */
 export interface AccessListEntry {
-  address: Uint8Array;
-  storageKeys: Uint8Array[];
+  readonly address: Uint8Array;
+  readonly storageKeys: readonly Uint8Array[];
 }
 
+/** One EIP-7702 authorization tuple. */
 export interface AuthorizationView {
-  chainId: bigint;
-  address: Uint8Array;
-  nonce: bigint;
-  yParity: number;
-  r: bigint;
-  s: bigint;
+  readonly chainId: bigint;
+  readonly address: Uint8Array;
+  readonly nonce: bigint;
+  readonly yParity: number;
+  readonly r: bigint;
+  readonly s: bigint;
 }
 
 /** eth_call/eth_estimateGas arguments (geth TransactionArgs, decoded). */
@@ -168,28 +170,47 @@ export interface EvmLogView extends EvmLogRecord {
   txIndex: number;
 }
 
-/** A decoded Ethereum tx with what the RPC tx object needs. */
-export interface EvmTxView {
-  hash: Uint8Array;
-  raw: Uint8Array;
-  type: number;
-  /** undefined for unprotected legacy txs. */
-  chainId: bigint | undefined;
-  from: Uint8Array;
-  to: Uint8Array | undefined;
-  nonce: bigint;
-  gasLimit: bigint;
-  value: bigint;
-  input: Uint8Array;
-  /** Legacy/2930: gasPrice; 1559/7702: undefined. */
-  gasPrice: bigint | undefined;
-  maxFeePerGas: bigint | undefined;
-  maxPriorityFeePerGas: bigint | undefined;
-  accessList: AccessListEntry[] | undefined;
-  authorizationList: AuthorizationView[] | undefined;
-  v: bigint;
-  r: bigint;
-  s: bigint;
+/**
+ * A signed Ethereum transaction, decoded: the one transaction type of the app's reader and of the
+ * Ethereum JSON-RPC (rpc/evm/services.ts takes it from here), handed from one to the other as is.
+ * An optional field may be absent or undefined; both mean the tx has no such field.
+ */
+export interface EvmTx {
+  /** keccak256 of the signed encoding (the Ethereum tx hash). */
+  readonly hash: Uint8Array;
+  /** 0 legacy, 1 EIP-2930, 2 EIP-1559, 3 EIP-4844, 4 EIP-7702. */
+  readonly type: number;
+  /** Recovered sender. */
+  readonly from: Uint8Array;
+  /** Undefined for contract creation. */
+  readonly to: Uint8Array | undefined;
+  readonly nonce: bigint;
+  readonly gasLimit: bigint;
+  readonly value: bigint;
+  readonly input: Uint8Array;
+  /** Types 0 and 1. */
+  readonly gasPrice?: bigint | undefined;
+  /** Types 2, 3 and 4. */
+  readonly maxFeePerGas?: bigint | undefined;
+  readonly maxPriorityFeePerGas?: bigint | undefined;
+  /** Undefined for an unprotected (pre-EIP-155) legacy tx. */
+  readonly chainId: bigint | undefined;
+  /** Types 1, 2 and 4. */
+  readonly accessList?: readonly AccessListEntry[] | undefined;
+  /** Type 4. */
+  readonly authorizationList?: readonly AuthorizationView[] | undefined;
+  /** Type 3 (never admitted by this app). */
+  readonly maxFeePerBlobGas?: bigint | undefined;
+  readonly blobVersionedHashes?: readonly Uint8Array[] | undefined;
+  /** Legacy: 27/28 or chainId·2+35/36; typed: the y parity (0/1). */
+  readonly v: bigint;
+  readonly r: bigint;
+  readonly s: bigint;
+}
+
+/** A transaction as the reader decodes it: the tx, its signed bytes and, once committed, where it is. */
+export interface EvmTxView extends EvmTx {
+  readonly raw: Uint8Array;
   /** Committed txs only. */
   location: { height: number; index: number; blockHash: Uint8Array } | undefined;
 }

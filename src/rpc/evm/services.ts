@@ -1,3 +1,4 @@
+import type { AccessListEntry, AuthorizationView as Authorization, EvmTx } from "../../app/evm/index.js";
 import { ComethError } from "../../util/errors.js";
 import type { UnsignedTx } from "./tx/buildTx.js";
 /**
@@ -36,55 +37,14 @@ export interface EvmServices {
 // ---------------------------------------------------------------------------------------------
 // Chain data
 
-/** One access-list entry (EIP-2930). */
-export interface AccessListEntry {
-  readonly address: Uint8Array;
-  readonly storageKeys: readonly Uint8Array[];
-}
-
-/** One EIP-7702 authorization tuple. */
-export interface Authorization {
-  readonly chainId: bigint;
-  readonly address: Uint8Array;
-  readonly nonce: bigint;
-  readonly yParity: number;
-  readonly r: bigint;
-  readonly s: bigint;
-}
+/**
+ * The transaction, its access-list entries and EIP-7702 authorizations are the EVM app's own types
+ * (app/evm/readerTypes.ts), declared once: node/ hands the app's decoded txs to the RPC unchanged.
+ */
+export type { AccessListEntry, Authorization, EvmTx };
 
 /** Ethereum transaction type numbers. */
 export const TX_TYPE = { legacy: 0, accessList: 1, dynamicFee: 2, blob: 3, setCode: 4 } as const;
-
-/** A signed Ethereum transaction, decoded (the app's @ethereumjs/tx object maps onto this). */
-export interface EvmTx {
-  /** keccak256 of the signed encoding (the Ethereum tx hash). */
-  readonly hash: Uint8Array;
-  /** 0 legacy, 1 EIP-2930, 2 EIP-1559, 3 EIP-4844, 4 EIP-7702. */
-  readonly type: number;
-  /** Recovered sender. */
-  readonly from: Uint8Array;
-  /** Undefined for contract creation. */
-  readonly to: Uint8Array | undefined;
-  readonly nonce: bigint;
-  readonly gasLimit: bigint;
-  readonly value: bigint;
-  readonly input: Uint8Array;
-  /** Types 0 and 1. */
-  readonly gasPrice?: bigint;
-  /** Types 2, 3 and 4. */
-  readonly maxFeePerGas?: bigint;
-  readonly maxPriorityFeePerGas?: bigint;
-  /** Undefined for an unprotected (pre-EIP-155) legacy tx. */
-  readonly chainId: bigint | undefined;
-  readonly accessList?: readonly AccessListEntry[];
-  readonly authorizationList?: readonly Authorization[];
-  readonly maxFeePerBlobGas?: bigint;
-  readonly blobVersionedHashes?: readonly Uint8Array[];
-  /** Legacy: 27/28 or chainId·2+35/36; typed: the y parity (0/1). */
-  readonly v: bigint;
-  readonly r: bigint;
-  readonly s: bigint;
-}
 
 /** Where a mined transaction sits. */
 export interface TxLocation {

@@ -1,0 +1,115 @@
+import {
+  type CallOptions as AppCallOptions,
+  type CallArgs,
+  type EvmReader,
+  type EvmReadPool,
+  GasEstimationError,
+  type StateOverride,
+} from "../../app/evm/index.js";
+import type { CallOptions, CallRequest, CallResult, Executor, StateOverrides } from "../../rpc/evm/index.js";
+
+/**
+ * The RPC's `execution`: eth_call and eth_estimateGas on the EVM app, on the read workers when the
+ * node has them (`[json-rpc] read-workers`), in process otherwise.
+ */
+export class EvmExecutionAdapter implements Executor {
+  readonly #reader: EvmReader;
+  readonly #pool: EvmReadPool | undefined;
+
+  constructor(reader: EvmReader, pool: EvmReadPool | undefined) {
+    this.#reader = reader;
+    this.#pool = pool;
+  }
+
+  async call(request: CallRequest, opts: CallOptions): Promise<CallResult> {
+    const pool = this.#pool;
+    return resultOf(
+      await (pool === undefined
+        ? this.#reader.call(argsOf(request), callOptionsOf(opts))
+        : pool.call(argsOf(request), callOptionsOf(opts), opts.signal)),
+    );
+  }
+
+  peekCall(request: CallRequest, opts: CallOptions): CallResult | undefined {
+    if (opts.overrides !== undefined) return undefined;
+    const kept = this.#reader.peekCall(argsOf(request), callOptionsOf(opts));
+    return kept === undefined ? undefined : resultOf(kept);
+  }
+
+  async estimateGas(request: CallRequest, opts: CallOptions): Promise<bigint | CallResult> {
+    const pool = this.#pool;
+    try {
+      return await (pool === undefined
+        ? this.#reader.estimateGas(argsOf(request), callOptionsOf(opts))
+        : pool.estimateGas(argsOf(request), callOptionsOf(opts), opts.signal));
+    } catch (err) {
+      if (err instanceof GasEstimationError) {
+        if (err.revertData !== undefined) {
+          return { status: "reverted", returnData: err.revertData, gasUsed: opts.gasCap };
+        }
+        return { status: "failed", returnData: new Uint8Array(0), gasUsed: opts.gasCap, error: err.message };
+      }
+      throw err;
+    }
+  }
+}
+
+/** The app's call arguments for a decoded RPC request. */
+export function argsOf(r: CallRequest): CallArgs {
+  return {
+    ...(r.from === undefined ? {} : { from: r.from }),
+    ...(r.to === undefined ? {} : { to: r.to }),
+    ...(r.gas === undefined ? {} : { gas: r.gas }),
+    ...(r.gasPrice === undefined ? {} : { gasPrice: r.gasPrice }),
+    ...(r.maxFeePerGas === undefined ? {} : { maxFeePerGas: r.maxFeePerGas }),
+    ...(r.maxPriorityFeePerGas === undefined ? {} : { maxPriorityFeePerGas: r.maxPriorityFeePerGas }),
+    ...(r.value === undefined ? {} : { value: r.value }),
+    ...(r.data === undefined ? {} : { data: r.data }),
+    ...(r.accessList === undefined
+      ? {}
+      : { accessList: r.accessList.map((e) => ({ address: e.address, storageKeys: [...e.storageKeys] })) }),
+    ...(r.authorizationList === undefined ? {} : { authorizationList: [...r.authorizationList] }),
+  };
+}
+
+/** The app's call options for the RPC's (the abort signal is passed to the read pool separately). */
+export function callOptionsOf(opts: CallOptions): AppCallOptions {
+  return {
+    height: opts.height,
+    gasCap: opts.gasCap,
+    timeoutMs: opts.timeoutMs,
+    ...(opts.quietConsole === true ? { quietConsole: true } : {}),
+    ...(opts.overrides === undefined ? {} : { overrides: overridesOf(opts.overrides) }),
+  };
+}
+
+function resultOf(r: {
+  status: CallResult["status"];
+  returnData: Uint8Array;
+  gasUsed: bigint;
+  vmError: string;
+}): CallResult {
+  return {
+    status: r.status,
+    returnData: r.returnData,
+    gasUsed: r.gasUsed,
+    ...(r.vmError === "" ? {} : { error: r.vmError }),
+  };
+}
+
+function overridesOf(o: StateOverrides): StateOverride[] {
+  const out: StateOverride[] = [];
+  for (const [addr, ov] of o) {
+    const slots = (m: ReadonlyMap<string, Uint8Array>) =>
+      [...m].map(([slot, value]) => ({ slot: Buffer.from(slot.replace(/^0x/, ""), "hex"), value }));
+    out.push({
+      address: Buffer.from(addr.replace(/^0x/, ""), "hex"),
+      ...(ov.balance === undefined ? {} : { balance: ov.balance }),
+      ...(ov.nonce === undefined ? {} : { nonce: ov.nonce }),
+      ...(ov.code === undefined ? {} : { code: ov.code }),
+      ...(ov.state === undefined ? {} : { state: slots(ov.state) }),
+      ...(ov.stateDiff === undefined ? {} : { stateDiff: slots(ov.stateDiff) }),
+    });
+  }
+  return out;
+}
