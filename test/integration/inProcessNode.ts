@@ -2,7 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ConfigOverrides, initHome, loadNodeConfig } from "../../src/config/index.js";
+import { EvmApplication } from "../../src/app/index.js";
 import { type DevStartOptions, type RunningNode, startNode } from "../../src/node/index.js";
+import { buildEvmServices, EvmFeed } from "../../src/node/evmServices.js";
+import type { EvmServices } from "../../src/rpc/evm/index.js";
 import { createLogger, silentLogger } from "../../src/util/logger.js";
 
 /** A real node started inside the test process on 127.0.0.1 ephemeral ports and a temp home. */
@@ -16,9 +19,25 @@ export interface InProcessNode {
   close(): Promise<void>;
 }
 
-export async function startInProcessNode(overrides: ConfigOverrides = {}): Promise<InProcessNode> {
+/** More ways to shape the node's home before it starts. */
+export interface InProcessNodeOptions {
+  /** app_state of the new genesis.json (default none). */
+  appState?: unknown;
+  /** Runs after the home is initialised and before the node starts (e.g. to edit genesis.json). */
+  beforeStart?: (home: string) => Promise<void> | void;
+}
+
+export async function startInProcessNode(
+  overrides: ConfigOverrides = {},
+  options: InProcessNodeOptions = {},
+): Promise<InProcessNode> {
   const home = await mkdtemp(join(tmpdir(), "cometh-it-"));
-  await initHome(home, { chainId: "test-chain", moniker: "it-node" });
+  await initHome(home, {
+    chainId: "test-chain",
+    moniker: "it-node",
+    ...(options.appState !== undefined ? { appState: options.appState } : {}),
+  });
+  await options.beforeStart?.(home);
   const config = loadNodeConfig(home, {
     "--rpc.laddr": "tcp://127.0.0.1:0",
     "--p2p.laddr": "tcp://127.0.0.1:0",
@@ -82,9 +101,11 @@ export async function startInProcessDevNode(
   overrides: ConfigOverrides = {},
   dev: DevStartOptions = {},
   home?: string,
+  /** More keys of the genesis `app_state.evm` (e.g. `alloc`: contracts at fixed addresses). */
+  genesisEvm: Record<string, unknown> = {},
 ): Promise<InProcessEvmNode> {
   const dir = home ?? (await mkdtemp(join(tmpdir(), "cometh-dev-it-")));
-  await initHome(dir, { chainId: "cometh-dev", moniker: "dev", appState: { evm: { dev_chain: true } } });
+  await initHome(dir, { chainId: "cometh-dev", moniker: "dev", appState: { evm: { dev_chain: true, ...genesisEvm } } });
   const config = loadNodeConfig(dir, {
     "--rpc.laddr": "tcp://127.0.0.1:0",
     "--p2p.laddr": "tcp://127.0.0.1:0",
@@ -120,4 +141,49 @@ export async function startInProcessDevNode(
       if (home === undefined) await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The Ethereum JSON-RPC services of a running EVM node, built as the node builds them
+ * (node/evmServices.ts over the node's EVM app, mempool and block store), with a feed of their own
+ * that announces each committed height: tests start their own servers over a real chain with the
+ * settings (and clock) they need and look at those servers' runtime. The dev controls are left out
+ * (the servers answer as on a chain that is not a dev chain); mine through `node.dev`.
+ */
+export interface NodeEvmServices {
+  readonly services: EvmServices;
+  readonly feed: EvmFeed;
+  /** Announces every committed height not announced yet (also done on each commit). */
+  deliver(): void;
+}
+
+export function nodeEvmServices(node: RunningNode): NodeEvmServices {
+  const app = node.app;
+  if (!(app instanceof EvmApplication)) throw new Error("the node does not run the EVM app");
+  const feed = new EvmFeed();
+  const services = buildEvmServices({
+    config: node.config,
+    genesis: node.genesis,
+    nodeKey: node.nodeKey,
+    app,
+    mempool: node.mempool,
+    blockStore: node.blockStore,
+    feed,
+  });
+  let delivered = Math.max(0, app.reader.latestHeight());
+  const deliver = () => {
+    const head = app.reader.latestHeight();
+    while (delivered < head) feed.newBlock(++delivered);
+  };
+  const follow = (): void => {
+    node.consensus.waitForHeight(delivered + 1).then(
+      () => {
+        deliver();
+        follow();
+      },
+      () => undefined,
+    );
+  };
+  follow();
+  return { services, feed, deliver };
 }

@@ -1,63 +1,84 @@
 import { Comet38Client } from "@cosmjs/tendermint-rpc";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { blockAt, blockIdAt, CHAIN_ID, finalizeAt, LATEST_HEIGHT, sha256, VALIDATORS } from "./testing/fakeServices.js";
-import { type FakeRpc, startFakeRpc } from "./testing/startFakeRpc.js";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import {
+  CHAIN_ID,
+  NODE_POWER,
+  OTHER_POWER,
+  PAIR_TXS,
+  type RealChain,
+  SINGLE_TX,
+  sha256,
+  startRealChain,
+} from "./testing/realChain.js";
+import { arg } from "./testing/rpcTestClient.js";
 
-/** Wire compatibility: CosmJS's Comet38Client decodes what the fake-backed server sends. */
+/** Wire compatibility: CosmJS's Comet38Client decodes what a real node (testing/realChain.ts) sends. */
+
+let chain: RealChain;
+
+beforeAll(async () => {
+  chain = await startRealChain();
+});
+afterAll(() => chain?.close());
+beforeEach(() => chain.settle());
 
 describe.each(["http", "ws"] as const)("Comet38Client over %s", (kind) => {
-  let f: FakeRpc;
   let client: Comet38Client;
 
   beforeAll(async () => {
-    f = await startFakeRpc();
-    client = await Comet38Client.connect(kind === "http" ? f.base : f.base.replace(/^http/, "ws"));
+    client = await Comet38Client.connect(kind === "http" ? chain.base : chain.base.replace(/^http/, "ws"));
   });
-  afterAll(async () => {
+  afterAll(() => {
     client.disconnect();
-    await f.close();
   });
 
   test("default: status", async () => {
+    const latest = chain.latestHeight();
     const s = await client.status();
     expect(s.nodeInfo.network).toBe(CHAIN_ID);
     expect(s.nodeInfo.version).toBe("0.38.25");
     expect(s.nodeInfo.protocolVersion).toEqual({ p2p: 8, block: 11, app: 1 });
-    expect(s.syncInfo.latestBlockHeight).toBe(LATEST_HEIGHT);
-    expect(s.syncInfo.latestBlockHash).toEqual(blockIdAt(LATEST_HEIGHT).hash);
+    expect(s.syncInfo.latestBlockHeight).toBe(latest);
+    expect(s.syncInfo.latestBlockHash).toEqual(chain.meta(latest).blockId.hash);
     expect(s.syncInfo.earliestBlockHeight).toBe(1);
     expect(s.syncInfo.catchingUp).toBe(false);
-    expect(s.validatorInfo.votingPower).toBe(10n);
+    expect(s.validatorInfo.votingPower).toBe(NODE_POWER);
     expect(s.validatorInfo.pubkey?.algorithm).toBe("ed25519");
   });
 
   test("default: block", async () => {
     const latest = await client.block();
-    expect(latest.block.header.height).toBe(LATEST_HEIGHT);
-    const b2 = await client.block(2);
-    expect(b2.blockId.hash).toEqual(blockIdAt(2).hash);
-    expect(b2.block.txs.map((t) => Buffer.from(t).toString())).toEqual(["name=satoshi", "creator=Cosmoshi"]);
-    expect(b2.block.header.chainId).toBe(CHAIN_ID);
-    expect(b2.block.header.time.toISOString()).toBe("2024-01-01T00:00:02.100Z");
-    expect(b2.block.lastCommit?.signatures).toHaveLength(3);
+    expect(latest.block.header.height).toBe(chain.latestHeight());
+    const h = chain.heights.pairTxs;
+    const b = await client.block(h);
+    expect(b.blockId.hash).toEqual(chain.meta(h).blockId.hash);
+    expect(b.block.txs.map((t) => Buffer.from(t).toString())).toEqual(PAIR_TXS.map((t) => t.toString()));
+    expect(b.block.header.chainId).toBe(CHAIN_ID);
+    const time = chain.block(h).header.time;
+    expect(b.block.header.time.getTime()).toBe(Number(time / 1_000_000n));
+    expect(b.block.header.time.nanoseconds).toBe(Number(time % 1_000_000n));
+    expect(b.block.lastCommit?.signatures).toHaveLength(3);
     const b1 = await client.block(1);
     expect(b1.block.header.lastBlockId).toBeNull();
     expect(b1.block.lastCommit).toBeNull();
   });
 
   test("default: blockchain", async () => {
-    const r = await client.blockchain(2, 4);
-    expect(r.lastHeight).toBe(LATEST_HEIGHT);
-    expect(r.blockMetas.map((m) => m.header.height)).toEqual([4, 3, 2]);
+    const { singleTx } = chain.heights;
+    const r = await client.blockchain(singleTx - 2, singleTx);
+    expect(r.lastHeight).toBe(chain.latestHeight());
+    expect(r.blockMetas.map((m) => m.header.height)).toEqual([singleTx, singleTx - 1, singleTx - 2]);
     expect(r.blockMetas[0]?.numTxs).toBe(1);
-    expect(r.blockMetas[0]?.blockId.hash).toEqual(blockIdAt(4).hash);
+    expect(r.blockMetas[0]?.blockId.hash).toEqual(chain.meta(singleTx).blockId.hash);
   });
 
   test("default: commit", async () => {
-    const c = await client.commit(5);
+    // A commit of the three-member set: this node signs, the two others are absent.
+    const h = chain.heights.pairTxs;
+    const c = await client.commit(h);
     expect(c.canonical).toBe(true);
-    expect(c.header.height).toBe(5);
-    expect(c.commit.height).toBe(5);
+    expect(c.header.height).toBe(h);
+    expect(c.commit.height).toBe(h);
     expect(c.commit.signatures[0]?.blockIdFlag).toBe(2);
     expect(c.commit.signatures[2]?.blockIdFlag).toBe(1);
     const latest = await client.commit();
@@ -65,87 +86,107 @@ describe.each(["http", "ws"] as const)("Comet38Client over %s", (kind) => {
   });
 
   test("default: validators", async () => {
-    const v = await client.validators({ height: 3 });
-    expect(v.blockHeight).toBe(3);
+    const h = chain.heights.validatorTxs + 2;
+    const v = await client.validators({ height: h });
+    expect(v.blockHeight).toBe(h);
     expect(v.total).toBe(3);
-    expect(v.validators[0]?.address).toEqual(VALIDATORS[0]?.address);
-    expect(v.validators[0]?.votingPower).toBe(10n);
-    expect(v.validators[0]?.proposerPriority).toBe(-5);
-    const all = await client.validatorsAll();
+    expect(v.validators[0]?.address).toEqual(chain.nodeAddress);
+    expect(v.validators[0]?.votingPower).toBe(NODE_POWER);
+    expect(v.validators.slice(1).map((x) => x.votingPower)).toEqual([OTHER_POWER, OTHER_POWER]);
+    const wire = await chain.client.call("http", "validators", { height: arg.int(h) });
+    expect(v.validators.map((x) => x.proposerPriority)).toEqual(
+      wire.body.result.validators.map((x: { proposer_priority: string }) => Number(x.proposer_priority)),
+    );
+    const all = await client.validatorsAll(h);
     expect(all.validators).toHaveLength(3);
   });
 
   test("default: genesis", async () => {
     const g = await client.genesis();
+    const genesis = chain.n.node.genesis;
     expect(g.chainId).toBe(CHAIN_ID);
-    expect(g.genesisTime.toISOString()).toBe("2024-01-01T00:00:00.000Z");
+    expect(g.genesisTime.getTime()).toBe(Number(genesis.genesisTime / 1_000_000n));
     expect(g.consensusParams.block?.maxBytes).toBe(22020096);
-    expect(g.validators).toHaveLength(3);
+    expect(g.validators).toHaveLength(1);
     expect(g.appHash).toEqual(new Uint8Array(0));
   });
 
   test("default: abciInfo and abciQuery", async () => {
+    const latest = chain.latestHeight();
+    const app = await chain.n.node.app.info();
     const info = await client.abciInfo();
     expect(info).toEqual({
-      data: "fake-app",
-      lastBlockHeight: LATEST_HEIGHT,
-      lastBlockAppHash: sha256(`app:${LATEST_HEIGHT}`),
+      data: app.data,
+      lastBlockHeight: latest,
+      lastBlockAppHash: app.lastBlockAppHash,
     });
-    const q = await client.abciQuery({ path: "/store", data: Uint8Array.from([1, 2]), prove: true });
-    expect(q.value).toEqual(new Uint8Array(Buffer.from("value")));
-    expect(q.key).toEqual(Uint8Array.from([1, 2]));
-    expect(q.height).toBe(LATEST_HEIGHT);
-    expect(q.proof?.ops[0]?.type).toBe("ics23");
+    const q = await client.abciQuery({ path: "/store", data: Buffer.from("name"), prove: true });
+    expect(q.value).toEqual(new Uint8Array(Buffer.from("satoshi")));
+    expect(q.key).toEqual(new Uint8Array(Buffer.from("name")));
+    expect(q.height).toBe(latest);
+    // The kvstore app answers without proof ops.
+    expect(q.proof).toBeUndefined();
   });
 
   test("default: blockResults, tx and txSearch", async () => {
-    const r = await client.blockResults(3);
-    expect(r.validatorUpdates[0]?.votingPower).toBe(7n);
-    expect(r.finalizeBlockEvents.map((e) => e.type)).toEqual(["begin_event", "end_event"]);
-    const tx = Buffer.from("name=satoshi");
+    const r = await client.blockResults(chain.heights.validatorTxs);
+    expect(r.validatorUpdates.map((u) => u.votingPower)).toEqual([NODE_POWER, OTHER_POWER, OTHER_POWER]);
+    expect(r.finalizeBlockEvents).toEqual([]);
+    expect(r.results.map((x) => x.events.map((e) => e.type))).toEqual([
+      ["app", "app"],
+      ["app", "app"],
+      ["app", "app"],
+    ]);
+    const tx = PAIR_TXS[0];
     const found = await client.tx({ hash: sha256(tx), prove: true });
-    expect(found.height).toBe(2);
+    expect(found.height).toBe(chain.heights.pairTxs);
     expect(found.proof?.proof.total).toBe(2);
-    const search = await client.txSearch({ query: "tx.height=2" });
+    const search = await client.txSearch({ query: `tx.height=${chain.heights.pairTxs}` });
     expect(search.totalCount).toBe(2);
+    const single = await client.txSearch({ query: `tx.hash='${Buffer.from(sha256(SINGLE_TX)).toString("hex")}'` });
+    expect(single.txs[0]?.height).toBe(chain.heights.singleTx);
   });
 
   test("default: broadcastTxSync", async () => {
-    const r = await client.broadcastTxSync({ tx: Buffer.from(`cosmjs-${kind}`) });
+    const r = await client.broadcastTxSync({ tx: Buffer.from(`cosmjs-${kind}=1`) });
     expect(r.code).toBe(0);
-    expect(r.hash).toEqual(sha256(`cosmjs-${kind}`));
+    expect(r.hash).toEqual(sha256(`cosmjs-${kind}=1`));
   });
 
   test("default: subscriptions decode (WebSocket only)", async () => {
     if (kind !== "ws") return;
     const blocks = client.subscribeNewBlock();
-    const received = new Promise<number>((resolve, reject) => {
+    const received = new Promise<{ height: number; hash: Uint8Array }>((resolve, reject) => {
       const sub = blocks.subscribe({
         next: (b) => {
           sub.unsubscribe();
-          resolve(b.header.height);
+          resolve({ height: b.header.height, hash: b.header.appHash });
         },
         error: reject,
         complete: () => undefined,
       });
     });
     await new Promise((r) => setTimeout(r, 100));
-    f.node.bus.publish("NewBlock", { block: blockAt(4), blockId: blockIdAt(4), resultFinalizeBlock: finalizeAt(4) });
-    expect(await received).toBe(4);
+    const blockHeight = await chain.commitTxs([Buffer.from("evt-block=1")]);
+    const block = await received;
+    expect(block.height).toBe(blockHeight);
+    expect(block.hash).toEqual(chain.block(blockHeight).header.appHash);
 
     const txs = client.subscribeTx();
-    const gotTx = new Promise<number>((resolve, reject) => {
+    const gotTx = new Promise<{ height: number; tx: Uint8Array }>((resolve, reject) => {
       const sub = txs.subscribe({
         next: (t) => {
           sub.unsubscribe();
-          resolve(t.height);
+          resolve({ height: t.height, tx: t.tx });
         },
         error: reject,
         complete: () => undefined,
       });
     });
     await new Promise((r) => setTimeout(r, 100));
-    f.node.includeTx(Buffer.from("evt=1"), 11);
-    expect(await gotTx).toBe(11);
+    const txHeight = await chain.commitTxs([Buffer.from("evt=1")]);
+    const got = await gotTx;
+    expect(got.height).toBe(txHeight);
+    expect(Buffer.from(got.tx).toString()).toBe("evt=1");
   });
 });

@@ -1,20 +1,55 @@
 import { describe, expect, test } from "vitest";
+import type { BlockId } from "../../../types/blockId.js";
+import type { GenesisDoc } from "../../../types/genesis.js";
+import type { Header } from "../../../types/index.js";
+import { formatVote } from "../../../types/index.js";
+import type { ConsensusParams } from "../../../types/params.js";
 import type { Vote } from "../../../types/vote.js";
 import { encodeJson, parseJson } from "../../jsonrpc/index.js";
-import { blockIdAt, CONSENSUS_PARAMS, formatVote, GENESIS, VALIDATORS } from "../testing/fakeServices.js";
+import type { PeerStateView, RoundStateView, ValidatorSetView, VoteSetView } from "../services.js";
 import {
+  encodeBlockResults,
   encodeConsensusParamsProto,
   encodeExecTxResultJsonpb,
   encodeExecTxResultOmitEmpty,
   encodeInfoResponse,
+  encodeQueryResponseJsonpb,
   encodeValidatorUpdate,
 } from "./abci.js";
-import { encodeEvidence, encodeProposal } from "./block.js";
-import { encodePartSet, formatFraction, voteSetBitArrayString } from "./consensus.js";
+import { encodeEvidence, encodeHeader, encodeProposal } from "./block.js";
+import { encodeDumpConsensusState, encodePartSet, formatFraction, voteSetBitArrayString } from "./consensus.js";
 import { encodeEventData } from "./events.js";
 import { decodeEvidence } from "./evidence.js";
 import { genesisChunks } from "./genesis.js";
 import { encodeNetInfo } from "./status.js";
+
+/** Small fixed domain objects: these tests check encoders, not a chain. */
+const blockIdAt = (n: number): BlockId => ({
+  hash: new Uint8Array(32).fill(n),
+  partSetHeader: { total: 1, hash: new Uint8Array(32).fill(0x80 + n) },
+});
+const ADDRESS = new Uint8Array(20).fill(0xaa);
+const CONSENSUS_PARAMS: ConsensusParams = {
+  block: { maxBytes: 22020096n, maxGas: -1n },
+  evidence: { maxAgeNumBlocks: 100000n, maxAgeDurationNs: 172800000000000n, maxBytes: 1048576n },
+  validator: { pubKeyTypes: ["ed25519"] },
+  version: { app: 0n },
+  abci: { voteExtensionsEnableHeight: 0n },
+};
+const GENESIS: GenesisDoc = {
+  genesisTime: 1_704_067_200_000_000_000n,
+  chainId: "test-chain",
+  initialHeight: 1,
+  consensusParams: CONSENSUS_PARAMS,
+  validators: [0, 1, 2].map((i) => ({
+    address: new Uint8Array(20).fill(i),
+    pubKey: { type: "ed25519" as const, bytes: new Uint8Array(32).fill(i) },
+    power: 10n,
+    name: `val${i}`,
+  })),
+  appHash: new Uint8Array(0),
+  appState: '{ "accounts": [ {"name": "<alice>", "balance": "100"} ], "2": 1, "1": 2 }',
+};
 
 const vote = (over: Partial<Vote> = {}): Vote => ({
   type: 2,
@@ -22,7 +57,7 @@ const vote = (over: Partial<Vote> = {}): Vote => ({
   round: 2,
   blockId: blockIdAt(1),
   timestamp: 1_514_170_801_234_000_000n,
-  validatorAddress: VALIDATORS[0]?.address ?? new Uint8Array(20),
+  validatorAddress: ADDRESS,
   validatorIndex: 56789,
   signature: new Uint8Array(64).fill(7),
   extension: new Uint8Array(0),
@@ -59,7 +94,7 @@ describe("consensus text", () => {
     expect(encodePartSet(undefined)).toBeNull();
   });
 
-  test("default: vote text of the test helper matches CometBFT's upstream example layout", () => {
+  test("default: vote text (types/ formatVote) matches CometBFT's upstream example layout", () => {
     expect(formatVote(vote({ signature: new Uint8Array(0) }))).toMatch(
       /^Vote\{56789:[0-9A-F]{12} 12345\/02\/SIGNED_MSG_TYPE_PRECOMMIT\(Precommit\) [0-9A-F]{12} 000000000000 000000000000 @ 2017-12-25T03:00:01.234Z\}$/,
     );
@@ -250,5 +285,182 @@ describe("genesis chunks", () => {
     expect(Buffer.concat(pieces.map((p) => Buffer.from(p, "base64"))).toString()).toBe(
       Buffer.from(whole, "base64").toString(),
     );
+  });
+});
+
+/**
+ * Wire forms a single kvstore node never produces (routes.test.ts runs on one): tx data, consensus
+ * param updates, app version 0 in a header, query proof ops, peers in dump_consensus_state.
+ */
+describe("encodings of what a single kvstore node does not produce", () => {
+  const oneValidator: ValidatorSetView = {
+    validators: [
+      {
+        address: ADDRESS,
+        pubKey: { type: "ed25519", bytes: new Uint8Array(32) },
+        votingPower: 10n,
+        proposerPriority: 0n,
+      },
+    ],
+    getProposer() {
+      return this.validators[0];
+    },
+  };
+
+  test("default: block_results with tx data and consensus param updates", () => {
+    const tx = {
+      code: 0,
+      data: Buffer.from("ok"),
+      log: "",
+      info: "",
+      gasWanted: 10n,
+      gasUsed: 2n,
+      events: [],
+      codespace: "",
+    };
+    const r = JSON.parse(
+      encodeJson(
+        encodeBlockResults(3, {
+          events: [],
+          txResults: [tx],
+          validatorUpdates: [{ pubKey: { type: "ed25519", bytes: new Uint8Array(32).fill(4) }, power: 7n }],
+          consensusParamUpdates: CONSENSUS_PARAMS,
+          appHash: new Uint8Array(8),
+        }),
+      ),
+    ) as {
+      txs_results: { data: string }[];
+      validator_updates: { power: string }[];
+      consensus_param_updates: Record<string, unknown>;
+    };
+    expect(r.txs_results[0]?.data).toBe("b2s=");
+    expect(r.validator_updates[0]?.power).toBe("7");
+    expect(r.consensus_param_updates.block).toEqual({ max_bytes: "22020096", max_gas: "-1" });
+    expect(r.consensus_param_updates.version).toEqual({});
+  });
+
+  test("default: a header's version leaves app out when it is 0", () => {
+    const header: Header = {
+      version: { block: 11n, app: 0n },
+      chainId: "test-chain",
+      height: 2,
+      time: 1_704_067_202_100_000_000n,
+      lastBlockId: blockIdAt(1),
+      lastCommitHash: new Uint8Array(32),
+      dataHash: new Uint8Array(32),
+      validatorsHash: new Uint8Array(32),
+      nextValidatorsHash: new Uint8Array(32),
+      consensusHash: new Uint8Array(32),
+      appHash: new Uint8Array(8),
+      lastResultsHash: new Uint8Array(0),
+      evidenceHash: new Uint8Array(32),
+      proposerAddress: ADDRESS,
+    };
+    expect(encodeHeader(header).version).toEqual({ block: "11" });
+    expect(encodeHeader({ ...header, version: { block: 11n, app: 1n } }).version).toEqual({ block: "11", app: "1" });
+  });
+
+  test("default: abci_query proof ops, and a failed query's empty fields", () => {
+    const base = { log: "", info: "", index: 0n, height: 6, codespace: "" };
+    expect(
+      encodeQueryResponseJsonpb({
+        ...base,
+        code: 0,
+        log: "exists",
+        key: Uint8Array.from([0xab, 0xcd]),
+        value: Buffer.from("value"),
+        proofOps: [{ type: "ics23", key: Uint8Array.from([0xab, 0xcd]), data: Buffer.from("proof") }],
+      }),
+    ).toEqual({
+      code: 0,
+      log: "exists",
+      info: "",
+      index: "0",
+      key: "q80=",
+      value: "dmFsdWU=",
+      proofOps: { ops: [{ type: "ics23", key: "q80=", data: "cHJvb2Y=" }] },
+      height: "6",
+      codespace: "",
+    });
+    expect(
+      encodeQueryResponseJsonpb({
+        ...base,
+        code: 1,
+        log: "not found",
+        key: new Uint8Array(0),
+        value: new Uint8Array(0),
+        proofOps: undefined,
+      }),
+    ).toMatchObject({ code: 1, key: null, value: null, proofOps: null });
+  });
+
+  test("default: dump_consensus_state peers and a last commit's peer_maj_23s", () => {
+    const bits = (s: string) => ({ size: s.length, get: (i: number) => s[i] === "x" });
+    const none: VoteSetView = { votes: [undefined], sum: 0n, totalVotingPower: 10n, peerMaj23s: new Map() };
+    const rs: RoundStateView = {
+      height: 7,
+      round: 0,
+      step: 1,
+      startTime: 1_704_067_208_000_000_000n,
+      commitTime: 1_704_067_207_000_000_000n,
+      validators: oneValidator,
+      proposal: undefined,
+      proposalBlock: undefined,
+      proposalBlockParts: undefined,
+      lockedRound: -1,
+      lockedBlock: undefined,
+      lockedBlockParts: undefined,
+      validRound: -1,
+      validBlock: undefined,
+      validBlockParts: undefined,
+      votes: [{ round: 0, prevotes: none, precommits: none }],
+      commitRound: -1,
+      lastCommit: { ...none, peerMaj23s: new Map([["aa".repeat(20), blockIdAt(6)]]) },
+      lastValidators: oneValidator,
+      triggeredTimeoutPrecommit: false,
+    };
+    const peers: PeerStateView[] = [
+      {
+        nodeAddress: `${"bb".repeat(20)}@127.0.0.1:26656`,
+        roundState: {
+          height: 7,
+          round: 0,
+          step: 3,
+          startTime: 1_704_067_208_000_000_000n,
+          proposal: false,
+          proposalBlockPartSetHeader: { total: 0, hash: new Uint8Array(0) },
+          proposalBlockParts: undefined,
+          proposalPolRound: -1,
+          proposalPol: undefined,
+          prevotes: bits("x__"),
+          precommits: bits("___"),
+          lastCommitRound: 0,
+          lastCommit: bits("xx_"),
+          catchupCommitRound: -1,
+          catchupCommit: undefined,
+        },
+        stats: { votes: 12, blockParts: 3 },
+      },
+      { nodeAddress: `${"cc".repeat(20)}@127.0.0.1:40000`, roundState: undefined, stats: { votes: 0, blockParts: 0 } },
+    ];
+    // biome-ignore lint/suspicious/noExplicitAny: the wire value is inspected freely
+    const r = JSON.parse(encodeJson(encodeDumpConsensusState(rs, peers, formatVote))) as any;
+    expect(r.round_state.last_commit.peer_maj_23s["aa".repeat(20)].hash).toBe("06".repeat(32));
+    const peer = r.peers[0];
+    expect(peer.node_address).toBe(`${"bb".repeat(20)}@127.0.0.1:26656`);
+    expect(peer.peer_state.round_state).toMatchObject({
+      height: "7",
+      round: "0",
+      step: 3,
+      proposal: false,
+      proposal_block_parts_header: { total: 0, hash: "" },
+      proposal_pol_round: -1,
+      proposal_pol: null,
+      prevotes: "x__",
+      last_commit: "xx_",
+      catchup_commit: null,
+    });
+    expect(peer.peer_state.stats).toEqual({ votes: "12", block_parts: "3" });
+    expect(r.peers[1]).toEqual({ node_address: "", peer_state: null });
   });
 });

@@ -81,10 +81,10 @@ export function rawHttp(base: string, opts: RawHttpOptions): Promise<Reply> {
 
 export class WsTestClient {
   readonly ws: WebSocket;
-  private readonly pending = new Map<string, (m: unknown) => void>();
+  readonly #pending = new Map<string, (m: unknown) => void>();
   /** Messages that were not the first answer to an id (pushed events), by id; plus id-less ones under "". */
   readonly pushes = new Map<string, unknown[]>();
-  private readonly pushWaiters: { id: string; count: number; resolve: () => void }[] = [];
+  readonly #pushWaiters: { id: string; count: number; resolve: () => void }[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
 
   private constructor(ws: WebSocket) {
@@ -95,18 +95,18 @@ export class WsTestClient {
     ws.on("message", (data: Buffer) => {
       const msg = JSON.parse(data.toString("utf8")) as { id?: unknown };
       const key = msg.id === undefined ? "" : JSON.stringify(msg.id);
-      const waiter = this.pending.get(key);
+      const waiter = this.#pending.get(key);
       if (waiter !== undefined) {
-        this.pending.delete(key);
+        this.#pending.delete(key);
         waiter(msg);
         return;
       }
       const list = this.pushes.get(key) ?? [];
       list.push(msg);
       this.pushes.set(key, list);
-      for (const w of [...this.pushWaiters]) {
+      for (const w of [...this.#pushWaiters]) {
         if (w.id === key && list.length >= w.count) {
-          this.pushWaiters.splice(this.pushWaiters.indexOf(w), 1);
+          this.#pushWaiters.splice(this.#pushWaiters.indexOf(w), 1);
           w.resolve();
         }
       }
@@ -123,7 +123,7 @@ export class WsTestClient {
 
   /** Sends a raw frame and waits for the answer carrying `expectId` (JSON of the id; "" for none). */
   sendRaw(frame: string | Buffer, expectId: string, binary = false): Promise<unknown> {
-    const answer = new Promise<unknown>((resolve) => this.pending.set(expectId, resolve));
+    const answer = new Promise<unknown>((resolve) => this.#pending.set(expectId, resolve));
     this.ws.send(frame, { binary });
     return answer;
   }
@@ -137,7 +137,7 @@ export class WsTestClient {
         () => reject(new RangeError(`timed out waiting for ${count} pushes on ${key}`)),
         timeoutMs,
       );
-      this.pushWaiters.push({
+      this.#pushWaiters.push({
         id: key,
         count,
         resolve: () => {
@@ -159,15 +159,15 @@ let nextId = 1;
 /** Calls one method over any transport. */
 export class RpcTestClient {
   readonly base: string;
-  private ws: WsTestClient | undefined;
+  #ws: WsTestClient | undefined;
 
   constructor(base: string) {
     this.base = base;
   }
 
   async wsClient(): Promise<WsTestClient> {
-    this.ws ??= await WsTestClient.connect(`${this.base.replace(/^http/, "ws")}/websocket`);
-    return this.ws;
+    this.#ws ??= await WsTestClient.connect(`${this.base.replace(/^http/, "ws")}/websocket`);
+    return this.#ws;
   }
 
   async call(transport: Transport, method: string, params: Record<string, Arg> = {}): Promise<Reply> {
@@ -189,7 +189,7 @@ export class RpcTestClient {
   }
 
   async close(): Promise<void> {
-    await this.ws?.close();
-    this.ws = undefined;
+    await this.#ws?.close();
+    this.#ws = undefined;
   }
 }
