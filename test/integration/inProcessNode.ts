@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ConfigOverrides, initHome, loadNodeConfig } from "../../src/config/index.js";
 import { EvmApplication } from "../../src/app/index.js";
-import { type DevStartOptions, type RunningNode, startNode } from "../../src/node/index.js";
+import { type ConfigOverrides, initHome, loadNodeConfig } from "../../src/config/index.js";
 import { buildEvmServices, EvmFeed } from "../../src/node/evmServices.js";
+import { type DevStartOptions, type RunningNode, startNode } from "../../src/node/index.js";
 import type { EvmServices } from "../../src/rpc/evm/index.js";
 import { createLogger, silentLogger } from "../../src/util/logger.js";
 

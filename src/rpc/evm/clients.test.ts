@@ -4,21 +4,37 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Web3 } from "web3";
 import { toData } from "./encode/hex.js";
-import { ECHO, GWEI, LOGGER, REVERTER, TRANSFER_TOPIC } from "./testing/fakeServices.js";
-import { type FakeEvmRpc, startFakeEvmRpc } from "./testing/startFakeEvmRpc.js";
+import {
+  ECHO,
+  type EvmTestChain,
+  type EvmTestRpc,
+  LOGGER,
+  REVERTER,
+  startEvmTestChain,
+  TRANSFER_TOPIC,
+} from "./testing/realChain.js";
+import { GWEI } from "./testing/signing.js";
 
-/** Real clients (ethers v6, viem, web3.js v4) decode what the fake-backed server answers. */
+/** Real clients (ethers v6, viem, web3.js v4) decode what the server answers on a real dev chain in process. */
 
-const chain = defineChain({
+const viemChain = defineChain({
   id: 262144,
   name: "cometh",
   nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
   rpcUrls: { default: { http: ["http://127.0.0.1"] } },
 });
 
+let chain: EvmTestChain;
+let f: EvmTestRpc;
+beforeAll(async () => {
+  chain = await startEvmTestChain();
+  f = await chain.startRpc();
+});
+afterAll(() => chain.close());
+
 /** Mines a block every few milliseconds while `fn` runs (transactions get receipts). */
-async function withMiner<T>(f: FakeEvmRpc, fn: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => void f.node.mine(), 50);
+async function withMiner<T>(fn: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => void chain.mine(), 50);
   try {
     return await fn();
   } finally {
@@ -27,24 +43,21 @@ async function withMiner<T>(f: FakeEvmRpc, fn: () => Promise<T>): Promise<T> {
 }
 
 describe("ethers v6", () => {
-  let f: FakeEvmRpc;
   let provider: JsonRpcProvider;
-  beforeAll(async () => {
-    f = await startFakeEvmRpc();
+  beforeAll(() => {
     provider = new JsonRpcProvider(f.url, undefined, { staticNetwork: true, pollingInterval: 50 });
   });
-  afterAll(async () => {
+  afterAll(() => {
     provider.destroy();
-    await f.close();
   });
 
   test("default: blocks, transactions, receipts and logs decode", async () => {
     expect((await provider.getNetwork()).chainId).toBe(262144n);
     expect(await provider.getBlockNumber()).toBeGreaterThanOrEqual(3);
     const block = await provider.getBlock(1, true);
-    expect(block?.hash).toBe(toData(f.node.blocks[1]?.hash as Uint8Array));
+    expect(block?.hash).toBe(toData(chain.block(1).hash));
     expect(block?.prefetchedTransactions.map((t) => t.type)).toEqual([0, 1, 2]);
-    expect(block?.baseFeePerGas).toBe(GWEI);
+    expect(block?.baseFeePerGas).toBe(chain.block(1).baseFeePerGas);
     const [legacy, accessList, dynamic] = block?.prefetchedTransactions ?? [];
     expect(legacy?.chainId).toBe(262144n);
     expect(accessList?.accessList?.[0]?.address.toLowerCase()).toBe(toData(ECHO));
@@ -73,10 +86,10 @@ describe("ethers v6", () => {
   });
 
   test("default: a wallet sends and waits for its receipt", async () => {
-    const key = f.node.keys[0];
+    const key = chain.keys[0];
     if (key === undefined) throw new TypeError("no key");
     const wallet = new Wallet(toData(key.privateKey), provider);
-    const receipt = await withMiner(f, async () => {
+    const receipt = await withMiner(async () => {
       const sent = await wallet.sendTransaction({ to: toData(ECHO), value: 1n, data: "0x01" });
       return sent.wait();
     });
@@ -91,7 +104,7 @@ describe("ethers v6", () => {
         void ws.on("block", (n: number) => resolve(n));
       });
       await new Promise((r) => setTimeout(r, 100));
-      const mined = await f.node.mine();
+      const mined = await chain.mine();
       expect(await seen).toBe(mined.number);
       expect((await ws.getBlock(mined.number))?.hash).toBe(toData(mined.hash));
     } finally {
@@ -101,19 +114,13 @@ describe("ethers v6", () => {
 });
 
 describe("viem", () => {
-  let f: FakeEvmRpc;
-  beforeAll(async () => {
-    f = await startFakeEvmRpc();
-  });
-  afterAll(() => f.close());
-
   test("default: publicClient decodes blocks, transactions, receipts and logs", async () => {
-    const client = createPublicClient({ chain, transport: http(f.url) });
+    const client = createPublicClient({ chain: viemChain, transport: http(f.url) });
     expect(await client.getChainId()).toBe(262144);
     const block = await client.getBlock({ blockNumber: 1n, includeTransactions: true });
-    expect(block.hash).toBe(toData(f.node.blocks[1]?.hash as Uint8Array));
+    expect(block.hash).toBe(toData(chain.block(1).hash));
     expect(block.transactions.map((t) => t.type)).toEqual(["legacy", "eip2930", "eip1559"]);
-    expect(block.baseFeePerGas).toBe(GWEI);
+    expect(block.baseFeePerGas).toBe(chain.block(1).baseFeePerGas);
     const latest = await client.getBlock();
     expect(latest.number).toBeGreaterThanOrEqual(3n);
     const hash = block.transactions[2]?.hash as `0x${string}`;
@@ -136,7 +143,7 @@ describe("viem", () => {
   });
 
   test("default: reverts decode to the reason", async () => {
-    const client = createPublicClient({ chain, transport: http(f.url) });
+    const client = createPublicClient({ chain: viemChain, transport: http(f.url) });
     try {
       await client.call({ to: toData(REVERTER) as `0x${string}` });
       expect.unreachable();
@@ -147,12 +154,12 @@ describe("viem", () => {
   });
 
   test("default: walletClient sends; waitForTransactionReceipt polls", async () => {
-    const key = f.node.keys[1];
+    const key = chain.keys[1];
     if (key === undefined) throw new TypeError("no key");
     const account = privateKeyToAccount(toData(key.privateKey) as `0x${string}`);
-    const wallet = createWalletClient({ account, chain, transport: http(f.url) });
-    const client = createPublicClient({ chain, transport: http(f.url), pollingInterval: 50 });
-    const receipt = await withMiner(f, async () => {
+    const wallet = createWalletClient({ account, chain: viemChain, transport: http(f.url) });
+    const client = createPublicClient({ chain: viemChain, transport: http(f.url), pollingInterval: 50 });
+    const receipt = await withMiner(async () => {
       const hash = await wallet.sendTransaction({ to: toData(ECHO) as `0x${string}`, value: 2n });
       return client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     });
@@ -160,7 +167,7 @@ describe("viem", () => {
   });
 
   test("default: webSocket transport watches blocks", async () => {
-    const client = createPublicClient({ chain, transport: webSocket(f.wsUrl) });
+    const client = createPublicClient({ chain: viemChain, transport: webSocket(f.wsUrl) });
     const got = new Promise<bigint>((resolve) => {
       const stop = client.watchBlocks({
         onBlock: (b) => {
@@ -170,7 +177,7 @@ describe("viem", () => {
       });
     });
     await new Promise((r) => setTimeout(r, 100));
-    const mined = await f.node.mine();
+    const mined = await chain.mine();
     expect(await got).toBe(BigInt(mined.number));
     await (await client.transport.getRpcClient()).close();
   });
@@ -178,18 +185,11 @@ describe("viem", () => {
 
 describe("web3.js v4", () => {
   test("default: blocks and receipts decode", async () => {
-    const f = await startFakeEvmRpc();
-    try {
-      const web3 = new Web3(f.url);
-      expect(await web3.eth.getChainId()).toBe(262144n);
-      const block = await web3.eth.getBlock(1, true);
-      expect(block.hash).toBe(toData(f.node.blocks[1]?.hash as Uint8Array));
-      const receipt = await web3.eth.getTransactionReceipt(
-        toData(f.node.blocks[1]?.transactions[2]?.hash as Uint8Array),
-      );
-      expect(receipt.status).toBe(1n);
-    } finally {
-      await f.close();
-    }
+    const web3 = new Web3(f.url);
+    expect(await web3.eth.getChainId()).toBe(262144n);
+    const block = await web3.eth.getBlock(1, true);
+    expect(block.hash).toBe(toData(chain.block(1).hash));
+    const receipt = await web3.eth.getTransactionReceipt(toData(chain.block(1).transactions[2]?.hash as Uint8Array));
+    expect(receipt.status).toBe(1n);
   });
 });

@@ -1,26 +1,35 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { toData } from "../encode/hex.js";
 import { rpcCall, WsClient } from "../testing/evmClient.js";
-import { ECHO, GWEI, LOGGER, signTx, TRANSFER_TOPIC } from "../testing/fakeServices.js";
-import { type FakeEvmRpc, startFakeEvmRpc } from "../testing/startFakeEvmRpc.js";
+import {
+  ECHO,
+  type EvmTestChain,
+  type EvmTestRpc,
+  LOGGER,
+  startEvmTestChain,
+  TRANSFER_TOPIC,
+} from "../testing/realChain.js";
+import { GWEI, signTx } from "../testing/signing.js";
 
-/** eth_subscribe / eth_unsubscribe over WebSocket against the fake chain. */
+/** eth_subscribe / eth_unsubscribe over WebSocket on a real dev chain in process. */
 
 describe("eth_subscribe", () => {
-  let f: FakeEvmRpc;
+  let chain: EvmTestChain;
+  let f: EvmTestRpc;
   let ws: WsClient;
 
   beforeAll(async () => {
-    f = await startFakeEvmRpc();
+    chain = await startEvmTestChain();
+    f = await chain.startRpc();
     ws = await WsClient.connect(f.wsUrl);
   });
   afterAll(async () => {
     await ws.close();
-    await f.close();
+    await chain.close();
   });
 
   async function sendTo(to: Uint8Array, keyIndex = 0): Promise<string> {
-    const key = f.node.keys[keyIndex];
+    const key = chain.keys[keyIndex];
     if (key === undefined) throw new TypeError("no key");
     const from = toData(key.address);
     const nonce = BigInt((await ws.call("eth_getTransactionCount", [from, "pending"])).result);
@@ -31,7 +40,7 @@ describe("eth_subscribe", () => {
   test("default: newHeads carries the same hash as eth_getBlockByNumber", async () => {
     const sub = await ws.call("eth_subscribe", ["newHeads"]);
     expect(sub.result).toMatch(/^0x[0-9a-f]{1,32}$/);
-    await f.node.mine();
+    await chain.mine();
     const note = await ws.notification(sub.result);
     expect(note.jsonrpc).toBe("2.0");
     const head = note.params.result;
@@ -42,7 +51,7 @@ describe("eth_subscribe", () => {
     expect(head.transactions).toBeUndefined();
     expect((await ws.call("eth_unsubscribe", [sub.result])).result).toBe(true);
     expect((await ws.call("eth_unsubscribe", [sub.result])).result).toBe(false);
-    await f.node.mine();
+    await chain.mine();
     await f.rpc.runtime.feed.idle();
     await expect(ws.notification(sub.result, 200)).rejects.toThrow(/timed out/);
   });
@@ -55,7 +64,7 @@ describe("eth_subscribe", () => {
     const none = await ws.call("eth_subscribe", ["logs", { topics: [toData(new Uint8Array(32))] }]);
     const hash = await sendTo(LOGGER);
     await sendTo(ECHO, 1);
-    await f.node.mine();
+    await chain.mine();
     const note = await ws.notification(logs.result);
     expect(note.params.result).toMatchObject({ address: toData(LOGGER), transactionHash: hash, removed: false });
     await f.rpc.runtime.feed.idle();
@@ -73,7 +82,7 @@ describe("eth_subscribe", () => {
     expect(tx).toMatchObject({ hash, blockHash: null, to: toData(ECHO) });
     await ws.call("eth_unsubscribe", [hashes.result]);
     await ws.call("eth_unsubscribe", [full.result]);
-    await f.node.mine();
+    await chain.mine();
   });
 
   test("error: syncing, unknown kinds and bad criteria echo the id", async () => {
@@ -116,7 +125,7 @@ describe("eth_subscribe", () => {
     ]);
     const batch = await ws.next((m) => Array.isArray(m));
     expect(batch.map((r: { id: string }) => r.id)).toEqual(["a", "b"]);
-    await f.node.mine();
+    await chain.mine();
     expect((await ws.notification(batch[0].result)).params.result.number).toMatch(/^0x/);
     await ws.call("eth_unsubscribe", [batch[0].result]);
   });

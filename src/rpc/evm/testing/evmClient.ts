@@ -74,20 +74,21 @@ export class WsClient {
   readonly ws: WebSocket;
   // biome-ignore lint/suspicious/noExplicitAny: messages are inspected freely in tests
   readonly messages: any[] = [];
-  private waiters: (() => void)[] = [];
-  private id = 1;
+  #waiters: (() => void)[] = [];
+  #id = 1;
   closeCode: number | undefined;
 
-  private constructor(ws: WebSocket) {
+  /** Wraps an open socket; WsClient.connect opens one. */
+  constructor(ws: WebSocket) {
     this.ws = ws;
     ws.on("message", (data) => {
       const text = data.toString();
       this.messages.push(parseMaybe(text) ?? text);
-      for (const w of this.waiters.splice(0)) w();
+      for (const w of this.#waiters.splice(0)) w();
     });
     ws.on("close", (code) => {
       this.closeCode = code;
-      for (const w of this.waiters.splice(0)) w();
+      for (const w of this.#waiters.splice(0)) w();
     });
   }
 
@@ -116,7 +117,7 @@ export class WsClient {
       if (left <= 0) throw new TestClientError("timed out waiting for a WebSocket message");
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
-        this.waiters.push(() => {
+        this.#waiters.push(() => {
           clearTimeout(t);
           resolve();
         });
@@ -126,7 +127,7 @@ export class WsClient {
 
   // biome-ignore lint/suspicious/noExplicitAny: replies are inspected freely in tests
   async call(method: string, params: unknown[] = []): Promise<any> {
-    const id = this.id++;
+    const id = this.#id++;
     this.send({ jsonrpc: "2.0", id, method, params });
     return this.next((m) => m !== null && typeof m === "object" && m.id === id);
   }

@@ -1,38 +1,25 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { SchemaValidator } from "./jsonSchema.js";
+import { parse as parseYaml } from "yaml";
 import { EXECUTION_APIS_DIR, loadOpenRpc } from "./openRpc.js";
-import { parseScalar, parseYaml } from "./yaml.js";
 
-/** The test-support YAML reader and schema validator, checked against the spec's own examples. */
+/** The execution-apis snapshot read with `yaml` and its schemas applied with Ajv, checked against the spec's own examples. */
 
 describe("yaml", () => {
-  test("default: scalars, blocks and flow collections", () => {
-    expect(
-      parseYaml(
-        "a: 1\nb: 'x''y'\nc: \"q\\n\"\nd:\n  - 1\n  -\n    - 2\ne: [x, 'y']\nf: {}\ng: |\n  l1\n  l2\nh: >-\n  w1\n  w2\ni: plain\n  more\nj: ~\n",
-      ),
-    ).toEqual({
-      a: 1,
-      b: "x'y",
-      c: "q\n",
-      d: [1, [2]],
-      e: ["x", "y"],
-      f: {},
-      g: "l1\nl2\n",
-      h: "w1 w2",
-      i: "plain more",
-      j: null,
-    });
-    expect(parseScalar("0.5")).toBe(0.5);
-    expect(parseScalar("0x1")).toBe("0x1");
-  });
-
   test("default: every execution-apis file parses", () => {
     for (const dir of readdirSync(EXECUTION_APIS_DIR)) {
       for (const file of readdirSync(`${EXECUTION_APIS_DIR}/${dir}`)) {
         expect(() => parseYaml(readFileSync(`${EXECUTION_APIS_DIR}/${dir}/${file}`, "utf8"))).not.toThrow();
       }
+    }
+  });
+
+  test("default: every method file lists methods with names and params", () => {
+    const spec = loadOpenRpc();
+    expect(spec.methods.size).toBeGreaterThan(50);
+    for (const m of spec.methods.values()) {
+      expect(m.name).toMatch(/^[a-z]+_[A-Za-z0-9]+$/);
+      expect(Array.isArray(m.params)).toBe(true);
     }
   });
 });
@@ -74,13 +61,22 @@ describe("json schema", () => {
     expect(failing).toEqual(KNOWN_BAD_EXAMPLES);
   });
 
-  test("error: the validator rejects wrong shapes", () => {
-    const v = new SchemaValidator({ q: { type: "string", pattern: "^0x(0|[1-9a-f][0-9a-f]*)$" } });
-    expect(v.validate({ $ref: "#/components/schemas/q" }, "0x01")).toHaveLength(1);
-    expect(v.validate({ type: "object", required: ["a"], additionalProperties: false }, { b: 1 })).toHaveLength(2);
-    expect(v.validate({ oneOf: [{ type: "string" }, { type: "null" }] }, 5)).toHaveLength(1);
-    expect(v.validate({ anyOf: [{ type: "integer" }] }, 1.5)).toHaveLength(1);
-    expect(v.validate({ not: { type: "null" } }, null)).toHaveLength(1);
-    expect(v.validate({ type: "array", items: { enum: ["a"] } }, ["a", "b"])).toHaveLength(1);
+  test("error: wrong results are rejected", () => {
+    // Leading zeros, a wrong type, a missing required key, an unknown key, a value of neither oneOf branch.
+    expect(spec.validateResult("eth_blockNumber", "0x01")).not.toEqual([]);
+    expect(spec.validateResult("eth_blockNumber", 1)).not.toEqual([]);
+    expect(spec.validateResult("eth_chainId", "0x40000")).toEqual([]);
+    const block = {
+      ...(spec.methods.get("eth_getBlockByNumber") as unknown as { examples: { result: { value: object } }[] })
+        .examples[0]?.result.value,
+    } as Record<string, unknown>;
+    expect(spec.validateResult("eth_getBlockByNumber", block)).toEqual([]);
+    const { hash: _, ...noHash } = block;
+    expect(spec.validateResult("eth_getBlockByNumber", noHash).join()).toMatch(/hash/);
+    expect(spec.validateResult("eth_getBlockByNumber", { ...block, number: "0x01" })).not.toEqual([]);
+    expect(spec.validateResult("eth_syncing", "yes")).not.toEqual([]);
+    expect(spec.validateResult("eth_syncing", false)).toEqual([]);
+    expect(spec.validateResult("eth_getLogs", [{ removed: "no" }])).not.toEqual([]);
+    expect(spec.validateResult("eth_nope", "0x1")).toEqual(["no result schema for eth_nope"]);
   });
 });

@@ -2,7 +2,7 @@ import type { Clock } from "../../../util/clock.js";
 import { silentLogger } from "../../../util/logger.js";
 import { NAMESPACE_NAMES } from "../namespaces/index.js";
 import { type EvmRpcConfig, type RunningEvmRpc, startEvmRpc } from "../transports/server.js";
-import { createFakeNode, type FakeChainOptions, type FakeNode } from "./fakeServices.js";
+import { createFakeNode, type FakeNode } from "./fakeServices.js";
 
 /** Cosmos EVM v0.5 defaults with every namespace on, on ephemeral loopback ports. Test support only. */
 export const TEST_EVM_CONFIG: EvmRpcConfig = {
@@ -39,9 +39,9 @@ export interface FakeEvmRpc {
 
 export async function startFakeEvmRpc(
   overrides: Partial<EvmRpcConfig> = {},
-  opts: { chain?: FakeChainOptions; clock?: Clock; filterTimeoutMs?: number } = {},
+  opts: { clock?: Clock; filterTimeoutMs?: number } = {},
 ): Promise<FakeEvmRpc> {
-  const node = createFakeNode(opts.chain);
+  const node = createFakeNode();
   const rpc = await startEvmRpc({ ...TEST_EVM_CONFIG, ...overrides }, node.services, silentLogger(), {
     ...(opts.clock === undefined ? {} : { clock: opts.clock }),
     ...(opts.filterTimeoutMs === undefined ? {} : { filterTimeoutMs: opts.filterTimeoutMs }),

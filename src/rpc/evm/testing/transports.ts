@@ -1,5 +1,4 @@
 import { rpcCall, WsClient } from "./evmClient.js";
-import type { FakeEvmRpc } from "./startFakeEvmRpc.js";
 
 /** One call API over either transport, so suites run unchanged over HTTP and WebSocket. */
 
@@ -12,7 +11,13 @@ export interface Caller {
   close(): Promise<void>;
 }
 
-export async function callerFor(f: FakeEvmRpc, transport: EvmTransport): Promise<Caller> {
+/** Where a server listens: `http://host:port` and `ws://host:port`. */
+export interface EvmEndpoints {
+  readonly url: string;
+  readonly wsUrl: string;
+}
+
+export async function callerFor(f: EvmEndpoints, transport: EvmTransport): Promise<Caller> {
   if (transport === "http") return { call: (m, p = []) => rpcCall(f.url, m, p), close: async () => undefined };
   const ws = await WsClient.connect(f.wsUrl);
   return { call: (m, p = []) => ws.call(m, p), close: () => ws.close() };
