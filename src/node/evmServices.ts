@@ -11,6 +11,7 @@ import type { EvmFeed } from "./evm/feed.js";
 import { EvmFeeAdapter } from "./evm/fees.js";
 import { DevKeys } from "./evm/keyring.js";
 import { EvmNodeInfoAdapter } from "./evm/nodeInfo.js";
+import { EvmPeerAdapter, type EvmSwitchView } from "./evm/peers.js";
 import { EvmStateAdapter } from "./evm/state.js";
 import { EvmTraceAdapter } from "./evm/traces.js";
 import { EvmTxPoolAdapter } from "./evm/txpool.js";
@@ -29,6 +30,8 @@ export interface EvmServiceParts {
   dev?: DevControl | undefined;
   /** Worker threads for eth_call, eth_estimateGas, debug_traceCall and eth_getLogs (`[json-rpc] read-workers`). */
   readPool?: EvmReadPool | undefined;
+  /** The p2p switch: net_peerCount, net_listening and admin_* peers (absent: none, not listening). */
+  p2p?: EvmSwitchView | undefined;
 }
 
 /**
@@ -38,6 +41,7 @@ export interface EvmServiceParts {
 export function buildEvmServices(p: EvmServiceParts): EvmServices {
   const reader = p.app.reader;
   const devAccounts = p.app.devAccounts();
+  const peers = p.p2p === undefined ? undefined : new EvmPeerAdapter(p.p2p);
   return {
     chain: new EvmChainAdapter(reader, p.readPool, p.blockStore, p.genesis),
     state: new EvmStateAdapter(reader),
@@ -45,7 +49,8 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     mempool: new EvmTxPoolAdapter(p.mempool, reader, p.feed),
     fees: new EvmFeeAdapter(p.app),
     events: p.feed,
-    node: new EvmNodeInfoAdapter(reader, p.config, p.nodeKey, p.genesis),
+    node: new EvmNodeInfoAdapter(reader, p.config, p.nodeKey, p.genesis, peers),
+    ...(peers === undefined ? {} : { p2p: peers }),
     tracer: new EvmTraceAdapter(reader, p.readPool),
     ...(devAccounts.length > 0 ? { keyring: new DevKeys(devAccounts) } : {}),
     ...(p.dev === undefined ? {} : { dev: p.dev }),

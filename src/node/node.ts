@@ -169,7 +169,7 @@ async function build(
 
   const rpc = await startNodeRpc(core, sw, sync.blocksync);
   const devControl = await createDevControl(core);
-  const { evmRpc, readPool } = await startEthereumRpc(core, devControl);
+  const { evmRpc, readPool } = await startEthereumRpc(core, sw, devControl);
   const metricsAddress = await startMetricsServer(core);
 
   let stopped: Promise<void> | undefined;
@@ -563,6 +563,7 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
 /** The Ethereum JSON-RPC (`[json-rpc] enable` on the EVM app), with its read workers. */
 async function startEthereumRpc(
   core: Core,
+  sw: Switch,
   devControl: DevChain | undefined,
 ): Promise<{ evmRpc: RunningEvmRpc | undefined; readPool: EvmReadPool | undefined }> {
   const { config, log, stack, genesis, nodeKey, app, mempool, blockStore, devChain, metrics } = core;
@@ -593,6 +594,7 @@ async function startEthereumRpc(
       feed: core.evmFeed,
       dev: devControl,
       readPool,
+      p2p: sw,
     }),
     log.child({ module: "json-rpc" }),
     metrics === undefined ? {} : { observer: metrics.cometh.evmRpc },

@@ -169,6 +169,7 @@ export function nodeEvmServices(node: RunningNode): NodeEvmServices {
     mempool: node.mempool,
     blockStore: node.blockStore,
     feed,
+    p2p: node.p2p,
   });
   let delivered = Math.max(0, app.reader.latestHeight());
   const deliver = () => {
