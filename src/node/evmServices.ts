@@ -10,7 +10,7 @@ import { EvmExecutionAdapter } from "./evm/execution.js";
 import type { EvmFeed } from "./evm/feed.js";
 import { EvmFeeAdapter } from "./evm/fees.js";
 import { DevKeys } from "./evm/keyring.js";
-import { EvmNodeInfoAdapter } from "./evm/nodeInfo.js";
+import { EvmNodeInfoAdapter, type EvmSyncView } from "./evm/nodeInfo.js";
 import { EvmPeerAdapter, type EvmSwitchView } from "./evm/peers.js";
 import { EvmStateAdapter } from "./evm/state.js";
 import { EvmTraceAdapter } from "./evm/traces.js";
@@ -32,6 +32,8 @@ export interface EvmServiceParts {
   readPool?: EvmReadPool | undefined;
   /** The p2p switch: net_peerCount, net_listening and admin_* peers (absent: none, not listening). */
   p2p?: EvmSwitchView | undefined;
+  /** Block sync: eth_syncing reports catching up while it runs (absent: never). */
+  blocksync?: EvmSyncView | undefined;
 }
 
 /**
@@ -49,7 +51,14 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     mempool: new EvmTxPoolAdapter(p.mempool, reader, p.feed),
     fees: new EvmFeeAdapter(p.app),
     events: p.feed,
-    node: new EvmNodeInfoAdapter(reader, p.config, p.nodeKey, p.genesis, peers),
+    node: new EvmNodeInfoAdapter(
+      reader,
+      p.config,
+      p.nodeKey,
+      p.genesis,
+      peers,
+      p.blocksync === undefined ? undefined : { view: p.blocksync, earliestHeight: () => p.blockStore.base() },
+    ),
     ...(peers === undefined ? {} : { p2p: peers }),
     tracer: new EvmTraceAdapter(reader, p.readPool),
     ...(devAccounts.length > 0 ? { keyring: new DevKeys(devAccounts) } : {}),

@@ -595,6 +595,7 @@ async function startEthereumRpc(
       dev: devControl,
       readPool,
       p2p: sw,
+      blocksync: core.live.blocksync,
     }),
     log.child({ module: "json-rpc" }),
     metrics === undefined ? {} : { observer: metrics.cometh.evmRpc },

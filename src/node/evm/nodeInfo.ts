@@ -4,6 +4,12 @@ import type { NodeIdentity, NodeInfoSource, SyncStatus } from "../../rpc/evm/ind
 import type { GenesisDoc } from "../../types/index.js";
 import type { EvmPeerAdapter } from "./peers.js";
 
+/** Block sync as eth_syncing reads it (blocksync/ BlocksyncReactor satisfies it). */
+export interface EvmSyncView {
+  isSyncing(): boolean;
+  status(): { readonly maxPeerHeight: number };
+}
+
 /** The RPC's `node` (net_*, web3_*, admin_nodeInfo, eth_chainId, eth_syncing): this node's identity and sync. */
 export class EvmNodeInfoAdapter implements NodeInfoSource {
   readonly #reader: EvmReader;
@@ -13,6 +19,8 @@ export class EvmNodeInfoAdapter implements NodeInfoSource {
   readonly #version = packageVersion();
   /** The p2p switch's view; absent when the RPC runs without one (tests): no peers, not listening. */
   readonly #peers: EvmPeerAdapter | undefined;
+  /** Block sync and the earliest stored block; absent: never catching up. */
+  readonly #sync: { view: EvmSyncView; earliestHeight: () => number } | undefined;
 
   constructor(
     reader: EvmReader,
@@ -20,12 +28,14 @@ export class EvmNodeInfoAdapter implements NodeInfoSource {
     nodeKey: NodeKey,
     genesis: GenesisDoc,
     peers: EvmPeerAdapter | undefined,
+    sync: { view: EvmSyncView; earliestHeight: () => number } | undefined,
   ) {
     this.#reader = reader;
     this.#config = config;
     this.#nodeKey = nodeKey;
     this.#genesis = genesis;
     this.#peers = peers;
+    this.#sync = sync;
   }
 
   chainId(): bigint {
@@ -34,9 +44,19 @@ export class EvmNodeInfoAdapter implements NodeInfoSource {
   version(): string {
     return this.#version;
   }
+  /** Cosmos EVM's eth_syncing: catching up while block sync runs, from the earliest stored block. */
   syncStatus(): SyncStatus {
     const h = Math.max(0, this.#reader.latestHeight());
-    return { catchingUp: false, startingBlock: 0, currentBlock: h, highestBlock: h };
+    const sync = this.#sync;
+    if (sync === undefined || !sync.view.isSyncing()) {
+      return { catchingUp: false, startingBlock: 0, currentBlock: h, highestBlock: h };
+    }
+    return {
+      catchingUp: true,
+      startingBlock: sync.earliestHeight(),
+      currentBlock: h,
+      highestBlock: Math.max(h, sync.view.status().maxPeerHeight),
+    };
   }
   peerCount(): number {
     return this.#peers?.peerCount() ?? 0;
