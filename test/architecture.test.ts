@@ -216,9 +216,7 @@ describe("architecture: folders are entered through index.ts (ARCHITECTURE.md)",
  * keeps `new` for the class's own factory. Entries of PRIVATE_MODIFIER_EXCEPTIONS are files or
  * folder prefixes (ending in "/") under src/ not converted yet; each must still match a use.
  */
-const PRIVATE_MODIFIER_EXCEPTIONS: readonly { readonly path: string; readonly why: string }[] = [
-  { path: "rpc/", why: "converted separately; delete this entry when rpc/ has no `private` member left" },
-];
+const PRIVATE_MODIFIER_EXCEPTIONS: readonly { readonly path: string; readonly why: string }[] = [];
 
 interface PrivateUse {
   /** `src/…/file.ts:line name`. */

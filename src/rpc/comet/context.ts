@@ -1,5 +1,5 @@
 import type { Logger } from "../../util/logger.js";
-import type { JsonRpcId, JsonRpcResponse } from "../jsonrpc/index.js";
+import type { JsonRpcId, WsSubscription } from "../jsonrpc/index.js";
 import type { EventQuery, EventSubscription } from "./services.js";
 
 /** What a route handler sees of the call besides its arguments. */
@@ -25,8 +25,8 @@ export interface CometRuntime {
   readonly log: Logger;
 }
 
-/** One live WebSocket subscription. */
-export interface ActiveSubscription {
+/** One live WebSocket subscription; `cancel` (the connection closed) is an unsubscribe on the client's behalf. */
+export interface ActiveSubscription extends WsSubscription {
   readonly query: EventQuery;
   readonly subscription: EventSubscription;
   /** Set when the client (or the server on its behalf) unsubscribed: no cancellation error is pushed. */
@@ -37,10 +37,10 @@ export interface ActiveSubscription {
 export interface WsSession {
   /** `ip:port`: the subscriber id for the event bus. */
   readonly remoteAddr: string;
-  /** Queues a message, waiting up to `timeoutMs` for room; false when it could not be queued. */
-  send(res: JsonRpcResponse, timeoutMs: number): Promise<boolean>;
+  /** Queues a message (its JSON text), waiting up to `timeoutMs` for room; false when it could not be queued. */
+  send(text: string, timeoutMs: number): Promise<boolean>;
   /** Queues a message only if there is room now. */
-  trySend(res: JsonRpcResponse): boolean;
+  trySend(text: string): boolean;
   /** Runs `fn` once the current call's reply has been queued (so pushes never overtake it). */
   afterReply(fn: () => void): void;
   /** Live subscriptions by canonical query. */

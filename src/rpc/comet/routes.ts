@@ -1,16 +1,7 @@
 import type { Block } from "../../types/block.js";
 import type { Evidence } from "../../types/evidence.js";
 import { bytesEqual, bytesToHexUpper } from "../../util/bytes.js";
-import {
-  defineRoutes,
-  EncodedJson,
-  encodeJson,
-  errorText,
-  InternalError,
-  type JsonNode,
-  p,
-  type WireValue,
-} from "../jsonrpc/index.js";
+import { EncodedJson, encodeJson, errorText, InternalError, type JsonNode, type WireValue } from "../jsonrpc/index.js";
 import { broadcastTxAsync, broadcastTxCommit, broadcastTxSync } from "./broadcast.js";
 import type { CometCallContext } from "./context.js";
 import {
@@ -28,8 +19,10 @@ import { encodeNetInfo, encodeStatus } from "./encode/status.js";
 import { encodeResultTx, type TxProofParts } from "./encode/tx.js";
 import { encodeValidatorPriority } from "./encode/validator.js";
 import { b64NonNil, i64 } from "./encode/wire.js";
+import { p } from "./params.js";
 import type { BlockReader, CometServices, EventQuery, IndexedTx } from "./services.js";
 import { MAX_QUERY_LENGTH, subscribe, unsubscribe, unsubscribeAll } from "./subscriptions.js";
+import { defineRoutes } from "./table.js";
 
 /**
  * Every CometBFT v0.38 route (rpc/core/routes.go), with its arguments in order, its handler and its
@@ -164,9 +157,9 @@ interface StatusMemo {
 const statusMemo = new WeakMap<CometServices, StatusMemo>();
 
 export const cometRoutes = route({
-  subscribe: { params: { query: p.string }, transport: "ws", run: ({ query }, s, ctx) => subscribe(query, s, ctx) },
-  unsubscribe: { params: { query: p.string }, transport: "ws", run: ({ query }, s, ctx) => unsubscribe(query, s, ctx) },
-  unsubscribe_all: { params: {}, transport: "ws", run: (_, s, ctx) => unsubscribeAll(s, ctx) },
+  subscribe: { params: { query: p.string }, wsOnly: true, run: ({ query }, s, ctx) => subscribe(query, s, ctx) },
+  unsubscribe: { params: { query: p.string }, wsOnly: true, run: ({ query }, s, ctx) => unsubscribe(query, s, ctx) },
+  unsubscribe_all: { params: {}, wsOnly: true, run: (_, s, ctx) => unsubscribeAll(s, ctx) },
 
   health: { params: {}, run: () => ({}) },
 

@@ -1,6 +1,7 @@
 import {
   EncodedJson,
   encodeJson,
+  encodeResponse,
   errorResponse,
   errorText,
   InternalError,
@@ -45,6 +46,11 @@ export function checkSubscriptionLimits(services: CometServices, ctx: CometCallC
   }
 }
 
+/** The connection closed: nothing more is pushed (the bus subscription is released with the connection's). */
+function cancelSubscription(this: ActiveSubscription): void {
+  this.closedByClient = true;
+}
+
 export function subscribe(query: string, services: CometServices, ctx: CometCallContext): WireValue {
   const session = requireSession(ctx);
   checkSubscriptionLimits(services, ctx, session.remoteAddr);
@@ -60,7 +66,7 @@ export function subscribe(query: string, services: CometServices, ctx: CometCall
   } catch (err) {
     throw new InternalError(errorText(err), { cause: err });
   }
-  const active: ActiveSubscription = { query: q, subscription, closedByClient: false };
+  const active: ActiveSubscription = { query: q, subscription, closedByClient: false, cancel: cancelSubscription };
   session.subscriptions.set(key, active);
   const id = ctx.requestId;
   session.afterReply(() => {
@@ -172,11 +178,13 @@ async function pump(
       log.error({ err, type: msg.type }, "cannot encode event");
       continue;
     }
-    const queued = await session.send(successResponse(id, result), settings.subscriptionWriteWaitMs);
+    const queued = await session.send(encodeResponse(successResponse(id, result)), settings.subscriptionWriteWaitMs);
     if (queued || session.isClosed()) continue;
     log.info({ remote: session.remoteAddr, query: queryText }, "can't write response (slow client)");
     if (settings.closeOnSlowClient) {
-      session.trySend(errorResponse(id, new ServerError("subscription was canceled (reason: slow client)")));
+      session.trySend(
+        encodeResponse(errorResponse(id, new ServerError("subscription was canceled (reason: slow client)"))),
+      );
       // Stop forwarding; release the bus subscription so the client's slot is freed.
       release();
       return;
@@ -185,7 +193,7 @@ async function pump(
   forget();
   if (!active.closedByClient && !session.isClosed() && ended !== undefined) {
     const sent = session.trySend(
-      errorResponse(id, new ServerError(`subscription was canceled (reason: ${ended.reason})`)),
+      encodeResponse(errorResponse(id, new ServerError(`subscription was canceled (reason: ${ended.reason})`))),
     );
     if (!sent) log.info({ remote: session.remoteAddr, query: queryText }, "can't write response (slow client)");
   }
@@ -221,7 +229,10 @@ export function unsubscribeAll(services: CometServices, ctx: CometCallContext): 
 }
 
 /** On disconnect CometBFT unsubscribes everything the connection's address holds. */
-export function releaseSession(session: WsSession, services: CometServices): void {
+export function releaseSession(
+  session: Pick<WsSession, "remoteAddr" | "subscriptions">,
+  services: CometServices,
+): void {
   for (const active of session.subscriptions.values()) active.closedByClient = true;
   session.subscriptions.clear();
   try {

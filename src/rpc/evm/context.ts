@@ -1,29 +1,14 @@
 import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
-import type { RpcObserver, WireValue } from "../jsonrpc/index.js";
+import type { RpcObserver, WireValue, WsSubscription } from "../jsonrpc/index.js";
 import type { FilterManager } from "./filters/filterManager.js";
 import type { LogsMemo } from "./filters/logsMemo.js";
+import type { EvmRpcSettings } from "./settings.js";
 import type { ChainFeed } from "./subscriptions/chainFeed.js";
 
 /** What a method handler sees besides its arguments. */
 
-/** The `[json-rpc]` settings the handlers read (caps: 0 = unlimited). */
-export interface EvmRpcSettings {
-  /** gas-cap for eth_call/estimateGas/traceCall; 0 = no cap. */
-  readonly gasCap: bigint;
-  readonly evmTimeoutMs: number;
-  /** txfee-cap in wei; 0 = no cap. */
-  readonly txFeeCapWei: bigint;
-  readonly filterCap: number;
-  readonly feeHistoryCap: number;
-  readonly logsCap: number;
-  readonly blockRangeCap: number;
-  readonly allowUnprotectedTxs: boolean;
-  readonly allowInsecureUnlock: boolean;
-  readonly enableProfiling: boolean;
-  /** Enabled namespaces (rpc is always on). */
-  readonly namespaces: ReadonlySet<string>;
-}
+export type { EvmRpcSettings } from "./settings.js";
 
 /** Process-wide debug profiling state (debug_startCPUProfile, setGCPercent…). */
 export interface ProfilerState {
@@ -52,8 +37,8 @@ export interface EvmRuntime {
 export interface SubscriptionSink {
   /** Pushes an `eth_subscription` notification; false once the connection is gone. */
   notify(subscription: string, result: WireValue): boolean;
-  /** Live subscriptions: id → cancel. */
-  readonly subscriptions: Map<string, () => void>;
+  /** The connection's live subscriptions by id. */
+  readonly subscriptions: Map<string, WsSubscription>;
   /** Runs `fn` after the current call's answer has been written (so pushes never overtake it). */
   afterReply(fn: () => void): void;
 }

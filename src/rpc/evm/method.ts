@@ -1,4 +1,4 @@
-import type { JsonNode, WireValue } from "../jsonrpc/index.js";
+import type { JsonNode, RpcMethod, WireValue } from "../jsonrpc/index.js";
 import type { EvmCallContext } from "./context.js";
 import { invalidParams, notImplemented as notImplementedError } from "./errors.js";
 import { type Param, ParamError, type ParamValues } from "./params.js";
@@ -10,7 +10,7 @@ import type { Awaitable, EvmServices } from "./services.js";
  * missing required ones are named, and each item's failure reads "invalid argument N: …".
  */
 
-export interface Method {
+export interface Method extends RpcMethod<EvmServices, EvmCallContext> {
   readonly params: readonly Param<unknown>[];
   run(args: readonly unknown[], services: EvmServices, ctx: EvmCallContext): Awaitable<WireValue>;
   /** WebSocket only (eth_subscribe): over HTTP it answers "notifications not supported". */

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
-import { type FastHttpOptions, serveFastHttp } from "./fastHttp.js";
+import { type FastHttpOptions, serveFastHttp, simpleAnswer } from "./fastHttp.js";
 
 /**
  * The fast path against a raw socket: what it answers itself, and that everything else reaches
@@ -25,6 +25,11 @@ afterEach(async () => {
   for (const h of open.splice(0)) await h.close();
 });
 
+/** The handler's answer text as a 200 JSON answer. */
+function ok(text: string): string {
+  return simpleAnswer("200 OK", "application/json", text);
+}
+
 async function start(overrides: Partial<FastHttpOptions> = {}): Promise<Harness> {
   const fastBodies: string[] = [];
   const fallbackSeen: string[] = [];
@@ -41,19 +46,22 @@ async function start(overrides: Partial<FastHttpOptions> = {}): Promise<Harness>
     });
   });
   const opts: FastHttpOptions = {
-    path: "/",
+    accepts: (method, target) => method === "POST" && target === "/",
     acceptsMediaType: (m) => m === "application/json",
     maxBodyBytes: 1 << 20,
     requestTimeoutMs: 0,
     idleTimeoutMs: 0,
-    handle: (body) => {
+    handle: (_method, _target, body) => {
       const text = body.toString();
       fastBodies.push(text);
       if (text === "throw") throw new Error("boom");
-      if (text.startsWith("slow")) return new Promise((r) => setTimeout(() => r(`fast:${text}`), 30));
-      return `fast:${text}`;
+      if (text.startsWith("slow")) return new Promise((r) => setTimeout(() => r(ok(`fast:${text}`)), 30));
+      return ok(`fast:${text}`);
     },
-    onError: (err) => errors.push(err),
+    onError: (err) => {
+      errors.push(err);
+      return simpleAnswer("500 Internal Server Error", "text/plain; charset=utf-8", "internal server error\n");
+    },
     fallback,
     ...overrides,
   };
@@ -257,7 +265,9 @@ describe("fast HTTP path", () => {
 
   test("a client that pipelines requests and never reads: answers stop at the unsent limit, reading stops", async () => {
     const answer = "a".repeat(4000);
-    const h = await start({ handle: (body) => `${answer}${body.toString()}` });
+    const h = await start({
+      handle: (_m, _t, body) => ok(`${answer}${body.toString()}`),
+    });
     const c = new Client(h.port);
     c.socket.pause();
     // Requests whose answers (≈ 4 KB each) outgrow the kernel's buffers many times over, written until
@@ -286,7 +296,7 @@ describe("fast HTTP path", () => {
   });
 
   test("a client that stops reading its answers is cut after the request timeout", async () => {
-    const h = await start({ requestTimeoutMs: 300, idleTimeoutMs: 10_000, handle: () => "z".repeat(8_000_000) });
+    const h = await start({ requestTimeoutMs: 300, idleTimeoutMs: 10_000, handle: () => ok("z".repeat(8_000_000)) });
     const c = new Client(h.port);
     c.socket.pause();
     c.socket.write(post("1") + post("2") + post("3") + post("4"));
@@ -307,5 +317,85 @@ describe("fast HTTP path", () => {
     expect(r?.status).toBe(408);
     await c.waitClosed();
     expect(h.fastBodies).toEqual([]);
+  });
+
+  test("a GET the server takes is answered here with an empty body; other GETs and methods go to node:http", async () => {
+    const seen: string[] = [];
+    const h = await start({
+      accepts: (method, target) => (method === "POST" ? target === "/" : target.startsWith("/fast")),
+      handle: (method, target, body) => {
+        seen.push(`${method} ${target} ${body.length}`);
+        return ok(`fast:${method}:${target}`);
+      },
+    });
+    const c = new Client(h.port);
+    c.socket.write(
+      "GET /fast?a=1 HTTP/1.1\r\nHost: x\r\n\r\n" +
+        "GET /fast HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n" +
+        post("p"),
+    );
+    const rs = await c.read(3);
+    expect(rs.map((r) => r.body)).toEqual(["fast:GET:/fast?a=1", "fast:GET:/fast", "fast:POST:/"]);
+    expect(seen).toEqual(["GET /fast?a=1 0", "GET /fast 0", "POST / 1"]);
+    c.socket.destroy();
+    for (const [raw, fallback] of [
+      ["GET /other HTTP/1.1\r\nHost: x\r\n\r\n", "GET /other "],
+      ["GET /fast HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", "GET /fast {}"],
+      ["OPTIONS /fast HTTP/1.1\r\nHost: x\r\n\r\n", "OPTIONS /fast "],
+    ] as const) {
+      const d = new Client(h.port);
+      d.socket.write(raw);
+      const [r] = await d.read(1);
+      expect(r?.status, raw).toBe(299);
+      expect(h.fallbackSeen.at(-1), raw).toBe(fallback);
+      d.socket.destroy();
+    }
+    expect(seen).toHaveLength(3);
+  });
+
+  test("an empty POST, a head over maxHeadBytes and a form go to node:http when the server says so", async () => {
+    const h = await start({
+      emptyPostToFallback: true,
+      maxHeadBytes: 200,
+      acceptsMediaType: (m) => m !== "application/x-www-form-urlencoded",
+    });
+    const cases = [
+      post(""),
+      post("{}", `X-Pad: ${"p".repeat(300)}\r\n`),
+      post("a=1", "", "application/x-www-form-urlencoded"),
+      // No Content-Type at all is the server's to accept.
+      "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",
+    ];
+    const statuses: number[] = [];
+    for (const raw of cases) {
+      const c = new Client(h.port);
+      c.socket.write(raw);
+      const [r] = await c.read(1);
+      statuses.push(r?.status ?? 0);
+      c.socket.destroy();
+    }
+    expect(statuses).toEqual([299, 299, 299, 200]);
+    expect(h.fastBodies).toEqual(["{}"]);
+  });
+
+  test("an answer still being made past the write timeout cuts the connection", async () => {
+    const h = await start({
+      writeTimeoutMs: 100,
+      idleTimeoutMs: 10_000,
+      handle: () => new Promise<string>(() => undefined),
+    });
+    const c = new Client(h.port);
+    const started = Date.now();
+    c.socket.write(post("hang"));
+    await c.waitClosed();
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  test("a handler failure the server answers with nothing cuts the connection", async () => {
+    const h = await start({ onError: () => undefined });
+    const c = new Client(h.port);
+    c.socket.write(post("throw"));
+    await c.waitClosed();
+    expect(c.closed).toBe(true);
   });
 });

@@ -1,27 +1,35 @@
-// rpc/jsonrpc/: the JSON-RPC 2.0 machinery both RPC servers share.
-// Owns: the envelope (ids, request decoding, response encoding with Go's key order and escaping),
-// one error class per code, param codecs (cmtjson and URI rules), route tables and dispatch, batches.
-// Does not own: routes, transports, HTTP statuses or any server's domain (those live in rpc/comet
-// and rpc/evm).
-export { type BatchOutcome, batchLimitError, runBatch } from "./batch.js";
+// rpc/jsonrpc/: the JSON-RPC core both RPC servers run on.
+// Owns: the envelope (messages, ids, answer encoding with Go's key order and escaping), Go-compatible
+// JSON reading and writing, one error class per code, the method-table shape and dispatch, batches with
+// their limits and deadlines (one sweep timer), the HTTP transport (listener with a connection
+// limit, the fast path, body limit, CORS policies) and the WebSocket transport (connection
+// lifecycle, read limit, ping/pong, ordered writes and backpressure, per-connection subscriptions).
+// Does not own: any server's methods, params, wire encoders or error texts beyond the envelope's
+// (those live in rpc/comet and rpc/evm, which configure the core).
+export {
+  type CallOutcome,
+  type CallRunner,
+  type Deadline,
+  type PayloadAnswer,
+  type PayloadRules,
+  runPayload,
+} from "./calls.js";
+export { type Cors, type CorsOptions, createCors, DEFAULT_CORS } from "./cors.js";
 export { DeadlineSweeper } from "./deadlineSweeper.js";
 export {
-  type DispatchOptions,
-  type DispatchResult,
-  defaultMapError,
-  defineRoutes,
-  dispatchRequest,
-  dispatchUri,
-  isCacheable,
+  callMethod,
   isPromise,
   type MaybePromise,
-  type Route,
-  type RouteTable,
-  routeParamNames,
+  type MethodServer,
+  type MethodTable,
+  type RpcMethod,
 } from "./dispatch.js";
 export {
+  encodeFailureText,
+  encodeId,
   encodeResponse,
   encodeResponses,
+  encodeSuccessText,
   errorResponse,
   isFailure,
   type JsonRpcFailure,
@@ -29,6 +37,12 @@ export {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type JsonRpcSuccess,
+  type MessageDialect,
+  PayloadError,
+  parseMessage,
+  parsePayload,
+  type RpcMessage,
+  type RpcPayload,
   successResponse,
 } from "./envelope.js";
 export {
@@ -45,7 +59,23 @@ export {
   type RpcErrorOptions,
   ServerError,
 } from "./errors.js";
-export { type FastHttpOptions, serveFastHttp } from "./fastHttp.js";
+export {
+  type FastAnswer,
+  type FastHttpOptions,
+  type FastMethod,
+  nodeHttpAnswer,
+  serveFastHttp,
+  simpleAnswer,
+} from "./fastHttp.js";
+export {
+  createPostHandler,
+  type HttpTransport,
+  type HttpTransportOptions,
+  type PostEndpointOptions,
+  readBody,
+  sendText,
+  serveHttp,
+} from "./http.js";
 export {
   compactGoJson,
   EncodedJson,
@@ -60,19 +90,12 @@ export {
   type WireValue,
 } from "./json.js";
 export { type LimitedListener, listenLimited, type SocketTarget } from "./limitedListener.js";
-export { observeResult, observeRoutes, type RpcMethodObserver, type RpcObserver } from "./observe.js";
+export { observeResult, observeTable, type RpcMethodObserver, type RpcObserver } from "./observe.js";
 export {
-  decodeJsonParams,
-  decodeUriParam,
-  decodeUriParams,
-  goBase64Decode,
-  goHexDecode,
-  type ParamCodec,
-  ParamDecodeError,
-  type ParamShape,
-  type ParamValue,
-  type ParamValues,
-  p,
-  type UriForm,
-} from "./params.js";
-export { type ParsedPayload, parseRequestPayload, parseSingleRequest, RequestDecodeError } from "./request.js";
+  createWsTransport,
+  WsConnection,
+  WsFrame,
+  type WsSubscription,
+  type WsTransport,
+  type WsTransportOptions,
+} from "./ws.js";

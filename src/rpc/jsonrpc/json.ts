@@ -93,39 +93,39 @@ type OpenContainer =
   | { start: number; entries: [string, JsonNode][]; key: string };
 
 class Parser {
-  private pos = 0;
-  private depth = 0;
-  private readonly s: string;
-  private readonly decoderMode: boolean;
+  #pos = 0;
+  #depth = 0;
+  readonly #s: string;
+  readonly #decoderMode: boolean;
   constructor(s: string, decoderMode: boolean) {
-    this.s = s;
-    this.decoderMode = decoderMode;
+    this.#s = s;
+    this.#decoderMode = decoderMode;
   }
 
-  private eof(): JsonSyntaxError {
-    return new JsonSyntaxError(this.decoderMode ? "unexpected EOF" : "unexpected end of JSON input");
+  #eof(): JsonSyntaxError {
+    return new JsonSyntaxError(this.#decoderMode ? "unexpected EOF" : "unexpected end of JSON input");
   }
 
-  private skipWs(): void {
-    while (this.pos < this.s.length && WS.has(this.s[this.pos] as string)) this.pos++;
+  #skipWs(): void {
+    while (this.#pos < this.#s.length && WS.has(this.#s[this.#pos] as string)) this.#pos++;
   }
 
-  private peekChar(): string | undefined {
-    if (this.pos >= this.s.length) return undefined;
-    const cp = this.s.codePointAt(this.pos) ?? 0;
+  #peekChar(): string | undefined {
+    if (this.#pos >= this.#s.length) return undefined;
+    const cp = this.#s.codePointAt(this.#pos) ?? 0;
     return String.fromCodePoint(cp);
   }
 
   parseTop(): JsonNode {
-    this.skipWs();
-    if (this.pos >= this.s.length) {
-      if (this.decoderMode) throw new JsonSyntaxError("EOF");
-      throw this.eof();
+    this.#skipWs();
+    if (this.#pos >= this.#s.length) {
+      if (this.#decoderMode) throw new JsonSyntaxError("EOF");
+      throw this.#eof();
     }
-    const v = this.parseValue("looking for beginning of value");
-    if (!this.decoderMode) {
-      this.skipWs();
-      const c = this.peekChar();
+    const v = this.#parseValue("looking for beginning of value");
+    if (!this.#decoderMode) {
+      this.#skipWs();
+      const c = this.#peekChar();
       if (c !== undefined) throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} after top-level value`);
     }
     return v;
@@ -136,46 +136,46 @@ class Parser {
    * so that nesting up to MAX_JSON_DEPTH cannot exhaust the call stack; the errors are Go's, in the
    * order Go's scanner meets them.
    */
-  private parseValue(context: string): JsonNode {
+  #parseValue(context: string): JsonNode {
     const open: OpenContainer[] = [];
     for (;;) {
       // A value starts here: a scalar, or a container whose first member comes next.
-      this.skipWs();
-      const c = this.peekChar();
-      if (c === undefined) throw this.eof();
-      const start = this.pos;
+      this.#skipWs();
+      const c = this.#peekChar();
+      if (c === undefined) throw this.#eof();
+      const start = this.#pos;
       let value: JsonNode;
       if (c === "{" || c === "[") {
-        this.enter();
-        this.pos++;
-        this.skipWs();
+        this.#enter();
+        this.#pos++;
+        this.#skipWs();
         const close = c === "{" ? "}" : "]";
-        if (this.peekChar() === close) {
-          this.pos++;
-          this.depth--;
-          const raw = this.s.slice(start, this.pos);
+        if (this.#peekChar() === close) {
+          this.#pos++;
+          this.#depth--;
+          const raw = this.#s.slice(start, this.#pos);
           value = c === "{" ? { kind: "object", entries: [], raw } : { kind: "array", items: [], raw };
         } else {
-          open.push(c === "{" ? { start, entries: [], key: this.parseKey() } : { start, items: [] });
+          open.push(c === "{" ? { start, entries: [], key: this.#parseKey() } : { start, items: [] });
           continue;
         }
       } else {
-        value = this.parseScalar(c, start, open.length === 0 ? context : "looking for beginning of value");
+        value = this.#parseScalar(c, start, open.length === 0 ? context : "looking for beginning of value");
       }
       // The value is complete: add it to the innermost open container; close those that end here.
       for (;;) {
         const top = open.at(-1);
         if (top === undefined) return value;
-        this.skipWs();
-        const sep = this.peekChar();
-        if (sep === undefined) throw this.eof();
-        this.pos++;
+        this.#skipWs();
+        const sep = this.#peekChar();
+        if (sep === undefined) throw this.#eof();
+        this.#pos++;
         if ("items" in top) {
           top.items.push(value);
           if (sep === "]") {
             open.pop();
-            this.depth--;
-            value = { kind: "array", items: top.items, raw: this.s.slice(top.start, this.pos) };
+            this.#depth--;
+            value = { kind: "array", items: top.items, raw: this.#s.slice(top.start, this.#pos) };
             continue;
           }
           if (sep !== ",") throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after array element`);
@@ -183,13 +183,13 @@ class Parser {
           top.entries.push([top.key, value]);
           if (sep === "}") {
             open.pop();
-            this.depth--;
-            value = { kind: "object", entries: top.entries, raw: this.s.slice(top.start, this.pos) };
+            this.#depth--;
+            value = { kind: "object", entries: top.entries, raw: this.#s.slice(top.start, this.#pos) };
             continue;
           }
           if (sep !== ",")
             throw new JsonSyntaxError(`invalid character ${goQuoteChar(sep)} after object key:value pair`);
-          top.key = this.parseKey();
+          top.key = this.#parseKey();
         }
         break;
       }
@@ -197,102 +197,102 @@ class Parser {
   }
 
   /** An object member's key and its colon. */
-  private parseKey(): string {
-    this.skipWs();
-    const c = this.peekChar();
-    if (c === undefined) throw this.eof();
+  #parseKey(): string {
+    this.#skipWs();
+    const c = this.#peekChar();
+    if (c === undefined) throw this.#eof();
     if (c !== '"')
       throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} looking for beginning of object key string`);
-    const key = this.parseString();
-    this.skipWs();
-    const colon = this.peekChar();
-    if (colon === undefined) throw this.eof();
+    const key = this.#parseString();
+    this.#skipWs();
+    const colon = this.#peekChar();
+    if (colon === undefined) throw this.#eof();
     if (colon !== ":") throw new JsonSyntaxError(`invalid character ${goQuoteChar(colon)} after object key`);
-    this.pos++;
+    this.#pos++;
     return key;
   }
 
-  private parseScalar(c: string, start: number, context: string): JsonNode {
+  #parseScalar(c: string, start: number, context: string): JsonNode {
     switch (c) {
       case '"': {
-        const value = this.parseString();
-        return { kind: "string", value, raw: this.s.slice(start, this.pos) };
+        const value = this.#parseString();
+        return { kind: "string", value, raw: this.#s.slice(start, this.#pos) };
       }
       case "t":
-        this.literal("true");
+        this.#literal("true");
         return { kind: "bool", value: true, raw: "true" };
       case "f":
-        this.literal("false");
+        this.#literal("false");
         return { kind: "bool", value: false, raw: "false" };
       case "n":
-        this.literal("null");
+        this.#literal("null");
         return { kind: "null", raw: "null" };
       default:
         if (c === "-" || (c >= "0" && c <= "9")) {
-          this.parseNumber();
-          return { kind: "number", raw: this.s.slice(start, this.pos) };
+          this.#parseNumber();
+          return { kind: "number", raw: this.#s.slice(start, this.#pos) };
         }
         throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} ${context}`);
     }
   }
 
-  private literal(word: string): void {
+  #literal(word: string): void {
     for (let i = 0; i < word.length; i++) {
-      const c = this.peekChar();
-      if (c === undefined) throw this.eof();
+      const c = this.#peekChar();
+      if (c === undefined) throw this.#eof();
       if (c !== word[i]) {
         throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in literal ${word} (expecting '${word[i]}')`);
       }
-      this.pos++;
+      this.#pos++;
     }
   }
 
-  private parseNumber(): void {
-    if (this.peekChar() === "-") {
-      this.pos++;
-      const c = this.peekChar();
-      if (c === undefined) throw this.eof();
+  #parseNumber(): void {
+    if (this.#peekChar() === "-") {
+      this.#pos++;
+      const c = this.#peekChar();
+      if (c === undefined) throw this.#eof();
       if (!digit(c)) throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in numeric literal`);
     }
-    if (this.peekChar() === "0") this.pos++;
-    else while (digit(this.peekChar())) this.pos++;
-    if (this.peekChar() === ".") {
-      this.pos++;
-      const c = this.peekChar();
-      if (c === undefined) throw this.eof();
+    if (this.#peekChar() === "0") this.#pos++;
+    else while (digit(this.#peekChar())) this.#pos++;
+    if (this.#peekChar() === ".") {
+      this.#pos++;
+      const c = this.#peekChar();
+      if (c === undefined) throw this.#eof();
       if (!digit(c))
         throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} after decimal point in numeric literal`);
-      while (digit(this.peekChar())) this.pos++;
+      while (digit(this.#peekChar())) this.#pos++;
     }
-    const e = this.peekChar();
+    const e = this.#peekChar();
     if (e === "e" || e === "E") {
-      this.pos++;
-      let c = this.peekChar();
+      this.#pos++;
+      let c = this.#peekChar();
       if (c === "+" || c === "-") {
-        this.pos++;
-        c = this.peekChar();
+        this.#pos++;
+        c = this.#peekChar();
       }
-      if (c === undefined) throw this.eof();
+      if (c === undefined) throw this.#eof();
       if (!digit(c)) throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in exponent of numeric literal`);
-      while (digit(this.peekChar())) this.pos++;
+      while (digit(this.#peekChar())) this.#pos++;
     }
   }
 
-  private parseString(): string {
-    this.pos++; // opening quote
+  #parseString(): string {
+    this.#pos++; // opening quote
     let out = "";
     for (;;) {
-      if (this.pos >= this.s.length) throw this.eof();
-      const c = this.s[this.pos] as string;
+      if (this.#pos >= this.#s.length) throw this.#eof();
+      const c = this.#s[this.#pos] as string;
       if (c === '"') {
-        this.pos++;
+        this.#pos++;
         return out;
       }
       if (c === "\\") {
-        this.pos++;
-        if (this.pos >= this.s.length) throw this.eof();
-        const e = this.s[this.pos] as string;
-        this.pos++;
+        this.#pos++;
+        if (this.#pos >= this.#s.length) throw this.#eof();
+        const e = this.#s[this.#pos] as string;
+        this.#pos++;
         switch (e) {
           case '"':
           case "\\":
@@ -317,13 +317,13 @@ class Parser {
           case "u": {
             let hex = "";
             for (let i = 0; i < 4; i++) {
-              if (this.pos >= this.s.length) throw this.eof();
-              const h = this.s[this.pos] as string;
+              if (this.#pos >= this.#s.length) throw this.#eof();
+              const h = this.#s[this.#pos] as string;
               if (!/[0-9a-fA-F]/.test(h)) {
                 throw new JsonSyntaxError(`invalid character ${goQuoteChar(h)} in \\u hexadecimal character escape`);
               }
               hex += h;
-              this.pos++;
+              this.#pos++;
             }
             out += String.fromCharCode(Number.parseInt(hex, 16));
             break;
@@ -335,14 +335,14 @@ class Parser {
       }
       if (c < " ") throw new JsonSyntaxError(`invalid character ${goQuoteChar(c)} in string literal`);
       out += c;
-      this.pos++;
+      this.#pos++;
     }
   }
 
-  /** Entering an object or array at `this.pos` (Go's pushParseState, whose error names the bracket). */
-  private enter(): void {
-    if (++this.depth > MAX_JSON_DEPTH) {
-      throw new JsonSyntaxError(`invalid character ${goQuoteChar(this.s[this.pos] as string)} exceeded max depth`);
+  /** Entering an object or array at `this.#pos` (Go's pushParseState, whose error names the bracket). */
+  #enter(): void {
+    if (++this.#depth > MAX_JSON_DEPTH) {
+      throw new JsonSyntaxError(`invalid character ${goQuoteChar(this.#s[this.#pos] as string)} exceeded max depth`);
     }
   }
 }

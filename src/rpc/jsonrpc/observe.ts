@@ -1,4 +1,5 @@
-import { isPromise, type MaybePromise, type Route, type RouteTable } from "./dispatch.js";
+import { isPromise, type MaybePromise, type MethodTable, type RpcMethod } from "./dispatch.js";
+import type { WireValue } from "./json.js";
 
 /**
  * Per-method request counts and latencies for both RPC servers (node/ records them as Prometheus
@@ -33,14 +34,14 @@ export function observeResult<T>(m: RpcMethodObserver, startMs: number, result: 
   );
 }
 
-function observedRoute<S, C>(route: Route<S, C>, m: RpcMethodObserver): Route<S, C> {
+function observedMethod<S, C, M extends RpcMethod<S, C>>(method: M, m: RpcMethodObserver): M {
   return {
-    ...route,
-    run(args, services, ctx) {
+    ...method,
+    run(args: unknown, services: S, ctx: C) {
       const start = performance.now();
-      let result: ReturnType<Route<S, C>["run"]>;
+      let result: MaybePromise<WireValue>;
       try {
-        result = route.run(args, services, ctx);
+        result = method.run(args, services, ctx);
       } catch (err) {
         m.done(start, true);
         throw err;
@@ -50,9 +51,13 @@ function observedRoute<S, C>(route: Route<S, C>, m: RpcMethodObserver): Route<S,
   };
 }
 
-/** The same table with every route's calls recorded under its name. */
-export function observeRoutes<S, C>(table: RouteTable<S, C>, observer: RpcObserver): RouteTable<S, C> {
-  const out: Record<string, Route<S, C>> = {};
-  for (const [name, route] of Object.entries(table)) out[name] = observedRoute(route, observer.method(name));
+/** The same table with every method's calls recorded under its name. */
+export function observeTable<S, C, M extends RpcMethod<S, C>>(
+  table: MethodTable<M>,
+  observer: RpcObserver,
+): MethodTable<M> {
+  const out: Record<string, M> = {};
+  for (const [name, method] of Object.entries(table))
+    out[name] = observedMethod<S, C, M>(method, observer.method(name));
   return out;
 }

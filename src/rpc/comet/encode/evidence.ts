@@ -2,7 +2,8 @@ import type { BlockId } from "../../../types/blockId.js";
 import type { Evidence } from "../../../types/evidence.js";
 import type { Vote, VoteType } from "../../../types/vote.js";
 import { GO_ZERO_TIME, parseRfc3339, type Timestamp } from "../../../util/time.js";
-import { goValueKind, type JsonNode, ParamDecodeError, p } from "../../jsonrpc/index.js";
+import { goValueKind, type JsonNode } from "../../jsonrpc/index.js";
+import { ParamDecodeError, p } from "../params.js";
 
 /**
  * broadcast_evidence's argument: cmtjson's registered-interface form

@@ -431,3 +431,96 @@ describe("listeners and connection limits", () => {
     }
   });
 });
+
+describe("fast path (rpc/jsonrpc/fastHttp.ts): the same bytes as node:http", () => {
+  /** Sends raw requests on one connection and returns the answers, each cut at its Content-Length. */
+  function exchange(f: FakeRpc, requests: string[]): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      const addr = new URL(f.base);
+      const sock = connect(Number(addr.port), addr.hostname, () => sock.write(requests.join("")));
+      let data = Buffer.alloc(0);
+      const answers: string[] = [];
+      sock.on("data", (d: Buffer) => {
+        data = Buffer.concat([data, d]);
+        for (;;) {
+          const end = data.indexOf("\r\n\r\n");
+          if (end < 0) break;
+          const length = Number(/\r\nContent-Length: (\d+)/.exec(data.toString("latin1", 0, end))?.[1] ?? "0");
+          if (data.length < end + 4 + length) break;
+          answers.push(data.toString("utf8", 0, end + 4 + length));
+          data = data.subarray(end + 4 + length);
+        }
+        if (answers.length === requests.length) {
+          sock.destroy();
+          resolve(answers);
+        }
+      });
+      sock.on("error", reject);
+    });
+  }
+
+  /** The answer with the clock-dependent header values blanked. */
+  const timeless = (answer: string) =>
+    answer.replace(/\r\nX-Server-Time: \d+/, "\r\nX-Server-Time: T").replace(/\r\nDate: [^\r]+/, "\r\nDate: D");
+
+  const body = (text: string) =>
+    `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+  const get = (target: string) => `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`;
+  /** The same request with an Origin header: CORS is off, so node:http answers it as it would without. */
+  const viaNodeHttp = (request: string) => request.replace("Host: x\r\n", "Host: x\r\nOrigin: http://o.example\r\n");
+
+  test("behavior: URI GETs and JSON-RPC POSTs, successes and failures, cacheable or not", async () => {
+    const { subscribe, unsubscribe } = await import("node:diagnostics_channel");
+    let nodeHttpRequests = 0;
+    const count = () => {
+      nodeHttpRequests++;
+    };
+    const f = await startFakeRpc();
+    subscribe("http.server.request.start", count);
+    try {
+      const items = Array.from({ length: 11 }, (_, i) => ({ id: i, method: "health" }));
+      const requests = [
+        get("/health"),
+        get("/block?height=1"),
+        get("/block?height=999999"),
+        get("/block?height=x"),
+        get("/status"),
+        body('{"jsonrpc":"2.0","id":1,"method":"health","params":{}}'),
+        body('{"jsonrpc":"2.0","id":"a","method":"block","params":{"height":"1"}}'),
+        body('{"jsonrpc":"2.0","id":2,"method":"nope"}'),
+        body("{bad"),
+        body(JSON.stringify(items)),
+        body(JSON.stringify(items.slice(0, 2))),
+        body('[{"method":"health"}]'),
+      ];
+      const fast = await exchange(f, requests);
+      expect(nodeHttpRequests).toBe(0);
+      const slow = await exchange(f, requests.map(viaNodeHttp));
+      expect(nodeHttpRequests).toBe(requests.length);
+      expect(fast.map(timeless)).toEqual(slow.map(timeless));
+      expect(fast[1]).toMatch(/\r\nCache-Control: public, max-age=86400\r\n/);
+      expect(fast[2]).toMatch(/^HTTP\/1.1 500 Internal Server Error\r\nX-Server-Time: \d+\r\n/);
+      expect(fast[9]).not.toMatch(/X-Server-Time/);
+    } finally {
+      unsubscribe("http.server.request.start", count);
+      await f.close();
+    }
+  });
+
+  test("behavior: with CORS on, answers carry Vary as node:http's do; pages and /websocket stay node:http's", async () => {
+    const f = await startFakeRpc({ corsAllowedOrigins: ["http://a.example"] });
+    try {
+      const [fast] = await exchange(f, [get("/health")]);
+      // An Origin the policy does not allow gets no CORS header: node:http's answer to the request without Origin.
+      const [slow] = await exchange(f, [viaNodeHttp(get("/health"))]);
+      expect(timeless(fast ?? "")).toBe(timeless(slow ?? ""));
+      expect(fast).toMatch(/\r\nVary: Origin\r\n/);
+      const [ws] = await exchange(f, [get("/websocket")]);
+      expect(ws).toMatch(/^HTTP\/1.1 400 Bad Request\r\n/);
+      const [unknown] = await exchange(f, [get("/nope")]);
+      expect(unknown).toMatch(/^HTTP\/1.1 404 Not Found\r\n/);
+    } finally {
+      await f.close();
+    }
+  });
+});

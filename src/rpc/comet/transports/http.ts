@@ -1,48 +1,55 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Logger } from "../../../util/logger.js";
 import {
-  batchLimitError,
+  type CallOutcome,
+  type CallRunner,
+  type Cors,
+  callMethod,
   DeadlineSweeper,
-  type DispatchResult,
-  dispatchRequest,
-  dispatchUri,
-  EncodedJson,
   encodeResponse,
-  encodeResponses,
   errorResponse,
   errorText,
+  type FastAnswer,
+  type FastHttpOptions,
+  type FastMethod,
   InternalError,
-  InvalidParamsError,
   InvalidRequestError,
-  isFailure,
   isPromise,
   type JsonRpcResponse,
   type MaybePromise,
   MethodNotFoundError,
-  type ParsedPayload,
-  ParseError,
-  parseRequestPayload,
-  RequestDecodeError,
-  type Route,
-  type RouteTable,
-  routeParamNames,
-  runBatch,
+  nodeHttpAnswer,
+  type PayloadAnswer,
+  type PayloadRules,
+  type RpcPayload,
+  readBody,
+  runPayload,
+  sendText,
 } from "../../jsonrpc/index.js";
 import type { CometCallContext, CometRuntime } from "../context.js";
-import { toCometRpcError } from "../errors.js";
+import { parseErrorOf } from "../errors.js";
+import { batchLimitError, parseRequestPayload, RequestDecodeError } from "../request.js";
 import type { CometServices } from "../services.js";
-import type { Cors } from "./cors.js";
+import {
+  type CometCalls,
+  type CometRequest,
+  cometCalls,
+  encodeCometFailure,
+  type RouteTable,
+  routeParamNames,
+  URI_ID,
+  uriMessage,
+} from "../table.js";
 
 /**
- * The HTTP side of the node RPC (rpc/jsonrpc/server): pre-checks (body limit, batch limit), then
- * X-Server-Time, CORS and the mux: `/<route>` URI calls, `/` JSON-RPC, `/websocket` (upgrades are
- * handled by the WebSocket transport), anything else 404.
+ * The HTTP side of the node RPC (CometBFT's rpc/jsonrpc/server) on the shared core: pre-checks
+ * (body limit, batch limit), then X-Server-Time, CORS and the mux: `/<route>` URI calls, `/`
+ * JSON-RPC, `/websocket` (upgrades are handled by the WebSocket transport), anything else 404.
+ * The node:http handler serves every request; the fast path's options ({@link fastPathOptions})
+ * answer the common JSON-RPC POSTs and URI GETs with the same bytes.
  */
 
-/** CometBFT's parse error message (types.RPCParseError). */
-export const PARSE_ERROR_MESSAGE = "Parse error. Invalid JSON";
-/** The id of URI answers (URIClientRequestID). */
-const URI_ID = -1n;
 const CACHE_CONTROL = "public, max-age=86400";
 
 export interface HttpHandlerDeps {
@@ -55,57 +62,13 @@ export interface HttpHandlerDeps {
   readonly writeTimeoutMs: number;
   readonly log: Logger;
   readonly remoteAddr: (req: IncomingMessage) => string;
+  readonly calls: HttpCalls;
   /** Pages served on their exact path beside the routes (the dashboard); GET and HEAD only. */
   readonly pages?: ReadonlyMap<string, PageHandler>;
 }
 
 /** Answers a GET or HEAD of a page path (the whole answer: status, headers, body). */
 export type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
-
-type Body = { ok: true; bytes: Buffer } | { ok: false };
-
-/** Reads the whole body, or reports that it passed `limit` (after draining what the client sends). */
-function readBody(req: IncomingMessage, limit: number): Promise<Body> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (tooLarge) {
-        // Drain a little to let the client read our answer; give up on very large uploads.
-        if (size > limit * 4 + 16 * 1024 * 1024) req.destroy();
-        return;
-      }
-      if (size > limit) {
-        tooLarge = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => resolve(tooLarge ? { ok: false } : { ok: true, bytes: Buffer.concat(chunks) }));
-    req.on("error", () => resolve(tooLarge ? { ok: false } : { ok: true, bytes: Buffer.concat(chunks) }));
-    req.on("close", () => resolve(tooLarge ? { ok: false } : { ok: true, bytes: Buffer.concat(chunks) }));
-  });
-}
-
-function sendText(
-  res: ServerResponse,
-  status: number,
-  contentType: string,
-  body: string | Buffer,
-  headers?: Record<string, string>,
-): void {
-  if (res.headersSent || res.writableEnded) return;
-  // Encoded once: Buffer.byteLength and a string write would each walk the text.
-  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-  // One writeHead with every header (setHeader validates and stores each one separately).
-  const all: Record<string, string | number> = { "Content-Type": contentType, "Content-Length": bytes.length };
-  if (headers !== undefined) Object.assign(all, headers);
-  res.writeHead(status, all);
-  res.end(bytes);
-}
 
 const CACHEABLE_HEADERS = { "Cache-Control": CACHE_CONTROL };
 
@@ -180,22 +143,62 @@ function serverTime(): string {
   return serverTimeText;
 }
 
-/** Whole URI answers (id -1) around a kept result (status between blocks), encoded once. */
-const uriAnswers = new WeakMap<EncodedJson, Buffer>();
-
-function uriAnswer(response: JsonRpcResponse): string | Buffer {
-  if (isFailure(response) || !(response.result instanceof EncodedJson)) return encodeResponse(response);
-  let bytes = uriAnswers.get(response.result);
-  if (bytes === undefined) {
-    bytes = Buffer.from(encodeResponse(response), "utf8");
-    uriAnswers.set(response.result, bytes);
-  }
-  return bytes;
+/** The node RPC's calls over HTTP: JSON-RPC and URI, on the shared core. */
+export interface HttpCalls {
+  readonly uri: CometCalls;
+  readonly runner: CallRunner<CometRequest>;
 }
 
-function sendUriResult(res: ServerResponse, r: DispatchResult): void {
-  const failed = isFailure(r.response);
-  sendJson(res, failed ? 500 : 200, uriAnswer(r.response), !failed && r.cacheable);
+/** CometBFT's batch rules: notifications are skipped, an empty batch answers nothing, one answer is unwrapped. */
+const COMET_RULES: PayloadRules = {
+  emptyBatch: undefined,
+  // max_request_batch_size is PreChecksHandler's, before anything else.
+  batchTooLarge: undefined,
+  batchLimit: 0,
+  responseLimit: undefined,
+  // The node RPC gives calls no deadline (the write timeout cuts the connection instead).
+  timedOut: () => new InternalError("request timed out"),
+  unwrapSingle: true,
+};
+
+export function httpCalls(
+  routes: RouteTable<CometServices, CometCallContext>,
+  services: CometServices,
+  runtime: CometRuntime,
+): HttpCalls {
+  const http = cometCalls(routes, services, runtime, "http");
+  return {
+    uri: cometCalls(routes, services, runtime, "uri"),
+    runner: {
+      call: (msg, request) => callMethod(http, msg, request),
+      // CometBFT's request decoding leaves no invalid messages (it fails the whole payload).
+      invalid: (msg) => encodeCometFailure(msg.idJson, new InvalidRequestError()),
+      failure: encodeCometFailure,
+    },
+  };
+}
+
+function httpRequest(remoteAddr: string): CometRequest {
+  return { remoteAddr, ws: undefined, uriArg: undefined };
+}
+
+/** A JSON-RPC payload's answer (the batch pre-check already passed). */
+function runJsonRpc(deps: HttpHandlerDeps, payload: RpcPayload, remoteAddr: string): MaybePromise<PayloadAnswer> {
+  return runPayload(payload, deps.calls.runner, httpRequest(remoteAddr), COMET_RULES, undefined);
+}
+
+/** A URI call of `route` with its arguments. */
+function runUriCall(
+  deps: HttpHandlerDeps,
+  route: string,
+  uriArg: (name: string) => string,
+  remoteAddr: string,
+): MaybePromise<CallOutcome> {
+  return callMethod(deps.calls.uri, uriMessage(route), { remoteAddr, ws: undefined, uriArg });
+}
+
+function sendUriResult(res: ServerResponse, r: CallOutcome): void {
+  sendJson(res, r.failed ? 500 : 200, r.text, !r.failed && r.cacheable);
 }
 
 function isFormRequest(req: IncomingMessage): boolean {
@@ -219,54 +222,37 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
   return withWriteDeadline(deps, withPreChecks(deps, mux));
 }
 
-const paramsError = (d: string) => new InvalidParamsError(d);
-const HTTP_OPTS = { transport: "http", paramsError, mapError: toCometRpcError } as const;
-const URI_OPTS = { transport: "uri", paramsError, mapError: toCometRpcError } as const;
-
-function callContext(
-  deps: HttpHandlerDeps,
-  req: IncomingMessage,
-  transport: "uri" | "http",
-  requestId: CometCallContext["requestId"],
-): CometCallContext {
-  return { transport, remoteAddr: deps.remoteAddr(req), requestId, runtime: deps.runtime, ws: undefined };
-}
-
 type JsonRpcHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer | undefined) => Promise<void>;
 
 /** POST `/`: a JSON-RPC request or batch (an empty body gets the endpoint list). */
 function createJsonRpcHandler(deps: HttpHandlerDeps): JsonRpcHandler {
-  const { routes, services } = deps;
   return async (req, res, body) => {
     let bytes = body;
     if (bytes === undefined) {
       const read = await readBody(req, deps.maxBodyBytes);
-      if (!read.ok) return bodyTooLarge(res);
-      bytes = read.bytes;
+      if (read === undefined) return bodyTooLarge(res);
+      bytes = read;
     }
     if (bytes.length === 0) {
-      sendText(res, 200, "text/html", endpointList(req.headers.host ?? "", routes));
+      sendText(res, 200, "text/html", endpointList(req.headers.host ?? "", deps.routes));
       return;
     }
-    let payload: ParsedPayload;
+    let payload: RpcPayload;
     try {
       payload = parseRequestPayload(bytes.toString("utf8"));
     } catch (err) {
       if (!(err instanceof RequestDecodeError)) throw err;
-      const parseError = new ParseError(`error unmarshaling request: ${err.message}`, { message: PARSE_ERROR_MESSAGE });
-      sendJson(res, 500, encodeResponse(errorResponse(undefined, parseError)));
+      sendJson(res, 500, encodeResponse(errorResponse(undefined, parseErrorOf(err))));
       return;
     }
-    const outcome = await runBatch(payload, (r) =>
-      dispatchRequest(routes, r, services, callContext(deps, req, "http", r.id), HTTP_OPTS),
-    );
-    if (outcome.responses.length === 0) {
+    const answer = await runJsonRpc(deps, payload, deps.remoteAddr(req));
+    if (answer.text === undefined) {
       res.statusCode = 200;
       res.setHeader("Content-Length", 0);
       res.end();
       return;
     }
-    sendJson(res, 200, encodeResponses(outcome.responses, { unwrapSingle: true }), outcome.cacheable);
+    sendJson(res, 200, answer.text, answer.cacheable);
   };
 }
 
@@ -280,42 +266,31 @@ type UriHandler = (
 
 /** `/<route>?args`: a URI call, its arguments from the query (and a form body); id -1. */
 function createUriHandler(deps: HttpHandlerDeps): UriHandler {
-  const { routes, services } = deps;
-
   function runUri(
     req: IncomingMessage,
     res: ServerResponse,
-    route: Route<CometServices, CometCallContext>,
+    name: string,
     query: URLSearchParams,
     formBody: Buffer | undefined,
   ): MaybePromise<void> {
     const form =
       formBody !== undefined && isFormRequest(req) ? new URLSearchParams(formBody.toString("utf8")) : undefined;
-    const result = dispatchUri(
-      route,
-      URI_ID,
-      uriArgs(query, form),
-      services,
-      callContext(deps, req, "uri", URI_ID),
-      URI_OPTS,
-    );
+    const result = runUriCall(deps, name, uriArgs(query, form), deps.remoteAddr(req));
     if (!isPromise(result)) return sendUriResult(res, result);
     return result.then((r) => sendUriResult(res, r));
   }
 
   return (req, res, name, query, body) => {
-    const route = routes[name];
+    const route = deps.routes[name];
     if (route === undefined) return notFound(res);
-    if (route.transport === "ws") {
+    if (route.wsOnly === true) {
       sendJson(res, 404, encodeResponse(errorResponse(URI_ID, new MethodNotFoundError())));
       return;
     }
     if (body === undefined && isFormRequest(req)) {
-      return readBody(req, deps.maxBodyBytes).then((read) =>
-        runUri(req, res, route, query, read.ok ? read.bytes : Buffer.alloc(0)),
-      );
+      return readBody(req, deps.maxBodyBytes).then((read) => runUri(req, res, name, query, read ?? Buffer.alloc(0)));
     }
-    return runUri(req, res, route, query, body);
+    return runUri(req, res, name, query, body);
   };
 }
 
@@ -378,9 +353,9 @@ function withPreChecks(deps: HttpHandlerDeps, mux: Mux): Serve {
     // A request without a body (every URI GET) has nothing to pre-check.
     if (deps.maxRequestBatchSize <= 0 || !hasBody(req)) return mux(req, res, undefined);
     return readBody(req, deps.maxBodyBytes).then((read) => {
-      if (!read.ok) return bodyTooLarge(res);
-      const body = read.bytes;
-      let payload: ParsedPayload | undefined;
+      if (read === undefined) return bodyTooLarge(res);
+      const body = read;
+      let payload: RpcPayload | undefined;
       try {
         payload = body.length === 0 ? undefined : parseRequestPayload(body.toString("utf8"));
       } catch {
@@ -434,5 +409,120 @@ function withWriteDeadline(deps: HttpHandlerDeps, serve: Serve): (req: IncomingM
       watchWrite(res);
       res.once("finish", () => deadlines.unwatch(res));
     }
+  };
+}
+
+/** node:http's keepAliveTimeout on the node RPC (node's default), also the fast path's idle timeout. */
+export const KEEP_ALIVE_MS = 5000;
+const KEEP_ALIVE_SECONDS = KEEP_ALIVE_MS / 1000;
+const CACHE_LINE = `Cache-Control: ${CACHE_CONTROL}\r\n`;
+/** Set by the CORS handler on every answer when CORS is on (the fast path never sees an Origin). */
+const VARY_LINE = "Vary: Origin\r\n";
+/** node:http's 408 as the node RPC sends it ({@link onClientError} in server.ts). */
+export const REQUEST_TIMEOUT_ANSWER = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
+
+export interface FastPathDeps extends HttpHandlerDeps {
+  readonly readTimeoutMs: number;
+  readonly maxHeaderBytes: number;
+  readonly socketAddr: (socket: Socket) => string;
+}
+
+/** X-Server-Time (and Vary when CORS is on) as node:http writes them, the headers set before the answer's own. */
+function firstLines(deps: FastPathDeps): string {
+  const line = `X-Server-Time: ${serverTime()}\r\n`;
+  return deps.cors === undefined ? line : line + VARY_LINE;
+}
+
+function fastJson(deps: FastPathDeps, failed: boolean, body: string | Buffer, cacheable: boolean): FastAnswer {
+  return nodeHttpAnswer(
+    failed ? "500 Internal Server Error" : "200 OK",
+    firstLines(deps),
+    "application/json",
+    body,
+    cacheable ? CACHE_LINE : "",
+    KEEP_ALIVE_SECONDS,
+  );
+}
+
+/** Whether `GET <target>` is a URI call the fast path answers: a route (not WebSocket-only) on a simple target. */
+function fastUriTarget(deps: FastPathDeps, target: string): boolean {
+  if (!SIMPLE_PATH.test(target)) return false;
+  const q = target.indexOf("?");
+  const path = q < 0 ? target : target.slice(0, q);
+  if (deps.pages?.has(path) === true) return false;
+  const name = path.slice(1);
+  if (!Object.hasOwn(deps.routes, name)) return false;
+  return deps.routes[name]?.wsOnly !== true;
+}
+
+function fastUriAnswer(deps: FastPathDeps, r: CallOutcome): FastAnswer {
+  return fastJson(deps, r.failed, r.text, !r.failed && r.cacheable);
+}
+
+/** `GET /<route>?args` on the fast path: what the URI handler answers, with node:http's bytes. */
+function fastUri(deps: FastPathDeps, target: string, socket: Socket): MaybePromise<FastAnswer> {
+  const q = target.indexOf("?");
+  const name = target.slice(1, q < 0 ? target.length : q);
+  const query = q < 0 ? EMPTY_QUERY : new URLSearchParams(target.slice(q + 1));
+  const result = runUriCall(deps, name, uriArgs(query, undefined), deps.socketAddr(socket));
+  if (!isPromise(result)) return fastUriAnswer(deps, result);
+  return result.then((r) => fastUriAnswer(deps, r));
+}
+
+function fastPayloadAnswer(deps: FastPathDeps, answer: PayloadAnswer): FastAnswer {
+  if (answer.text === undefined) {
+    return nodeHttpAnswer("200 OK", firstLines(deps), undefined, "", "", KEEP_ALIVE_SECONDS);
+  }
+  return fastJson(deps, false, answer.text, answer.cacheable);
+}
+
+/**
+ * `POST /` on the fast path: the batch pre-check, then the JSON-RPC handler, parsing the body once
+ * (node:http's chain parses it in both).
+ */
+function fastJsonRpc(deps: FastPathDeps, body: Buffer, socket: Socket): MaybePromise<FastAnswer> {
+  let payload: RpcPayload;
+  try {
+    payload = parseRequestPayload(body.toString("utf8"));
+  } catch (err) {
+    if (!(err instanceof RequestDecodeError)) throw err;
+    return fastJson(deps, true, encodeResponse(errorResponse(undefined, parseErrorOf(err))), false);
+  }
+  const limitError = deps.maxRequestBatchSize > 0 ? batchLimitError(payload, deps.maxRequestBatchSize) : undefined;
+  if (limitError !== undefined) {
+    // PreChecksHandler answers before X-Server-Time and CORS.
+    const text = encodeResponse(errorResponse(undefined, limitError));
+    return nodeHttpAnswer("200 OK", "", "application/json", text, "", KEEP_ALIVE_SECONDS);
+  }
+  const answer = runJsonRpc(deps, payload, deps.socketAddr(socket));
+  if (!isPromise(answer)) return fastPayloadAnswer(deps, answer);
+  return answer.then((a) => fastPayloadAnswer(deps, a));
+}
+
+/**
+ * The node RPC's fast path (rpc/jsonrpc/fastHttp.ts): JSON-RPC POSTs to `/` and URI GETs of routes,
+ * answered with the bytes node:http would send; the write timeout, read timeout, body and header
+ * limits hold as on node:http (larger requests go to it). CORS preflights, forms, pages,
+ * `/websocket` and anything unusual go to node:http.
+ */
+export function fastPathOptions(deps: FastPathDeps): Omit<FastHttpOptions, "fallback"> {
+  return {
+    accepts: (method: FastMethod, target: string) => (method === "POST" ? target === "/" : fastUriTarget(deps, target)),
+    // JSON-RPC POSTs are served whatever their content type; a form goes to node:http.
+    acceptsMediaType: (media) => media !== "application/x-www-form-urlencoded",
+    emptyPostToFallback: true,
+    maxHeadBytes: deps.maxHeaderBytes,
+    maxBodyBytes: deps.maxBodyBytes,
+    requestTimeoutMs: deps.readTimeoutMs,
+    idleTimeoutMs: KEEP_ALIVE_MS,
+    writeTimeoutMs: deps.writeTimeoutMs,
+    timeoutAnswer: REQUEST_TIMEOUT_ANSWER,
+    handle: (method, target, body, _started, socket) =>
+      method === "POST" ? fastJsonRpc(deps, body, socket) : fastUri(deps, target, socket),
+    onError: (err) => {
+      deps.log.error({ err }, "panic in RPC HTTP handler");
+      const failure = errorResponse(URI_ID, new InternalError(errorText(err), { cause: err }));
+      return fastJson(deps, true, encodeResponse(failure), false);
+    },
   };
 }

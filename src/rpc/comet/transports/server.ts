@@ -5,22 +5,31 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { ComethError } from "../../../util/errors.js";
 import type { Logger } from "../../../util/logger.js";
-import { observeRoutes, type RouteTable, type RpcObserver } from "../../jsonrpc/index.js";
-import type { CometCallContext, CometRuntime } from "../context.js";
+import {
+  type Cors,
+  createCors,
+  type HttpTransport,
+  observeTable,
+  type RpcObserver,
+  type SocketTarget,
+  serveHttp,
+  type WsTransport,
+} from "../../jsonrpc/index.js";
+import type { ActiveSubscription, CometCallContext, CometRuntime } from "../context.js";
 import { genesisChunks } from "../encode/genesis.js";
 import { cometRoutes } from "../routes.js";
 import type { CometServices } from "../services.js";
-import { type Cors, createCors } from "./cors.js";
-import { createHttpHandler, type PageHandler } from "./http.js";
+import { createCometWsTransport } from "../session.js";
+import type { RouteTable } from "../table.js";
 import {
-  ListenAddressError,
-  type Listener,
-  type ListenTarget,
-  listen,
-  parseListenAddress,
-  splitListenAddresses,
-} from "./listen.js";
-import { createWsTransport, type WsTransport } from "./ws.js";
+  createHttpHandler,
+  fastPathOptions,
+  type HttpCalls,
+  type HttpHandlerDeps,
+  httpCalls,
+  KEEP_ALIVE_MS,
+  type PageHandler,
+} from "./http.js";
 
 /** The `[rpc]` settings (config.toml keys in camelCase; durations in ms). */
 export interface CometRpcConfig {
@@ -74,6 +83,55 @@ export interface RunningCometRpc {
   /** The bound addresses, e.g. `tcp://127.0.0.1:26657` (the real port when 0 was asked for). */
   readonly addresses: string[];
   close(): Promise<void>;
+}
+
+/**
+ * `[rpc] laddr`: comma-separated `tcp://host:port` or `unix:///path` addresses, with
+ * max_open_connections applied like Go's netutil.LimitListener (connections beyond the limit wait
+ * unread until one closes; they are not refused).
+ */
+
+/** A malformed laddr or a listen failure; names the address and the accepted forms. */
+export class ListenAddressError extends ComethError {
+  constructor(message: string, opts: { cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+  }
+}
+
+export type ListenTarget = { kind: "tcp"; host: string; port: number } | { kind: "unix"; path: string };
+
+export function parseListenAddress(laddr: string): ListenTarget {
+  const sep = laddr.indexOf("://");
+  if (sep < 0) {
+    throw new ListenAddressError(
+      `invalid listening address ${laddr} (use fully formed addresses, including the tcp:// or unix:// prefix)`,
+    );
+  }
+  const proto = laddr.slice(0, sep);
+  const addr = laddr.slice(sep + 3);
+  if (proto === "unix") {
+    if (addr === "") throw new ListenAddressError(`invalid listening address ${laddr}: the unix socket path is empty`);
+    return { kind: "unix", path: addr };
+  }
+  if (proto !== "tcp" && proto !== "tcp4" && proto !== "tcp6") {
+    throw new ListenAddressError(`invalid listening address ${laddr}: protocol ${proto} is not one of tcp, unix`);
+  }
+  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d+)$/.exec(addr);
+  const port = m === null ? Number.NaN : Number(m[3]);
+  if (m === null || !Number.isInteger(port) || port > 65535) {
+    throw new ListenAddressError(
+      `invalid listening address ${laddr}: expected tcp://host:port, e.g. tcp://127.0.0.1:26657`,
+    );
+  }
+  return { kind: "tcp", host: m[1] ?? m[2] ?? "", port };
+}
+
+/** Splits the `[rpc] laddr` value on commas. */
+export function splitListenAddresses(laddr: string): string[] {
+  return laddr
+    .split(",")
+    .map((a) => a.trim())
+    .filter((a) => a !== "");
 }
 
 /** A setting outside its valid range; names the setting and the valid values. */
@@ -171,12 +229,12 @@ export async function startCometRpc(
   if (targets.length === 0) throw new ListenAddressError(`invalid listening address "${config.laddr}": it is empty`);
   const shared = serving(config, services, log, opts);
   const servers: AddressServer[] = [];
-  const closeAll = () => closeServers(servers, shared.upgraded);
+  const closeAll = () => closeServers(servers);
   try {
     for (const target of targets) {
       const server = await serveAddress(target, shared);
       servers.push(server);
-      log.info({ address: server.listener.address }, "Starting RPC HTTP server");
+      log.info({ address: server.address }, "Starting RPC HTTP server");
     }
   } catch (err) {
     await closeAll();
@@ -185,7 +243,7 @@ export async function startCometRpc(
 
   let closing: Promise<void> | undefined;
   return {
-    addresses: servers.map((s) => s.listener.address),
+    addresses: servers.map((s) => s.address),
     close: () => {
       closing ??= closeAll();
       return closing;
@@ -201,6 +259,8 @@ interface Serving {
   readonly opts: StartCometRpcOptions;
   readonly runtime: CometRuntime;
   readonly routes: RouteTable<CometServices, CometCallContext>;
+  /** The JSON-RPC and URI calls over HTTP, on the shared core. */
+  readonly calls: HttpCalls;
   readonly cors: Cors | undefined;
   readonly wsWriteWaitMs: number;
   readonly writeTimeoutMs: number;
@@ -208,17 +268,14 @@ interface Serving {
   readonly tls: { cert: Buffer; key: Buffer } | undefined;
   /** The `ip:port` (or `@n` for a Unix socket peer) a connection is known by, named once per socket. */
   readonly addrOf: (socket: Socket) => string;
-  /** Sockets handed to the WebSocket transport: closing leaves them to its close frames. */
-  readonly upgraded: WeakSet<Socket>;
 }
 
 /** One address's servers. */
 interface AddressServer {
-  readonly http: HttpServer;
-  readonly ws: WsTransport;
-  readonly listener: Listener;
-  /** Open connections, cut at close. */
-  readonly sockets: Set<Socket>;
+  readonly transport: HttpTransport;
+  readonly ws: WsTransport<ActiveSubscription>;
+  /** `tcp://host:port` with the bound port, or `unix://path`. */
+  readonly address: string;
 }
 
 /** The runtime, routes, CORS policy, timeouts and TLS keys the servers of every address share. */
@@ -237,11 +294,13 @@ function serving(config: CometRpcConfig, services: CometServices, log: Logger, o
     log,
   };
   const routes =
-    opts.observer === undefined ? routesFor(config.unsafe) : observeRoutes(routesFor(config.unsafe), opts.observer);
+    opts.observer === undefined ? routesFor(config.unsafe) : observeTable(routesFor(config.unsafe), opts.observer);
   const cors = createCors({
     allowedOrigins: config.corsAllowedOrigins,
     allowedMethods: config.corsAllowedMethods,
     allowedHeaders: config.corsAllowedHeaders,
+    allowHeadersAs: "echo",
+    actualOptionsAllowed: true,
   });
   // node/node.go: WriteTimeout is raised above timeout_broadcast_tx_commit so that the commit can answer.
   let writeTimeoutMs = config.writeTimeoutMs ?? 10_000;
@@ -258,13 +317,13 @@ function serving(config: CometRpcConfig, services: CometServices, log: Logger, o
     opts,
     runtime,
     routes,
+    calls: httpCalls(routes, services, runtime),
     cors,
     wsWriteWaitMs,
     writeTimeoutMs,
     readTimeoutMs,
     tls,
     addrOf: remoteAddrNamer(),
-    upgraded: new WeakSet<Socket>(),
   };
 }
 
@@ -284,11 +343,11 @@ function remoteAddrNamer(): (socket: Socket) => string {
 
 /**
  * Serves one address: the WebSocket transport, the HTTP handler on an http(s).Server that never
- * listens itself, and the listener (max_open_connections) that hands it connections.
+ * listens itself, and the shared HTTP transport (listener with max_open_connections, fast path).
  */
 async function serveAddress(target: ListenTarget, shared: Serving): Promise<AddressServer> {
   const { config, services, log, opts, runtime, routes, addrOf, readTimeoutMs, tls } = shared;
-  const ws = createWsTransport({
+  const ws = createCometWsTransport({
     routes,
     services,
     runtime,
@@ -299,7 +358,7 @@ async function serveAddress(target: ListenTarget, shared: Serving): Promise<Addr
     writeWaitMs: shared.wsWriteWaitMs,
     log,
   });
-  const handler = createHttpHandler({
+  const handlerDeps: HttpHandlerDeps = {
     routes,
     services,
     runtime,
@@ -308,10 +367,13 @@ async function serveAddress(target: ListenTarget, shared: Serving): Promise<Addr
     maxRequestBatchSize: config.maxRequestBatchSize,
     writeTimeoutMs: shared.writeTimeoutMs,
     log,
+    calls: shared.calls,
     remoteAddr: (req: IncomingMessage) => addrOf(req.socket),
     ...(opts.pages === undefined ? {} : { pages: opts.pages }),
-  });
+  };
+  const handler = createHttpHandler(handlerDeps);
   const serverOptions = {
+    keepAliveTimeout: KEEP_ALIVE_MS,
     maxHeaderSize: config.maxHeaderBytes,
     requestTimeout: readTimeoutMs,
     headersTimeout: readTimeoutMs,
@@ -322,33 +384,54 @@ async function serveAddress(target: ListenTarget, shared: Serving): Promise<Addr
       ? createHttpServer(serverOptions, handler)
       : createHttpsServer({ ...serverOptions, ...tls }, handler);
   http.on("clientError", onClientError);
-  http.on("upgrade", (req: IncomingMessage, socket, head: Buffer) => {
-    shared.upgraded.add(req.socket);
-    ws.handleUpgrade(req, socket, head, addrOf(req.socket));
-  });
-  // The http.Server never listens itself (connections come from our listener); 'listening'
-  // starts its request/headers timeout checks.
-  http.emit("listening");
-  const sockets = new Set<Socket>();
-  const listener = await listen(target, config.maxOpenConnections, (socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    http.emit("connection", socket);
-    socket.resume();
-  });
-  return { http, ws, listener, sockets };
+  let transport: HttpTransport;
+  try {
+    transport = await serveHttp({
+      target: socketTarget(target),
+      maxOpenConnections: config.maxOpenConnections,
+      server: http,
+      // Plain-text HTTP: JSON-RPC POSTs and URI GETs are answered on the fast path, which hands
+      // everything else to `http`. TLS connections are node:https's.
+      ...(tls === undefined
+        ? {
+            fast: fastPathOptions({
+              ...handlerDeps,
+              readTimeoutMs,
+              maxHeaderBytes: config.maxHeaderBytes,
+              socketAddr: addrOf,
+            }),
+          }
+        : {}),
+      upgrade: (req, socket, head) => ws.handleUpgrade(req, socket, head, addrOf(req.socket)),
+    });
+  } catch (err) {
+    throw new ListenAddressError(`failed to listen on ${describe(target)}: ${(err as Error).message}`, { cause: err });
+  }
+  return { transport, ws, address: boundAddress(target, transport) };
+}
+
+function socketTarget(target: ListenTarget): SocketTarget {
+  return target.kind === "unix" ? { unixPath: target.path } : { host: target.host, port: target.port };
+}
+
+function describe(t: ListenTarget): string {
+  return t.kind === "unix" ? t.path : `${t.host}:${t.port}`;
+}
+
+/** `tcp://host:port` with the bound port, or `unix://path`. */
+function boundAddress(target: ListenTarget, transport: HttpTransport): string {
+  const a = transport.bound;
+  if (target.kind === "unix" || a === undefined) return `unix://${describe(target)}`;
+  const host = target.host === "" ? "" : a.family === "IPv6" ? `[${a.address}]` : a.address;
+  return `tcp://${host}:${a.port}`;
 }
 
 /** Like http.Server.Close: HTTP connections are cut; WebSocket clients get a close frame first. */
-async function closeServers(servers: readonly AddressServer[], upgraded: WeakSet<Socket>): Promise<void> {
+async function closeServers(servers: readonly AddressServer[]): Promise<void> {
   await Promise.all(
     servers.map(async (s) => {
-      const closing = s.listener.close();
       s.ws.closeAll();
-      for (const socket of s.sockets) if (!upgraded.has(socket)) socket.destroy();
-      // Stops the http.Server's timeout checks (it reports "not running", which is expected).
-      s.http.close(() => undefined);
-      await closing;
+      await s.transport.close();
     }),
   );
 }

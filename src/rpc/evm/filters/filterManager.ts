@@ -1,12 +1,12 @@
 import type { Clock } from "../../../util/clock.js";
 import type { WireValue } from "../../jsonrpc/index.js";
-import type { EvmRpcSettings } from "../context.js";
 import { toData } from "../encode/hex.js";
 import { encodeLog } from "../encode/receipt.js";
 import { serverError } from "../errors.js";
 import { newRpcId } from "../ids.js";
 import type { FilterCriteria } from "../params.js";
 import type { EvmLog, EvmServices } from "../services.js";
+import type { EvmRpcSettings } from "../settings.js";
 import type { BlockEvent, ChainFeed } from "../subscriptions/chainFeed.js";
 import { getLogs, PENDING_LOGS_UNSUPPORTED } from "./getLogs.js";
 import { logMatches } from "./match.js";
@@ -37,13 +37,13 @@ function pushCapped<T>(list: T[], items: readonly T[], max: number): void {
 }
 
 export class FilterManager {
-  private readonly filters = new Map<string, Filter>();
-  private readonly services: EvmServices;
-  private readonly feed: ChainFeed;
-  private readonly clock: Clock;
-  private readonly settings: EvmRpcSettings;
-  private readonly timeoutMs: number;
-  private stopFeed: (() => void)[] = [];
+  readonly #filters = new Map<string, Filter>();
+  readonly #services: EvmServices;
+  readonly #feed: ChainFeed;
+  readonly #clock: Clock;
+  readonly #settings: EvmRpcSettings;
+  readonly #timeoutMs: number;
+  #stopFeed: (() => void)[] = [];
 
   constructor(deps: {
     services: EvmServices;
@@ -52,16 +52,16 @@ export class FilterManager {
     settings: EvmRpcSettings;
     timeoutMs?: number;
   }) {
-    this.services = deps.services;
-    this.feed = deps.feed;
-    this.clock = deps.clock;
-    this.settings = deps.settings;
-    this.timeoutMs = deps.timeoutMs ?? FILTER_TIMEOUT_MS;
+    this.#services = deps.services;
+    this.#feed = deps.feed;
+    this.#clock = deps.clock;
+    this.#settings = deps.settings;
+    this.#timeoutMs = deps.timeoutMs ?? FILTER_TIMEOUT_MS;
   }
 
   /** Live filters (all kinds). */
   size(): number {
-    return this.filters.size;
+    return this.#filters.size;
   }
 
   newLogFilter(criteria: FilterCriteria): string {
@@ -71,23 +71,23 @@ export class FilterManager {
     if (criteria.toBlock?.kind === "tag" && criteria.toBlock.tag === "pending") {
       throw serverError(PENDING_LOGS_UNSUPPORTED);
     }
-    return this.install({ kind: "logs", criteria, items: [] }, "error creating filter: max limit reached");
+    return this.#install({ kind: "logs", criteria, items: [] }, "error creating filter: max limit reached");
   }
 
   newBlockFilter(): string {
-    return this.install({ kind: "blocks", items: [] }, "error creating block filter: max limit reached");
+    return this.#install({ kind: "blocks", items: [] }, "error creating block filter: max limit reached");
   }
 
   newPendingTransactionFilter(): string {
-    return this.install({ kind: "pending", items: [] }, "error creating pending tx filter: max limit reached");
+    return this.#install({ kind: "pending", items: [] }, "error creating pending tx filter: max limit reached");
   }
 
   /** eth_getFilterChanges: what arrived since the last poll; restarts the expiry timer. */
   changes(id: string): WireValue {
-    const f = this.filters.get(id);
+    const f = this.#filters.get(id);
     if (f === undefined) throw serverError("filter not found");
     f.cancelTimer();
-    f.cancelTimer = this.clock.schedule(this.timeoutMs, () => this.uninstall(id));
+    f.cancelTimer = this.#clock.schedule(this.#timeoutMs, () => this.uninstall(id));
     if (f.kind === "logs") {
       const logs = f.items;
       f.items = [];
@@ -100,59 +100,59 @@ export class FilterManager {
 
   /** eth_getFilterLogs: runs a log filter's criteria as eth_getLogs. */
   async logs(id: string): Promise<readonly EvmLog[]> {
-    const f = this.filters.get(id);
+    const f = this.#filters.get(id);
     if (f === undefined || f.kind !== "logs") throw serverError("filter not found");
-    return getLogs(f.criteria, this.services, this.settings);
+    return getLogs(f.criteria, this.#services, this.#settings);
   }
 
   /** Drops what filters collected (a dev chain was rolled back: those blocks and txs are gone). */
   forgetCollected(): void {
-    for (const f of this.filters.values()) f.items = [];
+    for (const f of this.#filters.values()) f.items = [];
   }
 
   uninstall(id: string): boolean {
-    const f = this.filters.get(id);
+    const f = this.#filters.get(id);
     if (f === undefined) return false;
     f.cancelTimer();
-    this.filters.delete(id);
-    if (this.filters.size === 0) this.detach();
+    this.#filters.delete(id);
+    if (this.#filters.size === 0) this.#detach();
     return true;
   }
 
   close(): void {
-    for (const f of this.filters.values()) f.cancelTimer();
-    this.filters.clear();
-    this.detach();
+    for (const f of this.#filters.values()) f.cancelTimer();
+    this.#filters.clear();
+    this.#detach();
   }
 
-  private install(body: FilterBody, capMessage: string): string {
-    const cap = this.settings.filterCap;
-    if (cap > 0 && this.filters.size >= cap) throw serverError(capMessage);
+  #install(body: FilterBody, capMessage: string): string {
+    const cap = this.#settings.filterCap;
+    if (cap > 0 && this.#filters.size >= cap) throw serverError(capMessage);
     const id = newRpcId();
-    const cancelTimer = this.clock.schedule(this.timeoutMs, () => this.uninstall(id));
-    this.filters.set(id, { ...body, cancelTimer } as Filter);
-    if (this.stopFeed.length === 0) this.attach();
+    const cancelTimer = this.#clock.schedule(this.#timeoutMs, () => this.uninstall(id));
+    this.#filters.set(id, { ...body, cancelTimer } as Filter);
+    if (this.#stopFeed.length === 0) this.#attach();
     return id;
   }
 
-  private attach(): void {
-    this.stopFeed = [
-      this.feed.onBlock((e) => this.onBlock(e), {
-        withLogs: () => [...this.filters.values()].some((f) => f.kind === "logs"),
+  #attach(): void {
+    this.#stopFeed = [
+      this.#feed.onBlock((e) => this.#onBlock(e), {
+        withLogs: () => [...this.#filters.values()].some((f) => f.kind === "logs"),
       }),
-      this.feed.onPendingTransaction((hash) => {
-        for (const f of this.filters.values()) if (f.kind === "pending") pushCapped(f.items, [hash], MAX_TX_HASHES);
+      this.#feed.onPendingTransaction((hash) => {
+        for (const f of this.#filters.values()) if (f.kind === "pending") pushCapped(f.items, [hash], MAX_TX_HASHES);
       }),
     ];
   }
 
-  private detach(): void {
-    for (const stop of this.stopFeed.splice(0)) stop();
+  #detach(): void {
+    for (const stop of this.#stopFeed.splice(0)) stop();
   }
 
-  private onBlock(e: BlockEvent): void {
+  #onBlock(e: BlockEvent): void {
     const height = e.block.number;
-    for (const f of this.filters.values()) {
+    for (const f of this.#filters.values()) {
       if (f.kind === "blocks") pushCapped(f.items, [e.block.hash], MAX_BLOCK_HASHES);
       else if (f.kind === "logs") {
         const c = f.criteria;

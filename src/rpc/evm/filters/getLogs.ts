@@ -1,9 +1,9 @@
 import { EncodedJson } from "../../jsonrpc/index.js";
-import type { EvmRpcSettings } from "../context.js";
 import { encodeLog } from "../encode/receipt.js";
 import { invalidParams, serverError } from "../errors.js";
 import type { BlockSpec, FilterCriteria } from "../params.js";
 import type { EvmLog, EvmServices } from "../services.js";
+import type { EvmRpcSettings } from "../settings.js";
 import { type LogsMemo, logsMemoKey } from "./logsMemo.js";
 
 /**

@@ -27,14 +27,16 @@ function decodeOption<T>(decode: (n: JsonNode) => T, node: JsonNode): T {
 }
 
 function start(sink: SubscriptionSink, id: string, listen: () => () => void): string {
-  let cancel: (() => void) | undefined;
+  let stop: (() => void) | undefined;
   let cancelled = false;
-  sink.subscriptions.set(id, () => {
-    cancelled = true;
-    cancel?.();
+  sink.subscriptions.set(id, {
+    cancel: () => {
+      cancelled = true;
+      stop?.();
+    },
   });
   sink.afterReply(() => {
-    if (!cancelled) cancel = listen();
+    if (!cancelled) stop = listen();
   });
   return id;
 }
@@ -89,9 +91,9 @@ export function subscribe(kind: string, options: JsonNode | undefined, s: EvmSer
 
 /** true when the id was live on this connection; false otherwise (Cosmos EVM: no error). */
 export function unsubscribe(id: string, ctx: EvmCallContext): boolean {
-  const cancel = ctx.sink?.subscriptions.get(id);
-  if (cancel === undefined) return false;
+  const live = ctx.sink?.subscriptions.get(id);
+  if (live === undefined) return false;
   ctx.sink?.subscriptions.delete(id);
-  cancel();
+  live.cancel();
   return true;
 }

@@ -1,9 +1,23 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
-import type { Socket } from "node:net";
-import type { Duplex } from "node:stream";
+import { createServer as createHttpServer, type IncomingMessage } from "node:http";
+import type { ListenAddress } from "../../../config/index.js";
+import { parseListenAddress } from "../../../config/index.js";
 import { type Clock, systemClock } from "../../../util/clock.js";
 import type { Logger } from "../../../util/logger.js";
-import { type FastHttpOptions, type RpcObserver, serveFastHttp } from "../../jsonrpc/index.js";
+import {
+  createCors,
+  createPostHandler,
+  createWsTransport,
+  DEFAULT_CORS,
+  type FastHttpOptions,
+  type HttpTransport,
+  isPromise,
+  type RpcObserver,
+  type SocketTarget,
+  serveHttp,
+  simpleAnswer,
+  type WsTransport,
+} from "../../jsonrpc/index.js";
+import { type EvmPayloads, evmPayloads, FrameSink, HTTP_REQUEST } from "../calls.js";
 import type { EvmRpcSettings, EvmRuntime } from "../context.js";
 import { EvmRpcConfigError } from "../errors.js";
 import { FilterManager } from "../filters/filterManager.js";
@@ -12,14 +26,36 @@ import { NAMESPACE_NAMES } from "../namespaces/index.js";
 import { newProfilerState } from "../namespaces/profiling.js";
 import type { EvmServices } from "../services.js";
 import { ChainFeed } from "../subscriptions/chainFeed.js";
-import { acceptedMediaType, answerBody, createHttpHandler, DEFAULT_BODY_LIMIT, type HttpHandlerDeps } from "./http.js";
-import { type Listener, listen, parseEvmAddress } from "./listen.js";
-import { createWsTransport, DEFAULT_WS_MAX_MESSAGE_BYTES, type WsTransport } from "./ws.js";
 
 /**
  * startEvmRpc: the HTTP server on `address` and the WebSocket server on `ws-address` (one server
- * when both name the same address), sharing one runtime (filters, the chain feed, settings).
+ * when both name the same address), sharing one runtime (filters, the chain feed, settings), on
+ * the shared transports (rpc/jsonrpc/http.ts, ws.ts).
+ *
+ * HTTP is Cosmos EVM's gorilla mux with only `POST /` and geth's rpc.Server.ServeHTTP checks
+ * (createPostHandler), behind rs/cors' Default policy; each request gets http-timeout − 100 ms
+ * before its unfinished calls answer -32002 (geth). JSON-RPC POSTs are answered on the fast path.
+ *
+ * WebSocket is served on `ws-address`, path `/`: every method is callable (geth semantics, batches
+ * included, ids echoed), plus eth_subscribe/eth_unsubscribe. The upgrade checks Origin against
+ * ws-origins (hostnames; "*" = any; no Origin header = allowed), as Cosmos EVM does. Frames are
+ * handled concurrently; a subscription's notifications start after its id was sent. A frame over
+ * the read limit, or a client that stops reading, closes the connection.
  */
+
+/** geth's defaultBodyLimit. */
+export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
+/** Cosmos EVM's WebSocket read limit. */
+export const DEFAULT_WS_MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Unsent bytes after which a slow WebSocket client is disconnected. */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+/**
+ * Unsent bytes past which a WebSocket connection's frames are no longer read until the client
+ * takes its answers (each small answer queued costs far more memory than its bytes); a client
+ * that takes none for http-timeout is disconnected.
+ */
+const PAUSE_READING_BYTES = 1024 * 1024;
+const ACCEPTED_TYPES = new Set(["application/json", "application/json-rpc", "application/jsonrequest"]);
 
 /** The `[json-rpc]` settings the servers use (config's JsonRpcConfig satisfies it). */
 export interface EvmRpcConfig {
@@ -119,10 +155,84 @@ export function settingsFromConfig(c: EvmRpcConfig): EvmRpcSettings {
   };
 }
 
-interface Served {
-  readonly http: Server;
-  readonly listener: Listener;
-  readonly sockets: Set<Socket>;
+function jsonAnswer(text: string | undefined): string {
+  return simpleAnswer("200 OK", "application/json", text ?? "");
+}
+
+/** Whether a lower-cased media type (no parameters) is one geth accepts. */
+function acceptedMediaType(media: string): boolean {
+  return ACCEPTED_TYPES.has(media);
+}
+
+export function parseEvmAddress(key: string, text: string): ListenAddress {
+  const parsed = parseListenAddress(text);
+  if (typeof parsed === "string") {
+    throw new EvmRpcConfigError(`[json-rpc] ${key} ${JSON.stringify(text)}: ${parsed}, as in "127.0.0.1:8545"`);
+  }
+  return parsed;
+}
+
+function socketTarget(target: ListenAddress): SocketTarget {
+  return target.protocol === "unix" ? { unixPath: target.path } : { host: target.host, port: target.port };
+}
+
+/** Allowed WebSocket Origins are hostnames; "*" = any; no Origin header = allowed. */
+export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined || origin === "") return true;
+  if (allowed.includes("*")) return true;
+  let host: string;
+  try {
+    host = new URL(origin).hostname;
+  } catch {
+    return false;
+  }
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  return allowed.some((a) => a.toLowerCase() === bare.toLowerCase());
+}
+
+function refusal(status: number, text: string): string {
+  return `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${text.length + 1}\r\n\r\n${text}\n`;
+}
+
+/** The WebSocket transport on `ws-address`, path `/` (see the module comment). */
+function evmWsTransport(config: EvmRpcConfig, payloads: EvmPayloads, log: Logger): WsTransport {
+  const origins = config.wsOrigins ?? ["127.0.0.1", "localhost"];
+  const timeout = config.httpTimeoutMs;
+  return createWsTransport({
+    maxMessageBytes: config.wsMaxMessageBytes ?? DEFAULT_WS_MAX_MESSAGE_BYTES,
+    skipUtf8Validation: false,
+    refuse: (req: IncomingMessage) => {
+      const path = (req.url ?? "/").split("?")[0];
+      if (path !== "/") return refusal(404, "Not Found");
+      if (!originAllowed(req.headers.origin, origins)) return refusal(403, "Forbidden");
+      return undefined;
+    },
+    pingIntervalMs: 0,
+    readWaitMs: 0,
+    frames: "concurrent",
+    maxQueuedWrites: 0,
+    writeWaitMs: 0,
+    pauseReadingBytes: PAUSE_READING_BYTES,
+    stallTimeoutMs: timeout > 0 ? timeout : 30_000,
+    maxBufferedBytes: MAX_BUFFERED_BYTES,
+    handleFrame: (text, conn, frame) =>
+      payloads.answer(
+        text,
+        { transport: "ws", sink: new FrameSink(conn, frame) },
+        timeout > 0 ? Date.now() + timeout : undefined,
+      ),
+    onFrameError: (err) => {
+      log.error({ err }, "EVM RPC WebSocket handler failed");
+      return undefined;
+    },
+    log,
+  });
+}
+
+/** The HTTP answer (node:http and the fast path) for one POST body whose first byte arrived at `started`. */
+function answerBody(payloads: EvmPayloads, httpTimeoutMs: number, body: Buffer, started: number) {
+  const deadline = httpTimeoutMs > 0 ? started + Math.max(httpTimeoutMs - 100, 1) : undefined;
+  return payloads.answer(body.toString("utf8"), HTTP_REQUEST, deadline);
 }
 
 /** Starts the EVM JSON-RPC servers. The caller checks `[json-rpc] enable`. */
@@ -156,31 +266,38 @@ export async function startEvmRpc(
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
   };
 
-  const httpDeps: HttpHandlerDeps = {
-    services,
-    runtime,
-    maxBodyBytes: config.maxBodyBytes ?? DEFAULT_BODY_LIMIT,
+  const payloads = evmPayloads(services, runtime, {
     batchRequestLimit: config.batchRequestLimit,
     batchResponseMaxSize: config.batchResponseMaxSize,
-    httpTimeoutMs: config.httpTimeoutMs,
-  };
-  const httpHandler = createHttpHandler(httpDeps);
-  const ws: WsTransport = createWsTransport({
-    services,
-    runtime,
-    origins: config.wsOrigins ?? ["127.0.0.1", "localhost"],
-    maxMessageBytes: config.wsMaxMessageBytes ?? DEFAULT_WS_MAX_MESSAGE_BYTES,
-    batchRequestLimit: config.batchRequestLimit,
-    batchResponseMaxSize: config.batchResponseMaxSize,
-    callTimeoutMs: config.httpTimeoutMs,
   });
+  const maxBodyBytes = config.maxBodyBytes ?? DEFAULT_BODY_LIMIT;
+  const httpHandler = createPostHandler({
+    cors: createCors(DEFAULT_CORS),
+    maxBodyBytes,
+    acceptsMediaType: acceptedMediaType,
+    answer: (body, started) => answerBody(payloads, config.httpTimeoutMs, body, started),
+    onError: (err) => log.error({ err }, "EVM RPC HTTP handler failed"),
+  });
+  const ws = evmWsTransport(config, payloads, log);
+  // JSON-RPC POSTs are answered on the fast path; it hands everything else to node:http.
+  const fast: Omit<FastHttpOptions, "fallback"> = {
+    accepts: (method, target) => method === "POST" && target === "/",
+    acceptsMediaType: (media) => media !== undefined && acceptedMediaType(media),
+    maxBodyBytes,
+    requestTimeoutMs: config.httpTimeoutMs,
+    idleTimeoutMs: config.httpIdleTimeoutMs,
+    handle: (_method, _target, body, started) => {
+      const answer = answerBody(payloads, config.httpTimeoutMs, body, started);
+      return isPromise(answer) ? answer.then(jsonAnswer) : jsonAnswer(answer);
+    },
+    onError: (err) => {
+      log.error({ err }, "EVM RPC HTTP handler failed");
+      return simpleAnswer("500 Internal Server Error", "text/plain; charset=utf-8", "internal server error\n");
+    },
+  };
 
-  const upgraded = new WeakSet<Socket>();
-  const served: Served[] = [];
-  const serve = async (
-    target: ReturnType<typeof parseEvmAddress>,
-    role: { http: boolean; ws: boolean },
-  ): Promise<Served> => {
+  const served: HttpTransport[] = [];
+  const serve = async (target: ListenAddress, role: { http: boolean; ws: boolean }): Promise<string> => {
     const server = createHttpServer(
       {
         requestTimeout: config.httpTimeoutMs,
@@ -196,55 +313,32 @@ export async function startEvmRpc(
             res.end("Bad Request: this address serves JSON-RPC over WebSocket only\n");
           },
     );
-    if (role.ws) {
-      server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-        upgraded.add(req.socket);
-        ws.handleUpgrade(req, socket, head);
+    const where = target.protocol === "unix" ? target.path : `${target.host}:${target.port}`;
+    let transport: HttpTransport;
+    try {
+      transport = await serveHttp({
+        target: socketTarget(target),
+        maxOpenConnections: config.maxOpenConnections,
+        server,
+        ...(role.http ? { fast } : {}),
+        upgrade: role.ws
+          ? (req, socket, head) => ws.handleUpgrade(req, socket, head, "")
+          : (_req, socket) => {
+              socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+            },
       });
-    } else {
-      server.on("upgrade", (_req: IncomingMessage, socket: Duplex) => {
-        socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-      });
+    } catch (err) {
+      throw new EvmRpcConfigError(`failed to listen on ${where}: ${(err as Error).message}`);
     }
-    // Connections come from our listener (max-open-connections); 'listening' starts the timeout checks.
-    server.emit("listening");
-    const sockets = new Set<Socket>();
-    // JSON-RPC POSTs are answered on the fast path; it hands everything else to `server`.
-    const fast: FastHttpOptions | undefined = role.http
-      ? {
-          path: "/",
-          acceptsMediaType: acceptedMediaType,
-          maxBodyBytes: httpDeps.maxBodyBytes,
-          requestTimeoutMs: config.httpTimeoutMs,
-          idleTimeoutMs: config.httpIdleTimeoutMs,
-          handle: (body, started) => answerBody(httpDeps, body, started),
-          onError: (err) => log.error({ err }, "EVM RPC HTTP handler failed"),
-          fallback: server,
-        }
-      : undefined;
-    const listener = await listen(target, config.maxOpenConnections, (socket) => {
-      sockets.add(socket);
-      socket.once("close", () => sockets.delete(socket));
-      if (fast !== undefined) serveFastHttp(socket, fast);
-      else server.emit("connection", socket);
-      socket.resume();
-    });
-    const s = { http: server, listener, sockets };
-    served.push(s);
-    return s;
+    served.push(transport);
+    const a = transport.bound;
+    return a === undefined ? where : a.family === "IPv6" ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
   };
 
   let stopRollback: (() => void) | undefined;
   const closeAll = async () => {
     ws.closeAll();
-    await Promise.all(
-      served.map(async (s) => {
-        const closing = s.listener.close();
-        for (const socket of s.sockets) if (!upgraded.has(socket)) socket.destroy();
-        s.http.close(() => undefined);
-        await closing;
-      }),
-    );
+    await Promise.all(served.map((t) => t.close()));
     filters.close();
     feed.close();
     stopRollback?.();
@@ -254,9 +348,8 @@ export async function startEvmRpc(
   let httpAddress: string;
   let wsAddress: string;
   try {
-    const httpServed = await serve(httpTarget, { http: true, ws: sameAddress });
-    httpAddress = httpServed.listener.address;
-    wsAddress = sameAddress ? httpAddress : (await serve(wsTarget, { http: false, ws: true })).listener.address;
+    httpAddress = await serve(httpTarget, { http: true, ws: sameAddress });
+    wsAddress = sameAddress ? httpAddress : await serve(wsTarget, { http: false, ws: true });
   } catch (err) {
     await closeAll();
     throw err;

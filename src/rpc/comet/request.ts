@@ -1,6 +1,16 @@
-import { ComethError } from "../../util/errors.js";
-import type { JsonRpcId, JsonRpcRequest } from "./envelope.js";
-import { goValueKind, type JsonNode, JsonSyntaxError, parseJson } from "./json.js";
+import {
+  encodeId,
+  goValueKind,
+  InvalidRequestError,
+  type JsonNode,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type MessageDialect,
+  PayloadError,
+  parseMessage,
+  parsePayload,
+  type RpcPayload,
+} from "../jsonrpc/index.js";
 
 /**
  * Request decoding with CometBFT's Go semantics (rpc/jsonrpc/types RPCRequest.UnmarshalJSON): field
@@ -9,58 +19,34 @@ import { goValueKind, type JsonNode, JsonSyntaxError, parseJson } from "./json.j
  */
 
 /** Why a payload is not a request (Go's wording); the server answers with a parse error. */
-export class RequestDecodeError extends ComethError {
-  constructor(message: string, opts: { cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
-  }
-}
+export { PayloadError as RequestDecodeError };
 
 // Go's reflect name of the anonymous struct RPCRequest.UnmarshalJSON decodes into.
 const REQUEST_STRUCT =
   'struct { JSONRPC string "json:\\"jsonrpc\\""; ID interface {} "json:\\"id,omitempty\\""; Method string "json:\\"method\\""; Params json.RawMessage "json:\\"params\\"" }';
 
-export interface ParsedPayload {
-  /** True when the payload was a JSON array (even with one element). */
-  readonly batch: boolean;
-  /** Notifications included (id undefined); `null` as a whole payload gives none. */
-  readonly requests: readonly JsonRpcRequest[];
-}
+/** Notifications included (id undefined); `null` as a whole payload gives none. */
+export type ParsedPayload = RpcPayload;
+
+/** CometBFT's request decoding as the core's message dialect. */
+const COMET_MESSAGES: MessageDialect = {
+  decode: decodeRequest,
+  nullIsEmptyBatch: true,
+  // Go retries an array whose items do not decode as one object, which is the error it reports.
+  batchItemFailed: () => new PayloadError(`json: cannot unmarshal array into Go value of type ${REQUEST_STRUCT}`),
+};
 
 /**
  * Decodes an HTTP body: a batch (array) first, else a single object, as CometBFT does. Throws
  * {@link RequestDecodeError} with the single-object attempt's error text.
  */
 export function parseRequestPayload(text: string): ParsedPayload {
-  let root: JsonNode;
-  try {
-    root = parseJson(text);
-  } catch (err) {
-    if (err instanceof JsonSyntaxError) throw new RequestDecodeError(err.message, { cause: err });
-    throw err;
-  }
-  if (root.kind === "null") return { batch: true, requests: [] };
-  if (root.kind === "array") {
-    try {
-      return { batch: true, requests: root.items.map(decodeRequest) };
-    } catch (err) {
-      if (!(err instanceof RequestDecodeError)) throw err;
-      // Go then retries the array as one object, which is the error it reports.
-      throw new RequestDecodeError(`json: cannot unmarshal array into Go value of type ${REQUEST_STRUCT}`);
-    }
-  }
-  return { batch: false, requests: [decodeRequest(root)] };
+  return parsePayload(text, COMET_MESSAGES);
 }
 
 /** Decodes one WebSocket frame: only its first JSON value counts (Go's json.Decoder); no batches. */
 export function parseSingleRequest(text: string): JsonRpcRequest {
-  let root: JsonNode;
-  try {
-    root = parseJson(text, { firstValueOnly: true });
-  } catch (err) {
-    if (err instanceof JsonSyntaxError) throw new RequestDecodeError(err.message, { cause: err });
-    throw err;
-  }
-  return decodeRequest(root);
+  return parseMessage(text, COMET_MESSAGES);
 }
 
 const FIELDS = ["jsonrpc", "id", "method", "params"] as const;
@@ -74,9 +60,10 @@ function matchField(key: string): Field | undefined {
 }
 
 function decodeRequest(node: JsonNode): JsonRpcRequest {
-  if (node.kind === "null") return { id: undefined, method: "", params: undefined };
+  if (node.kind === "null")
+    return { kind: "notification", idJson: undefined, id: undefined, method: "", params: undefined };
   if (node.kind !== "object") {
-    throw new RequestDecodeError(`json: cannot unmarshal ${goValueKind(node)} into Go value of type ${REQUEST_STRUCT}`);
+    throw new PayloadError(`json: cannot unmarshal ${goValueKind(node)} into Go value of type ${REQUEST_STRUCT}`);
   }
   let method = "";
   let idNode: JsonNode | undefined;
@@ -100,9 +87,12 @@ function decodeRequest(node: JsonNode): JsonRpcRequest {
       params = value;
     }
   }
-  if (firstError !== undefined) throw new RequestDecodeError(firstError);
-  if (idNode === undefined || idNode.kind === "null") return { id: undefined, method, params };
-  return { id: decodeId(idNode), method, params };
+  if (firstError !== undefined) throw new PayloadError(firstError);
+  if (idNode === undefined || idNode.kind === "null") {
+    return { kind: "notification", idJson: undefined, id: undefined, method, params };
+  }
+  const id = decodeId(idNode);
+  return { kind: "call", idJson: encodeId(id), id, method, params };
 }
 
 const INT64_MIN = -(1n << 63n);
@@ -116,7 +106,7 @@ function decodeId(node: JsonNode): JsonRpcId {
     return BigInt(f);
   }
   const typ = node.kind === "bool" ? "bool" : node.kind === "object" ? "map[string]interface {}" : "[]interface {}";
-  throw new RequestDecodeError(`json-rpc ID (${goFormatAny(node)}) is of unknown type (${typ})`);
+  throw new PayloadError(`json-rpc ID (${goFormatAny(node)}) is of unknown type (${typ})`);
 }
 
 /** Go's `%v` of a scalar decoded into interface{}. */
@@ -177,4 +167,13 @@ function goFormatAny(root: JsonNode): string {
     }
   }
   return out;
+}
+
+/**
+ * CometBFT's batch pre-check (max_request_batch_size): the error for a batch longer than `max`
+ * items (0 = unlimited), or undefined when it fits.
+ */
+export function batchLimitError(payload: RpcPayload, max: number): InvalidRequestError | undefined {
+  if (max <= 0 || !payload.batch || payload.requests.length <= max) return undefined;
+  return new InvalidRequestError(`batch request exceeds maximum (${max}) allowed number of requests`);
 }

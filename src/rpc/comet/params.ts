@@ -1,5 +1,5 @@
 import { ComethError } from "../../util/errors.js";
-import { goQuote, goValueKind, type JsonNode, JsonSyntaxError, parseJson } from "./json.js";
+import { goQuote, goValueKind, type JsonNode, JsonSyntaxError, parseJson } from "../jsonrpc/index.js";
 
 /**
  * Param codecs: how one route argument is read from a JSON-RPC `params` value (cmtjson rules:
