@@ -11,6 +11,7 @@ import {
   startRealChain,
 } from "./testing/realChain.js";
 import { arg } from "./testing/rpcTestClient.js";
+import { type FakeRpc, startFakeRpc } from "./testing/startFakeRpc.js";
 
 /** Wire compatibility: CosmJS's Comet38Client decodes what a real node (testing/realChain.ts) sends. */
 
@@ -155,10 +156,16 @@ describe.each(["http", "ws"] as const)("Comet38Client over %s", (kind) => {
 
   test("default: subscriptions decode (WebSocket only)", async () => {
     if (kind !== "ws") return;
+    /** Waits until the node holds `n` subscriptions (CosmJS gives no acknowledgement). */
+    const subscribed = async (n: number): Promise<void> => {
+      while ((await chain.rpcSubscriptions()) !== n) await new Promise((r) => setTimeout(r, 5));
+    };
     const blocks = client.subscribeNewBlock();
     const received = new Promise<{ height: number; hash: Uint8Array }>((resolve, reject) => {
       const sub = blocks.subscribe({
         next: (b) => {
+          // The block holding this test's tx (an earlier test's tx may still be committing).
+          if (!b.txs.some((t) => Buffer.from(t).toString() === "evt-block=1")) return;
           sub.unsubscribe();
           resolve({ height: b.header.height, hash: b.header.appHash });
         },
@@ -166,16 +173,18 @@ describe.each(["http", "ws"] as const)("Comet38Client over %s", (kind) => {
         complete: () => undefined,
       });
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await subscribed(1);
     const blockHeight = await chain.commitTxs([Buffer.from("evt-block=1")]);
     const block = await received;
     expect(block.height).toBe(blockHeight);
     expect(block.hash).toEqual(chain.block(blockHeight).header.appHash);
 
+    await subscribed(0); // the block subscription is gone before the tx one counts
     const txs = client.subscribeTx();
     const gotTx = new Promise<{ height: number; tx: Uint8Array }>((resolve, reject) => {
       const sub = txs.subscribe({
         next: (t) => {
+          if (Buffer.from(t.tx).toString() !== "evt=1") return;
           sub.unsubscribe();
           resolve({ height: t.height, tx: t.tx });
         },
@@ -183,10 +192,50 @@ describe.each(["http", "ws"] as const)("Comet38Client over %s", (kind) => {
         complete: () => undefined,
       });
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await subscribed(1);
     const txHeight = await chain.commitTxs([Buffer.from("evt=1")]);
     const got = await gotTx;
     expect(got.height).toBe(txHeight);
     expect(Buffer.from(got.tx).toString()).toBe("evt=1");
+  });
+});
+
+/**
+ * What the kvstore app never sends (block events, proof ops), from the small fake (testing/fakeServices.ts):
+ * CosmJS must decode our encoding of them too.
+ */
+describe("Comet38Client decodes block events and proof ops", () => {
+  let fake: FakeRpc;
+  let client: Comet38Client;
+
+  beforeAll(async () => {
+    fake = await startFakeRpc(
+      {},
+      {
+        customize: (node) => {
+          const app = node.services.app;
+          const query = app.query.bind(app);
+          app.query = async (req) => ({
+            ...(await query(req)),
+            value: Buffer.from("value"),
+            proofOps: [{ type: "ics23:iavl", key: req.data, data: Uint8Array.from([9, 9]) }],
+          });
+        },
+      },
+    );
+    client = await Comet38Client.connect(fake.base);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await fake?.close();
+  });
+
+  test("default: abciQuery with proof ops, blockResults with finalize_block_events", async () => {
+    const q = await client.abciQuery({ path: "/store", data: Uint8Array.from([1, 2]), prove: true });
+    expect(q.value).toEqual(new Uint8Array(Buffer.from("value")));
+    expect(q.proof?.ops).toEqual([{ type: "ics23:iavl", key: Uint8Array.from([1, 2]), data: Uint8Array.from([9, 9]) }]);
+    const r = await client.blockResults(3);
+    expect(r.finalizeBlockEvents.map((e) => e.type)).toEqual(["begin_event", "end_event"]);
+    expect(r.finalizeBlockEvents[0]?.attributes).toEqual([{ key: "foo", value: "100" }]);
   });
 });
