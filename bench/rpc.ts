@@ -2,7 +2,9 @@
 // Requests/s and latency of node RPC routes at N concurrent keep-alive connections (default 32, the
 // raw-socket client of bench/load.ts, which is faster than node:http's Agent),
 // next to a bare node:http server answering a fixed JSON body (the ceiling), measured in the same
-// run. Both servers run as child processes; the load generator runs here. Loopback only.
+// run, and next to the same bare server answering a body of the route's answer size (what the bytes
+// alone cost on this machine's loopback: the last column). Both servers run as child processes; the
+// load generator runs here. Loopback only.
 // --dashboards N keeps N dashboards open on the node meanwhile (bench/dashboards.ts: simulated page
 // clients by default, or real headless Chromium pages), to measure what they cost the node.
 import { type ChildProcess, fork, spawnSync } from "node:child_process";
@@ -32,9 +34,22 @@ const IDLE_SECONDS = 10;
 if (values["bare-server"]) {
   const { createServer } = await import("node:http");
   const body = JSON.stringify({ jsonrpc: "2.0", id: -1, result: { fixed: true } });
-  const server = createServer((_req, res) => {
+  // `/?bytes=N`: a fixed body of N bytes (a route's answer size), made once per size.
+  const sized = new Map<number, Buffer>();
+  const server = createServer((req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(body);
+    const q = req.url?.indexOf("?bytes=") ?? -1;
+    if (q < 0) {
+      res.end(body);
+      return;
+    }
+    const n = Number(req.url?.slice(q + 7));
+    let b = sized.get(n);
+    if (b === undefined) {
+      b = Buffer.alloc(n, 0x20);
+      sized.set(n, b);
+    }
+    res.end(b);
   });
   server.keepAliveTimeout = 60_000;
   server.listen(0, "127.0.0.1", () => {
@@ -48,6 +63,9 @@ if (values["bare-server"]) {
 
 interface Result extends LoadResult {
   name: string;
+  /** The answer's body size, and the bare server's req/s for a body of that size (same run). */
+  bytes?: number;
+  sameSize?: number;
 }
 
 /** A route run: GET of `path`, or (with `body`) a JSON-RPC POST to `/`, as CosmJS sends. */
@@ -171,7 +189,18 @@ async function main(): Promise<void> {
     const results: Result[] = [];
     for (const run of runs) {
       await load(run, 1, connections); // warm-up
-      results.push(await load(run, seconds, connections));
+      const r = await load(run, seconds, connections);
+      if (run !== ceilingRun) {
+        // The same number of bytes from the bare server: what the answer's size alone costs.
+        const res = await fetch(`http://127.0.0.1:${run.port}${run.path}`, {
+          method: run.body === undefined ? "GET" : "POST",
+          ...(run.body === undefined ? {} : { body: run.body, headers: { "content-type": "application/json" } }),
+        });
+        r.bytes = (await res.arrayBuffer()).byteLength;
+        const same: Run = { name: "same size", port: barePort, path: `/?bytes=${r.bytes}` };
+        r.sameSize = (await load(same, Math.max(1, seconds / 2), connections)).rps;
+      }
+      results.push(r);
     }
     // The ceiling again at the end: the higher of the two runs is the reference.
     const again = await load(ceilingRun, seconds, connections);
@@ -185,10 +214,16 @@ async function main(): Promise<void> {
     console.log(
       `node CPU with no load for ${IDLE_SECONDS} s: ${(idleCpu * 100).toFixed(1)}% of a core (blocks every second)`,
     );
-    console.log("route                         req/s    x ceiling   p50 ms   p99 ms   errors");
+    console.log(
+      "route                         req/s    x ceiling   p50 ms   p99 ms   errors    bytes   x same-size bare",
+    );
     for (const r of results) {
+      const same =
+        r.sameSize === undefined || r.bytes === undefined
+          ? ""
+          : `${String(r.bytes).padStart(8)}   ${(r.rps / r.sameSize).toFixed(2).padStart(8)}`;
       console.log(
-        `${r.name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / ceiling).toFixed(2).padStart(8)}   ${r.p50.toFixed(2).padStart(6)}   ${r.p99.toFixed(2).padStart(6)}   ${r.errors}`,
+        `${r.name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / ceiling).toFixed(2).padStart(8)}   ${r.p50.toFixed(2).padStart(6)}   ${r.p99.toFixed(2).padStart(6)}   ${String(r.errors).padStart(6)}   ${same}`,
       );
     }
   } finally {
