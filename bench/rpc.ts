@@ -2,8 +2,9 @@
 // Requests/s and latency of node RPC routes at N concurrent keep-alive connections (default 32, the
 // raw-socket client of bench/load.ts, which is faster than node:http's Agent),
 // next to a bare node:http server answering a fixed JSON body (the ceiling), measured in the same
-// run, and next to the same bare server answering a body of the route's answer size (what the bytes
-// alone cost on this machine's loopback: the last column). Both servers run as child processes; the
+// run, and next to the same bare server sent the same request (GET, or POST with the same body) and
+// answering a body of the route's answer size: the last column is what cometh adds to the cost of the
+// bytes themselves on this machine's loopback. Both servers run as child processes; the
 // load generator runs here. Loopback only.
 // --dashboards N keeps N dashboards open on the node meanwhile (bench/dashboards.ts: simulated page
 // clients by default, or real headless Chromium pages), to measure what they cost the node.
@@ -197,7 +198,8 @@ async function main(): Promise<void> {
           ...(run.body === undefined ? {} : { body: run.body, headers: { "content-type": "application/json" } }),
         });
         r.bytes = (await res.arrayBuffer()).byteLength;
-        const same: Run = { name: "same size", port: barePort, path: `/?bytes=${r.bytes}` };
+        // The same request (method and body) to the bare server, answered with that many bytes.
+        const same: Run = { ...run, name: "same size", port: barePort, path: `/?bytes=${r.bytes}` };
         r.sameSize = (await load(same, Math.max(1, seconds / 2), connections)).rps;
       }
       results.push(r);
