@@ -66,14 +66,12 @@ export class EvmNodeInfoAdapter implements NodeInfoSource {
   }
   identity(): NodeIdentity {
     const config = this.#config;
-    const configured: NodeIdentity = {
-      id: this.#nodeKey.id,
-      name: config.base.moniker,
-      listenAddr: config.p2p.externalAddress !== "" ? config.p2p.externalAddress : config.p2p.laddr,
-      network: this.#genesis.chainId,
-    };
-    if (this.#peers === undefined || config.p2p.externalAddress !== "") return configured;
-    return { ...configured, listenAddr: this.#peers.listenAddr(configured) };
+    // The advertised address when set, else the bound one (the configured laddr may say port 0).
+    const listenAddr =
+      config.p2p.externalAddress !== ""
+        ? config.p2p.externalAddress
+        : (this.#peers?.boundListenAddr() ?? config.p2p.laddr);
+    return { id: this.#nodeKey.id, name: config.base.moniker, listenAddr, network: this.#genesis.chainId };
   }
   dataDir(): string {
     return this.#config.home;

@@ -37,9 +37,11 @@ describe("EvmPeerAdapter (admin_* and net_* over the p2p switch)", () => {
     ]);
     expect(a.peerCount()).toBe(2);
     expect(a.listening()).toBe(true);
-    expect(a.listenAddr({ id: ID_A, name: "n", listenAddr: "tcp://0.0.0.0:0", network: "c" })).toBe(
-      "tcp://127.0.0.1:26656",
-    );
+    expect(a.boundListenAddr()).toBe("tcp://127.0.0.1:26656");
+    // Not listening yet (port 0): the configured address stands.
+    expect(
+      new EvmPeerAdapter({ ...sw, listenAddress: () => ({ host: "", port: 0 }) }).boundListenAddr(),
+    ).toBeUndefined();
   });
 
   test("behavior: addPeer dials (persistent for trusted peers); removePeer stops a connected peer", () => {

@@ -1,5 +1,5 @@
 import { formatDialString, type Peer, parseNetAddress } from "../../p2p/index.js";
-import type { NodeIdentity, PeerControl, PeerView } from "../../rpc/evm/index.js";
+import type { PeerControl, PeerView } from "../../rpc/evm/index.js";
 import { ComethError } from "../../util/errors.js";
 
 /** What the Ethereum JSON-RPC needs of the p2p switch (p2p/ Switch satisfies it). */
@@ -66,9 +66,9 @@ export class EvmPeerAdapter implements PeerControl {
     return this.#sw.isListening();
   }
 
-  /** The bound p2p address (the configured one may say port 0). */
-  listenAddr(identity: NodeIdentity): string {
+  /** The bound p2p address (the configured one may say port 0); undefined before the switch listens. */
+  boundListenAddr(): string | undefined {
     const bound = this.#sw.listenAddress();
-    return bound.port === 0 ? identity.listenAddr : `tcp://${formatDialString(bound)}`;
+    return bound.port === 0 ? undefined : `tcp://${formatDialString(bound)}`;
   }
 }

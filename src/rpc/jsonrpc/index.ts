@@ -89,7 +89,13 @@ export {
   RawJson,
   type WireValue,
 } from "./json.js";
-export { type LimitedListener, listenLimited, type SocketTarget } from "./limitedListener.js";
+export {
+  describeListenAddress,
+  type LimitedListener,
+  listenLimited,
+  type SocketTarget,
+  socketTargetOf,
+} from "./limitedListener.js";
 export { observeResult, observeTable, type RpcMethodObserver, type RpcObserver } from "./observe.js";
 export {
   createWsTransport,

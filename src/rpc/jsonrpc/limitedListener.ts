@@ -1,8 +1,19 @@
 import { existsSync, unlinkSync } from "node:fs";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import type { ListenAddress } from "../../config/index.js";
 
 /** Where to listen: a unix socket path, or a TCP host ("" = every interface) and port (0 = any free port). */
 export type SocketTarget = { readonly unixPath: string } | { readonly host: string; readonly port: number };
+
+/** Where a parsed listen address (either server's) listens. */
+export function socketTargetOf(a: ListenAddress): SocketTarget {
+  return a.protocol === "unix" ? { unixPath: a.path } : { host: a.host, port: a.port };
+}
+
+/** A listen address in error messages: the socket path, or host:port. */
+export function describeListenAddress(a: ListenAddress): string {
+  return a.protocol === "unix" ? a.path : `${a.host}:${a.port}`;
+}
 
 export interface LimitedListener {
   /** The bound TCP address (undefined for a unix socket). */

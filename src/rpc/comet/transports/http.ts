@@ -222,11 +222,17 @@ export function createHttpHandler(deps: HttpHandlerDeps): (req: IncomingMessage,
   return withWriteDeadline(deps, withPreChecks(deps, mux));
 }
 
-type JsonRpcHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer | undefined) => Promise<void>;
+/** `parsed`: the payload the batch pre-check already parsed from `body` (parsed once). */
+type JsonRpcHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer | undefined,
+  parsed: RpcPayload | undefined,
+) => Promise<void>;
 
 /** POST `/`: a JSON-RPC request or batch (an empty body gets the endpoint list). */
 function createJsonRpcHandler(deps: HttpHandlerDeps): JsonRpcHandler {
-  return async (req, res, body) => {
+  return async (req, res, body, parsed) => {
     let bytes = body;
     if (bytes === undefined) {
       const read = await readBody(req, deps.maxBodyBytes);
@@ -237,13 +243,15 @@ function createJsonRpcHandler(deps: HttpHandlerDeps): JsonRpcHandler {
       sendText(res, 200, "text/html", endpointList(req.headers.host ?? "", deps.routes));
       return;
     }
-    let payload: RpcPayload;
-    try {
-      payload = parseRequestPayload(bytes.toString("utf8"));
-    } catch (err) {
-      if (!(err instanceof RequestDecodeError)) throw err;
-      sendJson(res, 500, encodeResponse(errorResponse(undefined, parseErrorOf(err))));
-      return;
+    let payload = parsed;
+    if (payload === undefined) {
+      try {
+        payload = parseRequestPayload(bytes.toString("utf8"));
+      } catch (err) {
+        if (!(err instanceof RequestDecodeError)) throw err;
+        sendJson(res, 500, encodeResponse(errorResponse(undefined, parseErrorOf(err))));
+        return;
+      }
     }
     const answer = await runJsonRpc(deps, payload, deps.remoteAddr(req));
     if (answer.text === undefined) {
@@ -294,7 +302,12 @@ function createUriHandler(deps: HttpHandlerDeps): UriHandler {
   };
 }
 
-type Mux = (req: IncomingMessage, res: ServerResponse, body: Buffer | undefined) => MaybePromise<void>;
+type Mux = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer | undefined,
+  parsed: RpcPayload | undefined,
+) => MaybePromise<void>;
 
 /** RecoverAndLogHandler, X-Server-Time, CORS and the mux. */
 function createMux(deps: HttpHandlerDeps, handleJsonRpc: JsonRpcHandler, handleUri: UriHandler): Mux {
@@ -306,13 +319,13 @@ function createMux(deps: HttpHandlerDeps, handleJsonRpc: JsonRpcHandler, handleU
     sendJson(res, 500, encodeResponse(failure));
   }
 
-  return (req, res, body) => {
+  return (req, res, body, parsed) => {
     res.setHeader("X-Server-Time", serverTime());
     try {
       if (deps.cors?.handle(req, res) === true) return;
       const { path, query } = splitTarget(req.url ?? "/");
       let handled: MaybePromise<void>;
-      if (path === "/") handled = handleJsonRpc(req, res, body);
+      if (path === "/") handled = handleJsonRpc(req, res, body, parsed);
       else if (path === "/websocket") {
         refuseWebsocketRequest(req, res);
         return;
@@ -351,7 +364,7 @@ function servePage(page: PageHandler, req: IncomingMessage, res: ServerResponse)
 function withPreChecks(deps: HttpHandlerDeps, mux: Mux): Serve {
   return (req, res) => {
     // A request without a body (every URI GET) has nothing to pre-check.
-    if (deps.maxRequestBatchSize <= 0 || !hasBody(req)) return mux(req, res, undefined);
+    if (deps.maxRequestBatchSize <= 0 || !hasBody(req)) return mux(req, res, undefined, undefined);
     return readBody(req, deps.maxBodyBytes).then((read) => {
       if (read === undefined) return bodyTooLarge(res);
       const body = read;
@@ -366,7 +379,7 @@ function withPreChecks(deps: HttpHandlerDeps, mux: Mux): Serve {
         sendJson(res, 200, encodeResponse(errorResponse(undefined, limitError)));
         return;
       }
-      return mux(req, res, body);
+      return mux(req, res, body, payload);
     });
   };
 }

@@ -3,16 +3,18 @@ import { createServer as createHttpServer, type Server as HttpServer, type Incom
 import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { ListenAddress } from "../../../config/index.js";
 import { ComethError } from "../../../util/errors.js";
 import type { Logger } from "../../../util/logger.js";
 import {
   type Cors,
   createCors,
+  describeListenAddress,
   type HttpTransport,
   observeTable,
   type RpcObserver,
-  type SocketTarget,
   serveHttp,
+  socketTargetOf,
   type WsTransport,
 } from "../../jsonrpc/index.js";
 import type { ActiveSubscription, CometCallContext, CometRuntime } from "../context.js";
@@ -98,9 +100,11 @@ export class ListenAddressError extends ComethError {
   }
 }
 
-export type ListenTarget = { kind: "tcp"; host: string; port: number } | { kind: "unix"; path: string };
-
-export function parseListenAddress(laddr: string): ListenTarget {
+/**
+ * An `[rpc] laddr` entry. Stricter than config's parseListenAddress, as CometBFT's RPC server is: the
+ * protocol prefix is required, and tcp4/tcp6 are accepted.
+ */
+export function parseRpcListenAddress(laddr: string): ListenAddress {
   const sep = laddr.indexOf("://");
   if (sep < 0) {
     throw new ListenAddressError(
@@ -111,7 +115,7 @@ export function parseListenAddress(laddr: string): ListenTarget {
   const addr = laddr.slice(sep + 3);
   if (proto === "unix") {
     if (addr === "") throw new ListenAddressError(`invalid listening address ${laddr}: the unix socket path is empty`);
-    return { kind: "unix", path: addr };
+    return { protocol: "unix", path: addr };
   }
   if (proto !== "tcp" && proto !== "tcp4" && proto !== "tcp6") {
     throw new ListenAddressError(`invalid listening address ${laddr}: protocol ${proto} is not one of tcp, unix`);
@@ -123,7 +127,7 @@ export function parseListenAddress(laddr: string): ListenTarget {
       `invalid listening address ${laddr}: expected tcp://host:port, e.g. tcp://127.0.0.1:26657`,
     );
   }
-  return { kind: "tcp", host: m[1] ?? m[2] ?? "", port };
+  return { protocol: "tcp", host: m[1] ?? m[2] ?? "", port };
 }
 
 /** Splits the `[rpc] laddr` value on commas. */
@@ -225,7 +229,7 @@ export async function startCometRpc(
   opts: StartCometRpcOptions = {},
 ): Promise<RunningCometRpc> {
   validate(config);
-  const targets = splitListenAddresses(config.laddr).map(parseListenAddress);
+  const targets = splitListenAddresses(config.laddr).map(parseRpcListenAddress);
   if (targets.length === 0) throw new ListenAddressError(`invalid listening address "${config.laddr}": it is empty`);
   const shared = serving(config, services, log, opts);
   const servers: AddressServer[] = [];
@@ -345,7 +349,7 @@ function remoteAddrNamer(): (socket: Socket) => string {
  * Serves one address: the WebSocket transport, the HTTP handler on an http(s).Server that never
  * listens itself, and the shared HTTP transport (listener with max_open_connections, fast path).
  */
-async function serveAddress(target: ListenTarget, shared: Serving): Promise<AddressServer> {
+async function serveAddress(target: ListenAddress, shared: Serving): Promise<AddressServer> {
   const { config, services, log, opts, runtime, routes, addrOf, readTimeoutMs, tls } = shared;
   const ws = createCometWsTransport({
     routes,
@@ -387,7 +391,7 @@ async function serveAddress(target: ListenTarget, shared: Serving): Promise<Addr
   let transport: HttpTransport;
   try {
     transport = await serveHttp({
-      target: socketTarget(target),
+      target: socketTargetOf(target),
       maxOpenConnections: config.maxOpenConnections,
       server: http,
       // Plain-text HTTP: JSON-RPC POSTs and URI GETs are answered on the fast path, which hands
@@ -405,23 +409,17 @@ async function serveAddress(target: ListenTarget, shared: Serving): Promise<Addr
       upgrade: (req, socket, head) => ws.handleUpgrade(req, socket, head, addrOf(req.socket)),
     });
   } catch (err) {
-    throw new ListenAddressError(`failed to listen on ${describe(target)}: ${(err as Error).message}`, { cause: err });
+    throw new ListenAddressError(`failed to listen on ${describeListenAddress(target)}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return { transport, ws, address: boundAddress(target, transport) };
 }
 
-function socketTarget(target: ListenTarget): SocketTarget {
-  return target.kind === "unix" ? { unixPath: target.path } : { host: target.host, port: target.port };
-}
-
-function describe(t: ListenTarget): string {
-  return t.kind === "unix" ? t.path : `${t.host}:${t.port}`;
-}
-
 /** `tcp://host:port` with the bound port, or `unix://path`. */
-function boundAddress(target: ListenTarget, transport: HttpTransport): string {
+function boundAddress(target: ListenAddress, transport: HttpTransport): string {
   const a = transport.bound;
-  if (target.kind === "unix" || a === undefined) return `unix://${describe(target)}`;
+  if (target.protocol === "unix" || a === undefined) return `unix://${describeListenAddress(target)}`;
   const host = target.host === "" ? "" : a.family === "IPv6" ? `[${a.address}]` : a.address;
   return `tcp://${host}:${a.port}`;
 }

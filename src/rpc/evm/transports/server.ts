@@ -8,13 +8,14 @@ import {
   createPostHandler,
   createWsTransport,
   DEFAULT_CORS,
+  describeListenAddress,
   type FastHttpOptions,
   type HttpTransport,
   isPromise,
   type RpcObserver,
-  type SocketTarget,
   serveHttp,
   simpleAnswer,
+  socketTargetOf,
   type WsTransport,
 } from "../../jsonrpc/index.js";
 import { type EvmPayloads, evmPayloads, FrameSink, HTTP_REQUEST } from "../calls.js";
@@ -172,10 +173,6 @@ export function parseEvmAddress(key: string, text: string): ListenAddress {
   return parsed;
 }
 
-function socketTarget(target: ListenAddress): SocketTarget {
-  return target.protocol === "unix" ? { unixPath: target.path } : { host: target.host, port: target.port };
-}
-
 /** Allowed WebSocket Origins are hostnames; "*" = any; no Origin header = allowed. */
 export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
   if (origin === undefined || origin === "") return true;
@@ -313,11 +310,11 @@ export async function startEvmRpc(
             res.end("Bad Request: this address serves JSON-RPC over WebSocket only\n");
           },
     );
-    const where = target.protocol === "unix" ? target.path : `${target.host}:${target.port}`;
+    const where = describeListenAddress(target);
     let transport: HttpTransport;
     try {
       transport = await serveHttp({
-        target: socketTarget(target),
+        target: socketTargetOf(target),
         maxOpenConnections: config.maxOpenConnections,
         server,
         ...(role.http ? { fast } : {}),
