@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { bytesToHex } from "../../util/bytes.js";
-import { createAddress, type EngineTx, executeTx, OPCODES } from "./engine/index.js";
-import { address, blockEnv } from "./engine/randomPrograms.js";
+import { createAddress, type EngineTx, executeTx } from "./engine/index.js";
+import { address, assembleBytes, blockEnv } from "./engine/randomPrograms.js";
 import { MemoryStateReader } from "./engine/stateTests.js";
 import { createPrestateTracer, type PrestateResult } from "./prestateTracer.js";
 import { OverlayStateManager } from "./stateManager.js";
@@ -21,22 +21,7 @@ import {
  * diff mode).
  */
 
-const BY_NAME = new Map(OPCODES.map((o, i) => [o.name, i]));
-
-/** "PUSH1 0x01 ADD": opcode names, each PUSHn followed by its immediate. */
-function asm(src: string): Uint8Array {
-  let out = "";
-  const tokens = src.trim().split(/\s+/);
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i] as string;
-    const op = BY_NAME.get(t);
-    if (op === undefined) throw new RangeError(`unknown opcode ${t}`);
-    out += op.toString(16).padStart(2, "0");
-    if (t.startsWith("PUSH") && t !== "PUSH0")
-      out += (tokens[++i] ?? "").replace(/^0x/, "").padStart(Number(t.slice(4)) * 2, "0");
-  }
-  return new Uint8Array(Buffer.from(out, "hex"));
-}
+const asm = assembleBytes;
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 

@@ -3,7 +3,14 @@ import { OverlayStateManager } from "../stateManager.js";
 import { createStructLogger, type StructLog } from "../tracer.js";
 import { create2Address, createAddress } from "./interpreter.js";
 import { OPCODES } from "./opcodes.js";
-import { address, compareExecutors, formatMismatch, randomScenario } from "./randomPrograms.js";
+import {
+  address,
+  assembleBytes,
+  compareExecutors,
+  formatMismatch,
+  OPCODE_BY_NAME,
+  randomScenario,
+} from "./randomPrograms.js";
 import { MemoryStateReader } from "./stateTests.js";
 import { executeCall, executeTx } from "./transaction.js";
 import type { BlockEnv, EngineHooks, EngineTx, FrameEnter, FrameExit, TxResult } from "./types.js";
@@ -15,29 +22,8 @@ import type { BlockEnv, EngineHooks, EngineTx, FrameEnter, FrameExit, TxResult }
  * against the untraced one (the same outcome and state for random programs).
  */
 
-// ---- a tiny assembler ------------------------------------------------------------------------------
-
-const BY_NAME = new Map(OPCODES.map((o, i) => [o.name, i]));
-
-/** "PUSH1 0x01 0x0203 ADD": names are opcodes; a bare 0x… literal is pushed with the PUSH of its size. */
-function asm(src: string): Uint8Array {
-  let out = "";
-  const tokens = src.trim().split(/\s+/);
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i] as string;
-    if (t.startsWith("0x")) {
-      const h = t.slice(2);
-      out += (0x5f + h.length / 2).toString(16) + h;
-      continue;
-    }
-    const op = BY_NAME.get(t);
-    if (op === undefined) throw new RangeError(`unknown opcode ${t}`);
-    out += op.toString(16).padStart(2, "0");
-    if (t.startsWith("PUSH") && t !== "PUSH0")
-      out += (tokens[++i] ?? "").replace(/^0x/, "").padStart(Number(t.slice(4)) * 2, "0");
-  }
-  return bytes(out);
-}
+/** Hand-assembled programs (randomPrograms.ts assemble). */
+const asm = assembleBytes;
 
 const bytes = (h: string): Uint8Array => new Uint8Array(Buffer.from(h.replace(/^0x/, ""), "hex"));
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
@@ -425,7 +411,7 @@ describe("struct logs on the traced loop (gas costs as geth's StructLogger repor
     ({ result, logs } = structLogs(stateOf([[C, { code: asm("JUMPDEST PUSH0 JUMP") }]]), tx({ gasLimit: 21_010n })));
     expect(result.error).toBe("out of gas");
     expect(logs.at(-1)?.error).toBe("out of gas");
-    expect(logs.at(-1)?.gasCost).toBe(BigInt(OPCODES[BY_NAME.get(logs.at(-1)?.op ?? "") ?? 0]?.gas ?? -1));
+    expect(logs.at(-1)?.gasCost).toBe(BigInt(OPCODES[OPCODE_BY_NAME.get(logs.at(-1)?.op ?? "") ?? 0]?.gas ?? -1));
     // A jump to a non-JUMPDEST fails while JUMP executes: its log has the cost 8 and no error.
     ({ result, logs } = structLogs(stateOf([[C, { code: asm("PUSH1 0x05 JUMP") }]]), tx({})));
     expect(result.error).toBe("invalid jump destination");

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "vitest";
 import { OverlayStateManager } from "../stateManager.js";
-import { OPCODES } from "./opcodes.js";
+import { assemble } from "./randomPrograms.js";
 import { createReferenceExecutor } from "./referenceExecutor.js";
 import { type Executor, MemoryStateReader } from "./stateTests.js";
 import { executeTx } from "./transaction.js";
@@ -13,33 +13,8 @@ import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult }
  * ethereumjs' mainnet rules do not have).
  */
 
-// ---- a tiny assembler ------------------------------------------------------------------------------
-
-const BY_NAME = new Map(OPCODES.map((o, i) => [o.name, i]));
-
-/** "PUSH1 0x01 0x0203 ADD": names are opcodes; a bare 0x… literal is pushed with the PUSH of its size. */
-function asm(src: string): string {
-  let out = "";
-  const tokens = src.trim().split(/\s+/);
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i] as string;
-    if (t.startsWith("0x")) {
-      const hex = t.slice(2);
-      if (hex.length % 2 !== 0 || hex.length === 0 || hex.length > 64) throw new RangeError(`bad literal ${t}`);
-      out += (0x5f + hex.length / 2).toString(16) + hex;
-      continue;
-    }
-    const op = BY_NAME.get(t);
-    if (op === undefined) throw new RangeError(`unknown opcode ${t}`);
-    out += op.toString(16).padStart(2, "0");
-    if (t.startsWith("PUSH") && t !== "PUSH0") {
-      const n = Number(t.slice(4));
-      const lit = (tokens[++i] ?? "").replace(/^0x/, "").padStart(n * 2, "0");
-      out += lit;
-    }
-  }
-  return out;
-}
+/** Hand-assembled programs (randomPrograms.ts assemble). */
+const asm = assemble;
 
 function word(n: bigint): string {
   return `0x${n.toString(16).padStart(64, "0")}`;

@@ -2,6 +2,7 @@ import { bytesToHex } from "../../../util/bytes.js";
 import { keccak256 } from "../crypto.js";
 import { bigintToBytes } from "../records.js";
 import { OverlayStateManager } from "../stateManager.js";
+import { OPCODES } from "./opcodes.js";
 import { type Executor, MemoryStateReader } from "./stateTests.js";
 import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult } from "./types.js";
 
@@ -671,4 +672,39 @@ export function formatMismatch(m: Mismatch, s: Scenario): string {
     ...s.programs.map((p) => `  program ${p.name}: ${hex(p.code)}`),
     ...s.txs.map((t, i) => `  tx ${i}: to ${hex(t.to)} value ${t.value} gas ${t.gasLimit} data ${hex(t.data)}`),
   ].join("\n");
+}
+
+// ---- a tiny assembler for hand-written test programs -------------------------------------------------
+
+/** Opcode numbers by name. */
+export const OPCODE_BY_NAME: ReadonlyMap<string, number> = new Map(OPCODES.map((o, i) => [o.name, i]));
+
+/**
+ * "PUSH1 0x01 0x0203 ADD" as hex (no 0x): names are opcodes, each PUSHn followed by its immediate
+ * (left-padded to n bytes); a bare 0x… literal is pushed with the PUSH of its size.
+ */
+export function assemble(src: string): string {
+  let out = "";
+  const tokens = src.trim().split(/\s+/);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as string;
+    if (t.startsWith("0x")) {
+      const hex = t.slice(2);
+      if (hex.length % 2 !== 0 || hex.length === 0 || hex.length > 64) throw new RangeError(`bad literal ${t}`);
+      out += (0x5f + hex.length / 2).toString(16) + hex;
+      continue;
+    }
+    const op = OPCODE_BY_NAME.get(t);
+    if (op === undefined) throw new RangeError(`unknown opcode ${t}`);
+    out += op.toString(16).padStart(2, "0");
+    if (t.startsWith("PUSH") && t !== "PUSH0") {
+      out += (tokens[++i] ?? "").replace(/^0x/, "").padStart(Number(t.slice(4)) * 2, "0");
+    }
+  }
+  return out;
+}
+
+/** {@link assemble} as bytes. */
+export function assembleBytes(src: string): Uint8Array {
+  return new Uint8Array(Buffer.from(assemble(src), "hex"));
 }
