@@ -2,7 +2,8 @@ import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
 import { Account, type Address } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import type { EngineState } from "./engine/types.js";
+import type { EngineState, StorageSlot } from "./engine/types.js";
+import { bytesToWord, wordToBytes, wordToMinimalBytes } from "./engine/words.js";
 import { EvmCallTimeoutError, EvmNotSupportedError } from "./errors.js";
 import { encodeAccount, equalBytes, KECCAK256_NULL, type StoredAccount, stripZeros } from "./records.js";
 import type { StateDiff, StateReader } from "./stateDb.js";
@@ -17,16 +18,65 @@ interface AccountEntry {
   account: StoredAccount;
 }
 
-interface SlotEntry {
-  addr: Uint8Array;
-  incarnation: number;
-  slot: Uint8Array;
-  value: Uint8Array;
+/**
+ * One slot of one account incarnation, read from the base once and then kept: every later SLOAD and
+ * SSTORE of the block is a Map lookup by the slot's bigint and a field access. `original` is the value
+ * when the running transaction started (EIP-2200), captured at the slot's first touch in it.
+ */
+class SlotRecord implements StorageSlot {
+  readonly key: bigint;
+  value: bigint;
+  /** The value in the base reader (diff() writes only slots whose value differs from it). */
+  readonly base: bigint;
+  original: bigint;
+  /** The transaction (OverlayStateManager's counter) `original` belongs to. */
+  originalTx: number;
+  /** Written in this overlay (possibly back to its base value). */
+  written = false;
+
+  constructor(key: bigint, base: bigint, tx: number) {
+    this.key = key;
+    this.value = base;
+    this.base = base;
+    this.original = base;
+    this.originalTx = tx;
+  }
 }
 
-type Undo =
-  | { kind: "account"; key: string; prev: AccountEntry | undefined }
-  | { kind: "slot"; key: string; prev: SlotEntry | undefined };
+/** The slots of one account incarnation that the overlay has read or written. */
+interface SlotTable {
+  readonly addr: Uint8Array;
+  readonly incarnation: number;
+  readonly slots: Map<bigint, SlotRecord>;
+}
+
+/** The slot tables of one address: the current incarnation's first (the common case), then any others. */
+interface AddressSlots {
+  current: SlotTable;
+  others: SlotTable[] | undefined;
+}
+
+class AccountUndo {
+  readonly key: string;
+  readonly prev: AccountEntry | undefined;
+  constructor(key: string, prev: AccountEntry | undefined) {
+    this.key = key;
+    this.prev = prev;
+  }
+}
+
+class SlotUndo {
+  readonly record: SlotRecord;
+  readonly value: bigint;
+  readonly written: boolean;
+  constructor(record: SlotRecord) {
+    this.record = record;
+    this.value = record.value;
+    this.written = record.written;
+  }
+}
+
+type Undo = AccountUndo | SlotUndo;
 
 /**
  * An ethereumjs state manager that keeps a block's (or a call's) writes in memory over a read-only
@@ -41,12 +91,14 @@ type Undo =
 export class OverlayStateManager implements StateManagerInterface, EngineState {
   #base: StateReader;
   readonly #accounts = new Map<string, AccountEntry>();
-  readonly #slots = new Map<string, SlotEntry>();
+  /** Storage working set by address hex (SlotRecord). */
+  readonly #storage = new Map<string, AddressSlots>();
+  /** Bumped by clearOriginalStorage: the transaction a record's `original` is valid for. */
+  #tx = 1;
   readonly #codes = new Map<string, Uint8Array>();
   readonly #reads = new Map<string, StoredAccount>();
   #journal: Undo[] = [];
   #checkpoints: number[] = [];
-  #original = new Map<string, Uint8Array>();
   /**
    * eth_call from a contract: geth skips the EOA check (SkipFromEOACheck). This address reports no
    * code to ethereumjs' account checks, while its real code stays in place.
@@ -57,17 +109,8 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   timeoutMs = 0;
 
   readonly originalStorageCache = {
-    get: async (address: Address, key: Uint8Array): Promise<Uint8Array> => {
-      const k = `${bytesToHex(address.bytes)}${bytesToHex(key)}`;
-      const v = this.#original.get(k);
-      if (v !== undefined) return v;
-      const cur = await this.getStorage(address, key);
-      this.#original.set(k, cur);
-      return cur;
-    },
-    clear: (): void => {
-      this.#original = new Map();
-    },
+    get: async (address: Address, key: Uint8Array): Promise<Uint8Array> => this.originalStorage(address.bytes, key),
+    clear: (): void => this.clearOriginalStorage(),
   };
 
   constructor(base: StateReader) {
@@ -82,12 +125,12 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   reset(base: StateReader): void {
     this.#base = base;
     this.#accounts.clear();
-    this.#slots.clear();
+    this.#storage.clear();
     this.#codes.clear();
     this.#reads.clear();
     this.#journal = [];
     this.#checkpoints = [];
-    this.#original = new Map();
+    this.#tx++;
     this.pretendEoa = undefined;
     this.deadline = undefined;
   }
@@ -122,7 +165,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
 
   /** Replaces an account (journaled). */
   setStoredAccount(addr: Uint8Array, account: StoredAccount, key = bytesToHex(addr)): void {
-    if (this.#checkpoints.length > 0) this.#journal.push({ kind: "account", key, prev: this.#accounts.get(key) });
+    if (this.#checkpoints.length > 0) this.#journal.push(new AccountUndo(key, this.#accounts.get(key)));
     this.#accounts.set(key, { addr, account });
   }
 
@@ -200,13 +243,59 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   }
 
   storageValue(addr: Uint8Array, slot: Uint8Array): Uint8Array {
-    const addrKey = bytesToHex(addr);
-    const a = this.storedAccount(addr, addrKey);
-    const key = `${addrKey}${a.incarnation}:${bytesToHex(slot)}`;
-    const e = this.#slots.get(key);
-    if (e !== undefined) return e.value;
-    this.#check();
-    return this.#base.storage(addr, a.incarnation, slot);
+    return wordToMinimalBytes(this.slotOf(addr, bytesToHex(addr), bytesToWord(slot)).value);
+  }
+
+  /**
+   * The working record of a slot at the account's current incarnation: read from the base the first
+   * time, then kept for the rest of the block (EngineState.slotOf).
+   */
+  slotOf(addr: Uint8Array, addrKey: string, key: bigint): StorageSlot {
+    return this.#slot(addr, addrKey, key);
+  }
+
+  #slot(addr: Uint8Array, addrKey: string, key: bigint): SlotRecord {
+    const incarnation = this.storedAccount(addr, addrKey).incarnation;
+    let entry = this.#storage.get(addrKey);
+    let table: SlotTable;
+    if (entry === undefined) {
+      table = { addr, incarnation, slots: new Map() };
+      entry = { current: table, others: undefined };
+      this.#storage.set(addrKey, entry);
+    } else {
+      table = entry.current;
+      if (table.incarnation !== incarnation) table = this.#switchTable(entry, addr, incarnation);
+    }
+    let rec = table.slots.get(key);
+    if (rec === undefined) {
+      this.#check();
+      rec = new SlotRecord(key, bytesToWord(this.#base.storage(addr, incarnation, wordToBytes(key))), this.#tx);
+      table.slots.set(key, rec);
+    } else if (rec.originalTx !== this.#tx) {
+      rec.original = rec.value;
+      rec.originalTx = this.#tx;
+    }
+    return rec;
+  }
+
+  /** Makes `incarnation`'s table the address's current one (created empty when new). */
+  #switchTable(entry: AddressSlots, addr: Uint8Array, incarnation: number): SlotTable {
+    const others = entry.others ?? [];
+    entry.others = others;
+    others.push(entry.current);
+    const i = others.findIndex((t) => t.incarnation === incarnation);
+    const table = i < 0 ? { addr, incarnation, slots: new Map<bigint, SlotRecord>() } : (others[i] as SlotTable);
+    if (i >= 0) others.splice(i, 1);
+    entry.current = table;
+    return table;
+  }
+
+  /** Sets a slot's value (journaled). `slot` must come from slotOf on this overlay. */
+  writeSlot(slot: StorageSlot, value: bigint): void {
+    const rec = slot as SlotRecord;
+    if (this.#checkpoints.length > 0) this.#journal.push(new SlotUndo(rec));
+    rec.value = value;
+    rec.written = true;
   }
 
   async getStorage(address: Address, key: Uint8Array): Promise<Uint8Array> {
@@ -218,11 +307,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   }
 
   setStorageValue(addr: Uint8Array, slot: Uint8Array, value: Uint8Array): void {
-    const addrKey = bytesToHex(addr);
-    const a = this.storedAccount(addr, addrKey);
-    const key = `${addrKey}${a.incarnation}:${bytesToHex(slot)}`;
-    if (this.#checkpoints.length > 0) this.#journal.push({ kind: "slot", key, prev: this.#slots.get(key) });
-    this.#slots.set(key, { addr, incarnation: a.incarnation, slot: slot.slice(), value: stripZeros(value).slice() });
+    this.writeSlot(this.slotOf(addr, bytesToHex(addr), bytesToWord(slot)), bytesToWord(stripZeros(value)));
   }
 
   async clearStorage(address: Address): Promise<void> {
@@ -271,22 +356,20 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   }
 
   originalStorage(addr: Uint8Array, slot: Uint8Array): Uint8Array {
-    const k = `${bytesToHex(addr)}${bytesToHex(slot)}`;
-    const v = this.#original.get(k);
-    if (v !== undefined) return v;
-    const cur = this.storageValue(addr, slot);
-    this.#original.set(k, cur);
-    return cur;
+    return wordToMinimalBytes(this.slotOf(addr, bytesToHex(addr), bytesToWord(slot)).original);
   }
 
   clearOriginalStorage(): void {
-    this.#original = new Map();
+    this.#tx++;
   }
 
   hasStorage(addr: Uint8Array): boolean {
     const a = this.storedAccount(addr);
-    for (const s of this.#slots.values()) {
-      if (s.incarnation === a.incarnation && s.value.length > 0 && equalBytes(s.addr, addr)) return true;
+    const entry = this.#storage.get(bytesToHex(addr));
+    const tables = entry === undefined ? [] : [entry.current, ...(entry.others ?? [])];
+    for (const t of tables) {
+      if (t.incarnation !== a.incarnation) continue;
+      for (const rec of t.slots.values()) if (rec.value !== 0n) return true;
     }
     // A stored slot the overlay has since zeroed still counts (a creation at an address whose storage
     // the same block emptied: not worth a slot-by-slot walk).
@@ -318,11 +401,11 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     const at = this.#checkpoints.pop() ?? 0;
     for (let i = this.#journal.length - 1; i >= at; i--) {
       const u = this.#journal[i] as Undo;
-      if (u.kind === "account") {
-        if (u.prev === undefined) this.#accounts.delete(u.key);
-        else this.#accounts.set(u.key, u.prev);
-      } else if (u.prev === undefined) this.#slots.delete(u.key);
-      else this.#slots.set(u.key, u.prev);
+      if (u instanceof SlotUndo) {
+        u.record.value = u.value;
+        u.record.written = u.written;
+      } else if (u.prev === undefined) this.#accounts.delete(u.key);
+      else this.#accounts.set(u.key, u.prev);
     }
     this.#journal.length = at;
     if (this.#checkpoints.length === 0) this.#journal = [];
@@ -355,8 +438,18 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
         diff.accounts.push({ addr: e.addr, account: e.account });
       }
     }
-    for (const s of this.#slots.values()) {
-      if (!equalBytes(this.#base.storage(s.addr, s.incarnation, s.slot), s.value)) diff.storage.push(s);
+    for (const entry of this.#storage.values()) {
+      for (const t of entry.others === undefined ? [entry.current] : [entry.current, ...entry.others]) {
+        for (const rec of t.slots.values()) {
+          if (!rec.written || rec.value === rec.base) continue;
+          diff.storage.push({
+            addr: t.addr,
+            incarnation: t.incarnation,
+            slot: wordToBytes(rec.key),
+            value: wordToMinimalBytes(rec.value),
+          });
+        }
+      }
     }
     for (const [hex, code] of this.#codes) diff.codes.push({ hash: new Uint8Array(Buffer.from(hex, "hex")), code });
     return diff;

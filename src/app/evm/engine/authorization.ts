@@ -1,8 +1,8 @@
 import { RLP } from "@ethereumjs/rlp";
 import { keccak256, publicKeyToAddress, recoverPublicKey } from "../crypto.js";
 import { bigintToBytes } from "../records.js";
-import { wordToBytes } from "./frames.js";
 import type { Authorization } from "./types.js";
+import { wordToBytes } from "./words.js";
 
 /**
  * EIP-7702 authority recovery: the signer of keccak256(0x05 ‖ rlp([chain_id, address, nonce])). A tuple

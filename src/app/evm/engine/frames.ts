@@ -1,5 +1,4 @@
 import { ComethError } from "../../../util/errors.js";
-import { bytesToBigint } from "../records.js";
 import { G_MEMORY, G_QUAD_DIVISOR, MAX_MEMORY_BYTES } from "./gas.js";
 import type { Memory } from "./memory.js";
 import type { BlockEnv, EngineState, Fork } from "./types.js";
@@ -61,9 +60,9 @@ export interface Host {
   /** EIP-2929: warms the address (hex key); true when it was cold. */
   warmAddress(key: string): boolean;
   /** EIP-2929: warms the slot; true when it was cold. */
-  warmSlot(addrKey: string, slotKey: string): boolean;
-  tload(addrKey: string, slotKey: string): bigint;
-  tstore(addrKey: string, slotKey: string, value: bigint): void;
+  warmSlot(addrKey: string, slot: bigint): boolean;
+  tload(addrKey: string, slot: bigint): bigint;
+  tstore(addrKey: string, slot: bigint, value: bigint): void;
   addRefund(delta: number): void;
   log(address: Uint8Array, topics: Uint8Array[], data: Uint8Array): void;
   /** SELFDESTRUCT after gas: moves the balance, marks the account per EIP-6780. */
@@ -78,6 +77,7 @@ export interface Host {
 export interface Snapshot {
   mark: number;
   warm: number;
+  warmSlots: number;
   transient: number;
   logs: number;
   touched: number;
@@ -193,21 +193,6 @@ export function smallOr(x: bigint, over: number): number {
   return x > 0x1f_ffff_ffff_ffffn ? over : Number(x);
 }
 
-/** The 32-byte big-endian encoding of a word. */
-export function wordToBytes(x: bigint): Uint8Array {
-  if (x === 0n) return new Uint8Array(32);
-  return new Uint8Array(Buffer.from(x.toString(16).padStart(64, "0"), "hex"));
-}
-
-/** The 64-char hex of a word (storage and transient keys). */
-export function wordHex(x: bigint): string {
-  return x.toString(16).padStart(64, "0");
-}
-
-export function bytesToWord(b: Uint8Array): bigint {
-  return bytesToBigint(b);
-}
-
 /** The 40-char hex key of a word's low 160 bits (an address on the stack). */
 export function addressHexOfWord(x: bigint): string {
   return (x & ADDRESS_MASK).toString(16).padStart(40, "0");
@@ -219,13 +204,4 @@ export function hexToAddress(hex: string): Uint8Array {
 
 export function addressKey(addr: Uint8Array): string {
   return Buffer.from(addr.buffer, addr.byteOffset, addr.byteLength).toString("hex");
-}
-
-/** A word of bytes read big-endian from `src` at `offset`, zero-padded past its end (CALLDATALOAD). */
-export function loadWord(src: Uint8Array, offset: number): bigint {
-  if (offset >= src.length) return 0n;
-  if (offset + 32 <= src.length) return bytesToBigint(src.subarray(offset, offset + 32));
-  const w = new Uint8Array(32);
-  w.set(src.subarray(offset));
-  return bytesToBigint(w);
 }

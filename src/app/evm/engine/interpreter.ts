@@ -13,7 +13,6 @@ import {
   type Snapshot,
   STACK_LIMIT,
   VmError,
-  wordToBytes,
 } from "./frames.js";
 import {
   allButOne64th,
@@ -44,6 +43,7 @@ import type {
   FrameType,
   OpcodeStep,
 } from "./types.js";
+import { wordToBytes } from "./words.js";
 
 /**
  * The synchronous interpreter: the loop that runs one frame over the opcode table, and Evm, the host
@@ -232,8 +232,12 @@ export class Evm implements Host {
   readonly created = new Set<string>();
   readonly #warm = new Set<string>();
   readonly #warmUndo: string[] = [];
-  readonly #transient = new Map<string, bigint>();
-  readonly #transientUndo: [string, bigint | undefined][] = [];
+  /** EIP-2929 warm slots by address hex; the undo log holds the set and the slot of each warming. */
+  readonly #warmSlots = new Map<string, Set<bigint>>();
+  readonly #warmSlotUndo: (Set<bigint> | bigint)[] = [];
+  /** EIP-1153 transient storage by address hex; undo entries are (map, slot, previous value) triples. */
+  readonly #transient = new Map<string, Map<bigint, bigint>>();
+  readonly #transientUndo: (Map<bigint, bigint> | bigint | undefined)[] = [];
   readonly #stacks: bigint[][] = [];
   readonly #memories: Memory[] = [];
   // Tracing (all undefined/false without hooks: the untraced paths test one field).
@@ -310,22 +314,33 @@ export class Evm implements Host {
     return true;
   }
 
-  warmSlot(addrKey: string, slotKey: string): boolean {
-    return this.warmAddress(addrKey + slotKey);
+  warmSlot(addrKey: string, slot: bigint): boolean {
+    let set = this.#warmSlots.get(addrKey);
+    if (set === undefined) {
+      set = new Set();
+      this.#warmSlots.set(addrKey, set);
+    } else if (set.has(slot)) return false;
+    set.add(slot);
+    this.#warmSlotUndo.push(set, slot);
+    return true;
   }
 
   isWarm(key: string): boolean {
     return this.#warm.has(key);
   }
 
-  tload(addrKey: string, slotKey: string): bigint {
-    return this.#transient.get(addrKey + slotKey) ?? 0n;
+  tload(addrKey: string, slot: bigint): bigint {
+    return this.#transient.get(addrKey)?.get(slot) ?? 0n;
   }
 
-  tstore(addrKey: string, slotKey: string, value: bigint): void {
-    const key = addrKey + slotKey;
-    this.#transientUndo.push([key, this.#transient.get(key)]);
-    this.#transient.set(key, value);
+  tstore(addrKey: string, slot: bigint, value: bigint): void {
+    let map = this.#transient.get(addrKey);
+    if (map === undefined) {
+      map = new Map();
+      this.#transient.set(addrKey, map);
+    }
+    this.#transientUndo.push(map, slot, map.get(slot));
+    map.set(slot, value);
   }
 
   addRefund(delta: number): void {
@@ -349,6 +364,7 @@ export class Evm implements Host {
     return {
       mark: this.state.mark(),
       warm: this.#warmUndo.length,
+      warmSlots: this.#warmSlotUndo.length,
       transient: this.#transientUndo.length,
       logs: this.logs.length,
       touched: this.touched.length,
@@ -365,11 +381,18 @@ export class Evm implements Host {
     this.state.revertTo(s.mark);
     const warm = this.#warmUndo;
     while (warm.length > s.warm) this.#warm.delete(warm.pop() as string);
+    const wu = this.#warmSlotUndo;
+    while (wu.length > s.warmSlots) {
+      const slot = wu.pop() as bigint;
+      (wu.pop() as Set<bigint>).delete(slot);
+    }
     const tu = this.#transientUndo;
     while (tu.length > s.transient) {
-      const [key, prev] = tu.pop() as [string, bigint | undefined];
-      if (prev === undefined) this.#transient.delete(key);
-      else this.#transient.set(key, prev);
+      const prev = tu.pop() as bigint | undefined;
+      const slot = tu.pop() as bigint;
+      const map = tu.pop() as Map<bigint, bigint>;
+      if (prev === undefined) map.delete(slot);
+      else map.set(slot, prev);
     }
     this.logs.length = s.logs;
     this.touched.length = s.touched;

@@ -5,10 +5,13 @@
  */
 export class Memory {
   buf: Uint8Array;
+  /** A DataView of `buf` (MLOAD and MSTORE read and write words through it). */
+  dv: DataView;
   size = 0;
 
   constructor(capacity = 4096) {
     this.buf = new Uint8Array(capacity);
+    this.dv = new DataView(this.buf.buffer);
   }
 
   /** Makes `newSize` bytes (a multiple of 32, ≥ size) active. */
@@ -20,6 +23,7 @@ export class Memory {
       const next = new Uint8Array(cap);
       next.set(this.buf.subarray(0, this.size));
       this.buf = next;
+      this.dv = new DataView(next.buffer);
     }
     this.size = newSize;
   }

@@ -1,19 +1,15 @@
 import { keccak256 } from "../crypto.js";
-import { bytesToBigint, equalBytes, KECCAK256_NULL } from "../records.js";
+import { equalBytes, KECCAK256_NULL } from "../records.js";
 import {
   addressHexOfWord,
-  bytesToWord,
   ERR,
   type Frame,
   hexToAddress,
-  loadWord,
   MASK,
   SIGN_BIT,
   STACK_LIMIT,
   smallOr,
   VmError,
-  wordHex,
-  wordToBytes,
 } from "./frames.js";
 import {
   G_BASE,
@@ -42,6 +38,7 @@ import {
   sstoreCost,
   words,
 } from "./gas.js";
+import { bytesToWord, loadWord, readWord, wordToBytes, writeWord } from "./words.js";
 
 /**
  * The opcode table: one entry per opcode with its name, static gas, stack arity and handler. Dynamic
@@ -254,7 +251,7 @@ function opKeccak(f: Frame): void {
   const off = f.expand(s[sp] as bigint, size);
   const len = Number(size);
   f.useGas(G_KECCAK_WORD * words(len));
-  s[sp - 1] = bytesToBigint(keccak256(f.memory.view(off, len)));
+  s[sp - 1] = bytesToWord(keccak256(f.memory.view(off, len)));
 }
 
 // ---- 0x30s: environment ----------------------------------------------------------------------
@@ -354,7 +351,7 @@ function opExtcodehash(f: Frame): void {
   const key = addressHexOfWord(s[f.sp - 1] as bigint);
   accountAccess(f, key);
   const a = f.host.state.account(hexToAddress(key));
-  s[f.sp - 1] = isEmptyAccount(a) ? 0n : bytesToBigint(a.codeHash);
+  s[f.sp - 1] = isEmptyAccount(a) ? 0n : bytesToWord(a.codeHash);
 }
 
 // ---- 0x40s: block ----------------------------------------------------------------------------
@@ -364,7 +361,7 @@ function opBlockhash(f: Frame): void {
   const n = s[f.sp - 1] as bigint;
   const cur = f.host.block.number;
   const lowest = cur > 256n ? cur - 256n : 0n;
-  s[f.sp - 1] = n >= lowest && n < cur ? bytesToBigint(f.host.block.blockHash(n)) : 0n;
+  s[f.sp - 1] = n >= lowest && n < cur ? bytesToWord(f.host.block.blockHash(n)) : 0n;
 }
 function opCoinbase(f: Frame): void {
   push(f, bytesToWord(f.host.block.coinbase));
@@ -395,7 +392,7 @@ function opBlobhash(f: Frame): void {
   const i = s[f.sp - 1] as bigint;
   const hashes = f.host.blobHashes;
   const h = i < BigInt(hashes.length) ? hashes[Number(i)] : undefined;
-  s[f.sp - 1] = h === undefined ? 0n : bytesToBigint(h);
+  s[f.sp - 1] = h === undefined ? 0n : bytesToWord(h);
 }
 function opBlobbasefee(f: Frame): void {
   push(f, f.host.block.blobBaseFee);
@@ -409,17 +406,14 @@ function opPop(f: Frame): void {
 function opMload(f: Frame): void {
   const s = f.stack;
   const off = f.expand(s[f.sp - 1] as bigint, 32n);
-  s[f.sp - 1] = bytesToBigint(f.memory.view(off, 32));
+  s[f.sp - 1] = readWord(f.memory.dv, off);
 }
 function opMstore(f: Frame): void {
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
   const off = f.expand(s[sp + 1] as bigint, 32n);
-  const v = s[sp] as bigint;
-  const buf = f.memory.buf;
-  if (v === 0n) buf.fill(0, off, off + 32);
-  else buf.set(wordToBytes(v), off);
+  writeWord(f.memory.dv, off, s[sp] as bigint);
 }
 function opMstore8(f: Frame): void {
   const s = f.stack;
@@ -430,10 +424,10 @@ function opMstore8(f: Frame): void {
 }
 function opSload(f: Frame): void {
   const s = f.stack;
-  const slot = s[f.sp - 1] as bigint;
-  const slotKey = wordHex(slot);
-  f.useGas(f.host.warmSlot(f.addressKey, slotKey) ? G_COLD_SLOAD : G_WARM_ACCESS);
-  s[f.sp - 1] = bytesToBigint(f.host.state.storage(f.address, Buffer.from(slotKey, "hex")));
+  const key = s[f.sp - 1] as bigint;
+  const host = f.host;
+  f.useGas(host.warmSlot(f.addressKey, key) ? G_COLD_SLOAD : G_WARM_ACCESS);
+  s[f.sp - 1] = host.state.slotOf(f.address, f.addressKey, key).value;
 }
 function opSstore(f: Frame): void {
   if (f.isStatic) throw new VmError(ERR.writeProtection);
@@ -442,17 +436,16 @@ function opSstore(f: Frame): void {
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  const slotKey = wordHex(s[sp + 1] as bigint);
+  const key = s[sp + 1] as bigint;
   const value = s[sp] as bigint;
   const host = f.host;
-  const slot = new Uint8Array(Buffer.from(slotKey, "hex"));
-  const cold = host.warmSlot(f.addressKey, slotKey);
-  const original = bytesToBigint(host.state.originalStorage(f.address, slot));
-  const current = bytesToBigint(host.state.storage(f.address, slot));
-  const { gas, refund } = sstoreCost(original, current, value);
+  const cold = host.warmSlot(f.addressKey, key);
+  const slot = host.state.slotOf(f.address, f.addressKey, key);
+  const current = slot.value;
+  const { gas, refund } = sstoreCost(slot.original, current, value);
   f.useGas(gas + (cold ? G_COLD_SLOAD : 0));
   if (refund !== 0) host.addRefund(refund);
-  if (current !== value) host.state.setStorage(f.address, slot, wordToBytes(value));
+  if (current !== value) host.state.writeSlot(slot, value);
 }
 function jumpTo(f: Frame, dest: bigint): void {
   const host = f.host;
@@ -483,14 +476,14 @@ function opGas(f: Frame): void {
 function opJumpdest(_f: Frame): void {}
 function opTload(f: Frame): void {
   const s = f.stack;
-  s[f.sp - 1] = f.host.tload(f.addressKey, wordHex(s[f.sp - 1] as bigint));
+  s[f.sp - 1] = f.host.tload(f.addressKey, s[f.sp - 1] as bigint);
 }
 function opTstore(f: Frame): void {
   if (f.isStatic) throw new VmError(ERR.writeProtection);
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  f.host.tstore(f.addressKey, wordHex(s[sp + 1] as bigint), s[sp] as bigint);
+  f.host.tstore(f.addressKey, s[sp + 1] as bigint, s[sp] as bigint);
 }
 function opMcopy(f: Frame): void {
   const s = f.stack;

@@ -24,6 +24,7 @@ import {
   type Fork,
   type TxResult,
 } from "./types.js";
+import { bytesToWord } from "./words.js";
 
 /**
  * A transaction from start to end, geth's state transition (core/state_transition.go): the checks that
@@ -207,7 +208,7 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
   for (const item of m.accessList) {
     const key = addressKey(item.address);
     evm.warmAddress(key);
-    for (const slot of item.storageKeys) evm.warmSlot(key, addressKey(slot));
+    for (const slot of item.storageKeys) evm.warmSlot(key, bytesToWord(slot));
   }
   // geth bumps a call's nonce before the authorizations (a self-sponsored tuple names nonce + 1).
   if (m.to !== undefined) {

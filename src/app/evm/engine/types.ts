@@ -19,6 +19,14 @@ export type Fork = "cancun" | "prague";
  */
 export interface EngineState {
   account(addr: Uint8Array): StoredAccount;
+  /**
+   * The working record of a storage slot (`addrKey`: the address's lowercase hex, no 0x), valid for
+   * the current incarnation until the account is wiped. SLOAD and SSTORE use it: one lookup per
+   * access, no bytes. Its `original` is the value when the current transaction started.
+   */
+  slotOf(addr: Uint8Array, addrKey: string, key: bigint): StorageSlot;
+  /** Sets a slot's value through its record (journaled like every other write). */
+  writeSlot(slot: StorageSlot, value: bigint): void;
   setAccount(addr: Uint8Array, account: StoredAccount): void;
   /** The code of an account (empty when none). */
   code(addr: Uint8Array): Uint8Array;
@@ -40,6 +48,14 @@ export interface EngineState {
   keep(mark: number): void;
   /** Undoes every write since `mark` and ends that checkpoint. */
   revertTo(mark: number): void;
+}
+
+/** A storage slot as EngineState.slotOf hands it out. */
+export interface StorageSlot {
+  /** The current value. */
+  readonly value: bigint;
+  /** The value when the current transaction started (EIP-2200's original value). */
+  readonly original: bigint;
 }
 
 /** The block a transaction runs in. */

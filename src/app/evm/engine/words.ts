@@ -1,0 +1,95 @@
+/**
+ * 256-bit words between bytes and bigints without hex strings: 32 big-endian bytes are read and
+ * written as four 64-bit halves through a DataView, and values below 2^53 (pointers, lengths,
+ * counters: most words a contract moves through memory) as plain numbers. One scratch buffer serves
+ * the conversions that have no memory of their own; it is never handed out.
+ */
+
+const SCRATCH = new Uint8Array(32);
+const SCRATCH_VIEW = new DataView(SCRATCH.buffer);
+const MAX_SAFE = 0x1f_ffff_ffff_ffffn;
+const TWO_32 = 2 ** 32;
+
+/** The word at `off` of `view` (32 bytes, big-endian). */
+export function readWord(view: DataView, off: number): bigint {
+  if (
+    view.getUint32(off) === 0 &&
+    view.getUint32(off + 4) === 0 &&
+    view.getUint32(off + 8) === 0 &&
+    view.getUint32(off + 12) === 0
+  ) {
+    if (view.getUint32(off + 16) === 0 && view.getUint32(off + 20) === 0 && view.getUint16(off + 24) < 0x20) {
+      // Bytes 0-24 and the top 3 bits of byte 25 are zero: the value is below 2^53, exact as a double.
+      return BigInt(view.getUint16(off + 24) * 2 ** 48 + view.getUint16(off + 26) * TWO_32 + view.getUint32(off + 28));
+    }
+    return (view.getBigUint64(off + 16) << 64n) | view.getBigUint64(off + 24);
+  }
+  return (
+    (view.getBigUint64(off) << 192n) |
+    (view.getBigUint64(off + 8) << 128n) |
+    (view.getBigUint64(off + 16) << 64n) |
+    view.getBigUint64(off + 24)
+  );
+}
+
+/** Writes `v` (0 ≤ v < 2^256) as 32 big-endian bytes at `off` of `view`. */
+export function writeWord(view: DataView, off: number, v: bigint): void {
+  if (v <= MAX_SAFE) {
+    const n = Number(v);
+    view.setBigUint64(off, 0n);
+    view.setBigUint64(off + 8, 0n);
+    view.setBigUint64(off + 16, 0n);
+    view.setUint32(off + 24, Math.floor(n / TWO_32));
+    view.setUint32(off + 28, n >>> 0);
+    return;
+  }
+  view.setBigUint64(off + 24, BigInt.asUintN(64, v));
+  view.setBigUint64(off + 16, BigInt.asUintN(64, v >> 64n));
+  view.setBigUint64(off + 8, BigInt.asUintN(64, v >> 128n));
+  view.setBigUint64(off, v >> 192n);
+}
+
+/** Big-endian bytes of any length up to 32 as a word (empty = 0). */
+export function bytesToWord(b: Uint8Array): bigint {
+  const n = b.length;
+  if (n <= 6) {
+    let x = 0;
+    for (let i = 0; i < n; i++) x = x * 256 + (b[i] as number);
+    return BigInt(x);
+  }
+  if (n > 32) return BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, n).toString("hex")}`);
+  SCRATCH.fill(0, 0, 32 - n);
+  SCRATCH.set(b, 32 - n);
+  return readWord(SCRATCH_VIEW, 0);
+}
+
+/** The word that `src` holds at `offset`, zero-padded past its end (CALLDATALOAD). */
+export function loadWord(src: Uint8Array, offset: number): bigint {
+  const len = src.length;
+  if (offset >= len) return 0n;
+  if (offset + 32 <= len) SCRATCH.set(src.subarray(offset, offset + 32));
+  else {
+    SCRATCH.fill(0);
+    SCRATCH.set(src.subarray(offset));
+  }
+  return readWord(SCRATCH_VIEW, 0);
+}
+
+/** The 32-byte big-endian encoding of a word (a new array). */
+export function wordToBytes(v: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  if (v !== 0n) {
+    writeWord(SCRATCH_VIEW, 0, v);
+    out.set(SCRATCH);
+  }
+  return out;
+}
+
+/** A word's big-endian bytes without leading zeros (empty for 0; a new array). */
+export function wordToMinimalBytes(v: bigint): Uint8Array {
+  if (v === 0n) return new Uint8Array(0);
+  writeWord(SCRATCH_VIEW, 0, v);
+  let i = 0;
+  while (SCRATCH[i] === 0) i++;
+  return SCRATCH.slice(i);
+}
