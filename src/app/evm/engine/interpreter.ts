@@ -30,7 +30,7 @@ import {
   words,
 } from "./gas.js";
 import { Memory } from "./memory.js";
-import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES } from "./opcodes.js";
+import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES, pushValuesOf } from "./opcodes.js";
 import { precompileAt } from "./precompiles.js";
 import type {
   BlockEnv,
@@ -43,7 +43,7 @@ import type {
   FrameType,
   OpcodeStep,
 } from "./types.js";
-import { wordToBytes } from "./words.js";
+import { loadWord, readWord, wordToBytes, writeWord } from "./words.js";
 
 /**
  * The synchronous interpreter: the loop that runs one frame over the opcode table, and Evm, the host
@@ -103,38 +103,242 @@ export function create2Address(sender: Uint8Array, salt: Uint8Array, initcode: U
 
 // ---- the loop ---------------------------------------------------------------------------------------
 
+const WORD_MOD = 1n << 256n;
+const WORD_MAX = WORD_MOD - 1n;
+
 /**
  * Runs `f` until it ends (STOP/RETURN/REVERT/SELFDESTRUCT or an exceptional halt) or suspends for a
  * sub-call (`f.child` set; the result is then meaningless and Evm runs the child).
+ *
+ * The opcodes a contract runs most (PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST, the cheap arithmetic
+ * and comparisons, MLOAD, MSTORE, CALLDATALOAD) are handled in the loop's switch with pc, sp and gas
+ * in locals; every other opcode goes to its table handler with the frame's fields synced around the
+ * call. Each inlined case does exactly what its handler in opcodes.ts does (the traced loop runs the
+ * handlers, and the differential tests compare both loops on random programs).
  */
 export function runFrame(f: Frame): FrameResult {
   const code = f.code;
   const len = code.length;
+  const s = f.stack;
+  const jd = f.jumpdests;
+  const host = f.host;
+  let pushValues = f.pushValues;
+  if (pushValues === undefined) {
+    pushValues = pushValuesOf(code);
+    f.pushValues = pushValues;
+  }
+  let pc = f.pc;
+  let sp = f.sp;
+  let gas = f.gas;
   try {
-    while (!f.stopped) {
-      const pc = f.pc;
+    for (;;) {
       const op = pc < len ? (code[pc] as number) : 0;
-      const sp = f.sp;
       if (sp < (OP_MIN_STACK[op] as number)) {
         throw new VmError(`stack underflow (${sp} <=> ${OP_MIN_STACK[op]})`);
       }
       // geth's text: the stack length and the opcode's own limit (1024 + pops − pushes).
       if (sp > (OP_MAX_STACK[op] as number)) throw new VmError(`stack limit reached ${sp} (${OP_MAX_STACK[op]})`);
       const g = OP_GAS[op] as number;
-      if (g > f.gas) {
-        f.gas = 0;
+      if (g > gas) {
+        gas = 0;
         throw new VmError(ERR.outOfGas);
       }
-      f.gas -= g;
-      f.pc = pc + 1;
-      (OP_HANDLERS[op] as (f: Frame) => void)(f);
+      gas -= g;
+      pc++;
+      switch (op) {
+        case 0x01: {
+          const r = (s[--sp] as bigint) + (s[sp - 1] as bigint);
+          s[sp - 1] = r > WORD_MAX ? r - WORD_MOD : r;
+          continue;
+        }
+        case 0x03: {
+          const r = (s[--sp] as bigint) - (s[sp - 1] as bigint);
+          s[sp - 1] = r < 0n ? r + WORD_MOD : r;
+          continue;
+        }
+        case 0x10:
+          sp--;
+          s[sp - 1] = (s[sp] as bigint) < (s[sp - 1] as bigint) ? 1n : 0n;
+          continue;
+        case 0x11:
+          sp--;
+          s[sp - 1] = (s[sp] as bigint) > (s[sp - 1] as bigint) ? 1n : 0n;
+          continue;
+        case 0x14:
+          sp--;
+          s[sp - 1] = s[sp] === s[sp - 1] ? 1n : 0n;
+          continue;
+        case 0x15:
+          s[sp - 1] = s[sp - 1] === 0n ? 1n : 0n;
+          continue;
+        case 0x16:
+          sp--;
+          s[sp - 1] = (s[sp] as bigint) & (s[sp - 1] as bigint);
+          continue;
+        case 0x17:
+          sp--;
+          s[sp - 1] = (s[sp] as bigint) | (s[sp - 1] as bigint);
+          continue;
+        case 0x18:
+          sp--;
+          s[sp - 1] = (s[sp] as bigint) ^ (s[sp - 1] as bigint);
+          continue;
+        case 0x19:
+          s[sp - 1] = WORD_MAX ^ (s[sp - 1] as bigint);
+          continue;
+        case 0x1b: {
+          const shift = s[--sp] as bigint;
+          s[sp - 1] = shift < 256n ? ((s[sp - 1] as bigint) << shift) & WORD_MAX : 0n;
+          continue;
+        }
+        case 0x1c: {
+          const shift = s[--sp] as bigint;
+          s[sp - 1] = shift < 256n ? (s[sp - 1] as bigint) >> shift : 0n;
+          continue;
+        }
+        case 0x35: {
+          const x = s[sp - 1] as bigint;
+          const input = f.input;
+          s[sp - 1] = x >= BigInt(input.length) ? 0n : loadWord(input, Number(x));
+          continue;
+        }
+        case 0x50:
+          sp--;
+          continue;
+        case 0x51: {
+          f.gas = gas;
+          const off = f.expand(s[sp - 1] as bigint, 32n);
+          gas = f.gas;
+          s[sp - 1] = readWord(f.memory.dv, off);
+          continue;
+        }
+        case 0x52: {
+          sp -= 2;
+          f.gas = gas;
+          const off = f.expand(s[sp + 1] as bigint, 32n);
+          gas = f.gas;
+          writeWord(f.memory.dv, off, s[sp] as bigint);
+          continue;
+        }
+        case 0x56: {
+          if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+          const dest = s[--sp] as bigint;
+          if (dest >= len || jd[Number(dest)] !== 1) throw new VmError(ERR.invalidJump);
+          pc = Number(dest);
+          continue;
+        }
+        case 0x57: {
+          sp -= 2;
+          if (s[sp] !== 0n) {
+            if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+            const dest = s[sp + 1] as bigint;
+            if (dest >= len || jd[Number(dest)] !== 1) throw new VmError(ERR.invalidJump);
+            pc = Number(dest);
+          }
+          continue;
+        }
+        case 0x5b:
+          continue;
+        case 0x5f:
+          s[sp++] = 0n;
+          continue;
+        case 0x60:
+        case 0x61:
+        case 0x62:
+        case 0x63:
+        case 0x64:
+        case 0x65:
+        case 0x66:
+        case 0x67:
+        case 0x68:
+        case 0x69:
+        case 0x6a:
+        case 0x6b:
+        case 0x6c:
+        case 0x6d:
+        case 0x6e:
+        case 0x6f:
+        case 0x70:
+        case 0x71:
+        case 0x72:
+        case 0x73:
+        case 0x74:
+        case 0x75:
+        case 0x76:
+        case 0x77:
+        case 0x78:
+        case 0x79:
+        case 0x7a:
+        case 0x7b:
+        case 0x7c:
+        case 0x7d:
+        case 0x7e:
+        case 0x7f:
+          s[sp++] = pushValues[pc] as bigint;
+          pc += op - 0x5f;
+          continue;
+        case 0x80:
+        case 0x81:
+        case 0x82:
+        case 0x83:
+        case 0x84:
+        case 0x85:
+        case 0x86:
+        case 0x87:
+        case 0x88:
+        case 0x89:
+        case 0x8a:
+        case 0x8b:
+        case 0x8c:
+        case 0x8d:
+        case 0x8e:
+        case 0x8f:
+          s[sp] = s[sp - (op - 0x7f)] as bigint;
+          sp++;
+          continue;
+        case 0x90:
+        case 0x91:
+        case 0x92:
+        case 0x93:
+        case 0x94:
+        case 0x95:
+        case 0x96:
+        case 0x97:
+        case 0x98:
+        case 0x99:
+        case 0x9a:
+        case 0x9b:
+        case 0x9c:
+        case 0x9d:
+        case 0x9e:
+        case 0x9f: {
+          const top = sp - 1;
+          const other = top - (op - 0x8f);
+          const t = s[top] as bigint;
+          s[top] = s[other] as bigint;
+          s[other] = t;
+          continue;
+        }
+        default:
+          f.pc = pc;
+          f.sp = sp;
+          f.gas = gas;
+          (OP_HANDLERS[op] as (f: Frame) => void)(f);
+          pc = f.pc;
+          sp = f.sp;
+          gas = f.gas;
+          if (f.stopped) break;
+          continue;
+      }
+      break;
     }
   } catch (err) {
     if (!(err instanceof VmError)) throw err;
+    f.gas = 0;
     return { success: false, gasLeft: 0, output: EMPTY, error: err.message };
   }
-  if (f.reverted) return { success: false, gasLeft: f.gas, output: f.output, error: ERR.reverted };
-  return { success: true, gasLeft: f.gas, output: f.output, error: "" };
+  if (f.reverted) return { success: false, gasLeft: gas, output: f.output, error: ERR.reverted };
+  return { success: true, gasLeft: gas, output: f.output, error: "" };
 }
 
 /** The name of an opcode (tracing, tests). */
