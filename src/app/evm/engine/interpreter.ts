@@ -10,6 +10,7 @@ import {
   type FrameResult,
   type Host,
   hexToAddress,
+  SIGN_BIT,
   type Snapshot,
   STACK_LIMIT,
   VmError,
@@ -156,6 +157,40 @@ export function runFrame(f: Frame): FrameResult {
           s[sp - 1] = r < 0n ? r + WORD_MOD : r;
           continue;
         }
+        case 0x02: {
+          const r = (s[--sp] as bigint) * (s[sp - 1] as bigint);
+          s[sp - 1] = r > WORD_MAX ? r & WORD_MAX : r;
+          continue;
+        }
+        case 0x04: {
+          const b = s[sp - 2] as bigint;
+          sp--;
+          s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) / b;
+          continue;
+        }
+        case 0x06: {
+          const b = s[sp - 2] as bigint;
+          sp--;
+          s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) % b;
+          continue;
+        }
+        case 0x12: {
+          sp--;
+          const a = s[sp] as bigint;
+          const b = s[sp - 1] as bigint;
+          // Two's complement keeps the order within one sign; across signs the negative one is less.
+          const an = a >= SIGN_BIT;
+          s[sp - 1] = (an === b >= SIGN_BIT ? a < b : an) ? 1n : 0n;
+          continue;
+        }
+        case 0x13: {
+          sp--;
+          const a = s[sp] as bigint;
+          const b = s[sp - 1] as bigint;
+          const bn = b >= SIGN_BIT;
+          s[sp - 1] = (bn === a >= SIGN_BIT ? a > b : bn) ? 1n : 0n;
+          continue;
+        }
         case 0x10:
           sp--;
           s[sp - 1] = (s[sp] as bigint) < (s[sp - 1] as bigint) ? 1n : 0n;
@@ -202,6 +237,9 @@ export function runFrame(f: Frame): FrameResult {
           s[sp - 1] = x >= BigInt(input.length) ? 0n : loadWord(input, Number(x));
           continue;
         }
+        case 0x34:
+          s[sp++] = f.value;
+          continue;
         case 0x50:
           sp--;
           continue;
@@ -222,18 +260,19 @@ export function runFrame(f: Frame): FrameResult {
         }
         case 0x56: {
           if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
-          const dest = s[--sp] as bigint;
-          if (dest >= len || jd[Number(dest)] !== 1) throw new VmError(ERR.invalidJump);
-          pc = Number(dest);
+          // A number compares and indexes without a BigInt builtin; a huge destination stays ≥ len.
+          const dest = Number(s[--sp] as bigint);
+          if (dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
+          pc = dest;
           continue;
         }
         case 0x57: {
           sp -= 2;
           if (s[sp] !== 0n) {
             if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
-            const dest = s[sp + 1] as bigint;
-            if (dest >= len || jd[Number(dest)] !== 1) throw new VmError(ERR.invalidJump);
-            pc = Number(dest);
+            const dest = Number(s[sp + 1] as bigint);
+            if (dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
+            pc = dest;
           }
           continue;
         }
