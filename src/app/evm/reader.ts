@@ -31,9 +31,9 @@ import {
   setLengthLeft,
   stripZeros,
 } from "./records.js";
+import { type SimulatedBlock, type SimulateRequest, simulate } from "./simulate.js";
 import type { EvmStateDb, StateReader } from "./stateDb.js";
 import type { OverlayStateManager } from "./stateManager.js";
-import { type SimulatedBlock, type SimulateRequest, simulate } from "./simulate.js";
 import { type StateProof, StateProver } from "./stateProof.js";
 import type { EvmTracer } from "./tracer.js";
 import { type DecodedTx, maxBig } from "./txDecode.js";
@@ -558,7 +558,14 @@ export class EvmReaderImpl implements EvmReader {
           if (h < 0 || h > latest) return undefined;
           // The genesis state has no stored block: the context calls at that height run in.
           const ctx = this.#context(h);
-          return { hash: ctx.hash, timestamp: ctx.timestamp, gasLimit: ctx.gasLimit, gasUsed: 0n, baseFee: ctx.baseFee, coinbase: ctx.coinbase };
+          return {
+            hash: ctx.hash,
+            timestamp: ctx.timestamp,
+            gasLimit: ctx.gasLimit,
+            gasUsed: 0n,
+            baseFee: ctx.baseFee,
+            coinbase: ctx.coinbase,
+          };
         },
         nextBaseFee: (h) => (h === latest ? this.nextBaseFee() : (this.baseFee(h + 1) ?? 0n)),
       },

@@ -13,10 +13,19 @@ import { SimulationError } from "./errors.js";
 import { logsBloom } from "./executor.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import type { AccessListEntry, AuthorizationView, EvmTx } from "./readerTypes.js";
-import { bigintToBytes, EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, setLengthLeft, stripZeros, u64be } from "./records.js";
+import {
+  bigintToBytes,
+  EMPTY_TRIE_ROOT,
+  equalBytes,
+  KECCAK256_NULL,
+  setLengthLeft,
+  stripZeros,
+  u64be,
+} from "./records.js";
 import type { StateReader } from "./stateDb.js";
 import { OverlayStateManager } from "./stateManager.js";
 import { encodeReceiptForTrie, orderedTrieRoot } from "./trieRoot.js";
+import { maxBig } from "./txDecode.js";
 
 /**
  * eth_simulateV1 (docs/ethereum-rpc.md "eth_simulateV1"): a chain of simulated blocks on top of the
@@ -194,7 +203,9 @@ export interface SimulateChain {
   /** The state after `height`. */
   state(height: number): StateReader;
   /** A committed block's header fields (undefined when there is none). */
-  header(height: number):
+  header(
+    height: number,
+  ):
     | { hash: Uint8Array; timestamp: bigint; gasLimit: bigint; gasUsed: bigint; baseFee: bigint; coinbase: Uint8Array }
     | undefined;
   /** The base fee of the block after `height` as the chain's fee market sets it (validation mode). */
@@ -344,7 +355,9 @@ function buildTx(
     input: data,
     ...(type === 0 ? { gasPrice: c.gasPrice ?? 0n } : {}),
     ...(type >= 2 ? { maxFeePerGas: c.maxFeePerGas ?? 0n, maxPriorityFeePerGas: c.maxPriorityFeePerGas ?? 0n } : {}),
-    ...(type === 3 ? { maxFeePerBlobGas: c.maxFeePerBlobGas ?? 0n, blobVersionedHashes: c.blobVersionedHashes ?? [] } : {}),
+    ...(type === 3
+      ? { maxFeePerBlobGas: c.maxFeePerBlobGas ?? 0n, blobVersionedHashes: c.blobVersionedHashes ?? [] }
+      : {}),
     ...(type === 0 ? {} : { accessList: c.accessList ?? [] }),
     ...(type === 4 ? { authorizationList: c.authorizationList ?? [] } : {}),
     // An unsigned legacy tx is not EIP-155 protected: no chain id (geth's newRPCTransaction).
@@ -409,7 +422,11 @@ class SimTracer {
 
   #transfer(from: Uint8Array, to: Uint8Array, value: bigint): void {
     if (!this.#traceTransfers) return;
-    this.#capture(TRANSFER_ADDRESS, [TRANSFER_TOPIC, setLengthLeft(from, 32), setLengthLeft(to, 32)], setLengthLeft(big(value), 32));
+    this.#capture(
+      TRANSFER_ADDRESS,
+      [TRANSFER_TOPIC, setLengthLeft(from, 32), setLengthLeft(to, 32)],
+      setLengthLeft(big(value), 32),
+    );
   }
 
   #capture(address: Uint8Array, topics: Uint8Array[], data: Uint8Array): void {
@@ -442,7 +459,8 @@ export function checkSimulateLimits(blocks: readonly SimulateBlockSpec[]): void 
       fail("clientLimitExceeded", `too many calls in block: ${b.calls.length} > ${MAX_SIMULATE_CALLS_PER_BLOCK}`);
     }
     total += b.calls.length;
-    if (total > MAX_SIMULATE_TOTAL_CALLS) fail("clientLimitExceeded", `too many calls: ${total} > ${MAX_SIMULATE_TOTAL_CALLS}`);
+    if (total > MAX_SIMULATE_TOTAL_CALLS)
+      fail("clientLimitExceeded", `too many calls: ${total} > ${MAX_SIMULATE_TOTAL_CALLS}`);
   }
 }
 
@@ -453,12 +471,14 @@ function applyStateOverrides(state: OverlayStateManager, overrides: readonly Sim
   const movedTo = new Set<string>();
   for (const o of sorted) {
     const key = Buffer.from(o.address).toString("hex");
-    if (movedTo.has(key)) fail("other", `account ${toChecksumAddress(o.address)} has already been overridden by a precompile`);
+    if (movedTo.has(key))
+      fail("other", `account ${toChecksumAddress(o.address)} has already been overridden by a precompile`);
     const precompile = isPrecompile(o.address);
     if (o.movePrecompileToAddress !== undefined) {
       if (!precompile) fail("other", `account ${toChecksumAddress(o.address)} is not a precompile`);
       const dest = Buffer.from(o.movePrecompileToAddress).toString("hex");
-      if (overridden.has(dest)) fail("other", `account ${toChecksumAddress(o.movePrecompileToAddress)} is already overridden`);
+      if (overridden.has(dest))
+        fail("other", `account ${toChecksumAddress(o.movePrecompileToAddress)} is already overridden`);
       movedTo.add(dest);
     }
     if (precompile) {
@@ -502,7 +522,13 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
     return hashes.get(n) ?? ZERO_HASH;
   };
   const out: SimulatedBlock[] = [];
-  let parent = { number: BigInt(req.height), hash: base.hash, gasLimit: base.gasLimit, gasUsed: base.gasUsed, baseFee: base.baseFee };
+  let parent = {
+    number: BigInt(req.height),
+    hash: base.hash,
+    gasLimit: base.gasLimit,
+    gasUsed: base.gasUsed,
+    baseFee: base.baseFee,
+  };
   let coinbase = base.coinbase;
   let gasLimit = base.gasLimit;
   for (const [bi, p] of planned.entries()) {
@@ -580,7 +606,15 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       const logs = r.success ? r.logs : [];
       const bloom = logsBloom(logs);
       blockLogs.push(...logs);
-      receipts.push(encodeReceiptForTrie({ type: tx.type, status: r.success ? 1 : 0, cumulativeGasUsed: used, logsBloom: bloom, logs }));
+      receipts.push(
+        encodeReceiptForTrie({
+          type: tx.type,
+          status: r.success ? 1 : 0,
+          cumulativeGasUsed: used,
+          logsBloom: bloom,
+          logs,
+        }),
+      );
       txs.push(tx);
       txEncodings.push(encoded);
       calls.push({
@@ -608,7 +642,9 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       receiptsRoot: receipts.length === 0 ? EMPTY_TRIE_ROOT : orderedTrieRoot(receipts),
       logsBloom: logsBloom(blockLogs),
       withdrawalsRoot:
-        withdrawals.length === 0 ? EMPTY_TRIE_ROOT : orderedTrieRoot(withdrawals.map((w) => RLP.encode(encodeWithdrawal(w)))),
+        withdrawals.length === 0
+          ? EMPTY_TRIE_ROOT
+          : orderedTrieRoot(withdrawals.map((w) => RLP.encode(encodeWithdrawal(w)))),
     };
     const headerRlp = [
       header.parentHash,
@@ -711,8 +747,10 @@ function applyMessage(
   }
   const acct = state.storedAccount(from);
   if (validation) {
-    if (acct.nonce < c.nonce) txFail("nonceTooHigh", `nonce too high: address ${who}, tx: ${c.nonce} state: ${acct.nonce}`, gas);
-    if (acct.nonce > c.nonce) txFail("nonceTooLow", `nonce too low: address ${who}, tx: ${c.nonce} state: ${acct.nonce}`, gas);
+    if (acct.nonce < c.nonce)
+      txFail("nonceTooHigh", `nonce too high: address ${who}, tx: ${c.nonce} state: ${acct.nonce}`, gas);
+    if (acct.nonce > c.nonce)
+      txFail("nonceTooLow", `nonce too low: address ${who}, tx: ${c.nonce} state: ${acct.nonce}`, gas);
     if (acct.nonce === MAX_UINT64) txFail("internal", `nonce has max value: address ${who}, nonce: ${acct.nonce}`, gas);
   }
   const skipFeeCheck = !validation && feeCap === 0n && tipCap === 0n;
@@ -725,30 +763,46 @@ function applyMessage(
       );
     }
     if (feeCap < env.baseFee) {
-      txFail("baseFeeTooLow", `max fee per gas less than block base fee: address ${who}, maxFeePerGas: ${feeCap}, baseFee: ${env.baseFee}`, gas);
+      txFail(
+        "baseFeeTooLow",
+        `max fee per gas less than block base fee: address ${who}, maxFeePerGas: ${feeCap}, baseFee: ${env.baseFee}`,
+        gas,
+      );
     }
   }
   if (c.blobVersionedHashes !== undefined) {
     txFail("other", "blob transactions cannot be simulated: cometh's chain has no blobs (docs/compatibility.md)", gas);
   }
   if (c.authorizationList !== undefined) {
-    if (c.to === undefined) txFail("other", `EIP-7702 transaction cannot be used to create contract (sender ${who})`, gas);
-    if (c.authorizationList.length === 0) txFail("other", `EIP-7702 transaction with empty auth list (sender ${who})`, gas);
+    if (c.to === undefined)
+      txFail("other", `EIP-7702 transaction cannot be used to create contract (sender ${who})`, gas);
+    if (c.authorizationList.length === 0)
+      txFail("other", `EIP-7702 transaction with empty auth list (sender ${who})`, gas);
   }
   const data = c.data ?? new Uint8Array(0);
   if (c.to === undefined && data.length > MAX_INITCODE_SIZE) {
-    txFail("maxInitCodeSizeExceeded", `max initcode size exceeded: code size ${data.length} limit ${MAX_INITCODE_SIZE}`, gas);
+    txFail(
+      "maxInitCodeSizeExceeded",
+      `max initcode size exceeded: code size ${data.length} limit ${MAX_INITCODE_SIZE}`,
+      gas,
+    );
   }
   // buyGas: the balance must cover gas × fee cap + value; gas × price is taken.
   const want = gas * feeCap + c.value;
   if (acct.balance < want) {
-    txFail("insufficientFunds", `insufficient funds for gas * price + value: address ${who} have ${acct.balance} want ${want}`, gas);
+    txFail(
+      "insufficientFunds",
+      `insufficient funds for gas * price + value: address ${who} have ${acct.balance} want ${want}`,
+      gas,
+    );
   }
   const accessList = (c.accessList ?? []).map((e) => ({
     address: e.address,
     storageKeys: e.storageKeys.map((k) => setLengthLeft(k, 32)),
   }));
-  const authorizations = (c.authorizationList ?? []).map((a) => recoverAuthorization({ ...a, yParity: BigInt(a.yParity) }));
+  const authorizations = (c.authorizationList ?? []).map((a) =>
+    recoverAuthorization({ ...a, yParity: BigInt(a.yParity) }),
+  );
   const intrinsic = intrinsicGas(data, accessList, authorizations, c.to === undefined);
   state.setStoredAccount(from, { ...acct, balance: acct.balance - gas * gasPrice });
   if (gas < intrinsic) txFail("intrinsicGas", `intrinsic gas too low: have ${gas}, want ${intrinsic}`, gas);
@@ -781,7 +835,7 @@ function applyMessage(
   return {
     success: r.success,
     gasUsed: r.gasUsed,
-    maxUsedGas: beforeRefund > r.gasUsed ? beforeRefund : r.gasUsed,
+    maxUsedGas: maxBig(beforeRefund, r.gasUsed),
     returnData: r.returnData,
     logs: r.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })),
     error: r.error,

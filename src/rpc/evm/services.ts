@@ -49,11 +49,18 @@ export interface EvmServices {
 /**
  * The transaction, its access-list entries and EIP-7702 authorizations are the EVM app's own types
  * (app/evm/readerTypes.ts), declared once: node/ hands the app's decoded txs to the RPC unchanged.
+ * So are eth_simulateV1's blocks, calls and results (app/evm/simulate.ts).
  */
-export type { AccessListEntry, Authorization, EvmTx };
-
-/** eth_simulateV1's blocks and results are the EVM app's own types (app/evm/simulate.ts), as EvmTx. */
-export type { SimulateBlockSpec, SimulatedBlock, SimulatedCall, SimulatedLog, SimulationFailure };
+export type {
+  AccessListEntry,
+  Authorization,
+  EvmTx,
+  SimulateBlockSpec,
+  SimulatedBlock,
+  SimulatedCall,
+  SimulatedLog,
+  SimulationFailure,
+};
 
 /** Ethereum transaction type numbers. */
 export const TX_TYPE = { legacy: 0, accessList: 1, dynamicFee: 2, blob: 3, setCode: 4 } as const;
