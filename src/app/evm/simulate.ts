@@ -825,7 +825,9 @@ function applyMessage(
     throw err;
   }
   const after = state.storedAccount(from);
-  state.setStoredAccount(from, { ...after, balance: after.balance + (gas - r.gasUsed) * gasPrice });
+  // geth's nonces are uint64: a call from an account at 2^64-1 (no validation) wraps it to 0.
+  const nonceAfter = after.nonce > MAX_UINT64 ? 0n : after.nonce;
+  state.setStoredAccount(from, { ...after, nonce: nonceAfter, balance: after.balance + (gas - r.gasUsed) * gasPrice });
   const fee = skipFeeCheck ? 0n : r.gasUsed * (gasPrice - env.baseFee);
   if (fee > 0n) {
     const cb = state.storedAccount(env.coinbase);

@@ -18,7 +18,8 @@ const REVERT_CODE = 3;
 
 function encodeCall(c: SimulatedCall): WireValue {
   const out: { [key: string]: WireValue } = {
-    returnData: toData(c.returnData),
+    // geth's ExecutionResult.Return(): nothing for a failed call (a revert's data is in `error`).
+    returnData: c.status === 1 ? toData(c.returnData) : "0x",
     logs: c.logs.map((l) =>
       encodeLog({
         address: l.address,

@@ -320,7 +320,11 @@ describe("eth_simulateV1", () => {
     const [rev, oog, echo] = b.calls;
     expect(rev.status).toBe("0x0");
     expect(rev.error).toMatchObject({ code: 3, message: "execution reverted: boom" });
-    expect(rev.error.data).toBe(rev.returnData);
+    // geth keeps a failed call's output out of returnData: the revert data is the error's.
+    expect(rev.returnData).toBe("0x");
+    expect(rev.error.data).toBe(
+      `0x08c379a0${"20".padStart(64, "0")}${"4".padStart(64, "0")}${Buffer.from("boom").toString("hex").padEnd(64, "0")}`,
+    );
     expect(oog).toMatchObject({ status: "0x0", gasUsed: "0x10000", error: { code: -32015, message: "out of gas" } });
     expect(echo).toMatchObject({ status: "0x1", returnData: "0x1234" });
   });
