@@ -135,7 +135,7 @@ function differences(want: unknown, got: unknown, path = "$", out: string[] = []
       out.push(`${path}: expected ${JSON.stringify(want).slice(0, 120)} got ${JSON.stringify(got)?.slice(0, 120)}`);
       return out;
     }
-    want.forEach((w, i) => differences(w, got[i], `${path}[${i}]`, out));
+    for (const [i, w] of want.entries()) differences(w, got[i], `${path}[${i}]`, out);
     return out;
   }
   if (want !== null && typeof want === "object") {
