@@ -102,10 +102,6 @@ const KNOWN: { match: (name: string, request: string) => boolean; reason: string
     match: (_name, request) => /"0x0{39}[1-9a-f]"\s*:\s*\{/i.test(request) || /movePrecompileToAddress/.test(request),
     reason: "overrides or moves a precompile: cometh's engine has a fixed precompile table (docs/compatibility.md)",
   },
-  {
-    match: (_name, request) => /blobVersionedHashes/.test(request),
-    reason: "blob transactions: cometh's chain has no blobs (docs/compatibility.md)",
-  },
 ];
 
 interface IoCase {

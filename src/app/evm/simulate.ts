@@ -57,6 +57,10 @@ const MAX_UINT64 = (1n << 64n) - 1n;
 const GWEI = 1_000_000_000n;
 /** EIP-3860. */
 const MAX_INITCODE_SIZE = 49152;
+/** EIP-4844 with Prague's blob schedule (EIP-7691): gas per blob, target per block, update fraction. */
+const BLOB_GAS_PER_BLOB = 131072n;
+const TARGET_BLOB_GAS_PER_BLOCK = 6n * BLOB_GAS_PER_BLOB;
+const BLOB_BASE_FEE_UPDATE_FRACTION = 5007716n;
 /** EIP-1559 (geth's defaults, for the base fee of the blocks after the first in validation mode). */
 const BASE_FEE_CHANGE_DENOMINATOR = 8n;
 const ELASTICITY_MULTIPLIER = 2n;
@@ -246,6 +250,19 @@ function calcBaseFee(parent: { gasLimit: bigint; gasUsed: bigint; baseFee: bigin
   const delta = (parent.baseFee * (target - parent.gasUsed)) / target / BASE_FEE_CHANGE_DENOMINATOR;
   const next = parent.baseFee - delta;
   return next > 0n ? next : 0n;
+}
+
+/** EIP-4844 fake_exponential(1, excess, fraction): the blob base fee of a block with this excess blob gas. */
+function blobBaseFeeOf(excess: bigint): bigint {
+  let i = 1n;
+  let output = 0n;
+  let acc = BLOB_BASE_FEE_UPDATE_FRACTION;
+  while (acc > 0n) {
+    output += acc;
+    acc = (acc * excess) / (BLOB_BASE_FEE_UPDATE_FRACTION * i);
+    i++;
+  }
+  return output / BLOB_BASE_FEE_UPDATE_FRACTION;
 }
 
 /** geth types.Withdrawal's RLP: [index, validatorIndex, address, amount]. */
@@ -522,12 +539,15 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
     return hashes.get(n) ?? ZERO_HASH;
   };
   const out: SimulatedBlock[] = [];
+  // The chain has no blobs: the base block used no blob gas and has no excess.
   let parent = {
     number: BigInt(req.height),
     hash: base.hash,
     gasLimit: base.gasLimit,
     gasUsed: base.gasUsed,
     baseFee: base.baseFee,
+    blobGasUsed: 0n,
+    excessBlobGas: 0n,
   };
   let coinbase = base.coinbase;
   let gasLimit = base.gasLimit;
@@ -541,6 +561,8 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       if (!req.validation) baseFee = 0n;
       else baseFee = bi === 0 ? chain.nextBaseFee(req.height) : calcBaseFee(parent);
     }
+    const excess = parent.excessBlobGas + parent.blobGasUsed - TARGET_BLOB_GAS_PER_BLOCK;
+    const excessBlobGas = excess > 0n ? excess : 0n;
     const prevRandao = o.prevRandao ?? ZERO_HASH;
     const beaconRoot = o.beaconRoot ?? ZERO_HASH;
     const difficulty = o.difficulty ?? 0n;
@@ -551,7 +573,7 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       gasLimit: gasLimit > MAX_UINT64 ? MAX_UINT64 : gasLimit,
       baseFee,
       prevRandao,
-      blobBaseFee: o.blobBaseFee ?? 1n,
+      blobBaseFee: o.blobBaseFee ?? blobBaseFeeOf(excessBlobGas),
       chainId: chain.chainId,
       blockHash,
     };
@@ -569,6 +591,7 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
     const calls: SimulatedCall[] = [];
     const blockLogs: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array }[] = [];
     let used = 0n;
+    let blobGasUsed = 0n;
     for (const [i, call] of p.spec.calls.entries()) {
       state.checkDeadline();
       const from = call.from ?? ZERO_ADDRESS;
@@ -601,6 +624,7 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       tracer.startTx(tx.hash, i);
       const r = applyMessage(state, filled, from, env, req.validation, tracer);
       used += r.gasUsed;
+      blobGasUsed += BigInt(call.blobVersionedHashes?.length ?? 0) * BLOB_GAS_PER_BLOB;
       if (r.gasUsed > budget) fail("other", `RPC gas cap exhausted: need ${r.gasUsed}, remaining ${budget}`);
       budget -= r.gasUsed;
       const logs = r.success ? r.logs : [];
@@ -664,8 +688,8 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       new Uint8Array(8),
       big(baseFee),
       header.withdrawalsRoot,
-      big(0n),
-      big(0n),
+      big(blobGasUsed),
+      big(excessBlobGas),
       beaconRoot,
       EMPTY_REQUESTS_HASH,
     ];
@@ -696,15 +720,15 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       receiptsRoot: header.receiptsRoot,
       withdrawalsRoot: header.withdrawalsRoot,
       withdrawals,
-      blobGasUsed: 0n,
-      excessBlobGas: 0n,
+      blobGasUsed,
+      excessBlobGas,
       parentBeaconBlockRoot: beaconRoot,
       requestsHash: EMPTY_REQUESTS_HASH,
       size,
       transactions: txs,
       calls,
     });
-    parent = { number: p.number, hash, gasLimit, gasUsed: used, baseFee };
+    parent = { number: p.number, hash, gasLimit, gasUsed: used, baseFee, blobGasUsed, excessBlobGas };
   }
   return out;
 }
@@ -770,8 +794,22 @@ function applyMessage(
       );
     }
   }
-  if (c.blobVersionedHashes !== undefined) {
-    txFail("other", "blob transactions cannot be simulated: cometh's chain has no blobs (docs/compatibility.md)", gas);
+  const blobHashes = c.blobVersionedHashes;
+  if (blobHashes !== undefined) {
+    if (c.to === undefined) txFail("other", "blob transaction of type create", gas);
+    if (blobHashes.length === 0) txFail("other", "blob transaction missing blob hashes", gas);
+    for (const [i, h] of blobHashes.entries()) {
+      if (h.length !== 32 || h[0] !== 0x01) txFail("other", `blob ${i} has invalid hash version`, gas);
+    }
+  }
+  const blobGas = BigInt(blobHashes?.length ?? 0) * BLOB_GAS_PER_BLOB;
+  const blobFeeCap = c.maxFeePerBlobGas ?? 0n;
+  if (blobGas > 0n && !(!validation && blobFeeCap === 0n) && blobFeeCap < env.blobBaseFee) {
+    txFail(
+      "internal",
+      `max fee per blob gas less than block blob gas fee: address ${who} blobGasFeeCap: ${blobFeeCap}, blobBaseFee: ${env.blobBaseFee}`,
+      gas,
+    );
   }
   if (c.authorizationList !== undefined) {
     if (c.to === undefined)
@@ -787,8 +825,9 @@ function applyMessage(
       gas,
     );
   }
-  // buyGas: the balance must cover gas × fee cap + value; gas × price is taken.
-  const want = gas * feeCap + c.value;
+  // buyGas: the balance must cover gas × fee cap + value (+ blob gas × blob fee cap); gas × price
+  // (+ blob gas × blob base fee) is taken.
+  const want = gas * feeCap + c.value + blobGas * blobFeeCap;
   if (acct.balance < want) {
     txFail(
       "insufficientFunds",
@@ -804,7 +843,7 @@ function applyMessage(
     recoverAuthorization({ ...a, yParity: BigInt(a.yParity) }),
   );
   const intrinsic = intrinsicGas(data, accessList, authorizations, c.to === undefined);
-  state.setStoredAccount(from, { ...acct, balance: acct.balance - gas * gasPrice });
+  state.setStoredAccount(from, { ...acct, balance: acct.balance - gas * gasPrice - blobGas * env.blobBaseFee });
   if (gas < intrinsic) txFail("intrinsicGas", `intrinsic gas too low: have ${gas}, want ${intrinsic}`, gas);
   const floor = floorDataGas(data);
   if (gas < floor) txFail("internal", `insufficient gas for floor data gas cost: have ${gas}, want ${floor}`, gas);
@@ -815,7 +854,17 @@ function applyMessage(
   try {
     r = executeCall(
       state,
-      { from, to: c.to, value: c.value, data, gasLimit: gas, gasPrice, accessList, authorizationList: authorizations },
+      {
+        from,
+        to: c.to,
+        value: c.value,
+        data,
+        gasLimit: gas,
+        gasPrice,
+        accessList,
+        authorizationList: authorizations,
+        blobVersionedHashes: [...(blobHashes ?? [])],
+      },
       env,
       "prague",
       { interrupt: () => state.checkDeadline(), hooks: tracer.hooks },

@@ -255,6 +255,45 @@ describe("eth_simulateV1", () => {
     expect(t1.chainId).toBeUndefined();
   });
 
+  test("behavior: blob calls: BLOBHASH, blob gas, the blob fee and its checks", async () => {
+    const blobHash = `0x01${"ab".repeat(31)}`;
+    // BLOBHASH(0) BLOBBASEFEE as two words.
+    const code = "0x5f495f524a60205260405ff3";
+    const res = await ok({
+      blockStateCalls: [
+        {
+          blockOverrides: { blobBaseFee: "0x3", baseFeePerGas: "0x0" },
+          stateOverrides: { [A]: { balance: "0x100000000000" }, [B]: { code } },
+          calls: [{ from: A, to: B, maxFeePerBlobGas: "0x5", blobVersionedHashes: [blobHash] }],
+        },
+      ],
+      validation: true,
+      returnFullTransactions: true,
+    });
+    const [b] = res;
+    expect(b.calls[0].returnData).toBe(`${blobHash}${"3".padStart(64, "0")}`);
+    expect(b.blobGasUsed).toBe(toQuantity(131072));
+    expect(b.transactions[0]).toMatchObject({ type: "0x3", maxFeePerBlobGas: "0x5", blobVersionedHashes: [blobHash] });
+    await fails(
+      {
+        blockStateCalls: [
+          {
+            blockOverrides: { blobBaseFee: "0x9", baseFeePerGas: "0x0" },
+            calls: [{ from: A, to: B, maxFeePerBlobGas: "0x5", blobVersionedHashes: [blobHash] }],
+          },
+        ],
+        validation: true,
+      },
+      -32603,
+      /^err: max fee per blob gas less than block blob gas fee: address 0xC000000000000000000000000000000000000000 blobGasFeeCap: 5, blobBaseFee: 9/,
+    );
+    await fails(
+      { blockStateCalls: [{ calls: [{ from: A, to: B, blobVersionedHashes: [`0x02${"ab".repeat(31)}`] }] }] },
+      -32000,
+      /^err: blob 0 has invalid hash version/,
+    );
+  });
+
   test("behavior: traceTransfers reports ETH moves as ERC-7528 Transfer logs, next to the contract's logs", async () => {
     const [b] = await ok({
       blockStateCalls: [
