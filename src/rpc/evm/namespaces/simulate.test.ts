@@ -9,6 +9,7 @@ import {
   FAILER,
   LOGGER,
   REVERTER,
+  SLOW,
   startEvmTestChain,
   TRANSFER_TOPIC,
 } from "../testing/realChain.js";
@@ -416,6 +417,40 @@ describe("eth_simulateV1", () => {
       validation: true,
     });
     expect(v.baseFeePerGas).toBe(toQuantity(next));
+  });
+
+  test("behavior: withdrawals are paid after the calls (gwei) and make the withdrawals root", async () => {
+    // BALANCE(C) as a word.
+    const code = `0x73${C.slice(2)}315f5260205ff3`;
+    const res = await ok({
+      blockStateCalls: [
+        {
+          blockOverrides: { withdrawals: [{ index: "0x0", validatorIndex: "0x1", address: C, amount: "0x2" }] },
+          stateOverrides: { [B]: { code } },
+          calls: [{ from: A, to: B }],
+        },
+        { calls: [{ from: A, to: B }] },
+      ],
+    });
+    expect(res[0].calls[0].returnData).toBe(`0x${"0".repeat(64)}`);
+    expect(BigInt(res[1].calls[0].returnData)).toBe(2n * 10n ** 9n);
+    expect(res[0].withdrawals).toEqual([{ index: "0x0", validatorIndex: "0x1", address: C, amount: "0x2" }]);
+    expect(res[0].withdrawalsRoot).not.toBe(res[1].withdrawalsRoot);
+    expect(res[1].withdrawalsRoot).toBe("0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421");
+  });
+
+  test("error: a simulation past evm-timeout is stopped", async () => {
+    // 1 ms against a loop of the whole gas cap (25M gas, about two million jumps).
+    const quick = await chain.startRpc({ evmTimeoutMs: 1 });
+    try {
+      const reply = await rpcCall(quick.url, "eth_simulateV1", [
+        { blockStateCalls: [{ calls: [{ from: A, to: toData(SLOW) }] }] },
+      ]);
+      expect(reply.error.code).toBe(-32000);
+      expect(reply.error.message).toMatch(/^execution aborted \(timeout = 1ms\)/);
+    } finally {
+      await quick.close();
+    }
   });
 
   test("error: block numbers and timestamps must increase; 256 blocks at most", async () => {
