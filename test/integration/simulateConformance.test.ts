@@ -271,7 +271,7 @@ describe.skipIf(!PRESENT)("execution-apis eth_simulateV1 conformance", () => {
     }
     const known = KNOWN.find((k) => k.match(c.name, c.request));
     if (known !== undefined) {
-      count(tally.known, known.reason);
+      count(tally.known, `${known.reason} (${c.name})`);
       return;
     }
     count(tally.fail, `${c.name}: ${diffs[0]}`);

@@ -115,7 +115,6 @@ export type SimulationFailure =
   | "blockGasLimitReached"
   | "blockNumberInvalid"
   | "blockTimestampInvalid"
-  | "senderNotEoa"
   | "maxInitCodeSizeExceeded"
   | "clientLimitExceeded"
   | "invalidParams"

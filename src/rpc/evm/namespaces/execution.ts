@@ -257,7 +257,6 @@ const SIMULATE_CODES: Record<SimulationFailure, number> = {
   blockGasLimitReached: -38015,
   blockNumberInvalid: -38020,
   blockTimestampInvalid: -38021,
-  senderNotEoa: -38024,
   maxInitCodeSizeExceeded: -38025,
   clientLimitExceeded: -38026,
   invalidParams: -32602,
