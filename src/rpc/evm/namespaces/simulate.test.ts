@@ -1,3 +1,4 @@
+import { RLP } from "@ethereumjs/rlp";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { toData, toQuantity } from "../encode/hex.js";
@@ -101,7 +102,6 @@ describe("eth_simulateV1", () => {
         { stateOverrides: { [A]: { balance: "0x3e8" } }, calls: [{ from: A, to: B, value: "0x3e8", gas: "0x5208" }] },
       ],
     });
-    const { RLP } = await import("@ethereumjs/rlp");
     const big = (n: bigint) => {
       if (n === 0n) return new Uint8Array(0);
       const h = n.toString(16);
