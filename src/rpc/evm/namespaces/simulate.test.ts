@@ -535,6 +535,16 @@ describe("eth_simulateV1", () => {
     const unknown = await simulate({ blockStateCalls: [{}] }, `0x${"ab".repeat(32)}`);
     expect(unknown.error.code).toBe(-32000);
     await fails(
+      { blockStateCalls: [{ calls: [{ from: A, to: B, gasPrice: "0x1", maxFeePerGas: "0x1" }] }] },
+      -32000,
+      "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified",
+    );
+    await fails(
+      { blockStateCalls: [{ stateOverrides: { "0x0000000000000000000000000000000000000001": { code: "0x00" } } }] },
+      -32000,
+      /^account 0x0000000000000000000000000000000000000001 is a precompile: cometh cannot override or move precompiles yet/,
+    );
+    await fails(
       { blockStateCalls: [{ calls: [{ from: A, to: B, chainId: "0x1" }] }] },
       -32000,
       `chainId does not match node's (have=1, want=${CHAIN_ID})`,
