@@ -11,17 +11,9 @@ import {
 } from "./engine/index.js";
 import { SimulationError } from "./errors.js";
 import { logsBloom } from "./executor.js";
-import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
+import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import type { AccessListEntry, AuthorizationView, EvmTx } from "./readerTypes.js";
-import {
-  bigintToBytes,
-  EMPTY_TRIE_ROOT,
-  equalBytes,
-  KECCAK256_NULL,
-  setLengthLeft,
-  stripZeros,
-  u64be,
-} from "./records.js";
+import { bigintToBytes, EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, setLengthLeft, stripZeros } from "./records.js";
 import type { StateReader } from "./stateDb.js";
 import { OverlayStateManager } from "./stateManager.js";
 import { encodeReceiptForTrie, orderedTrieRoot } from "./trieRoot.js";
@@ -57,6 +49,12 @@ const MAX_UINT64 = (1n << 64n) - 1n;
 const GWEI = 1_000_000_000n;
 /** EIP-3860. */
 const MAX_INITCODE_SIZE = 49152;
+/**
+ * The ring sizes of the EIP-2935 history contract's and the EIP-4788 beacon roots contract's code
+ * (both 8191 slots): geth runs those contracts' system calls before a simulated block's calls.
+ */
+const SYSTEM_RING = 8191n;
+const BEACON_ROOTS_ADDRESS = hexBytes("000f3df6d732807ef1319fb7b8bb8522d0beac02");
 /** EIP-4844 with Prague's blob schedule (EIP-7691): gas per blob, target per block, update fraction. */
 const BLOB_GAS_PER_BLOB = 131072n;
 const TARGET_BLOB_GAS_PER_BLOCK = 6n * BLOB_GAS_PER_BLOB;
@@ -466,6 +464,11 @@ class SimTracer {
 
 // ---- the simulator -----------------------------------------------------------------------------
 
+function hasCode(state: OverlayStateManager, addr: Uint8Array): boolean {
+  const a = state.storedAccount(addr);
+  return a.exists && !equalBytes(a.codeHash, KECCAK256_NULL);
+}
+
 /** Checks the limits geth checks before anything runs (SimulateV1). */
 export function checkSimulateLimits(blocks: readonly SimulateBlockSpec[]): void {
   if (blocks.length === 0) fail("invalidParams", "empty input");
@@ -578,10 +581,15 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       blockHash,
     };
     applyStateOverrides(state, p.spec.stateOverrides ?? []);
-    // EIP-2935 (geth's pre-execution system call): the parent's hash in the history contract.
-    const history = state.storedAccount(HISTORY_STORAGE_ADDRESS);
-    if (history.exists && !equalBytes(history.codeHash, KECCAK256_NULL)) {
-      const slot = setLengthLeft(u64be((p.number - 1n) % BigInt(HISTORY_SERVE_WINDOW)), 32);
+    // geth's pre-execution system calls, as their contracts store: EIP-4788's beacon root (when the
+    // chain has the contract), then EIP-2935's parent hash.
+    if (hasCode(state, BEACON_ROOTS_ADDRESS)) {
+      const idx = p.time % SYSTEM_RING;
+      state.setStorageValue(BEACON_ROOTS_ADDRESS, setLengthLeft(big(idx), 32), big(p.time));
+      state.setStorageValue(BEACON_ROOTS_ADDRESS, setLengthLeft(big(idx + SYSTEM_RING), 32), stripZeros(beaconRoot));
+    }
+    if (hasCode(state, HISTORY_STORAGE_ADDRESS)) {
+      const slot = setLengthLeft(big((p.number - 1n) % SYSTEM_RING), 32);
       state.setStorageValue(HISTORY_STORAGE_ADDRESS, slot, stripZeros(parent.hash));
     }
     tracer.startBlock(p.number, p.time);

@@ -215,6 +215,37 @@ describe("eth_simulateV1", () => {
     expect(res[1].transactions[0].nonce).toBe("0x8");
   });
 
+  test("behavior: the EIP-4788 beacon root and the EIP-2935 parent hash are stored before the calls", async () => {
+    // Returns SLOAD(calldata word): stands in for both system contracts, whose storage geth's system calls fill.
+    const reader = "0x5f35545f5260205ff3";
+    const beacon = "0x000f3df6d732807ef1319fb7b8bb8522d0beac02";
+    const history = "0x0000f90827f1c53a10cb7a02335b175320002935";
+    const root = `0x${"cd".repeat(32)}`;
+    const time = 0x70000000n;
+    const slot = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
+    const head = chain.services.chain.latestHeight() as number;
+    const res = await ok({
+      blockStateCalls: [
+        {
+          blockOverrides: { time: toQuantity(time), beaconRoot: root },
+          stateOverrides: { [beacon]: { code: reader }, [history]: { code: reader } },
+          calls: [
+            { from: A, to: beacon, input: slot(time % 8191n) },
+            { from: A, to: beacon, input: slot((time % 8191n) + 8191n) },
+            { from: A, to: history, input: slot(BigInt(head) % 8191n) },
+          ],
+        },
+      ],
+    });
+    const [b] = res;
+    expect(b.parentBeaconBlockRoot).toBe(root);
+    expect(b.calls.map((c: { returnData: string }) => c.returnData)).toEqual([
+      slot(time),
+      root,
+      toData(chain.block(head).hash),
+    ]);
+  });
+
   test("behavior: returnFullTransactions gives transaction objects with their sender", async () => {
     const [b] = await ok({
       blockStateCalls: [
