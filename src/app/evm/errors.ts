@@ -101,3 +101,31 @@ export class GasEstimationError extends EvmAppError {
     this.revertData = revertData;
   }
 }
+
+/**
+ * Why eth_simulateV1 stopped (geth internal/ethapi/errors.go): the RPC maps each reason to geth's
+ * code (docs/ethereum-rpc.md "eth_simulateV1").
+ */
+export type SimulationFailure =
+  | "nonceTooHigh"
+  | "nonceTooLow"
+  | "baseFeeTooLow"
+  | "intrinsicGas"
+  | "insufficientFunds"
+  | "blockGasLimitReached"
+  | "blockNumberInvalid"
+  | "blockTimestampInvalid"
+  | "maxInitCodeSizeExceeded"
+  | "clientLimitExceeded"
+  | "invalidParams"
+  | "internal"
+  | "other";
+
+/** eth_simulateV1 could not simulate the blocks asked for; `reason` names geth's error family. */
+export class SimulationError extends EvmAppError {
+  readonly reason: SimulationFailure;
+  constructor(reason: SimulationFailure, message: string, opts: { cause?: unknown } = {}) {
+    super(message, opts);
+    this.reason = reason;
+  }
+}

@@ -26,6 +26,8 @@ export {
   EvmStateCorruptionError,
   GasEstimationError,
   InvalidEthTxError,
+  SimulationError,
+  type SimulationFailure,
   StateUnavailableError,
 } from "./errors.js";
 export type { EvmAppOptions } from "./evmApplication.js";
@@ -70,6 +72,17 @@ export {
 export { createTracer, type ReadWorkerSetup, type TracerSpec } from "./readWire.js";
 export type { EvmBlock, EvmLog, EvmLogRecord, EvmReceipt, FeeMarketParams } from "./records.js";
 export { EMPTY_TRIE_ROOT, KECCAK256_NULL } from "./records.js";
+export type {
+  SimulateAccountOverride,
+  SimulateBlockOverrides,
+  SimulateBlockSpec,
+  SimulateCall,
+  SimulatedBlock,
+  SimulatedCall,
+  SimulatedLog,
+  SimulateRequest,
+  SimulateWithdrawal,
+} from "./simulate.js";
 export {
   decodeAnvilStateHex,
   decodeAnvilStateJson,

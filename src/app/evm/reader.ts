@@ -31,6 +31,7 @@ import {
   setLengthLeft,
   stripZeros,
 } from "./records.js";
+import { type SimulatedBlock, type SimulateRequest, simulate } from "./simulate.js";
 import type { EvmStateDb, StateReader } from "./stateDb.js";
 import type { OverlayStateManager } from "./stateManager.js";
 import { type StateProof, StateProver } from "./stateProof.js";
@@ -529,6 +530,47 @@ export class EvmReaderImpl implements EvmReader {
       else lo = mid;
     }
     return hi;
+  }
+
+  // ---- simulation ---------------------------------------------------------------------------------
+
+  simulate(req: SimulateRequest): SimulatedBlock[] {
+    const latest = this.latestHeight();
+    if (req.height > latest || req.height < this.earliestStateHeight()) {
+      throw new StateUnavailableError(req.height, this.earliestStateHeight(), latest);
+    }
+    return simulate(
+      {
+        chainId: this.chainId(),
+        state: (h) => this.#reader(h),
+        header: (h) => {
+          const b = this.#d.db.blockWithoutRoots(h);
+          if (b !== undefined) {
+            return {
+              hash: b.hash,
+              timestamp: b.timestamp,
+              gasLimit: b.gasLimit,
+              gasUsed: b.gasUsed,
+              baseFee: b.baseFee,
+              coinbase: b.coinbase,
+            };
+          }
+          if (h < 0 || h > latest) return undefined;
+          // The genesis state has no stored block: the context calls at that height run in.
+          const ctx = this.#context(h);
+          return {
+            hash: ctx.hash,
+            timestamp: ctx.timestamp,
+            gasLimit: ctx.gasLimit,
+            gasUsed: 0n,
+            baseFee: ctx.baseFee,
+            coinbase: ctx.coinbase,
+          };
+        },
+        nextBaseFee: (h) => (h === latest ? this.nextBaseFee() : (this.baseFee(h + 1) ?? 0n)),
+      },
+      req,
+    );
   }
 
   // ---- tracing ------------------------------------------------------------------------------------

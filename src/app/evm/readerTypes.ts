@@ -1,4 +1,5 @@
 import type { EvmBlock, EvmLogRecord, EvmReceipt } from "./records.js";
+import type { SimulatedBlock, SimulateRequest } from "./simulate.js";
 import type { StateProof } from "./stateProof.js";
 import type { EvmTracer } from "./tracer.js";
 
@@ -73,6 +74,12 @@ export interface EvmReader {
   nextBaseFee(): bigint;
   /** Gas used by the block at `height` (after Cosmos EVM's min-gas-multiplier floor). */
   gasUsed(height: number): bigint | undefined;
+
+  /**
+   * eth_simulateV1: simulated blocks on the state after `req.height` (simulate.ts). Runs on the calling
+   * thread; throws SimulationError with geth's errors, StateUnavailableError outside the kept window.
+   */
+  simulate(req: SimulateRequest): SimulatedBlock[];
 
   /** Replays the block up to the tx and runs it with `tracer` attached; returns the tracer's result. */
   traceTransaction<T>(ethTxHash: Uint8Array, tracer: EvmTracer<T>, opts?: { timeoutMs?: number }): Promise<T>;

@@ -4,9 +4,20 @@ import {
   type EvmReader,
   type EvmReadPool,
   GasEstimationError,
+  type SimulatedBlock,
+  SimulationError,
   type StateOverride,
 } from "../../app/evm/index.js";
-import type { CallOptions, CallRequest, CallResult, Executor, StateOverrides } from "../../rpc/evm/index.js";
+import {
+  type CallOptions,
+  type CallRequest,
+  type CallResult,
+  type Executor,
+  type SimulateInput,
+  type SimulateOptions,
+  SimulateRejectedError,
+  type StateOverrides,
+} from "../../rpc/evm/index.js";
 
 /**
  * The RPC's `execution`: eth_call and eth_estimateGas on the EVM app, on the read workers when the
@@ -34,6 +45,26 @@ export class EvmExecutionAdapter implements Executor {
     if (opts.overrides !== undefined) return undefined;
     const kept = this.#reader.peekCall(argsOf(request), callOptionsOf(opts));
     return kept === undefined ? undefined : resultOf(kept);
+  }
+
+  /**
+   * eth_simulateV1 runs on the main thread (the read workers do not simulate yet): the app's
+   * simulator on the state after the asked height.
+   */
+  async simulate(input: SimulateInput, opts: SimulateOptions): Promise<readonly SimulatedBlock[]> {
+    try {
+      return this.#reader.simulate({
+        blocks: input.blocks,
+        traceTransfers: input.traceTransfers,
+        validation: input.validation,
+        height: opts.height,
+        gasCap: opts.gasCap,
+        timeoutMs: opts.timeoutMs,
+      });
+    } catch (err) {
+      if (err instanceof SimulationError) throw new SimulateRejectedError(err.reason, err.message, { cause: err });
+      throw err;
+    }
   }
 
   async estimateGas(request: CallRequest, opts: CallOptions): Promise<bigint | CallResult> {

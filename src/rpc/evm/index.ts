@@ -10,7 +10,7 @@ export { decodeRevertReason, EvmRpcConfigError, toEvmRpcError } from "./errors.j
 export { type Method, method, type Namespace, notImplemented } from "./method.js";
 export { findMethod, NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from "./namespaces/index.js";
 export type * from "./services.js";
-export { DevInputError, TX_TYPE } from "./services.js";
+export { DevInputError, SimulateRejectedError, TX_TYPE } from "./services.js";
 export {
   type EvmRpcConfig,
   type RunningEvmRpc,

@@ -6,6 +6,8 @@ import type {
   AccountOverride,
   Authorization,
   CallRequest,
+  SimulateBlockSpec,
+  SimulateInput,
   StateOverrides,
   TraceConfig,
 } from "./services.js";
@@ -512,6 +514,135 @@ function decodeFilterCriteria(node: JsonNode): FilterCriteria {
   return { blockHash, fromBlock, toBlock, addresses, topics };
 }
 
+/** eth_simulateV1's first argument (geth simOpts), with returnFullTransactions. */
+export interface SimulateParams extends SimulateInput {
+  readonly returnFullTransactions: boolean;
+}
+
+type SimulateOverride = NonNullable<SimulateBlockSpec["stateOverrides"]>[number];
+type SimulateBlockOverride = NonNullable<SimulateBlockSpec["blockOverrides"]>;
+
+function slotList(m: ReadonlyMap<string, Uint8Array>): { slot: Uint8Array; value: Uint8Array }[] {
+  return [...m].map(([slot, value]) => ({ slot: new Uint8Array(Buffer.from(slot.slice(2), "hex")), value }));
+}
+
+/** The state overrides of one simulated block, as the app takes them (address order kept). */
+function simulateOverrides(o: StateOverrides): SimulateOverride[] {
+  const out: SimulateOverride[] = [];
+  for (const [addr, a] of o) {
+    out.push({
+      address: new Uint8Array(Buffer.from(addr.slice(2), "hex")),
+      ...(a.nonce === undefined ? {} : { nonce: a.nonce }),
+      ...(a.balance === undefined ? {} : { balance: a.balance }),
+      ...(a.code === undefined ? {} : { code: a.code }),
+      ...(a.state === undefined ? {} : { state: slotList(a.state) }),
+      ...(a.stateDiff === undefined ? {} : { stateDiff: slotList(a.stateDiff) }),
+      ...(a.movePrecompileToAddress === undefined ? {} : { movePrecompileToAddress: a.movePrecompileToAddress }),
+    });
+  }
+  return out;
+}
+
+/** geth types.Withdrawals. */
+function decodeWithdrawals(node: JsonNode): NonNullable<SimulateBlockOverride["withdrawals"]> {
+  if (node.kind === "null") return [];
+  if (node.kind !== "array") throw typeError(goValueKind(node), "types.Withdrawals");
+  return node.items.map((item) => {
+    if (item.kind !== "object") throw typeError(goValueKind(item), "types.Withdrawal");
+    const f = objectEntries(item);
+    const need = <T>(name: string, dec: (n: JsonNode) => T): T => {
+      const v = f.get(name.toLowerCase());
+      if (v === undefined || v.kind === "null") throw new ParamError(`missing required field '${name}' for Withdrawal`);
+      return inField("Withdrawal", name, () => dec(v));
+    };
+    return {
+      index: need("index", decodeUint64),
+      validatorIndex: need("validatorIndex", decodeUint64),
+      address: need("address", decodeAddress),
+      amount: need("amount", decodeUint64),
+    };
+  });
+}
+
+/** geth override.BlockOverrides. */
+function decodeBlockOverrides(node: JsonNode): SimulateBlockOverride {
+  if (node.kind === "null") return {};
+  if (node.kind !== "object") throw typeError(goValueKind(node), "override.BlockOverrides");
+  const f = objectEntries(node);
+  const out: SimulateBlockOverride = {};
+  const get = <T>(name: string, dec: (n: JsonNode) => T): T | undefined => {
+    const v = f.get(name.toLowerCase());
+    return v === undefined || v.kind === "null" ? undefined : inField("BlockOverrides", name, () => dec(v));
+  };
+  const number = get("number", decodeBig);
+  if (number !== undefined) out.number = number;
+  const difficulty = get("difficulty", decodeBig);
+  if (difficulty !== undefined) out.difficulty = difficulty;
+  const time = get("time", decodeUint64);
+  if (time !== undefined) out.time = time;
+  const gasLimit = get("gasLimit", decodeUint64);
+  if (gasLimit !== undefined) out.gasLimit = gasLimit;
+  const feeRecipient = get("feeRecipient", decodeAddress);
+  if (feeRecipient !== undefined) out.feeRecipient = feeRecipient;
+  const prevRandao = get("prevRandao", decodeHash);
+  if (prevRandao !== undefined) out.prevRandao = prevRandao;
+  const baseFee = get("baseFeePerGas", decodeBig);
+  if (baseFee !== undefined) out.baseFeePerGas = baseFee;
+  const blobBaseFee = get("blobBaseFee", decodeBig);
+  if (blobBaseFee !== undefined) out.blobBaseFee = blobBaseFee;
+  const beaconRoot = get("beaconRoot", decodeHash);
+  if (beaconRoot !== undefined) out.beaconRoot = beaconRoot;
+  const withdrawals = get("withdrawals", decodeWithdrawals);
+  if (withdrawals !== undefined) out.withdrawals = withdrawals;
+  return out;
+}
+
+/** geth simOpts: {blockStateCalls: [{blockOverrides, stateOverrides, calls}], traceTransfers, validation, returnFullTransactions}. */
+function decodeSimulateParams(node: JsonNode): SimulateParams {
+  if (node.kind !== "object" && node.kind !== "null") throw typeError(goValueKind(node), "ethapi.simOpts");
+  const f = objectEntries(node);
+  const flag = (name: string) => {
+    const v = f.get(name.toLowerCase());
+    return v === undefined ? false : inField("simOpts", name, () => decodeBool(v));
+  };
+  const blocksNode = f.get("blockstatecalls");
+  const blocks: SimulateBlockSpec[] = [];
+  if (blocksNode !== undefined && blocksNode.kind !== "null") {
+    if (blocksNode.kind !== "array") throw typeError(goValueKind(blocksNode), "[]ethapi.simBlock");
+    for (const b of blocksNode.items) {
+      if (b.kind === "null") {
+        blocks.push({ calls: [] });
+        continue;
+      }
+      if (b.kind !== "object") throw typeError(goValueKind(b), "ethapi.simBlock");
+      const bf = objectEntries(b);
+      const spec: SimulateBlockSpec = { calls: [] };
+      const bo = bf.get("blockoverrides");
+      const blockOverrides = bo === undefined || bo.kind === "null" ? undefined : decodeBlockOverrides(bo);
+      const so = bf.get("stateoverrides");
+      const stateOverrides = so === undefined || so.kind === "null" ? undefined : decodeStateOverrides(so);
+      const callsNode = bf.get("calls");
+      const calls: CallRequest[] = [];
+      if (callsNode !== undefined && callsNode.kind !== "null") {
+        if (callsNode.kind !== "array") throw typeError(goValueKind(callsNode), "[]ethapi.TransactionArgs");
+        for (const c of callsNode.items) calls.push(decodeCallRequest(c));
+      }
+      blocks.push({
+        ...spec,
+        calls,
+        ...(blockOverrides === undefined ? {} : { blockOverrides }),
+        ...(stateOverrides === undefined ? {} : { stateOverrides: simulateOverrides(stateOverrides) }),
+      });
+    }
+  }
+  return {
+    blocks,
+    traceTransfers: flag("traceTransfers"),
+    validation: flag("validation"),
+    returnFullTransactions: flag("returnFullTransactions"),
+  };
+}
+
 const DEFAULT_TRACE_TIMEOUT_MS = 5000;
 /** geth's native tracers served here (the struct logger is the default, without a name). */
 const TRACERS = ["callTracer", "prestateTracer", "4byteTracer", "noopTracer"] as const;
@@ -635,6 +766,7 @@ export const p = {
   blockRef: required(decodeBlockRef),
   callRequest: required(decodeCallRequest),
   stateOverrides: required(decodeStateOverrides),
+  simulateParams: required(decodeSimulateParams),
   filter: required(decodeFilterCriteria),
   traceConfig: required(decodeTraceConfig),
   any: required(decodeAny),

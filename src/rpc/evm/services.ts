@@ -1,4 +1,13 @@
-import type { AccessListEntry, AuthorizationView as Authorization, EvmTx } from "../../app/evm/index.js";
+import type {
+  AccessListEntry,
+  AuthorizationView as Authorization,
+  EvmTx,
+  SimulateBlockSpec,
+  SimulatedBlock,
+  SimulatedCall,
+  SimulatedLog,
+  SimulationFailure,
+} from "../../app/evm/index.js";
 import { ComethError } from "../../util/errors.js";
 import type { UnsignedTx } from "./tx/buildTx.js";
 /**
@@ -40,8 +49,18 @@ export interface EvmServices {
 /**
  * The transaction, its access-list entries and EIP-7702 authorizations are the EVM app's own types
  * (app/evm/readerTypes.ts), declared once: node/ hands the app's decoded txs to the RPC unchanged.
+ * So are eth_simulateV1's blocks, calls and results (app/evm/simulate.ts).
  */
-export type { AccessListEntry, Authorization, EvmTx };
+export type {
+  AccessListEntry,
+  Authorization,
+  EvmTx,
+  SimulateBlockSpec,
+  SimulatedBlock,
+  SimulatedCall,
+  SimulatedLog,
+  SimulationFailure,
+};
 
 /** Ethereum transaction type numbers. */
 export const TX_TYPE = { legacy: 0, accessList: 1, dynamicFee: 2, blob: 3, setCode: 4 } as const;
@@ -252,8 +271,38 @@ export interface CallResult {
   readonly error?: string;
 }
 
+/** eth_simulateV1's first argument, decoded (returnFullTransactions stays with the RPC). */
+export interface SimulateInput {
+  readonly blocks: readonly SimulateBlockSpec[];
+  readonly traceTransfers: boolean;
+  readonly validation: boolean;
+}
+
+export interface SimulateOptions {
+  /** Simulate on the state after this block. */
+  readonly height: number;
+  /** `[json-rpc] gas-cap`: the gas all calls together may use (0 = none). */
+  readonly gasCap: bigint;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+}
+
+/** eth_simulateV1 could not simulate: `reason` names geth's error family (docs/ethereum-rpc.md). */
+export class SimulateRejectedError extends ComethError {
+  readonly reason: SimulationFailure;
+  constructor(reason: SimulationFailure, message: string, opts: { cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.reason = reason;
+  }
+}
+
 export interface Executor {
   call(request: CallRequest, opts: CallOptions): Promise<CallResult>;
+  /**
+   * eth_simulateV1. Throws SimulateRejectedError for geth's simulation errors. Absent: the method
+   * answers -32601.
+   */
+  simulate?(input: SimulateInput, opts: SimulateOptions): Promise<readonly SimulatedBlock[]>;
   /**
    * Optional: `call`'s result when the node already has it (a call it memoizes), without running
    * anything; undefined otherwise. Lets repeated calls be answered synchronously.

@@ -93,6 +93,16 @@ export class ExecutionRevertedError extends RpcError {
   }
 }
 
+/**
+ * geth's transaction-validation and simulation family (-38010 … -38026: nonce, fees, intrinsic gas,
+ * funds, block gas limit, block number/timestamp order, client limits), as eth_simulateV1 answers it.
+ */
+export class TxValidationError extends RpcError {
+  constructor(code: number, message: string, opts: { cause?: unknown } = {}) {
+    super(code, message, { cause: opts.cause });
+  }
+}
+
 /** The failure text of anything thrown (an Error's message, else its string form). */
 export function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;

@@ -58,6 +58,7 @@ export {
   RpcError,
   type RpcErrorOptions,
   ServerError,
+  TxValidationError,
 } from "./errors.js";
 export {
   type FastAnswer,

@@ -13,7 +13,15 @@ import { subscribe, unsubscribe } from "../subscriptions/subscribe.js";
 import { signTransaction } from "../tx/buildTx.js";
 import { TypedDataError, typedDataHash } from "../tx/eip712.js";
 import { personalMessageHash } from "../tx/signatures.js";
-import { callGas, checkCallArgs, doCall, estimateGas, knownCallResult, withEvmTimeout } from "./execution.js";
+import {
+  callGas,
+  checkCallArgs,
+  doCall,
+  estimateGas,
+  knownCallResult,
+  simulateV1,
+  withEvmTimeout,
+} from "./execution.js";
 import { feeHistory } from "./feeHistory.js";
 import { blockByRef, blockBySpec, stateHeight, stateHeightNow } from "./resolve.js";
 import {
@@ -181,6 +189,10 @@ export const eth = {
         error: r.status === "success" ? undefined : r.status === "reverted" ? "execution reverted" : r.error,
       };
     },
+  ),
+
+  simulateV1: method([p.simulateParams, p.optional(p.blockRef)], async ([params, ref], s, ctx) =>
+    simulateV1(params, await stateHeight(ref, s), s, ctx),
   ),
 
   // Sending and signing

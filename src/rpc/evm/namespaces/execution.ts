@@ -1,8 +1,19 @@
 import { formatDurationMs } from "../../../config/index.js";
+import { TxValidationError, type WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext } from "../context.js";
 import { toData } from "../encode/hex.js";
-import { executionReverted, serverError } from "../errors.js";
-import type { CallOptions, CallRequest, CallResult, EvmServices, StateOverrides } from "../services.js";
+import { encodeSimulatedBlock } from "../encode/simulate.js";
+import { executionReverted, internalError, invalidParams, methodNotFound, serverError } from "../errors.js";
+import type { SimulateParams } from "../params.js";
+import {
+  type CallOptions,
+  type CallRequest,
+  type CallResult,
+  type EvmServices,
+  SimulateRejectedError,
+  type SimulationFailure,
+  type StateOverrides,
+} from "../services.js";
 
 /**
  * eth_call, eth_estimateGas and eth_createAccessList on top of Executor.call: geth's call
@@ -234,4 +245,54 @@ export async function estimateGas(
     }
     return hi;
   });
+}
+
+/** geth's codes for eth_simulateV1's errors (internal/ethapi/errors.go; docs/ethereum-rpc.md). */
+const SIMULATE_CODES: Record<SimulationFailure, number> = {
+  nonceTooHigh: -38011,
+  nonceTooLow: -38010,
+  baseFeeTooLow: -38012,
+  intrinsicGas: -38013,
+  insufficientFunds: -38014,
+  blockGasLimitReached: -38015,
+  blockNumberInvalid: -38020,
+  blockTimestampInvalid: -38021,
+  maxInitCodeSizeExceeded: -38025,
+  clientLimitExceeded: -38026,
+  invalidParams: -32602,
+  internal: -32603,
+  other: -32000,
+};
+
+function simulateError(err: SimulateRejectedError): Error {
+  const code = SIMULATE_CODES[err.reason];
+  if (code === -32602) return invalidParams(err.message);
+  if (code === -32603) return internalError(err.message, err);
+  if (code === -32000) return serverError(err.message, err);
+  return new TxValidationError(code, err.message, { cause: err });
+}
+
+/** eth_simulateV1 on the state after `height`: geth's blocks with their calls' results. */
+export async function simulateV1(
+  params: SimulateParams,
+  height: number,
+  s: EvmServices,
+  ctx: EvmCallContext,
+): Promise<WireValue> {
+  const simulate = s.execution.simulate;
+  if (simulate === undefined) throw methodNotFound("eth_simulateV1", "this node does not simulate blocks");
+  const { gasCap } = ctx.runtime.settings;
+  try {
+    const blocks = await withEvmTimeout(ctx, (signal, timeoutMs) =>
+      simulate.call(
+        s.execution,
+        { blocks: params.blocks, traceTransfers: params.traceTransfers, validation: params.validation },
+        { height, gasCap, timeoutMs, signal },
+      ),
+    );
+    return blocks.map((b) => encodeSimulatedBlock(b, params.returnFullTransactions));
+  } catch (err) {
+    if (err instanceof SimulateRejectedError) throw simulateError(err);
+    throw err;
+  }
 }

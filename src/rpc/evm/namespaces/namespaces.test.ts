@@ -328,6 +328,20 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       const failing = ok("eth_createAccessList", await call("eth_createAccessList", [{ to: hex(REVERTER) }]));
       expect(failing.error).toBe("execution reverted");
     });
+
+    test("default: eth_simulateV1 answers simulated blocks with their calls (simulate.test.ts has the rest)", async () => {
+      const opts = {
+        blockStateCalls: [{ calls: [{ to: hex(ECHO), input: "0x0102" }, { to: hex(REVERTER) }] }, { calls: [] }],
+        traceTransfers: true,
+      };
+      const blocks = ok("eth_simulateV1", await call("eth_simulateV1", [opts, "latest"]));
+      expect(blocks).toHaveLength(2);
+      expect(blocks[0].calls.map((c: { status: string }) => c.status)).toEqual(["0x1", "0x0"]);
+      expect(blocks[0].calls[0].returnData).toBe("0x0102");
+      expect(blocks[1].parentHash).toBe(blocks[0].hash);
+      const full = ok("eth_simulateV1", await call("eth_simulateV1", [{ ...opts, returnFullTransactions: true }]));
+      expect(full[0].transactions[0].hash).toBe(blocks[0].transactions[0]);
+    });
   });
 
   describe("eth: blocks and transactions", () => {
