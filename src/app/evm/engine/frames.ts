@@ -64,7 +64,8 @@ export interface Host {
   tload(addrKey: string, slot: bigint): bigint;
   tstore(addrKey: string, slot: bigint, value: bigint): void;
   addRefund(delta: number): void;
-  log(address: Uint8Array, topics: Uint8Array[], data: Uint8Array): void;
+  /** LOG0-4: the topics as the stack held them (first topic first). */
+  log(address: Uint8Array, topics: bigint[], data: Uint8Array): void;
   /** SELFDESTRUCT after gas: moves the balance, marks the account per EIP-6780. */
   selfdestruct(frame: Frame, beneficiary: Uint8Array): void;
   /** The CALL family opcodes (0xf1, 0xf2, 0xf4, 0xfa): gas, sub-frame, results on the frame. */

@@ -453,6 +453,34 @@ const spareMemories: (Memory | undefined)[] = [];
 const SPARE_DEPTHS = 16;
 const SPARE_MEMORY_BYTES = 1 << 16;
 
+/**
+ * A log as LOG0-4 record it: the topics stay the stack's words until something reads them (the bytes
+ * are made once, then kept). A token loop logs thousands of times per call and most eth_call logs are
+ * never read; three or four 32-byte arrays per log, each kept until the call ends, were a large part of
+ * the garbage collector's work (bench:engine's LOG3 row).
+ */
+class LogRecord implements EngineLog {
+  readonly address: Uint8Array;
+  readonly data: Uint8Array;
+  readonly #words: bigint[];
+  #topics: Uint8Array[] | undefined = undefined;
+
+  constructor(address: Uint8Array, words: bigint[], data: Uint8Array) {
+    this.address = address;
+    this.#words = words;
+    this.data = data;
+  }
+
+  get topics(): Uint8Array[] {
+    let topics = this.#topics;
+    if (topics === undefined) {
+      topics = this.#words.map(wordToBytes);
+      this.#topics = topics;
+    }
+    return topics;
+  }
+}
+
 /** The host of one transaction's frames. Create one per transaction (or call). */
 export class Evm implements Host {
   readonly state: EngineState;
@@ -590,8 +618,8 @@ export class Evm implements Host {
     this.refund += delta;
   }
 
-  log(address: Uint8Array, topics: Uint8Array[], data: Uint8Array): void {
-    const entry = { address, topics, data };
+  log(address: Uint8Array, topics: bigint[], data: Uint8Array): void {
+    const entry = new LogRecord(address, topics, data);
     this.logs.push(entry);
     if (this.#onLog !== undefined) {
       if (this.#stepOpen) this.#closeStep();

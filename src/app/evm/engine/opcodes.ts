@@ -38,7 +38,7 @@ import {
   sstoreCost,
   words,
 } from "./gas.js";
-import { bytesToWord, loadWord, readWord, wordToBytes, writeWord } from "./words.js";
+import { bytesToWord, loadWord, readWord, writeWord } from "./words.js";
 
 /**
  * The opcode table: one entry per opcode with its name, static gas, stack arity and handler. Dynamic
@@ -582,8 +582,8 @@ function makeLog(n: number): Handler {
     const off = f.expand(s[sp + n + 1] as bigint, size);
     const len = Number(size);
     f.useGas(G_LOG_DATA * len);
-    const topics: Uint8Array[] = [];
-    for (let i = n - 1; i >= 0; i--) topics.push(wordToBytes(s[sp + i] as bigint));
+    const topics: bigint[] = [];
+    for (let i = n - 1; i >= 0; i--) topics.push(s[sp + i] as bigint);
     f.host.log(f.address, topics, f.memory.read(off, len));
   };
 }
