@@ -1,90 +1,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { Request as PbRequest, Response as PbResponse } from "cosmjs-types/tendermint/abci/types";
 import { pino } from "pino";
 import { afterEach, describe, expect, test } from "vitest";
 import { silentLogger } from "../../util/logger.js";
-import { encodeFrame, FrameDecoder } from "./codec.js";
 import { type AbciConnectionOptions, AbciSocketConnection } from "./connection.js";
 import { AbciConnectionError } from "./errors.js";
-
-type Answer = (req: PbRequest, kind: string) => PbResponse | "close" | "hold" | undefined;
-
-/** What Go's abci/server/socket_server.go does: answers buffered until a Flush, then written with its answer. */
-class FakeAbciServer {
-  readonly server: Server;
-  /** Request kinds in the order received, per connection. */
-  readonly received: string[][] = [];
-  /** Bytes of each socket read, per connection (to see what one write carried). */
-  readonly sockets: Socket[] = [];
-  answer: Answer = () => undefined;
-
-  constructor() {
-    this.server = createServer((socket) => {
-      const log: string[] = [];
-      this.received.push(log);
-      this.sockets.push(socket);
-      const decoder = new FrameDecoder();
-      let buffered: Uint8Array[] = [];
-      socket.on("error", () => {});
-      socket.on("data", (chunk: Buffer) => {
-        for (const body of decoder.push(chunk)) {
-          const req = PbRequest.decode(body);
-          const kind = Object.keys(req).find((k) => req[k as keyof PbRequest] !== undefined) ?? "?";
-          log.push(kind);
-          const custom = this.answer(req, kind);
-          if (custom === "close") {
-            socket.destroy();
-            return;
-          }
-          if (custom === "hold") continue;
-          const res = custom ?? defaultAnswer(req, kind);
-          buffered.push(encodeFrame(PbResponse.encode(res).finish()));
-          if (kind === "flush") {
-            socket.write(Buffer.concat(buffered));
-            buffered = [];
-          }
-        }
-      });
-    });
-  }
-
-  listen(path: string): Promise<void> {
-    return new Promise((resolve) => this.server.listen(path, resolve));
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-function defaultAnswer(req: PbRequest, kind: string): PbResponse {
-  switch (kind) {
-    case "echo":
-      return { echo: { message: req.echo?.message ?? "" } };
-    case "flush":
-      return { flush: {} };
-    case "checkTx":
-      return {
-        checkTx: {
-          code: req.checkTx?.tx[0] ?? 0,
-          data: new Uint8Array(0),
-          log: "",
-          info: "",
-          gasWanted: 0n,
-          gasUsed: 0n,
-          events: [],
-          codespace: "",
-        },
-      };
-    default:
-      return { exception: { error: `no answer for ${kind}` } };
-  }
-}
+import { FakeAbciServer } from "./testing.js";
 
 let dir: string;
 let fake: FakeAbciServer;
@@ -235,7 +158,7 @@ describe("ABCI socket connection", () => {
     const { conn } = await pending;
     expect(await conn.echo("late")).toBe("late");
     expect(lines.find((l) => l.includes("failed to connect"))).toContain(
-      `abci.socketClient failed to connect to unix://${path}. Retrying after 0.01s...`,
+      `abci.socketClient failed to connect to unix://${path}.  Retrying after 0.01s...`,
     );
   });
 

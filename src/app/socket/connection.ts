@@ -147,7 +147,7 @@ export class AbciSocketConnection {
         if (err instanceof AbciConnectionError) throw err;
         opts.log.error(
           { connection: opts.name, err: (err as Error).message },
-          `abci.socketClient failed to connect to ${text}. Retrying after ${interval / 1000}s...`,
+          `abci.socketClient failed to connect to ${text}.  Retrying after ${interval / 1000}s...`,
         );
         await sleep(interval, opts.signal);
       }
