@@ -59,18 +59,29 @@ function comethHandle(node: SpawnedNode): { stop(): Promise<unknown> } {
   };
 }
 
-/** A cometh home from `cometh init`, started through bin/cometh.js with `proxy_app` = the app's address. */
-async function startComethOn(app: AbciKvstore): Promise<{ node: SpawnedNode; rpcUrl: string; home: string }> {
+async function initComethHome(): Promise<string> {
   const home = await tempDir("cometh-abci-home-");
   const init = await runCli(["init", "--home", home, "--chain-id", "abci-socket"]);
   expect(init.code, init.stderr).toBe(0);
+  return home;
+}
+
+/** A cometh home from `cometh init`, started through bin/cometh.js with `proxy_app` = the app's address. */
+async function startComethOn(app: AbciKvstore): Promise<{ node: SpawnedNode; rpcUrl: string; home: string }> {
+  const home = await initComethHome();
+  const node = spawnComethOn(home, app.address);
+  const rpcUrl = `http://${await node.ready}`;
+  return { node, rpcUrl, home };
+}
+
+function spawnComethOn(home: string, address: string): SpawnedNode {
   const node = spawnNode(
     [
       "start",
       "--home",
       home,
       "--proxy_app",
-      app.address,
+      address,
       "--rpc.laddr",
       "tcp://127.0.0.1:0",
       "--p2p.laddr",
@@ -82,8 +93,25 @@ async function startComethOn(app: AbciKvstore): Promise<{ node: SpawnedNode; rpc
     { launcher: true },
   );
   running.push(comethHandle(node));
-  const rpcUrl = `http://${await node.ready}`;
-  return { node, rpcUrl, home };
+  return node;
+}
+
+/** Resolves once the child has printed a line matching `re` (checked as its output arrives). */
+function outputMatches(node: SpawnedNode, re: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!re.test(node.output())) return;
+      node.child.stdout?.off("data", check);
+      node.child.stderr?.off("data", check);
+      resolve();
+    };
+    node.child.stdout?.on("data", check);
+    node.child.stderr?.on("data", check);
+    void node.exited.then((code) =>
+      reject(new Error(`node exited (${code}) before printing ${re}:\n${node.output()}`)),
+    );
+    check();
+  });
 }
 
 async function startGoApp(unix: boolean): Promise<AbciKvstore> {
@@ -199,6 +227,35 @@ describe.skipIf(missing !== undefined)(`cometh driving abci-cli kvstore over a s
       expect(node.output()).toMatch(/connection terminated\. Did the application crash\? Please restart cometh/);
     });
   }
+
+  test("behavior: the node waits for an application not listening yet; a restarted node carries on with the app's state", async () => {
+    const dir = await tempDir("cometh-abci-late-");
+    const socket = join(dir, "app.sock");
+    const home = await initComethHome();
+    const first = spawnComethOn(home, `unix://${socket}`);
+    // As CometBFT: no application yet, so it logs and retries (every 3 s).
+    await outputMatches(first, /abci\.socketClient failed to connect to unix:\/\/\S+app\.sock\. {2}Retrying after 3s/);
+    const app = await startAbciKvstore({ persistDir: join(dir, "db"), unixPath: socket });
+    running.push(app);
+    const rpcUrl = `http://${await first.ready}`;
+    await waitForHeight(rpcUrl, 2);
+    const tx = await broadcast(rpcUrl, "late=yes");
+    expect(tx.tx_result.code).toBe(0);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+
+    // The app kept its state; the node's handshake finds it at the node's height and goes on.
+    const second = spawnComethOn(home, app.address);
+    const rpc2 = `http://${await second.ready}`;
+    const info = await rpcCall<{ response: { last_block_height: string } }>(rpc2, "abci_info");
+    const appHeight = Number(info.response.last_block_height);
+    expect(appHeight).toBeGreaterThanOrEqual(Number(tx.height));
+    await waitForHeight(rpc2, appHeight + 2);
+    expect(await queryValue(rpc2, "late")).toMatchObject({ code: 0, value: "yes" });
+    expect(second.output()).toMatch(/Completed ABCI Handshake/);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+  });
 
   test("behavior: a Go node and a cometh node, each driving its own abci-cli kvstore, get the same results and app hashes", async () => {
     const [goApp, comethApp] = await Promise.all([startGoApp(false), startGoApp(true)]);

@@ -82,12 +82,15 @@ export class SocketApplication implements Application {
   /** Opens the four connections (waiting for the application to listen, as CometBFT does). */
   static async connect(opts: SocketAppOptions): Promise<SocketApplication> {
     let lost = false;
+    const opened: AbciSocketConnection[] = [];
     const onError = (err: AbciConnectionError) => {
       if (lost) return;
       lost = true;
+      // The node stops: close the other connections now, as CometBFT stops all its clients, so that
+      // their sockets closing too is not reported as more errors.
+      for (const c of opened) if (c.name !== err.connection) c.close();
       opts.onLost(err);
     };
-    const opened: AbciSocketConnection[] = [];
     const open = async (name: AbciConnectionName) => {
       const conn = await AbciSocketConnection.connect({
         name,
