@@ -13,7 +13,8 @@ import { promisify } from "node:util";
 const execFileAsync = promisify(execFile);
 
 export const INTEROP_DIR = fileURLToPath(new URL(".", import.meta.url));
-export const INTEROP_BIN_DIR = join(INTEROP_DIR, "bin");
+/** Where `npm run interop:install` puts the binaries: test/interop/bin/, or `COMETH_INTEROP_BIN` when set (both read it). */
+export const INTEROP_BIN_DIR = process.env.COMETH_INTEROP_BIN || join(INTEROP_DIR, "bin");
 
 interface PinnedModule {
   module: string;
@@ -42,7 +43,7 @@ export function missingBinaries(...names: InteropBinary[]): string | undefined {
   const geth = missing.includes("geth");
   const only = geth && missing.length === 1 ? " -- --only geth" : geth ? "" : " -- --only cometbft";
   return (
-    `skipped: ${missing.map((n) => `test/interop/bin/${n}`).join(", ")} not built ` +
+    `skipped: ${missing.map((n) => binaryPath(n)).join(", ")} not built ` +
     `(run \`npm run interop:install${only}\`; it needs Go, and without Go it builds nothing)`
   );
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Go binaries the interop tests run (`npm run interop:install`): CometBFT's `cometbft` and
 # `abci-cli`, and go-ethereum's `geth`, at the versions pinned in test/interop/versions.json, into
-# test/interop/bin/ (git-ignored). Nothing of their code is committed: `go install` builds each from its
+# test/interop/bin/ (git-ignored; COMETH_INTEROP_BIN=DIR puts them elsewhere, and the tests read the
+# same variable). Nothing of their code is committed: `go install` builds each from its
 # module, fetched through the Go module proxy, and the Go build cache makes a rebuild quick. A binary
 # whose embedded module version (`go version -m`) already is the pinned one is not rebuilt.
 #
@@ -13,7 +14,7 @@
 # it names the module and prints the proxy's error, and exits 1.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-bin="$here/bin"
+bin="${COMETH_INTEROP_BIN:-$here/bin}"
 
 only=""
 while [ $# -gt 0 ]; do
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

@@ -10,19 +10,27 @@ export const MAX_ABCI_MESSAGE_BYTES = 2 ** 31 - 1;
 /** A varint is at most 10 bytes (64 bits); lengths this decoder accepts fit in 5. */
 const MAX_VARINT_BYTES = 10;
 
-/** The length prefix (unsigned varint) followed by the message bytes. */
-export function encodeFrame(message: Uint8Array): Uint8Array {
-  let n = message.length;
+/** The length prefix alone: `n` as an unsigned varint. */
+export function encodeLengthPrefix(n: number): Uint8Array {
   let prefix = 1;
   for (let v = n; v >= 0x80; v = Math.floor(v / 128)) prefix++;
-  const out = new Uint8Array(prefix + message.length);
+  const out = new Uint8Array(prefix);
   let i = 0;
-  while (n >= 0x80) {
-    out[i++] = (n & 0x7f) | 0x80;
-    n = Math.floor(n / 128);
+  let v = n;
+  while (v >= 0x80) {
+    out[i++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
   }
-  out[i++] = n;
-  out.set(message, i);
+  out[i] = v;
+  return out;
+}
+
+/** The length prefix (unsigned varint) followed by the message bytes. */
+export function encodeFrame(message: Uint8Array): Uint8Array {
+  const prefix = encodeLengthPrefix(message.length);
+  const out = new Uint8Array(prefix.length + message.length);
+  out.set(prefix, 0);
+  out.set(message, prefix.length);
   return out;
 }
 

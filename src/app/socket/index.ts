@@ -4,7 +4,7 @@
 // (connection.ts), the four connections (consensus, mempool, query, snapshot) and the mapping of
 // cometh's ABCI values to `tendermint.abci` protobuf (messages.ts). Does not own: what the node does
 // when the application is lost (node/ stops it), the in-process apps, consensus or the mempool.
-export { encodeFrame, FrameDecoder, MAX_ABCI_MESSAGE_BYTES } from "./codec.js";
+export { encodeFrame, encodeLengthPrefix, FrameDecoder, MAX_ABCI_MESSAGE_BYTES } from "./codec.js";
 export {
   type AbciConnectionName,
   type AbciRequestKind,
