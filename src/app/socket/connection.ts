@@ -182,10 +182,16 @@ export class AbciSocketConnection {
   request<K extends AbciRequestKind>(kind: K, value: RequestOf<K>): Promise<AbciResponseOf<K>> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#closed) return Promise.reject(new AbciConnectionError(this.name, "the connection is closed"));
+    let body: Uint8Array;
+    try {
+      body = PbRequest.encode({ [kind]: value } as PbRequest).finish();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise<AbciResponseOf<K>>((resolve, reject) => {
       // Track before writing, so that an answer can never arrive for an unknown request.
       this.#pending.push({ kind, resolve: resolve as (v: unknown) => void, reject });
-      this.#write(kind, { [kind]: value } as PbRequest);
+      this.#write(kind, body);
     });
   }
 
@@ -207,7 +213,7 @@ export class AbciSocketConnection {
     this.#socket.destroy();
   }
 
-  #write(kind: AbciRequestKind, req: PbRequest): void {
+  #write(kind: AbciRequestKind, body: Uint8Array): void {
     if (!this.#flushScheduled) {
       // The first request of this turn: hold the bytes until the batch's Flush is written.
       this.#flushScheduled = true;
@@ -215,7 +221,6 @@ export class AbciSocketConnection {
       queueMicrotask(() => this.#endBatch());
     }
     // Two writes under cork (one syscall): no copy of a large request into a framed buffer.
-    const body = PbRequest.encode(req).finish();
     this.#socket.write(encodeLengthPrefix(body.length));
     this.#socket.write(body);
     this.#unflushed = kind !== "flush";
