@@ -414,9 +414,12 @@ describe("errors", () => {
       expect(config.base.proxyApp).toBe(text);
       expect(parseProxyApp(config.base.proxyApp)).toMatchObject(target);
     }
+    // abci = "grpc" drives an external app over ABCI's gRPC service.
+    writeConfig('proxy_app = "tcp://127.0.0.1:26658"\nabci = "grpc"\n');
+    expect(loadNodeConfig(home).base.abci).toBe("grpc");
   });
 
-  test("error: malformed proxy_app addresses and abci = grpc", () => {
+  test("error: malformed proxy_app addresses", () => {
     const errors = [
       "tcp://127.0.0.1",
       "tcp://127.0.0.1:0",
@@ -436,10 +439,6 @@ describe("errors", () => {
         "<home>/config/config.toml: proxy_app must be "evm", "kvstore", or the address of an external ABCI application such as "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"; got "persistent_kvstore", one of CometBFT's built-in apps that cometh does not include (run it as an external app, e.g. \`abci-cli kvstore\`)",
       ]
     `);
-    writeConfig('proxy_app = "tcp://127.0.0.1:26658"\nabci = "grpc"\n');
-    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
-      `"<home>/config/config.toml: abci "grpc" is not supported: cometh drives an external application (proxy_app = "tcp://127.0.0.1:26658") over the ABCI socket protocol only; set abci = "socket" and serve the app on a socket"`,
-    );
     // Ignored for the in-process apps, as CometBFT ignores it for its built-in ones.
     writeConfig('proxy_app = "kvstore"\nabci = "grpc"\n');
     expect(loadNodeConfig(home).base.abci).toBe("grpc");

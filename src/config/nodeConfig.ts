@@ -3,7 +3,6 @@ import { join, resolve } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { ConfigError } from "./errors.js";
 import { type LogLevels, parseLogLevel } from "./logLevel.js";
-import { parseProxyApp } from "./proxyApp.js";
 import { flagToRaw, quoteList, type Setting, SettingValueError } from "./setting.js";
 import {
   type ConfigFileName,
@@ -287,14 +286,6 @@ function validateCrossSettings(c: NodeConfig, overrides: ConfigOverrides): void 
       where(c.files.config, "--tx_index.psql-conn"),
       "[tx_index] psql-conn",
       'must be set when indexer = "psql" (postgresql://<user>:<password>@<host>:<port>/<db>?<opts>)',
-    );
-  }
-  const app = parseProxyApp(c.base.proxyApp);
-  if (typeof app !== "string" && app.kind === "socket" && c.base.abci === "grpc") {
-    throw new ConfigError(
-      where(c.files.config, "--abci"),
-      "abci",
-      `"grpc" is not supported: cometh drives an external application (proxy_app = ${JSON.stringify(c.base.proxyApp)}) over the ABCI socket protocol only; set abci = "socket" and serve the app on a socket`,
     );
   }
   if (c.stateSync.enable) {

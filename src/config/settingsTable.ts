@@ -96,7 +96,7 @@ const base = table("config.toml", "", "Main Base Config Options", {
       '"evm" (Ethereum transactions in an EVM, the default) or "kvstore" (CometBFT\'s key=value test app),\n' +
       "or the TCP or UNIX socket address of an external ABCI 2.0 application\n" +
       '(e.g. "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"), driven over the\n' +
-      "ABCI socket protocol (see abci below).",
+      "ABCI socket protocol or gRPC (see abci below).",
     check: (s) => {
       const target = parseProxyApp(s);
       return typeof target === "string" ? target : undefined;
@@ -138,9 +138,7 @@ const base = table("config.toml", "", "Main Base Config Options", {
     doc: "Path to the JSON file containing the private key to use for node authentication in the p2p protocol",
   }),
   abci: oneOf("abci", "socket", ["socket", "grpc"] as const, {
-    doc:
-      "Mechanism to connect to the ABCI application: socket | grpc\n" +
-      '(ignored for the in-process applications named by proxy_app; cometh implements "socket" only)',
+    doc: "Mechanism to connect to the ABCI application: socket | grpc\n(ignored for the in-process applications named by proxy_app)",
   }),
   blockSyncMode: bool("block_sync", true, {
     doc: "If this node is many blocks behind the tip of the chain, BlockSync\nallows them to catchup quickly by downloading blocks in parallel\nand verifying their commits\n\nDeprecated: this key will be removed and BlockSync will be enabled unconditionally in the next major release.",

@@ -697,6 +697,7 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
     log.info({ address: target.text }, "connecting to the ABCI application");
     return SocketApplication.connect({
       address: target.address,
+      transport: config.base.abci,
       log: log.child({ module: "abci-client" }),
       onLost: (err) => fatal.appLost(err),
       consensusParamsAt: (height) =>

@@ -67,14 +67,17 @@ async function initComethHome(): Promise<string> {
 }
 
 /** A cometh home from `cometh init`, started through bin/cometh.js with `proxy_app` = the app's address. */
-async function startComethOn(app: AbciKvstore): Promise<{ node: SpawnedNode; rpcUrl: string; home: string }> {
+async function startComethOn(
+  app: AbciKvstore,
+  abci: "socket" | "grpc" = "socket",
+): Promise<{ node: SpawnedNode; rpcUrl: string; home: string }> {
   const home = await initComethHome();
-  const node = spawnComethOn(home, app.address);
+  const node = spawnComethOn(home, app.address, ["--abci", abci]);
   const rpcUrl = `http://${await node.ready}`;
   return { node, rpcUrl, home };
 }
 
-function spawnComethOn(home: string, address: string): SpawnedNode {
+function spawnComethOn(home: string, address: string, flags: readonly string[] = []): SpawnedNode {
   const node = spawnNode(
     [
       "start",
@@ -89,6 +92,7 @@ function spawnComethOn(home: string, address: string): SpawnedNode {
       "--json-rpc.enable=false",
       "--consensus.timeout_commit",
       "200ms",
+      ...flags,
     ],
     { launcher: true },
   );
@@ -114,10 +118,11 @@ function outputMatches(node: SpawnedNode, re: RegExp): Promise<void> {
   });
 }
 
-async function startGoApp(unix: boolean): Promise<AbciKvstore> {
+async function startGoApp(unix: boolean, abci: "socket" | "grpc" = "socket"): Promise<AbciKvstore> {
   const dir = await tempDir("cometh-abci-app-");
   const app = await startAbciKvstore({
     persistDir: join(dir, "db"),
+    abci,
     ...(unix ? { unixPath: join(dir, "app.sock") } : {}),
   });
   running.push(app);
@@ -170,12 +175,13 @@ afterAll(async () => {
 
 const TXS = ["alpha=1", "beta=2", "gamma=3", "alpha=4"];
 
-describe.skipIf(missing !== undefined)(`cometh driving abci-cli kvstore over a socket ${missing ?? ""}`, () => {
-  for (const transport of ["unix", "tcp"] as const) {
+describe.skipIf(missing !== undefined)(`cometh driving abci-cli kvstore over a socket or gRPC ${missing ?? ""}`, () => {
+  for (const transport of ["unix", "tcp", "grpc"] as const) {
     test(`behavior: over ${transport}, txs commit with the app's results, and its hashes are in the headers`, async () => {
-      const app = await startGoApp(transport === "unix");
+      const abci = transport === "grpc" ? "grpc" : "socket";
+      const app = await startGoApp(transport === "unix", abci);
       expect(app.address.startsWith(transport === "unix" ? "unix:///" : "tcp://127.0.0.1:")).toBe(true);
-      const { node, rpcUrl, home } = await startComethOn(app);
+      const { node, rpcUrl, home } = await startComethOn(app, abci);
       await waitForHeight(rpcUrl, 2);
 
       const results: BroadcastCommit[] = [];

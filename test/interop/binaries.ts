@@ -249,15 +249,21 @@ export interface AbciKvstore extends GoProcess {
 }
 
 /**
- * Starts Go's example app, `abci-cli kvstore` (persisted in `persistDir`), as a socket server on
+ * Starts Go's example app, `abci-cli kvstore` (persisted in `persistDir`), as a socket (or gRPC) server on
  * `tcp://127.0.0.1:0` (the bound port is read from /proc) or on the unix socket `unixPath`.
  */
-export async function startAbciKvstore(opts: { persistDir: string; unixPath?: string }): Promise<AbciKvstore> {
+export async function startAbciKvstore(opts: {
+  persistDir: string;
+  unixPath?: string;
+  /** `--abci`: the socket protocol (default) or gRPC. */
+  abci?: "socket" | "grpc";
+}): Promise<AbciKvstore> {
   const address = opts.unixPath === undefined ? "tcp://127.0.0.1:0" : `unix://${opts.unixPath}`;
-  const proc = spawnBinary("abci-cli", ["kvstore", "--address", address, "--persist", opts.persistDir]);
+  const abci = opts.abci ?? "socket";
+  const proc = spawnBinary("abci-cli", ["kvstore", "--address", address, "--abci", abci, "--persist", opts.persistDir]);
   try {
-    // Printed by the accept loop, once the listener is open.
-    await proc.waitForOutput(/Waiting for new connection/);
+    // Printed once the listener is open: by the socket server's accept loop, or the gRPC server.
+    await proc.waitForOutput(abci === "grpc" ? /Listening/ : /Waiting for new connection/);
     if (opts.unixPath !== undefined) return Object.assign(proc, { address });
     const ports = listeningTcpPorts(proc.pid);
     if (ports.length !== 1) throw new Error(`abci-cli listens on ${ports.length} TCP ports, expected 1`);

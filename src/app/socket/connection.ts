@@ -22,7 +22,7 @@ export type AbciConnectionName = "consensus" | "mempool" | "query" | "snapshot";
 
 /** The kinds of request (the oneof field names of `tendermint.abci.Request`). */
 export type AbciRequestKind = keyof PbRequest;
-type RequestOf<K extends AbciRequestKind> = NonNullable<PbRequest[K]>;
+export type RequestOf<K extends AbciRequestKind> = NonNullable<PbRequest[K]>;
 /** The response to a request of kind K (the Response field of the same name). */
 export type AbciResponseOf<K extends AbciRequestKind> = NonNullable<PbResponse[K]>;
 
@@ -56,6 +56,21 @@ interface Pending {
   readonly kind: AbciRequestKind;
   resolve(value: unknown): void;
   reject(err: Error): void;
+}
+
+/** One connection to the application, over the socket protocol or gRPC. */
+export interface AbciConnection {
+  readonly name: AbciConnectionName;
+  /** Why the connection stopped, if it did. */
+  readonly error: AbciConnectionError | undefined;
+  /** Requests sent and not answered yet. */
+  readonly inFlight: number;
+  /** Sends a request and resolves with the application's response of the same kind. */
+  request<K extends AbciRequestKind>(kind: K, value: RequestOf<K>): Promise<AbciResponseOf<K>>;
+  echo(message: string): Promise<string>;
+  flush(): Promise<void>;
+  /** Closes the connection; waiting requests are rejected. Not an error: onError is not called. */
+  close(): void;
 }
 
 export interface AbciConnectionOptions {
@@ -94,15 +109,15 @@ function dial(address: ListenAddress): Promise<Socket> {
   });
 }
 
-function abortError(name: string, address: ListenAddress): AbciConnectionError {
+export function abortError(name: string, address: ListenAddress): AbciConnectionError {
   return new AbciConnectionError(name, `stopped while dialling ${formatAbciAddress(address)}`);
 }
 
-function aborted(signal: AbortSignal | undefined): boolean {
+export function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {
@@ -114,7 +129,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-export class AbciSocketConnection {
+export class AbciSocketConnection implements AbciConnection {
   readonly name: AbciConnectionName;
   readonly #socket: Socket;
   readonly #log: Logger;

@@ -17,8 +17,9 @@ import {
 } from "../../types/index.js";
 import type { Logger } from "../../util/logger.js";
 import type { Application } from "../application.js";
-import { type AbciConnectionName, AbciSocketConnection, formatAbciAddress } from "./connection.js";
+import { type AbciConnection, type AbciConnectionName, AbciSocketConnection, formatAbciAddress } from "./connection.js";
 import type { AbciConnectionError } from "./errors.js";
+import { AbciGrpcConnection } from "./grpcConnection.js";
 import {
   checkTxResponseFromProto,
   finalizeBlockRequestToProto,
@@ -39,6 +40,8 @@ const P2P_PROTOCOL = 8n;
 export interface SocketAppOptions {
   /** Where the application listens (`proxy_app`). */
   readonly address: ListenAddress;
+  /** `abci`: CometBFT's socket protocol (the default) or gRPC. */
+  readonly transport?: "socket" | "grpc";
   readonly log: Logger;
   /**
    * Called once when a connection to the application is lost or broken (the application crashed,
@@ -57,7 +60,7 @@ export interface SocketAppOptions {
 }
 
 /**
- * An external ABCI 2.0 application behind CometBFT's socket protocol, as the Application consensus,
+ * An external ABCI 2.0 application behind CometBFT's socket protocol (or gRPC), as the Application consensus,
  * the mempool and the RPC call. Like CometBFT (proxy/multi_app_conn.go) it opens four connections,
  * in this order: query (Info, Query), snapshot (unused: cometh has no state sync), mempool (CheckTx)
  * and consensus (InitChain, PrepareProposal, ProcessProposal, FinalizeBlock, Commit). Each has its
@@ -66,12 +69,12 @@ export interface SocketAppOptions {
  */
 export class SocketApplication implements Application {
   readonly address: string;
-  readonly #conns: Record<AbciConnectionName, AbciSocketConnection>;
+  readonly #conns: Record<AbciConnectionName, AbciConnection>;
   readonly #consensusParamsAt: (height: number) => ConsensusParams;
 
   private constructor(
     address: string,
-    conns: Record<AbciConnectionName, AbciSocketConnection>,
+    conns: Record<AbciConnectionName, AbciConnection>,
     consensusParamsAt: (height: number) => ConsensusParams,
   ) {
     this.address = address;
@@ -82,7 +85,8 @@ export class SocketApplication implements Application {
   /** Opens the four connections (waiting for the application to listen, as CometBFT does). */
   static async connect(opts: SocketAppOptions): Promise<SocketApplication> {
     let lost = false;
-    const opened: AbciSocketConnection[] = [];
+    const opened: AbciConnection[] = [];
+    const Connection = opts.transport === "grpc" ? AbciGrpcConnection : AbciSocketConnection;
     const onError = (err: AbciConnectionError) => {
       if (lost) return;
       lost = true;
@@ -92,7 +96,7 @@ export class SocketApplication implements Application {
       opts.onLost(err);
     };
     const open = async (name: AbciConnectionName) => {
-      const conn = await AbciSocketConnection.connect({
+      const conn = await Connection.connect({
         name,
         address: opts.address,
         log: opts.log,
@@ -120,7 +124,7 @@ export class SocketApplication implements Application {
   }
 
   /** One of the four connections (tests: echo, flush). */
-  connection(name: AbciConnectionName): AbciSocketConnection {
+  connection(name: AbciConnectionName): AbciConnection {
     return this.#conns[name];
   }
 
