@@ -1,4 +1,5 @@
-// app/: the Application interface (ABCI 2.0 shaped, in process) and the built-in apps.
+// app/: the Application interface (ABCI 2.0 shaped) and the apps behind it: the built-in ones, in
+// process, and an external one over the ABCI socket protocol (socket/).
 // Owns: application logic and its state. Does not own: blocks, consensus, mempool, RPC.
 export type { Application } from "./application.js";
 export {
@@ -21,3 +22,9 @@ export {
 } from "./evm/index.js";
 export type { KvStoreAppOptions } from "./kvstore/index.js";
 export { createKvStoreApp, KvStoreApplication } from "./kvstore/index.js";
+export {
+  AbciConnectionError,
+  type AbciConnectionName,
+  SocketApplication,
+  type SocketAppOptions,
+} from "./socket/index.js";

@@ -244,6 +244,11 @@ async function startCommand(cmd: Command, io: CliIo): Promise<void> {
     io.out("WARNING: these accounts and keys are public; never use them on a real network.\n");
   }
   stopOnSignals(node, log, io);
+  // The node stopped itself (an external ABCI application was lost): exit non-zero once it has.
+  void node.failed.then((err) => {
+    io.err(`ERROR: the node stopped: ${err.message}`);
+    log.flush(() => io.exit(1));
+  });
 }
 
 /** SIGINT/SIGTERM stop the node (once) and exit; a stray rejected promise is logged, not fatal. */

@@ -51,6 +51,7 @@ export {
   saveNodeKey,
 } from "./nodeKey.js";
 export { packageVersion } from "./packageVersion.js";
+export { PROXY_APPS, type ProxyApp, type ProxyAppTarget, parseProxyApp } from "./proxyApp.js";
 export { renderConfigFile } from "./renderConfigFile.js";
 export type { Setting, SettingKind, TomlInput } from "./setting.js";
 export {
@@ -59,8 +60,6 @@ export {
   EVM_NAMESPACES,
   type EvmNamespace,
   listSettings,
-  PROXY_APPS,
-  type ProxyApp,
   SETTINGS,
   type SettingEntry,
 } from "./settingsTable.js";

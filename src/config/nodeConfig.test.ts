@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { ConfigError } from "./errors.js";
 import { loadNodeConfig, type NodeConfig } from "./nodeConfig.js";
+import { parseProxyApp } from "./proxyApp.js";
 import { renderConfigFile } from "./renderConfigFile.js";
 import { listSettings, type SettingEntry } from "./settingsTable.js";
 
@@ -394,10 +395,53 @@ describe("errors", () => {
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
       `"<home>/config/config.toml: log_level has unknown level "verbose"; valid levels: debug, info, warn, error, none; as "info" or "consensus:debug,*:error""`,
     );
-    writeConfig('proxy_app = "tcp://127.0.0.1:26658"\n');
+    writeConfig('proxy_app = "evmm"\n');
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
-      `"<home>/config/config.toml: proxy_app must be one of "evm", "kvstore"; got "tcp://127.0.0.1:26658". cometh runs the application in process and has no ABCI socket or gRPC client"`,
+      `"<home>/config/config.toml: proxy_app must be "evm", "kvstore", or the address of an external ABCI application such as "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"; got "evmm""`,
     );
+  });
+
+  test("behavior: proxy_app names a built-in app or an external application's socket", () => {
+    for (const [text, target] of [
+      ["evm", { kind: "builtin", name: "evm" }],
+      ["kvstore", { kind: "builtin", name: "kvstore" }],
+      ["tcp://127.0.0.1:26658", { kind: "socket", address: { protocol: "tcp", host: "127.0.0.1", port: 26658 } }],
+      ["127.0.0.1:26658", { kind: "socket", address: { protocol: "tcp", host: "127.0.0.1", port: 26658 } }],
+      ["unix:///run/app.sock", { kind: "socket", address: { protocol: "unix", path: "/run/app.sock" } }],
+    ] as const) {
+      writeConfig(`proxy_app = "${text}"\n`);
+      const config = loadNodeConfig(home);
+      expect(config.base.proxyApp).toBe(text);
+      expect(parseProxyApp(config.base.proxyApp)).toMatchObject(target);
+    }
+    // abci = "grpc" drives an external app over ABCI's gRPC service.
+    writeConfig('proxy_app = "tcp://127.0.0.1:26658"\nabci = "grpc"\n');
+    expect(loadNodeConfig(home).base.abci).toBe("grpc");
+  });
+
+  test("error: malformed proxy_app addresses", () => {
+    const errors = [
+      "tcp://127.0.0.1",
+      "tcp://127.0.0.1:0",
+      "http://127.0.0.1:26658",
+      "unix://",
+      "persistent_kvstore",
+    ].map((text) => {
+      writeConfig(`proxy_app = "${text}"\n`);
+      return errorOf(() => loadNodeConfig(home));
+    });
+    expect(errors).toMatchInlineSnapshot(`
+      [
+        "<home>/config/config.toml: proxy_app must be "evm", "kvstore", or the address of an external ABCI application such as "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"; got "tcp://127.0.0.1" (must be host:port, as in "tcp://127.0.0.1:26657")",
+        "<home>/config/config.toml: proxy_app must be "evm", "kvstore", or the address of an external ABCI application such as "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"; got "tcp://127.0.0.1:0" (port 0 cannot be dialled: give the port the application listens on)",
+        "<home>/config/config.toml: proxy_app must be "evm", "kvstore", or the address of an external ABCI application such as "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"; got "http://127.0.0.1:26658" (unknown protocol "http"; valid protocols: "tcp", "unix")",
+        "<home>/config/config.toml: proxy_app must be "evm", "kvstore", or the address of an external ABCI application such as "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"; got "unix://" (unix address needs a socket path, as in unix:///run/cometh.sock)",
+        "<home>/config/config.toml: proxy_app must be "evm", "kvstore", or the address of an external ABCI application such as "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"; got "persistent_kvstore", one of CometBFT's built-in apps that cometh does not include (run it as an external app, e.g. \`abci-cli kvstore\`)",
+      ]
+    `);
+    // Ignored for the in-process apps, as CometBFT ignores it for its built-in ones.
+    writeConfig('proxy_app = "kvstore"\nabci = "grpc"\n');
+    expect(loadNodeConfig(home).base.abci).toBe("grpc");
   });
 
   test("error: unknown EVM namespace lists the valid ones", () => {

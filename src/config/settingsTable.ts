@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { parseLogLevel } from "./logLevel.js";
+import { parseProxyApp } from "./proxyApp.js";
 import {
   bool,
   duration,
@@ -43,10 +44,6 @@ function table<const S extends Record<string, Setting<unknown>>>(
 ): { file: ConfigFileName; name: string; title: string; settings: S; doc?: string } {
   return doc === undefined ? { file, name, title, settings } : { file, name, title, settings, doc };
 }
-
-/** Built-in applications `proxy_app` can name (cometh has no ABCI socket client). */
-export const PROXY_APPS = ["evm", "kvstore"] as const;
-export type ProxyApp = (typeof PROXY_APPS)[number];
 
 /** EVM JSON-RPC namespaces `[json-rpc] api` can switch on. */
 export const EVM_NAMESPACES = ["eth", "web3", "net", "txpool", "debug", "personal", "admin", "miner"] as const;
@@ -93,13 +90,17 @@ const base = table("config.toml", "", "Main Base Config Options", {
     flag: false,
     check: (s) => (s === "" || semver.test(s) ? undefined : `must be a semantic version such as "${COMETBFT_VERSION}"`),
   }),
-  proxyApp: oneOf("proxy_app", "evm", PROXY_APPS, {
+  proxyApp: str("proxy_app", "evm", {
     doc:
-      "The application, compiled into cometh and run in process:\n" +
-      '"evm" (Ethereum transactions in an EVM, the default) or "kvstore" (CometBFT\'s key=value test app).\n' +
-      "CometBFT also accepts a TCP or UNIX socket address of an external ABCI\n" +
-      "application here; cometh has no ABCI socket client.",
-    hint: "cometh runs the application in process and has no ABCI socket or gRPC client",
+      "The application: one compiled into cometh and run in process,\n" +
+      '"evm" (Ethereum transactions in an EVM, the default) or "kvstore" (CometBFT\'s key=value test app),\n' +
+      "or the TCP or UNIX socket address of an external ABCI 2.0 application\n" +
+      '(e.g. "tcp://127.0.0.1:26658" or "unix:///path/to/app.sock"), driven over the\n' +
+      "ABCI socket protocol or gRPC (see abci below).",
+    check: (s) => {
+      const target = parseProxyApp(s);
+      return typeof target === "string" ? target : undefined;
+    },
   }),
   moniker: str("moniker", hostname(), { doc: "A custom human readable name for this node" }),
   dbBackend: oneOf("db_backend", "lmdb", ["lmdb"] as const, {

@@ -1,15 +1,24 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  type AbciConnectionError,
   type Application,
   createEvmApp,
   createKvStoreApp,
   type DevAccount,
   EvmApplication,
   EvmReadPool,
+  SocketApplication,
 } from "../app/index.js";
 import { BlocksyncReactor } from "../blocksync/index.js";
-import { loadGenesis, loadOrGenerateNodeKey, type NodeConfig, type NodeKey } from "../config/index.js";
+import {
+  ConfigError,
+  loadGenesis,
+  loadOrGenerateNodeKey,
+  type NodeConfig,
+  type NodeKey,
+  parseProxyApp,
+} from "../config/index.js";
 import {
   BlockExecutor,
   type Consensus,
@@ -70,6 +79,11 @@ export interface RunningNode {
   readonly readPool: EvmReadPool | undefined;
   /** Stops everything in the reverse order of start; safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Resolves (after the node has stopped itself) when it met an error it cannot run past: the
+   * connection to an external ABCI application was lost, as CometBFT stops then. Never resolves otherwise.
+   */
+  readonly failed: Promise<Error>;
 }
 
 /** Where each store lives under `[base] db_dir` (LMDB: a path with an extension is a single file). */
@@ -148,7 +162,13 @@ async function build(
   opts: StartNodeOptions,
 ): Promise<RunningNode> {
   const base = await openKeysAndStores(config, log, stack, opts);
-  const app = await createApp(config, log, base.devChain ? (opts.dev ?? {}) : undefined);
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= stack.unwind();
+    return stopped;
+  };
+  const fatal = new FatalStop(log, stop);
+  const app = await createApp(base, fatal, base.devChain ? (opts.dev ?? {}) : undefined);
   stack.push("application", () => app.close());
 
   // What the metrics read at scrape time; set as the subsystems are built (metrics exist before them).
@@ -172,7 +192,7 @@ async function build(
   const { evmRpc, readPool } = await startEthereumRpc(core, sw, devControl);
   const metricsAddress = await startMetricsServer(core);
 
-  let stopped: Promise<void> | undefined;
+  fatal.arm();
   return {
     config,
     genesis: core.genesis,
@@ -188,11 +208,56 @@ async function build(
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     dev: devControl,
     readPool,
-    stop: () => {
-      stopped ??= stack.unwind();
-      return stopped;
-    },
+    stop,
+    failed: fatal.failed,
   };
+}
+
+/**
+ * Stops the node for an error it cannot run past (an external application lost). While the node is
+ * still starting, the error only is logged: the request that met it fails, and startNode with it.
+ */
+class FatalStop {
+  readonly failed: Promise<Error>;
+  readonly #log: Logger;
+  readonly #stop: () => Promise<void>;
+  #report: (err: Error) => void = () => {};
+  #armed = false;
+  #error: Error | undefined;
+
+  constructor(log: Logger, stop: () => Promise<void>) {
+    this.#log = log;
+    this.#stop = stop;
+    this.failed = new Promise<Error>((resolve) => {
+      this.#report = resolve;
+    });
+  }
+
+  /** An external application's connection was lost (proxy/multi_app_conn.go killTMOnClientError). */
+  appLost(err: AbciConnectionError): void {
+    this.#log.error(
+      { err: err.message, connection: err.connection },
+      `${err.connection} connection terminated. Did the application crash? Please restart cometh`,
+    );
+    this.#fail(err);
+  }
+
+  /** The node has started: from now on a fatal error stops it (one met while starting does now). */
+  arm(): void {
+    this.#armed = true;
+    if (this.#error !== undefined) this.#stopFor(this.#error);
+  }
+
+  #fail(err: Error): void {
+    if (this.#error !== undefined) return;
+    this.#error = err;
+    if (this.#armed) this.#stopFor(err);
+  }
+
+  #stopFor(err: Error): void {
+    this.#log.error({ err: err.message }, "stopping the node");
+    void this.#stop().then(() => this.#report(err));
+  }
 }
 
 /** What every phase of build() reads: the settings, what to stop, the keys and the node's stores. */
@@ -623,9 +688,25 @@ function onlyValidatorIsUs(state: ChainState, address: Uint8Array): boolean {
   return vals.length === 1 && bytesEqual(vals[0]?.address ?? new Uint8Array(0), address);
 }
 
-async function createApp(config: NodeConfig, log: Logger, dev?: DevStartOptions): Promise<Application> {
+async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): Promise<Application> {
+  const { config, log } = base;
   const appLog = log.child({ module: "app" });
-  switch (config.base.proxyApp) {
+  const target = parseProxyApp(config.base.proxyApp);
+  if (typeof target === "string") throw new ConfigError(config.files.config, "proxy_app", target);
+  if (target.kind === "socket") {
+    log.info({ address: target.text }, "connecting to the ABCI application");
+    return SocketApplication.connect({
+      address: target.address,
+      transport: config.base.abci,
+      log: log.child({ module: "abci-client" }),
+      onLost: (err) => fatal.appLost(err),
+      consensusParamsAt: (height) =>
+        base.stateStore.loadConsensusParams(height) ??
+        base.stateStore.load()?.consensusParams ??
+        base.genesis.consensusParams,
+    });
+  }
+  switch (target.name) {
     case "kvstore":
       return createKvStoreApp({ dbDir: join(config.base.dbDir, DB_FILES.kvstoreApp), log: appLog });
     case "evm":

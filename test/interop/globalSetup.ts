@@ -1,0 +1,9 @@
+import { missingBinaries } from "./binaries.js";
+
+/** Says once, before the run, which interop tests will skip and why. */
+export default function setup(): void {
+  const cometbft = missingBinaries("cometbft", "abci-cli");
+  const geth = missingBinaries("geth");
+  if (cometbft !== undefined) console.warn(`interop: the CometBFT tests are ${cometbft}`);
+  if (geth !== undefined) console.warn(`interop: the geth tests are ${geth}`);
+}
