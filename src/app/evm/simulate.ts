@@ -2,11 +2,14 @@ import { RLP } from "@ethereumjs/rlp";
 import { keccak256 } from "./crypto.js";
 import { toChecksumAddress } from "./devAccounts.js";
 import {
+  activePrecompiles,
   type EngineHooks,
   EngineTxError,
   executeCall,
   floorDataGas,
   intrinsicGas,
+  type Precompile,
+  precompileAt,
   recoverAuthorization,
 } from "./engine/index.js";
 import { SimulationError } from "./errors.js";
@@ -64,14 +67,34 @@ const BASE_FEE_CHANGE_DENOMINATOR = 8n;
 const ELASTICITY_MULTIPLIER = 2n;
 
 /**
- * The precompile addresses of the chain's rules (Prague 0x01–0x11, P256 0x…0100, Bech32 0x…0400): the
- * engine's table (engine/precompiles.ts), which the engine's index does not export.
+ * The precompiles of one simulated block: the chain's (Prague 0x01–0x11, P256 0x…0100, Bech32 0x…0400) until
+ * a state override removes one (an override of its account) or moves it (movePrecompileToAddress), as
+ * geth's StateOverride.Apply does; the engine runs the block's calls on this table.
  */
-const PRECOMPILE_NUMBERS = [...Array.from({ length: 0x11 }, (_, i) => i + 1), 0x0100, 0x0400];
+class PrecompileTable {
+  readonly #byAddress = new Map<string, Precompile>();
 
-function isPrecompile(addr: Uint8Array): boolean {
-  for (let i = 0; i < 18; i++) if (addr[i] !== 0) return false;
-  return PRECOMPILE_NUMBERS.includes(((addr[18] as number) << 8) | (addr[19] as number));
+  constructor() {
+    for (const addr of activePrecompiles("prague")) {
+      this.#byAddress.set(Buffer.from(addr).toString("hex"), precompileAt(addr, "prague") as Precompile);
+    }
+  }
+
+  /** The engine's lookup (ExecOptions.precompiles). */
+  readonly at = (addr: Uint8Array): Precompile | undefined => this.#byAddress.get(Buffer.from(addr).toString("hex"));
+
+  has(addr: Uint8Array): boolean {
+    return this.at(addr) !== undefined;
+  }
+
+  move(from: Uint8Array, to: Uint8Array): void {
+    const p = this.at(from);
+    if (p !== undefined) this.#byAddress.set(Buffer.from(to).toString("hex"), p);
+  }
+
+  remove(addr: Uint8Array): void {
+    this.#byAddress.delete(Buffer.from(addr).toString("hex"));
+  }
 }
 
 // ---- the request -------------------------------------------------------------------------------
@@ -485,7 +508,11 @@ export function checkSimulateLimits(blocks: readonly SimulateBlockSpec[]): void 
 }
 
 /** Applies one block's state overrides (geth StateOverride.Apply: accounts in address order). */
-function applyStateOverrides(state: OverlayStateManager, overrides: readonly SimulateAccountOverride[]): void {
+function applyStateOverrides(
+  state: OverlayStateManager,
+  overrides: readonly SimulateAccountOverride[],
+  precompiles: PrecompileTable,
+): void {
   const sorted = [...overrides].sort((a, b) => Buffer.compare(a.address, b.address));
   const overridden = new Set(sorted.map((o) => Buffer.from(o.address).toString("hex")));
   const movedTo = new Set<string>();
@@ -493,22 +520,17 @@ function applyStateOverrides(state: OverlayStateManager, overrides: readonly Sim
     const key = Buffer.from(o.address).toString("hex");
     if (movedTo.has(key))
       fail("other", `account ${toChecksumAddress(o.address)} has already been overridden by a precompile`);
-    const precompile = isPrecompile(o.address);
+    const precompile = precompiles.has(o.address);
     if (o.movePrecompileToAddress !== undefined) {
       if (!precompile) fail("other", `account ${toChecksumAddress(o.address)} is not a precompile`);
       const dest = Buffer.from(o.movePrecompileToAddress).toString("hex");
       if (overridden.has(dest))
         fail("other", `account ${toChecksumAddress(o.movePrecompileToAddress)} is already overridden`);
+      precompiles.move(o.address, o.movePrecompileToAddress);
       movedTo.add(dest);
     }
-    if (precompile) {
-      // geth removes a precompile whose account is overridden (and runs it at movePrecompileToAddress);
-      // cometh's engine has a fixed precompile table (docs/compatibility.md).
-      fail(
-        "other",
-        `account ${toChecksumAddress(o.address)} is a precompile: cometh cannot override or move precompiles yet. Leave precompile addresses out of stateOverrides`,
-      );
-    }
+    // An overridden precompile is gone for the rest of the simulation (its account's code, if any, runs).
+    if (precompile) precompiles.remove(o.address);
     if (o.state !== undefined && o.stateDiff !== undefined) {
       fail("other", `account ${toChecksumAddress(o.address)} has both 'state' and 'stateDiff'`);
     }
@@ -580,7 +602,9 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       chainId: chain.chainId,
       blockHash,
     };
-    applyStateOverrides(state, p.spec.stateOverrides ?? []);
+    // geth starts each block from the chain's precompiles, then applies that block's overrides.
+    const precompiles = new PrecompileTable();
+    applyStateOverrides(state, p.spec.stateOverrides ?? [], precompiles);
     // geth's pre-execution system calls, as their contracts store: EIP-4788's beacon root (when the
     // chain has the contract), then EIP-2935's parent hash.
     if (hasCode(state, BEACON_ROOTS_ADDRESS)) {
@@ -630,7 +654,7 @@ export function simulate(chain: SimulateChain, req: SimulateRequest): SimulatedB
       };
       const { tx, encoded } = buildTx(filled, chain.chainId, from);
       tracer.startTx(tx.hash, i);
-      const r = applyMessage(state, filled, from, env, req.validation, tracer);
+      const r = applyMessage(state, filled, from, env, req.validation, tracer, precompiles);
       used += r.gasUsed;
       blobGasUsed += BigInt(call.blobVersionedHashes?.length ?? 0) * BLOB_GAS_PER_BLOB;
       if (r.gasUsed > budget) fail("other", `RPC gas cap exhausted: need ${r.gasUsed}, remaining ${budget}`);
@@ -763,6 +787,7 @@ function applyMessage(
   env: Parameters<typeof executeCall>[2],
   validation: boolean,
   tracer: SimTracer,
+  precompiles: PrecompileTable,
 ): MessageResult {
   const who = toChecksumAddress(from);
   const gas = c.gas;
@@ -875,7 +900,7 @@ function applyMessage(
       },
       env,
       "prague",
-      { interrupt: () => state.checkDeadline(), hooks: tracer.hooks },
+      { interrupt: () => state.checkDeadline(), hooks: tracer.hooks, precompiles: precompiles.at },
     );
   } catch (err) {
     if (err instanceof EngineTxError) txFail("internal", err.message, gas);

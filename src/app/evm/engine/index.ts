@@ -9,5 +9,6 @@ export { recoverAuthorization, type SignedAuthorization } from "./authorization.
 export { floorDataGas, intrinsicGas } from "./gas.js";
 export { create2Address, createAddress, delegationTarget, Evm, jumpdests, runFrame } from "./interpreter.js";
 export { OPCODES, type OpInfo } from "./opcodes.js";
+export { activePrecompiles, precompileAt } from "./precompiles.js";
 export { type CallMessage, type ExecOptions, effectivePrice, executeCall, executeTx } from "./transaction.js";
 export * from "./types.js";

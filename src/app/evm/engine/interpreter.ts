@@ -43,6 +43,7 @@ import type {
   FrameExit,
   FrameType,
   OpcodeStep,
+  Precompile,
 } from "./types.js";
 import { loadWord, readWord, wordToBytes, writeWord } from "./words.js";
 
@@ -432,6 +433,8 @@ export interface TxEnv {
   interrupt?: (() => void) | undefined;
   /** Tracing and console.log hooks (undefined: none). */
   hooks?: EngineHooks | undefined;
+  /** See ExecOptions.precompiles (transaction.ts); undefined: the fork's table. */
+  precompiles?: ((addr: Uint8Array) => Precompile | undefined) | undefined;
 }
 
 function failed(gasLeft: number, error: string): FrameResult {
@@ -491,6 +494,7 @@ export class Evm implements Host {
   readonly blobHashes: readonly Uint8Array[];
   readonly interrupt: (() => void) | undefined;
   readonly hooks: EngineHooks | undefined;
+  readonly #precompiles: ((addr: Uint8Array) => Precompile | undefined) | undefined;
   ticks = 0;
   readonly logs: EngineLog[] = [];
   /** EIP-3529 refund counter. */
@@ -535,6 +539,7 @@ export class Evm implements Host {
     this.gasPrice = env.gasPrice;
     this.blobHashes = env.blobHashes;
     this.interrupt = env.interrupt;
+    this.#precompiles = env.precompiles;
     const hooks = env.hooks;
     this.hooks = hooks;
     this.#onEnter = hooks?.onEnter?.bind(hooks);
@@ -558,6 +563,10 @@ export class Evm implements Host {
             address: EMPTY,
             returnData: EMPTY,
           };
+  }
+
+  #precompileAt(addr: Uint8Array): Precompile | undefined {
+    return this.#precompiles === undefined ? precompileAt(addr, this.fork) : this.#precompiles(addr);
   }
 
   /** Hands this transaction's stacks and memories to the next one (call once it has ended). */
@@ -828,7 +837,7 @@ export class Evm implements Host {
       return failed(gas, ERR.insufficientBalance);
     }
     const snap = this.snapshot();
-    const pre = precompileAt(codeAddress, this.fork);
+    const pre = this.#precompileAt(codeAddress);
     // A call to a missing account creates it, empty; EIP-161 removes it at the end of the transaction.
     // geth skips the creation for calls without value, ethereumjs does not: the account is gone either
     // way, but the overlay keeps ethereumjs' tombstone (incarnation + 1), and the app hash follows it.
@@ -1057,7 +1066,7 @@ export class Evm implements Host {
       from,
       to: address,
       codeAddress,
-      precompile: precompileAt(codeAddress, this.fork) !== undefined,
+      precompile: this.#precompileAt(codeAddress) !== undefined,
       input,
       gas: BigInt(gas),
       value,
@@ -1135,7 +1144,7 @@ export class Evm implements Host {
       from: f.address,
       to: beneficiary,
       codeAddress: beneficiary,
-      precompile: precompileAt(beneficiary, this.fork) !== undefined,
+      precompile: this.#precompileAt(beneficiary) !== undefined,
       input: EMPTY,
       gas: 0n,
       value: balance,

@@ -22,6 +22,7 @@ import {
   type EngineTx,
   EngineTxError,
   type Fork,
+  type Precompile,
   type TxResult,
 } from "./types.js";
 import { bytesToWord } from "./words.js";
@@ -200,6 +201,7 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
     blobHashes: m.blobHashes,
     interrupt: opts.interrupt,
     hooks: opts.hooks,
+    precompiles: opts.precompiles,
   });
   evm.warmAddress(addressKey(m.from));
   if (m.to !== undefined) evm.warmAddress(addressKey(m.to));
@@ -333,6 +335,11 @@ export interface ExecOptions {
   hooks?: EngineHooks | undefined;
   /** executeTx: the sender is impersonated (dev chains) and may hold code (no EIP-3607 check). */
   impersonated?: boolean;
+  /**
+   * The precompile at an address, replacing the fork's table (eth_simulateV1's precompile overrides and
+   * moves). The addresses warm at the start stay the fork's, as in geth.
+   */
+  precompiles?: ((addr: Uint8Array) => Precompile | undefined) | undefined;
 }
 
 /** A call as eth_call runs it: no validity checks and no gas bought. */

@@ -37,6 +37,38 @@ beforeAll(async () => {
 });
 afterAll(() => chain.close());
 
+describe("eth_simulateV1 precompile overrides", () => {
+  const IDENTITY = "0x0000000000000000000000000000000000000004";
+  const MOVED = "0x00000000000000000000000000000000000000c4";
+  test("behavior: an overridden precompile runs the override's code; a moved one runs at its new address and is gone from the old", async () => {
+    // PUSH1 0x2a PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN: returns the word 42.
+    const [overridden] = await ok({
+      blockStateCalls: [
+        {
+          stateOverrides: { [IDENTITY]: { code: "0x602a60005260206000f3" } },
+          calls: [{ from: A, to: IDENTITY, input: "0xdeadbeef" }],
+        },
+      ],
+    });
+    expect(overridden.calls[0].returnData).toBe(`0x${"00".repeat(31)}2a`);
+    const [moved] = await ok({
+      blockStateCalls: [
+        {
+          stateOverrides: { [IDENTITY]: { movePrecompileToAddress: MOVED } },
+          calls: [
+            { from: A, to: MOVED, input: "0xdeadbeef" },
+            { from: A, to: IDENTITY, input: "0xdeadbeef" },
+          ],
+        },
+      ],
+    });
+    expect(moved.calls.map((c: { returnData: string }) => c.returnData)).toEqual(["0xdeadbeef", "0x"]);
+    // Each block starts from the chain's own precompiles again.
+    const [fresh] = await ok({ blockStateCalls: [{ calls: [{ from: A, to: IDENTITY, input: "0xdeadbeef" }] }] });
+    expect(fresh.calls[0].returnData).toBe("0xdeadbeef");
+  });
+});
+
 // biome-ignore lint/suspicious/noExplicitAny: replies are inspected freely in tests
 async function simulate(opts: unknown, block: unknown = "latest"): Promise<any> {
   return rpcCall(rpc.url, "eth_simulateV1", [opts, block]);
@@ -569,11 +601,6 @@ describe("eth_simulateV1", () => {
       { blockStateCalls: [{ calls: [{ from: A, to: B, gasPrice: "0x1", maxFeePerGas: "0x1" }] }] },
       -32000,
       "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified",
-    );
-    await fails(
-      { blockStateCalls: [{ stateOverrides: { "0x0000000000000000000000000000000000000001": { code: "0x00" } } }] },
-      -32000,
-      /^account 0x0000000000000000000000000000000000000001 is a precompile: cometh cannot override or move precompiles yet/,
     );
     await fails(
       { blockStateCalls: [{ calls: [{ from: A, to: B, chainId: "0x1" }] }] },
