@@ -56,9 +56,7 @@ export function parseKvTx(tx: Uint8Array): KvTx {
   if (eqCount + colonCount === 1 && sepAt > 0 && sepAt < tx.length - 1) {
     return { kind: "set", key: tx.subarray(0, sepAt), value: tx.subarray(sepAt + 1) };
   }
-  throw new InvalidKvTxError(
-    "expected key=value or key:value (one '=' or ':', neither first nor last byte)",
-  );
+  throw new InvalidKvTxError("expected key=value or key:value (one '=' or ':', neither first nor last byte)");
 }
 
 /** `val=<type>!<base64 pubkey>!<power>`, like upstream parseValidatorTx plus key checks. */
