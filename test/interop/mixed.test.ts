@@ -9,10 +9,13 @@ import {
   blockMetas,
   broadcastTx,
   cometbftMissing,
+  commitSigners,
   type MixedNetwork,
   type MixedNode,
   makeMixedNetwork,
+  peerIds,
   rpcPost,
+  validatorPowers,
   waitForTx,
 } from "./mixedNetwork.js";
 
@@ -53,14 +56,176 @@ async function txSearchCount(node: MixedNode, hash: string): Promise<number> {
   return Number(r.total_count);
 }
 
-const SHAPES = [
-  { go: 2, cometh: 2, heights: 200 },
-  { go: 3, cometh: 1, heights: 200 },
-  { go: 1, cometh: 3, heights: 200 },
-];
+/**
+ * The checks every shape passes: `k=v` txs sent to every node's RPC, then the chain to `heights` on
+ * every node: one block hash per height on all of them, proposers of both kinds, every tx in exactly
+ * one block at the same place everywhere, every node's app state holding every value.
+ */
+async function expectSharedChain(nodes: MixedNode[], heights: number, tag: string): Promise<void> {
+  await Promise.all(nodes.map((n) => n.waitForHeight(2, 60_000)));
+  // (Not `k:v`: upstream's PrepareProposal rewrites it to `k=v`, so the mempools keep the original,
+  // which stays valid, and it is proposed again at every height; cometh's kvstore does the same.)
+  const sent: { hash: string; key: string; value: string }[] = [];
+  for (const n of nodes) {
+    for (let i = 0; i < 3; i++) {
+      const key = `${tag}-${n.name}-${i}`;
+      const value = `v${i}-${n.kind}`;
+      sent.push({ hash: await broadcastTx(n, `${key}=${value}`), key, value });
+    }
+  }
+
+  await Promise.all(nodes.map((n) => n.waitForHeight(heights, 240_000)));
+  const chain = await expectOneChain(nodes, heights);
+
+  const kindOf = new Map(nodes.map((n) => [n.validatorAddress, n.kind]));
+  const proposed = { go: 0, cometh: 0 };
+  for (const m of chain) {
+    const kind = kindOf.get(m.proposer);
+    if (kind === undefined) throw new Error(`height ${m.height}: proposer ${m.proposer} is no validator`);
+    proposed[kind]++;
+  }
+  expect(proposed.go).toBeGreaterThan(0);
+  expect(proposed.cometh).toBeGreaterThan(0);
+
+  // Every tx in exactly one block: the chain holds as many txs as were sent...
+  expect(chain.reduce((sum, m) => sum + m.numTxs, 0)).toBe(sent.length);
+  // ...each tx is at the same place on every node, and found once by tx_search...
+  for (const t of sent) {
+    const places = await Promise.all(nodes.map((n) => waitForTx(n, t.hash)));
+    for (const p of places) expect(p).toEqual(places[0]);
+    for (const n of nodes) expect(await txSearchCount(n, t.hash)).toBe(1);
+  }
+  // ...and every node's app state holds every value.
+  for (const n of nodes) {
+    for (const t of sent) expect(await queryValue(n, t.key)).toBe(t.value);
+  }
+}
+
+async function maxHeight(nodes: MixedNode[]): Promise<number> {
+  return Math.max(...(await Promise.all(nodes.map((n) => n.height()))));
+}
+
+/** Waits for the node's log line saying it switched from block sync to consensus; returns its height. */
+async function blocksyncSwitchHeight(node: MixedNode, timeoutMs = 60_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const m = /Time to switch to consensus reactor!.*?\bheight=(\d+)/.exec(node.output(Number.MAX_SAFE_INTEGER));
+    if (m?.[1] !== undefined) return Number(m[1]);
+    if (Date.now() > deadline) {
+      const lines = node
+        .output(Number.MAX_SAFE_INTEGER)
+        .split("\n")
+        .filter((l) => /block ?sync|switch/i.test(l));
+      throw new Error(`${node.name} (${node.kind}) never switched from block sync:\n${lines.slice(-20).join("\n")}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits until a commit at or above `from` carries the validator's signature; returns that height. */
+async function waitForSignature(observer: MixedNode, validator: MixedNode, from: number): Promise<number> {
+  for (let h = from; h < from + 60; h++) {
+    await observer.waitForHeight(h + 1, 60_000);
+    if ((await commitSigners(observer, h)).includes(validator.validatorAddress)) return h;
+  }
+  throw new Error(`${validator.name} (${validator.kind}) signed no commit of heights ${from}..${from + 59}`);
+}
 
 describe.skipIf(missing !== undefined)(suiteName, () => {
-  describe.each(SHAPES)("$go Go + $cometh cometh validators", ({ go, cometh, heights }) => {
+  describe("2 Go + 2 cometh validators, and a full node of each kind", () => {
+    let net: MixedNetwork | undefined;
+    const nets = () => net as MixedNetwork;
+    const running = () => nets().nodes.filter((n) => n.running);
+
+    beforeAll(async () => {
+      net = await makeMixedNetwork({
+        goValidators: 2,
+        comethValidators: 2,
+        goFullNodes: 1,
+        comethFullNodes: 1,
+        timeoutCommit: "100ms",
+        // No address exchange: each full node must get its blocks from the peers listed for it.
+        config: { "p2p.pex": false },
+        peers: (n, all) => {
+          const validators = all.filter((o) => o.isValidator && o !== n);
+          if (n.isValidator) return validators;
+          // The Go full node syncs from cometh validators only, the cometh full node from Go validators.
+          return validators.filter((o) => o.kind !== n.kind);
+        },
+      });
+      await net.startValidators();
+    }, 120_000);
+
+    afterAll(async () => {
+      await net?.close();
+    });
+
+    it("behavior: one chain over 200 heights, proposed by both kinds, each tx mined once", async () => {
+      await expectSharedChain(nets().validators, 200, "2g2c");
+    }, 300_000);
+
+    it("behavior: a Go full node block-syncs from cometh validators, a cometh full node from Go validators", async () => {
+      const full = nets().nodes.filter((n) => !n.isValidator);
+      const start = await maxHeight(nets().validators);
+      await Promise.all(full.map((n) => n.start()));
+      await Promise.all(full.map((n) => n.waitForHeight(start + 5, 120_000)));
+      for (const n of full) {
+        // Caught up by block sync (not by consensus catch-up), from peers of the other kind only.
+        expect(await blocksyncSwitchHeight(n)).toBeGreaterThanOrEqual(start - 5);
+        const others = nets()
+          .validators.filter((v) => v.kind !== n.kind)
+          .map((v) => v.nodeId)
+          .sort();
+        expect(await peerIds(n)).toEqual(others);
+      }
+      await expectOneChain(running(), start + 5);
+    }, 180_000);
+
+    it("behavior: a killed validator of either kind restarts, rejoins and signs again", async () => {
+      for (const kind of ["go", "cometh"] as const) {
+        const victim = nets().validators.find((v) => v.kind === kind) as MixedNode;
+        const others = nets().validators.filter((v) => v !== victim);
+        await victim.kill();
+        // Three of four equal validators still commit.
+        const h = await maxHeight(others);
+        await Promise.all(others.map((n) => n.waitForHeight(h + 5, 60_000)));
+        await victim.start();
+        const back = await maxHeight(others);
+        await victim.waitForHeight(back, 60_000);
+        const signed = await waitForSignature(others[0] as MixedNode, victim, back);
+        expect(signed).toBeGreaterThanOrEqual(back);
+      }
+      const top = await maxHeight(running());
+      await Promise.all(running().map((n) => n.waitForHeight(top, 60_000)));
+      await expectOneChain(running(), top);
+    }, 240_000);
+
+    it("behavior: a kvstore val= tx sent to either kind changes a validator's power at H+2 on both kinds", async () => {
+      const [go0, go1, cometh0, cometh1] = nets().validators as [MixedNode, MixedNode, MixedNode, MixedNode];
+      const changes = [
+        { via: cometh0, target: go1, power: "2" },
+        { via: go0, target: cometh1, power: "3" },
+      ];
+      for (const c of changes) {
+        const hash = await broadcastTx(c.via, `val=ed25519!${c.target.validatorPubKey}!${c.power}`);
+        const { height } = await waitForTx(c.via, hash);
+        await Promise.all(running().map((n) => n.waitForHeight(height + 2, 60_000)));
+        for (const n of running()) {
+          expect((await validatorPowers(n, height + 1)).get(c.target.validatorAddress), n.name).toBe("1");
+          expect((await validatorPowers(n, height + 2)).get(c.target.validatorAddress), n.name).toBe(c.power);
+        }
+      }
+      // The network keeps committing with the new set.
+      const top = (await maxHeight(running())) + 5;
+      await Promise.all(running().map((n) => n.waitForHeight(top, 60_000)));
+      await expectOneChain(running(), top);
+    }, 180_000);
+  });
+
+  describe.each([
+    { go: 3, cometh: 1 },
+    { go: 1, cometh: 3 },
+  ])("$go Go + $cometh cometh validators", ({ go, cometh }) => {
     let net: MixedNetwork | undefined;
 
     beforeAll(async () => {
@@ -72,48 +237,8 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
       await net?.close();
     });
 
-    it(`behavior: one chain over ${heights} heights, proposed by both kinds, each tx mined once`, async () => {
-      const { nodes } = net as MixedNetwork;
-      await Promise.all(nodes.map((n) => n.waitForHeight(2, 60_000)));
-
-      // `k=v` txs to every node's RPC. (Not `k:v`: upstream's PrepareProposal rewrites it to `k=v`, so
-      // the mempools keep the original, which stays valid, and it is proposed again at every height;
-      // cometh's kvstore does the same now, see src/app/kvstore.)
-      const tag = `${go}g${cometh}c`;
-      const sent: { hash: string; key: string; value: string }[] = [];
-      for (const n of nodes) {
-        for (let i = 0; i < 3; i++) {
-          const key = `${tag}-${n.name}-${i}`;
-          const value = `v${i}-${n.kind}`;
-          sent.push({ hash: await broadcastTx(n, `${key}=${value}`), key, value });
-        }
-      }
-
-      await Promise.all(nodes.map((n) => n.waitForHeight(heights, 240_000)));
-      const chain = await expectOneChain(nodes, heights);
-
-      const kindOf = new Map(nodes.map((n) => [n.validatorAddress, n.kind]));
-      const proposed = { go: 0, cometh: 0 };
-      for (const m of chain) {
-        const kind = kindOf.get(m.proposer);
-        if (kind === undefined) throw new Error(`height ${m.height}: proposer ${m.proposer} is no validator`);
-        proposed[kind]++;
-      }
-      expect(proposed.go).toBeGreaterThan(0);
-      expect(proposed.cometh).toBeGreaterThan(0);
-
-      // Every tx in exactly one block: the chain holds as many txs as were sent...
-      expect(chain.reduce((sum, m) => sum + m.numTxs, 0)).toBe(sent.length);
-      // ...each `k=v` tx is at the same place on every node, and found once by tx_search...
-      for (const t of sent) {
-        const places = await Promise.all(nodes.map((n) => waitForTx(n, t.hash)));
-        for (const p of places) expect(p).toEqual(places[0]);
-        for (const n of nodes) expect(await txSearchCount(n, t.hash)).toBe(1);
-      }
-      // ...and every node's app state holds every value.
-      for (const n of nodes) {
-        for (const t of sent) expect(await queryValue(n, t.key)).toBe(t.value);
-      }
+    it("behavior: one chain over 200 heights, proposed by both kinds, each tx mined once", async () => {
+      await expectSharedChain((net as MixedNetwork).nodes, 200, `${go}g${cometh}c`);
     }, 300_000);
   });
 });

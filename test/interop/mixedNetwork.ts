@@ -42,6 +42,10 @@ export interface MixedNetworkOptions {
   timeoutPropose?: string;
   /** Extra config.toml values for every node, dotted keys (`consensus.x`). */
   config?: Record<string, string | number | boolean>;
+  /** Extra config.toml values for one node (after `config`). */
+  nodeConfig?: (node: MixedNode) => Record<string, string | number | boolean>;
+  /** The persistent peers of a node (default: every other node). */
+  peers?: (node: MixedNode, all: readonly MixedNode[]) => MixedNode[];
 }
 
 /** One node of a mixed network. */
@@ -199,6 +203,8 @@ export interface MixedNetwork {
   validators: MixedNode[];
   /** Starts every node (in parallel). */
   startAll(): Promise<void>;
+  /** Starts the validators (in parallel). */
+  startValidators(): Promise<void>;
   /** Kills every node still running, by PID, and removes the homes. */
   close(): Promise<void>;
 }
@@ -335,8 +341,7 @@ export async function makeMixedNetwork(opts: MixedNetworkOptions): Promise<Mixed
     };
     for (const n of nodes) {
       writeFileSync(join(n.home, "config", "genesis.json"), genesisText);
-      const peers = nodes
-        .filter((o) => o !== n)
+      const peers = (opts.peers?.(n, nodes) ?? nodes.filter((o) => o !== n))
         .map((o) => `${o.nodeId}@127.0.0.1:${o.p2pPort}`)
         .join(",");
       editToml(join(n.home, "config", "config.toml"), {
@@ -348,6 +353,7 @@ export async function makeMixedNetwork(opts: MixedNetworkOptions): Promise<Mixed
         "rpc.laddr": `tcp://127.0.0.1:${n.rpcPort}`,
         "instrumentation.prometheus": false,
         ...common,
+        ...(opts.nodeConfig?.(n) ?? {}),
       });
     }
   } catch (err) {
@@ -362,6 +368,9 @@ export async function makeMixedNetwork(opts: MixedNetworkOptions): Promise<Mixed
     validators: nodes.filter((n) => n.isValidator),
     startAll: async () => {
       await Promise.all(nodes.map((n) => n.start()));
+    },
+    startValidators: async () => {
+      await Promise.all(nodes.filter((n) => n.isValidator).map((n) => n.start()));
     },
     close: async () => {
       await Promise.all(nodes.map((n) => n.kill()));
@@ -446,4 +455,27 @@ export async function waitForTx(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Addresses (upper-case hex) of the validators whose signature for the block is in the commit of `height`. */
+export async function commitSigners(node: MixedNode, height: number): Promise<string[]> {
+  const r = await rpcPost<{
+    signed_header: { commit: { signatures: { block_id_flag: number; validator_address: string }[] } };
+  }>(node, "commit", { height: String(height) });
+  return r.signed_header.commit.signatures.filter((s) => s.block_id_flag === 2).map((s) => s.validator_address);
+}
+
+/** Voting power of each validator (address → power) at `height`, as the node reports it. */
+export async function validatorPowers(node: MixedNode, height: number): Promise<Map<string, string>> {
+  const r = await rpcPost<{ validators: { address: string; voting_power: string }[] }>(node, "validators", {
+    height: String(height),
+    per_page: "100",
+  });
+  return new Map(r.validators.map((v) => [v.address, v.voting_power]));
+}
+
+/** Node IDs of the node's current peers (`net_info`). */
+export async function peerIds(node: MixedNode): Promise<string[]> {
+  const r = await rpcPost<{ peers: { node_info: { id: string } }[] }>(node, "net_info");
+  return r.peers.map((p) => p.node_info.id).sort();
 }
