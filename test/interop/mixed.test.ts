@@ -20,6 +20,7 @@ import {
   type MixedNetwork,
   type MixedNode,
   makeMixedNetwork,
+  p2pAddress,
   peerIds,
   rpcPost,
   validatorPowers,
@@ -301,9 +302,24 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
   ])("$go Go + $cometh cometh validators", ({ go, cometh }) => {
     let net: MixedNetwork | undefined;
 
+    // The majority kind's full node, started later, knows one peer: the lone validator of the other kind, as its seed.
+    const fullKind = go === 3 ? "go" : "cometh";
+
     beforeAll(async () => {
-      net = await makeMixedNetwork({ goValidators: go, comethValidators: cometh, timeoutCommit: "100ms" });
-      await net.startAll();
+      net = await makeMixedNetwork({
+        goValidators: go,
+        comethValidators: cometh,
+        goFullNodes: fullKind === "go" ? 1 : 0,
+        comethFullNodes: fullKind === "cometh" ? 1 : 0,
+        timeoutCommit: "100ms",
+        peers: (n, all) => (n.isValidator ? all.filter((o) => o.isValidator && o !== n) : []),
+        nodeConfig: (n, all) => {
+          if (n.isValidator) return {};
+          const seed = all.find((o) => o.isValidator && o.kind !== n.kind) as MixedNode;
+          return { "p2p.seeds": p2pAddress(seed) };
+        },
+      });
+      await net.startValidators();
     }, 120_000);
 
     afterAll(async () => {
@@ -311,13 +327,36 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
     });
 
     it("behavior: one chain over 200 heights, proposed by both kinds, each tx mined once", async () => {
-      await expectSharedChain((net as MixedNetwork).nodes, 200, `${go}g${cometh}c`);
+      await expectSharedChain((net as MixedNetwork).validators, 200, `${go}g${cometh}c`);
     }, 300_000);
 
+    it(`behavior: a ${fullKind} full node whose only seed is of the other kind finds the validators of its own kind by PEX`, async () => {
+      const { nodes } = net as MixedNetwork;
+      const full = nodes.find((n) => !n.isValidator) as MixedNode;
+      const ownKind = nodes.filter((n) => n.isValidator && n.kind === full.kind).map((n) => n.nodeId);
+      await full.start();
+      // Its own kind's validators are in no file of its home: only the seed's PEX answer names them.
+      const deadline = Date.now() + 60_000;
+      let peers: string[] = [];
+      while (!ownKind.every((id) => peers.includes(id))) {
+        if (Date.now() > deadline) {
+          throw new Error(
+            `${full.name} has peers ${peers.join(",")}, not all of ${ownKind.join(",")}\n${full.output()}`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 200));
+        peers = await peerIds(full);
+      }
+      const top = await maxHeight(nodes.filter((n) => n.isValidator));
+      await full.waitForHeight(top, 60_000);
+      await expectOneChain([...nodes.filter((n) => n.isValidator), full], top);
+    }, 120_000);
+
     it("behavior: the lone validator of its kind double-signs towards the other kind; the evidence lands in a block and both kinds' apps punish it", async () => {
-      const { nodes, chainId } = net as MixedNetwork;
+      const { chainId } = net as MixedNetwork;
+      const nodes = (net as MixedNetwork).nodes.filter((n) => n.running);
       // 3 Go + 1 cometh: a cometh validator caught by Go nodes; 1 Go + 3 cometh: the other way round.
-      const lone = nodes.find((n) => n.kind === (go === 1 ? "go" : "cometh")) as MixedNode;
+      const lone = nodes.find((n) => n.isValidator && n.kind === (go === 1 ? "go" : "cometh")) as MixedNode;
       const target = nodes.find((n) => n.kind !== lone.kind) as MixedNode;
       await Promise.all(nodes.map((n) => n.waitForHeight(3, 60_000)));
       const found = await doubleSign(target, lone, chainId);

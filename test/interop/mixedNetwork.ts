@@ -43,7 +43,7 @@ export interface MixedNetworkOptions {
   /** Extra config.toml values for every node, dotted keys (`consensus.x`). */
   config?: Record<string, string | number | boolean>;
   /** Extra config.toml values for one node (after `config`). */
-  nodeConfig?: (node: MixedNode) => Record<string, string | number | boolean>;
+  nodeConfig?: (node: MixedNode, all: readonly MixedNode[]) => Record<string, string | number | boolean>;
   /** The persistent peers of a node (default: every other node). */
   peers?: (node: MixedNode, all: readonly MixedNode[]) => MixedNode[];
 }
@@ -353,7 +353,7 @@ export async function makeMixedNetwork(opts: MixedNetworkOptions): Promise<Mixed
         "rpc.laddr": `tcp://127.0.0.1:${n.rpcPort}`,
         "instrumentation.prometheus": false,
         ...common,
-        ...(opts.nodeConfig?.(n) ?? {}),
+        ...(opts.nodeConfig?.(n, nodes) ?? {}),
       });
     }
   } catch (err) {
@@ -472,6 +472,11 @@ export async function validatorPowers(node: MixedNode, height: number): Promise<
     per_page: "100",
   });
   return new Map(r.validators.map((v) => [v.address, v.voting_power]));
+}
+
+/** `id@127.0.0.1:port`, the node's p2p address as peer lists spell it. */
+export function p2pAddress(node: MixedNode): string {
+  return `${node.nodeId}@127.0.0.1:${node.p2pPort}`;
 }
 
 /** Node IDs of the node's current peers (`net_info`). */
