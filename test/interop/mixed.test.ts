@@ -29,6 +29,7 @@ import {
 
 const missing = cometbftMissing();
 const suiteName = missing === undefined ? "mixed Go/cometh networks" : `mixed Go/cometh networks (skipped: ${missing})`;
+if (missing !== undefined) console.warn(`test/interop/mixed.test.ts is skipped: ${missing}`);
 
 /** Every node's metas of heights 1..to agree with the first node's; returns the first node's. */
 async function expectOneChain(nodes: MixedNode[], to: number): Promise<BlockMeta[]> {
