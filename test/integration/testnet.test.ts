@@ -201,11 +201,11 @@ describe("a four-validator network on loopback", () => {
     }
   }, 120_000);
 
-  test("behavior: a kvstore val: tx changes a validator's power at H+2 on every node", async () => {
+  test("behavior: a kvstore val= tx changes a validator's power at H+2 on every node", async () => {
     // node1: node3 lost its power to the double-sign test (the kvstore app lowers a misbehaving validator's power).
     const [a, b] = net.nodes as [TestnetProcess, TestnetProcess, TestnetProcess, TestnetProcess];
     const key = loadPrivValidatorKey(join(b.node.home, "config", "priv_validator_key.json"));
-    const tx = `val:ed25519!${Buffer.from(key.pubKey.bytes).toString("base64")}!3`;
+    const tx = `val=ed25519!${Buffer.from(key.pubKey.bytes).toString("base64")}!3`;
     const res = await rpcGet<{ height: string; tx_result: { code: number } }>(a.rpcUrl, "broadcast_tx_commit", {
       tx: JSON.stringify(tx),
     });

@@ -22,8 +22,8 @@ function pubKey(seed: number): ValidatorUpdate["pubKey"] {
   return { type: "ed25519", bytes: new Uint8Array(32).fill(seed) };
 }
 
-function valTx(seed: number, power: bigint, prefix = "val="): Uint8Array {
-  return tx(`${prefix}ed25519!${bytesToBase64(pubKey(seed).bytes)}!${power}`);
+function valTx(seed: number, power: bigint): Uint8Array {
+  return tx(`val=ed25519!${bytesToBase64(pubKey(seed).bytes)}!${power}`);
 }
 
 function initChainRequest(validators: ValidatorUpdate[]): InitChainRequest {
@@ -66,9 +66,10 @@ describe("checkTx", () => {
   const CASES: [string, number][] = [
     ["name=satoshi", 0],
     ["name:satoshi", 0],
-    ["abcd", 0],
+    // v0.38 refuses a key alone and the `val:` prefix (a key:value tx with a padded base64 "=" in it).
+    ["abcd", 2],
     [`val=ed25519!${bytesToBase64(new Uint8Array(32).fill(7))}!10`, 0],
-    [`val:ed25519!${bytesToBase64(new Uint8Array(32).fill(7))}!0`, 0],
+    [`val:ed25519!${bytesToBase64(new Uint8Array(32).fill(7))}!0`, 2],
     [`val=!${bytesToBase64(new Uint8Array(32).fill(7))}!+5`, 0],
     ["", 2],
     ["=value", 2],
@@ -97,7 +98,7 @@ describe("checkTx", () => {
   test("error: log names the problem", async () => {
     const app = await memoryApp();
     expect((await app.checkTx({ tx: tx("a=b=c"), type: 0 })).log).toMatchInlineSnapshot(
-      `"invalid tx format: expected key=value, key:value or key (one '=' or ':', neither first nor last, or none at all)"`,
+      `"invalid tx format: expected key=value or key:value (one '=' or ':', neither first nor last byte)"`,
     );
     expect((await app.checkTx({ tx: tx("val=ed25519!AAAA"), type: 1 })).log).toMatchInlineSnapshot(
       `"invalid tx format: expected 'pubkeytype!pubkey!power'. Got 2 parts in "ed25519!AAAA""`,
@@ -133,8 +134,22 @@ describe("proposals", () => {
   test("default: processProposal rejects a block with a malformed tx", async () => {
     const app = await memoryApp();
     const req = (txs: Uint8Array[]) => ({ ...finalizeRequest(1, txs), proposedLastCommit: { round: 0, votes: [] } });
-    expect(await app.processProposal(req([tx("a=1"), tx("b")]))).toBe("accept");
+    expect(await app.processProposal(req([tx("a=1"), tx("b:2")]))).toBe("accept");
     expect(await app.processProposal(req([tx("a=1"), tx("=b")]))).toBe("reject");
+    expect(await app.processProposal(req([tx("a=1"), tx("b")]))).toBe("reject");
+  });
+
+  test("behavior: prepareProposal rewrites the first ':' of a tx into '=', as upstream's formatTxs", async () => {
+    const app = await memoryApp();
+    const colon = tx("b:2");
+    const out = await app.prepareProposal({
+      ...finalizeRequest(1, [tx("a=1"), colon, valTx(4, 3n)]),
+      maxTxBytes: 1000,
+      localLastCommit: { round: 0, votes: [] },
+    });
+    expect(out.txs.map(bytesToUtf8)).toEqual(["a=1", "b=2", bytesToUtf8(valTx(4, 3n))]);
+    // The mempool's bytes are not written to.
+    expect(bytesToUtf8(colon)).toBe("b:2");
   });
 });
 
@@ -173,7 +188,7 @@ describe("finalizeBlock", () => {
 
   test("default: tx forms store key/value", async () => {
     const app = await memoryApp();
-    await app.finalizeBlock(finalizeRequest(1, [tx("a=1"), tx("b:2"), tx("c"), tx("a=3")]));
+    await app.finalizeBlock(finalizeRequest(1, [tx("a=1"), tx("b:2"), tx("c=c"), tx("a=3")]));
     // Not visible before commit.
     expect((await getValue(app, "a")).log).toBe("does not exist");
     await app.commit();
@@ -192,7 +207,7 @@ describe("finalizeBlock", () => {
 
   test("default: validator updates are returned and applied on commit; power 0 removes", async () => {
     const app = await memoryApp();
-    const res = await app.finalizeBlock(finalizeRequest(1, [valTx(2, 5n), valTx(3, 7n, "val:")]));
+    const res = await app.finalizeBlock(finalizeRequest(1, [valTx(2, 5n), valTx(3, 7n)]));
     expect(res.txResults.map((r) => r.code)).toEqual([0, 0]);
     expect(res.validatorUpdates).toEqual([
       { pubKey: pubKey(2), power: 5n },
@@ -266,7 +281,7 @@ describe("app hash", () => {
   });
 
   test("behavior: deterministic across instances for the same blocks", async () => {
-    const blocks = [[tx("a=1"), tx("b=2")], [tx("c"), valTx(5, 1n)], []];
+    const blocks = [[tx("a=1"), tx("b=2")], [tx("c:3"), valTx(5, 1n)], []];
     const hashes: string[][] = [];
     for (let run = 0; run < 2; run++) {
       const app = await memoryApp();

@@ -28,11 +28,13 @@ import { decodeValidatorRecord, encodeValidatorRecord } from "./validatorRecord.
 
 /**
  * The built-in `kvstore` application, after CometBFT v0.38's persistent kvstore example
- * (abci/example/kvstore). Differences, all in cases where upstream rejects a tx or halts the chain:
- * `key` alone and `val:` are accepted (see txFormat.ts), PrepareProposal does not rewrite `k:v` into
- * `k=v` (a rewrite changes the tx hash that broadcast_tx_commit waits for), and validator updates
- * that CometBFT would refuse (removing an unknown or the last validator, a key type the consensus
- * params do not allow, too much power, a key twice in one block) fail their tx with code 2 instead.
+ * (abci/example/kvstore). What reaches a block is decided as upstream decides it: CheckTx and
+ * ProcessProposal accept the same txs (txFormat.ts), and PrepareProposal rewrites the first `:` of
+ * each tx into `=`, because upstream's Commit can only store `k=v`: a `k:v` tx proposed unchanged by
+ * a cometh node stops every Go kvstore node of a mixed network (docs/compatibility.md, "mixed
+ * networks"). Differences, all in cases where upstream halts the chain: validator updates that
+ * CometBFT would refuse (removing an unknown or the last validator, a key type the consensus params
+ * do not allow, too much power, a key twice in one block) fail their tx with code 2 instead.
  *
  * The app hash is upstream's: the number of applied txs, zigzag-varint encoded into 8 bytes
  * (binary.PutVarint). It says nothing about the values, but it is what every other kvstore node
@@ -46,6 +48,8 @@ const APP_VERSION = 1n;
 const STATE_KEY = utf8ToBytes("stateKey");
 const KV_PREFIX = utf8ToBytes("kvPairKey:");
 const VAL_PREFIX = utf8ToBytes("val=");
+const COLON = 0x3a;
+const EQUALS = 0x3d;
 /** LMDB's key limit (1978 bytes) minus the kv prefix. */
 export const MAX_KV_KEY_BYTES = 1978 - KV_PREFIX.length;
 /** types.MaxTotalVotingPower = MaxInt64 / 8. */
@@ -148,16 +152,9 @@ function failedResult(log: string): ExecTxResult {
 }
 
 /** Upstream emits the same two `app` events for every tx; key/value come from splitting the tx on "=". */
-function txEvents(tx: Uint8Array, parsed: KvTx): AbciEvent[] {
-  let key: string;
-  let value: string;
-  if (parsed.kind === "set") {
-    key = bytesToUtf8(parsed.key);
-    value = bytesToUtf8(parsed.value);
-  } else {
-    const parts = bytesToUtf8(tx).split("=");
-    [key, value] = parts.length === 2 ? [parts[0] ?? "", parts[1] ?? ""] : [bytesToUtf8(tx), bytesToUtf8(tx)];
-  }
+function txEvents(tx: Uint8Array): AbciEvent[] {
+  const parts = bytesToUtf8(tx).split("=");
+  const [key, value] = parts.length === 2 ? [parts[0] ?? "", parts[1] ?? ""] : [bytesToUtf8(tx), bytesToUtf8(tx)];
   const attrs = (creator: string, k: string) => [
     { key: "creator", value: creator, index: true },
     { key: "key", value: k, index: true },
@@ -168,6 +165,15 @@ function txEvents(tx: Uint8Array, parsed: KvTx): AbciEvent[] {
     { type: "app", attributes: attrs("Cosmoshi Netowoko", key) },
     { type: "app", attributes: attrs("Cosmoshi", value) },
   ];
+}
+
+/** Upstream's formatTxs: the first ":" of a tx becomes "=" (a copy; tx bytes are never written to). */
+function colonToEquals(tx: Uint8Array): Uint8Array {
+  const at = tx.indexOf(COLON);
+  if (at < 0) return tx;
+  const out = tx.slice();
+  out[at] = EQUALS;
+  return out;
 }
 
 /** Size of a tx inside the block's Data protobuf (tag, length varint, bytes), as CometBFT counts it. */
@@ -258,9 +264,10 @@ export class KvStoreApplication implements Application {
     let bytes = 0;
     for (const tx of req.txs) {
       if (this.#tryParse(tx) instanceof InvalidKvTxError) continue;
-      bytes += protoTxSize(tx);
+      const formatted = colonToEquals(tx);
+      bytes += protoTxSize(formatted);
       if (req.maxTxBytes >= 0 && bytes > req.maxTxBytes) break;
-      txs.push(tx);
+      txs.push(formatted);
     }
     return { txs };
   }
@@ -313,7 +320,7 @@ export class KvStoreApplication implements Application {
         sets.set(bytesToHex(parsed.key), { key: parsed.key, value: parsed.value });
       }
       size++;
-      txResults.push(okResult(txEvents(tx, parsed)));
+      txResults.push(okResult(txEvents(tx)));
     }
 
     const state: AppState = { ...this.#committed, size, height: req.height, appHash: kvStoreAppHash(size) };

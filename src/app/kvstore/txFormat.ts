@@ -3,14 +3,16 @@ import { base64ToBytes, bytesToUtf8 } from "../../util/bytes.js";
 import { InvalidKvTxError } from "./errors.js";
 
 /**
- * Transactions of the kvstore app (abci/example/kvstore, v0.38), as bytes:
+ * Transactions of the kvstore app (abci/example/kvstore, v0.38), as bytes, accepted exactly as
+ * v0.38's CheckTx accepts them (a mixed network of cometh and Go nodes relies on it: a tx one kind
+ * proposes must be one the other kind's ProcessProposal accepts and its Commit can store; see
+ * docs/compatibility.md, "mixed networks"):
  *
- * - `key=value` or `key:value`: one separator, not first or last byte, and none of the other kind;
- * - `key` alone (no `=` and no `:`): stored as key=key. v0.38's CheckTx rejects this form (older
- *   kvstores accepted it); cometh accepts it, as tutorials still send `tx="abcd"`;
- * - `val=<type>!<base64 pubkey>!<power>`: a validator update, power 0 removes. v0.38 spells the
- *   prefix `val=`; cometh also accepts `val:`. `<type>` is `ed25519` (or empty, meaning ed25519) or
- *   `secp256k1`.
+ * - `key=value` or `key:value`: one separator, not first or last byte, and none of the other kind.
+ *   A `key` alone is refused, as v0.38 refuses it (Go's Commit cannot store it);
+ * - `val=<type>!<base64 pubkey>!<power>`: a validator update, power 0 removes. `<type>` is `ed25519`
+ *   (or empty, meaning ed25519) or `secp256k1`. cometh refuses at CheckTx the keys of another type or
+ *   size, which v0.38 takes into a block and then halts on.
  */
 
 /** Response codes (abci/example/kvstore/code.go). */
@@ -20,7 +22,7 @@ export type KvTx = { kind: "set"; key: Uint8Array; value: Uint8Array } | { kind:
 
 const EQ = 0x3d;
 const COLON = 0x3a;
-const VALIDATOR_PREFIXES = ["val=", "val:"] as const;
+const VALIDATOR_PREFIX = "val=";
 /** PubKey sizes by type; other key types are refused (CometBFT's UpdateValidator panics on them). */
 const PUBKEY_SIZES: Record<KeyType, number> = { ed25519: 32, secp256k1: 33 };
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -32,7 +34,7 @@ function startsWithAscii(tx: Uint8Array, prefix: string): boolean {
 }
 
 export function isValidatorTx(tx: Uint8Array): boolean {
-  return VALIDATOR_PREFIXES.some((p) => startsWithAscii(tx, p));
+  return startsWithAscii(tx, VALIDATOR_PREFIX);
 }
 
 /** Parses a tx; throws InvalidKvTxError with the reason (used as the CheckTx log). */
@@ -51,16 +53,13 @@ export function parseKvTx(tx: Uint8Array): KvTx {
     }
   }
   if (tx.length === 0) throw new InvalidKvTxError("empty tx");
-  if (eqCount === 0 && colonCount === 0) return { kind: "set", key: tx, value: tx };
   if (eqCount + colonCount === 1 && sepAt > 0 && sepAt < tx.length - 1) {
     return { kind: "set", key: tx.subarray(0, sepAt), value: tx.subarray(sepAt + 1) };
   }
-  throw new InvalidKvTxError(
-    "expected key=value, key:value or key (one '=' or ':', neither first nor last, or none at all)",
-  );
+  throw new InvalidKvTxError("expected key=value or key:value (one '=' or ':', neither first nor last byte)");
 }
 
-/** `val=<type>!<base64 pubkey>!<power>` (or `val:`), like upstream parseValidatorTx plus key checks. */
+/** `val=<type>!<base64 pubkey>!<power>`, like upstream parseValidatorTx plus key checks. */
 export function parseValidatorTx(tx: Uint8Array): ValidatorUpdate {
   const body = bytesToUtf8(tx.subarray(4));
   const parts = body.split("!");

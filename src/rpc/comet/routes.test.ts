@@ -304,7 +304,7 @@ describe.each(TRANSPORTS)("comet rpc over %s", (transport: Transport) => {
   });
 
   test("default: check_tx", async () => {
-    expect(resultOf(await call("check_tx", { tx: arg.bytes(Buffer.from("hello")) }))).toEqual({
+    expect(resultOf(await call("check_tx", { tx: arg.bytes(Buffer.from("hello=world")) }))).toEqual({
       code: 0,
       data: null,
       log: "",
