@@ -7,17 +7,15 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { parse, stringify } from "smol-toml";
 import { createTestnet, loadNodeKey } from "../../src/config/index.js";
 import { makeTempHome, rpcGet, spawnNode } from "../integration/testNode.js";
 import { freePorts } from "../integration/testnetHarness.js";
+import { binaryPath } from "./binaries.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-/** The Go `cometbft` binary: `COMETBFT_BIN`, or where `npm run interop:install` puts it. */
-export const COMETBFT_BIN = process.env.COMETBFT_BIN ?? join(ROOT, "test/interop/bin/cometbft");
+/** The Go `cometbft` binary: `COMETBFT_BIN`, or where `npm run interop:install` puts it (binaries.ts). */
+export const COMETBFT_BIN = process.env.COMETBFT_BIN ?? binaryPath("cometbft");
 
 /** Why the interop tests cannot run here, or undefined when the Go binary is present. */
 export function cometbftMissing(): string | undefined {
