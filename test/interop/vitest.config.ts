@@ -13,7 +13,7 @@ export default defineConfig({
     pool: "forks",
     // The Go nodes and apps are heavy on a small machine: one file at a time.
     fileParallelism: false,
-    reporters: ["default"],
+    reporters: ["default", "./test/interop/summaryReporter.ts"],
     globalSetup: ["test/interop/globalSetup.ts"],
   },
 });
