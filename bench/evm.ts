@@ -74,6 +74,18 @@ import {
   stopNode,
   waitForChainId,
 } from "./nodes.js";
+import {
+  CALL_GAS,
+  compareAnswers,
+  deployWorkloads,
+  selectWorkloads,
+  timeWorkload,
+  WORKLOADS,
+  type Workload,
+  type WorkloadOptions,
+  type WorkloadResult,
+  workloadStats,
+} from "./workloads/workloads.js";
 
 /**
  * Whether this file is the entry point (npm run bench:evm, or the ceiling child it forks). Imported (by
@@ -104,6 +116,11 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     "bare-server": { type: "boolean", default: false },
     "read-workers": { type: "string" },
+    workloads: { type: "string", default: "all" },
+    "workload-calls": { type: "string", default: "20" },
+    "workload-seconds": { type: "string", default: "10" },
+    "workload-timeout": { type: "string", default: "60" },
+    skip: { type: "string", default: "" },
   },
 });
 
@@ -245,6 +262,7 @@ interface NodeResult {
   eth?: TxPhase;
   erc20?: TxPhase;
   logs?: LogsResult;
+  workloads?: WorkloadResult[];
   notes: string[];
 }
 
@@ -552,7 +570,7 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
 
   // Read routes.
   const requests = routeRequests(setup);
-  for (const route of ROUTES) {
+  for (const route of opts.sections.has("reads") ? ROUTES : []) {
     const { body, bodyAt } = requests[route];
     // The warm-up's distinct requests are numbered from 10^9, so the measured ones repeat none of them
     // (a repeat would be answered by the per-height call memo).
@@ -564,6 +582,10 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
       `  ${route}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors`,
     );
   }
+
+  // The eth_call workloads, before the transfers: on a small, healthy chain (Anvil can wedge in the tx phase).
+  if (opts.workloads.length > 0) result.workloads = await workloads(rpc, setup, opts);
+  if (!opts.sections.has("txs")) return result;
 
   // Pre-signed transfers: tx i from dev account i mod 10 (nonces sequential), sent in lane (i mod 10) mod lanes.
   const laneOf = (make: (i: number, s: number) => Signed): Signed[][] => {
@@ -634,6 +656,31 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
   return result;
 }
 
+/** Deploys the workload contracts from dev account 0, then times each selected workload (bench/workloads/). */
+async function workloads(rpc: Rpc, setup: EvmSetup, opts: HarnessOptions): Promise<WorkloadResult[]> {
+  const addrs = await deployWorkloads(async (initCode) => {
+    const gas = BigInt(await rpc.call<string>("eth_estimateGas", [{ from: ADDRS[0], data: initCode }]));
+    const t = setup.sign(0, { data: initCode, gasLimit: (gas * 12n) / 10n });
+    await rpc.call("eth_sendRawTransaction", [t.raw]);
+    const r = await waitReceipt(rpc, t.hash, 60_000);
+    if (r.status !== "0x1" || r.contractAddress === null) throw new RpcError("workload contract deployment failed");
+    return r.contractAddress;
+  });
+  const out: WorkloadResult[] = [];
+  for (const w of opts.workloads) {
+    const r = await timeWorkload(rpc, addrs, w, { ...opts.workloadOpts, from: ADDRS[1] as string });
+    out.push(r);
+    const st = workloadStats(r);
+    const gas = r.gas === undefined ? "gas n/a" : `${(Number(r.gas) / 1e6).toFixed(2)}M gas`;
+    console.log(
+      st === undefined
+        ? `  ${w.label}: n/a (${r.note ?? "no call"})`
+        : `  ${w.label}: ${st.median.toFixed(1)} ms median (${st.min.toFixed(1)}..${st.max.toFixed(1)}, ${r.times.length} calls), ${gas}${st.mgasPerSec === undefined ? "" : `, ${st.mgasPerSec.toFixed(1)} Mgas/s`}${r.note === undefined ? "" : ` (${r.note})`}`,
+    );
+  }
+  return out;
+}
+
 function notePhase(result: NodeResult, label: string, p: TxPhase): void {
   if (p.stalled) {
     result.notes.push(
@@ -650,7 +697,15 @@ function describeTx(p: TxPhase): string {
   return `${p.mined}/${p.sent} mined (${p.failed} failed) in ${p.seconds.toFixed(2)} s (sent in ${p.sendSeconds.toFixed(2)} s) = ${p.tps.toFixed(0)} tx/s, ${p.blocks} blocks (${p.firstBlock}..${p.lastBlock})`;
 }
 
+/** The parts of the harness (--skip leaves some out). */
+const SECTIONS = ["reads", "workloads", "txs"] as const;
+type Section = (typeof SECTIONS)[number];
+
 interface HarnessOptions {
+  sections: Set<Section>;
+  /** The workloads to time (none when the workloads section is skipped). */
+  workloads: Workload[];
+  workloadOpts: Omit<WorkloadOptions, "from">;
   lanes: number;
   seconds: number;
   connections: number;
@@ -760,10 +815,15 @@ function pidListeningOn(port: number): number | undefined {
 // The nodes this harness can start (bench/nodes.ts).
 
 const SPECS: NodeSpec[] = [
-  comethStart(
-    values["timeout-commit"],
-    values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]],
-  ),
+  comethStart(values["timeout-commit"], [
+    // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
+    // tracer; and no eth_call timeout below the workloads' own.
+    "--json-rpc.gas-cap",
+    CALL_GAS.toString(),
+    "--json-rpc.evm-timeout",
+    `${values["workload-timeout"]}s`,
+    ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
+  ]),
   ANVIL,
   HARDHAT,
   GANACHE,
@@ -883,8 +943,123 @@ function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOption
   for (const r of results) for (const n of r.notes) console.log(`note: ${r.name}: ${n}`);
 }
 
+/**
+ * The workloads table: per workload and node, ms per call (median, min..max), the gas estimate, Mgas/s and
+ * the time against Anvil's and Hardhat 3's; then the two read routes no memo can answer, against theirs; then
+ * whether every node gave the same answers. Returns whether they did.
+ */
+function printWorkloads(results: NodeResult[], opts: HarnessOptions): boolean {
+  const w = 13;
+  const labelW = 42;
+  const o = opts.workloadOpts;
+  console.log("");
+  console.log(
+    `eth_call workloads (bench/workloads/): one call in flight, every call with a seed of its own; per node a warm-up, then up to ${o.calls} calls or ${o.seconds} s; call timeout ${o.callTimeoutMs / 1000} s`,
+  );
+  console.log("");
+  const head = `${"".padEnd(labelW)}${results.map((r) => r.name.padStart(w)).join("")}`;
+  console.log(head);
+  console.log("-".repeat(head.length));
+  const line = (label: string, cells: string[]) =>
+    console.log(`${label.padEnd(labelW)}${cells.map((c) => c.padStart(w)).join("")}`);
+  const num = (v: number | undefined, digits: number) =>
+    v === undefined || !Number.isFinite(v) ? "n/a" : v.toFixed(digits);
+  const anvil = results.find((r) => r.name === "anvil");
+  const hardhat = results.find((r) => r.name === "hardhat");
+  for (const wl of opts.workloads) {
+    const stats = results.map((r) => {
+      const x = r.workloads?.find((y) => y.key === wl.key);
+      return { r: x, st: x === undefined ? undefined : workloadStats(x) };
+    });
+    const medianOf = (n: NodeResult | undefined) => {
+      const x = n?.workloads?.find((y) => y.key === wl.key);
+      return x === undefined ? undefined : workloadStats(x)?.median;
+    };
+    const gas = stats.find((x) => x.r?.gas !== undefined)?.r?.gas;
+    line(`${wl.label}${gas === undefined ? "" : ` (${(Number(gas) / 1e6).toFixed(1)}M gas)`}`, []);
+    line(
+      "  ms/call, median",
+      stats.map((x) => num(x.st?.median, 1)),
+    );
+    line(
+      "  ms/call, min..max",
+      stats.map((x) => (x.st === undefined ? "n/a" : `${x.st.min.toFixed(0)}..${x.st.max.toFixed(0)}`)),
+    );
+    line(
+      "  calls measured",
+      stats.map((x) => String(x.r?.times.length ?? 0)),
+    );
+    line(
+      "  gas (eth_estimateGas), M",
+      stats.map((x) => num(x.r?.gas === undefined ? undefined : Number(x.r.gas) / 1e6, 2)),
+    );
+    line(
+      "  Mgas/s at the median",
+      stats.map((x) => num(x.st?.mgasPerSec, 1)),
+    );
+    for (const [peer, label] of [
+      [anvil, "  time / Anvil's time"],
+      [hardhat, "  time / Hardhat 3's time"],
+    ] as const) {
+      const ref = medianOf(peer);
+      if (peer === undefined) continue;
+      line(
+        label,
+        stats.map((x) => (x.st === undefined || ref === undefined ? "n/a" : `${(x.st.median / ref).toFixed(2)}x`)),
+      );
+    }
+  }
+  for (const route of ["eth_call balanceOf, distinct holders", "eth_call compute loop, distinct args"] as const) {
+    const rps = results.map((r) => r.routes[route]?.rps);
+    if (rps.every((v) => v === undefined)) continue;
+    line(`${route}`, []);
+    line(
+      "  req/s",
+      rps.map((v) => num(v, 0)),
+    );
+    for (const [peer, label] of [
+      [anvil, "  req/s / Anvil's req/s"],
+      [hardhat, "  req/s / Hardhat 3's req/s"],
+    ] as const) {
+      const ref = peer?.routes[route]?.rps;
+      if (peer === undefined) continue;
+      line(
+        label,
+        rps.map((v) => (v === undefined || ref === undefined ? "n/a" : `${(v / ref).toFixed(2)}x`)),
+      );
+    }
+  }
+  for (const r of results) {
+    for (const x of r.workloads ?? []) {
+      if (x.note !== undefined)
+        console.log(`note: ${r.name}: ${WORKLOADS.find((y) => y.key === x.key)?.label}: ${x.note}`);
+    }
+  }
+  const { lines, same } = compareAnswers(results.map((r) => ({ name: r.name, results: r.workloads ?? [] })));
+  for (const l of lines) console.log(`answers: ${l}`);
+  return same;
+}
+
 async function main(): Promise<void> {
+  const skip = values.skip
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const x of skip) {
+    if (!(SECTIONS as readonly string[]).includes(x)) {
+      throw new RangeError(`--skip: unknown section ${x}; choose from ${SECTIONS.join(", ")}`);
+    }
+  }
+  const sections = new Set(SECTIONS.filter((x) => !skip.includes(x)));
+  if (values.workloads.trim() === "none") sections.delete("workloads");
   const opts: HarnessOptions = {
+    sections,
+    workloads: sections.has("workloads") ? selectWorkloads(values.workloads) : [],
+    workloadOpts: {
+      calls: Number(values["workload-calls"]),
+      seconds: Number(values["workload-seconds"]),
+      callTimeoutMs: Number(values["workload-timeout"]) * 1000,
+    },
     lanes: Math.min(ACCOUNTS, Number(values.lanes)),
     seconds: Number(values.seconds),
     connections: Number(values.connections),
@@ -893,15 +1068,19 @@ async function main(): Promise<void> {
     txTimeoutMs: Number(values["tx-timeout"]) * 1000,
     stallMs: Number(values.stall) * 1000,
   };
-  for (const [k, v] of Object.entries(opts)) {
-    if (!Number.isFinite(v) || v <= 0) throw new RangeError(`--${k} must be a positive number`);
+  const numeric = { ...opts.workloadOpts, ...opts } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(numeric)) {
+    if (typeof v === "number" && !(Number.isFinite(v) && v > 0)) {
+      throw new RangeError(`--${k} must be a positive number`);
+    }
   }
 
   if (values.rpc === undefined && values.nodes.split(",").includes("cometh")) buildCometh();
   let results: NodeResult[] = [];
   let skipped: string[] = [];
   const ceilings: LoadResult[] = [];
-  ceilings.push(await ceiling(opts, values.rpc === undefined));
+  const reads = opts.sections.has("reads");
+  if (reads) ceilings.push(await ceiling(opts, values.rpc === undefined));
   if (values.rpc !== undefined) {
     const target = parseTarget(values.rpc);
     const rpc = new Rpc(target);
@@ -927,12 +1106,14 @@ async function main(): Promise<void> {
     const wanted = (values.nodes ?? "").split(",").map((s) => s.trim());
     ({ results, skipped } = await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));
   }
-  ceilings.push(await ceiling(opts, values.rpc === undefined));
-  const ceil = ceilings.reduce((a, b) => (b.rps > a.rps ? b : a));
+  if (reads) ceilings.push(await ceiling(opts, values.rpc === undefined));
+  const ceil = ceilings.reduce((a, b) => (b.rps > a.rps ? b : a), { rps: Number.NaN, p50: 0, p99: 0, errors: 0 });
   printTable(results, ceil, opts);
+  let same = true;
+  if (opts.workloads.length > 0) same = printWorkloads(results, opts);
   for (const s of skipped) console.log(`skipped: ${s}`);
   if (values.json) console.log(JSON.stringify({ opts, ceiling: ceil, results, skipped }, null, 2));
-  process.exitCode = results.length > 0 ? 0 : 1;
+  process.exitCode = results.length > 0 && same ? 0 : 1;
 }
 
 // ---------------------------------------------------------------------------------------------------------

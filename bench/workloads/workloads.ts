@@ -1,0 +1,235 @@
+/**
+ * The eth_call workloads of `npm run bench:evm` (bench/workloads/Workloads.sol, compiled into workloads.json
+ * by build.ts): what each calls, deploying their contracts on a node, and timing them one call at a time.
+ *
+ * Every call carries a seed of its own (the warm-up's from 10^9, the measured ones 1, 2, 3, ...), so its
+ * calldata differs from every other request's and no per-height call memo can answer it; the same seed gives
+ * the same answer on every node, so comparing answers seed by seed proves that the nodes did the same work.
+ */
+import { Interface } from "ethers";
+import compiled from "./workloads.json" with { type: "json" };
+
+/** What this module needs of a JSON-RPC client (bench/evm.ts's Rpc). */
+export interface WorkloadRpc {
+  call<T = unknown>(method: string, params?: unknown[], timeoutMs?: number): Promise<T>;
+}
+
+type ContractName = keyof typeof compiled.contracts;
+
+export interface Workload {
+  /** Short key (the --workloads option names these). */
+  key: string;
+  /** The table's label. */
+  label: string;
+  contract: ContractName;
+  fn: string;
+  /** The call's arguments for a seed. */
+  args: (seed: bigint) => unknown[];
+}
+
+/** The ray tracer's image: 72 x 72 pixels (about 226M gas a call). */
+export const RAY_WIDTH = 72;
+export const RAY_HEIGHT = 72;
+
+export const WORKLOADS: readonly Workload[] = [
+  { key: "mint", label: "token mint x5000", contract: "TokenLoops", fn: "mintLoop", args: (s) => [s] },
+  { key: "transfer", label: "token transfer x5000", contract: "TokenLoops", fn: "transferLoop", args: (s) => [s] },
+  {
+    key: "approve",
+    label: "approve+transferFrom x5000",
+    contract: "TokenLoops",
+    fn: "approveTransferFromLoop",
+    args: (s) => [s],
+  },
+  {
+    key: "raytrace",
+    label: `ray tracer ${RAY_WIDTH}x${RAY_HEIGHT}`,
+    contract: "RayTracer",
+    fn: "render",
+    args: (s) => [s, RAY_WIDTH, RAY_HEIGHT],
+  },
+  { key: "keccak", label: "keccak256 x10000", contract: "KeccakLoop", fn: "hashLoop", args: (s) => [s] },
+];
+
+/**
+ * The gas of every workload call and estimate: above the largest workload, and at or below the eth_call gas
+ * cap each node gets from bench/nodes.ts (cometh --json-rpc.gas-cap, anvil --disable-block-gas-limit,
+ * Hardhat's blockGasLimit, ganache --miner.callGasLimit), whose defaults (25M-60M) are below the ray tracer.
+ */
+export const CALL_GAS = 1_000_000_000n;
+
+/** The seeds of the warm-up calls start here; the measured calls use 1, 2, 3, ... */
+const WARM_SEED = 1_000_000_000n;
+
+export interface WorkloadOptions {
+  /** The most measured calls of a workload. */
+  calls: number;
+  /** No new call starts after this many seconds of a workload's measured calls (at least one is made). */
+  seconds: number;
+  /** Timeout of one call (and of the gas estimate). */
+  callTimeoutMs: number;
+  /** The `from` of every call (a funded dev account: the token loops mint to it and spend from it). */
+  from: string;
+}
+
+export interface WorkloadResult {
+  key: string;
+  /** eth_estimateGas of the warm-up's call. */
+  gas?: bigint;
+  /** Wall times of the measured calls, in ms, in call order. */
+  times: number[];
+  /** The measured calls' answers (the call with seed i + 1 at i). */
+  answers: string[];
+  /** Why it has no figures, or was cut short. */
+  note?: string;
+}
+
+const interfaces = new Map<ContractName, Interface>();
+function iface(name: ContractName): Interface {
+  let i = interfaces.get(name);
+  if (i === undefined) {
+    i = new Interface(compiled.contracts[name].abi);
+    interfaces.set(name, i);
+  }
+  return i;
+}
+
+/** The calldata of workload `w` for `seed`. */
+export function workloadCalldata(w: Workload, seed: bigint): string {
+  return iface(w.contract).encodeFunctionData(w.fn, w.args(seed));
+}
+
+export type WorkloadAddresses = Record<ContractName, string>;
+
+/**
+ * Deploys each workload contract through `deploy` (init code in, contract address out: the caller signs,
+ * sends and waits for the receipt).
+ */
+export async function deployWorkloads(deploy: (initCode: string) => Promise<string>): Promise<WorkloadAddresses> {
+  const out = {} as WorkloadAddresses;
+  for (const name of Object.keys(compiled.contracts) as ContractName[]) {
+    out[name] = await deploy(compiled.contracts[name].bytecode);
+  }
+  return out;
+}
+
+/** The workloads named in a comma-separated list ("all" for every one). */
+export function selectWorkloads(list: string): Workload[] {
+  if (list.trim() === "all") return [...WORKLOADS];
+  const keys = list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = keys.filter((k) => !WORKLOADS.some((w) => w.key === k));
+  if (unknown.length > 0) {
+    throw new RangeError(
+      `--workloads: unknown ${unknown.join(", ")}; choose from all, none, ${WORKLOADS.map((w) => w.key).join(", ")}`,
+    );
+  }
+  return WORKLOADS.filter((w) => keys.includes(w.key));
+}
+
+/**
+ * Times `w` on a node: a warm-up call, its gas estimate, then measured calls one at a time (one in flight)
+ * until opts.calls are done or opts.seconds have passed.
+ */
+export async function timeWorkload(
+  rpc: WorkloadRpc,
+  addrs: WorkloadAddresses,
+  w: Workload,
+  opts: WorkloadOptions,
+): Promise<WorkloadResult> {
+  const result: WorkloadResult = { key: w.key, times: [], answers: [] };
+  const tx = (seed: bigint) => ({
+    from: opts.from,
+    to: addrs[w.contract],
+    gas: `0x${CALL_GAS.toString(16)}`,
+    data: workloadCalldata(w, seed),
+  });
+  try {
+    await rpc.call<string>("eth_call", [tx(WARM_SEED), "latest"], opts.callTimeoutMs);
+  } catch (e) {
+    result.note = `warm-up call failed: ${(e as Error).message.slice(0, 160)}`;
+    return result;
+  }
+  try {
+    result.gas = BigInt(await rpc.call<string>("eth_estimateGas", [tx(WARM_SEED + 1n)], opts.callTimeoutMs));
+  } catch (e) {
+    result.note = `eth_estimateGas failed: ${(e as Error).message.slice(0, 160)}`;
+  }
+  const t0 = performance.now();
+  for (let i = 0; i < opts.calls; i++) {
+    if (i > 0 && performance.now() - t0 > opts.seconds * 1000) break;
+    const params = [tx(BigInt(i + 1)), "latest"];
+    const s = performance.now();
+    try {
+      result.answers.push(await rpc.call<string>("eth_call", params, opts.callTimeoutMs));
+    } catch (e) {
+      result.note = `call ${i + 1} failed: ${(e as Error).message.slice(0, 160)}`;
+      break;
+    }
+    result.times.push(performance.now() - s);
+  }
+  return result;
+}
+
+export interface WorkloadStats {
+  median: number;
+  min: number;
+  max: number;
+  /** Million gas per second at the median (when the gas is known). */
+  mgasPerSec?: number;
+}
+
+export function workloadStats(r: WorkloadResult): WorkloadStats | undefined {
+  if (r.times.length === 0) return undefined;
+  const sorted = [...r.times].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median =
+    sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  const stats: WorkloadStats = { median, min: sorted[0] as number, max: sorted[sorted.length - 1] as number };
+  if (r.gas !== undefined) stats.mgasPerSec = Number(r.gas) / 1e6 / (median / 1000);
+  return stats;
+}
+
+/** The decoded answer of `w`, for humans: e.g. "supply=12502500, balance=12502500". */
+export function describeAnswer(w: Workload, answer: string): string {
+  const fn = iface(w.contract).getFunction(w.fn);
+  if (fn === null) return answer;
+  const values = iface(w.contract).decodeFunctionResult(fn, answer);
+  return fn.outputs.map((o, i) => `${o.name}=${String(values[i])}`).join(", ");
+}
+
+/**
+ * Whether every node gave the same answer to the same seed, over the seeds all of them ran: a line per
+ * workload ("same answers on N nodes for seeds 1..k" or where they differ), and whether all agreed.
+ */
+export function compareAnswers(nodes: { name: string; results: WorkloadResult[] }[]): {
+  lines: string[];
+  same: boolean;
+} {
+  const lines: string[] = [];
+  let same = true;
+  for (const w of WORKLOADS) {
+    const ran = nodes
+      .map((n) => ({ name: n.name, r: n.results.find((r) => r.key === w.key) }))
+      .filter((x): x is { name: string; r: WorkloadResult } => x.r !== undefined && x.r.answers.length > 0);
+    if (ran.length === 0) continue;
+    const common = Math.min(...ran.map((x) => x.r.answers.length));
+    const differ: string[] = [];
+    for (let i = 0; i < common; i++) {
+      const ref = ran[0]?.r.answers[i];
+      const odd = ran.filter((x) => x.r.answers[i] !== ref).map((x) => x.name);
+      if (odd.length > 0) differ.push(`seed ${i + 1}: ${odd.join(", ")} differ from ${ran[0]?.name}`);
+    }
+    const first = ran[0]?.r.answers[0];
+    const sample = first === undefined ? "" : ` (seed 1: ${describeAnswer(w, first)})`;
+    if (differ.length > 0) same = false;
+    lines.push(
+      differ.length === 0
+        ? `${w.label}: same answers on ${ran.map((x) => x.name).join(", ")} for seeds 1..${common}${sample}`
+        : `${w.label}: ANSWERS DIFFER: ${differ.slice(0, 3).join("; ")}`,
+    );
+  }
+  return { lines, same };
+}
