@@ -229,7 +229,7 @@ export function load(
 // ---------------------------------------------------------------------------------------------------------
 // The harness proper: what it measures on one node, whoever started it.
 
-interface TxPhase {
+export interface TxPhase {
   sent: number;
   mined: number;
   /** Nothing was mined for --stall seconds while txs were outstanding. */
@@ -565,8 +565,7 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
   const result: NodeResult = { name, client: "", routes: {}, notes: [] };
   result.client = await rpc.call<string>("web3_clientVersion").catch(() => "?");
   const setup = await setupContracts(rpc);
-  const { tokenAddr, tokenGas, sign } = setup;
-  const addrs = ADDRS;
+  const { tokenAddr } = setup;
 
   // Read routes.
   const requests = routeRequests(setup);
@@ -587,33 +586,13 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
   if (opts.workloads.length > 0) result.workloads = await workloads(rpc, setup, opts);
   if (!opts.sections.has("txs")) return result;
 
-  // Pre-signed transfers: tx i from dev account i mod 10 (nonces sequential), sent in lane (i mod 10) mod lanes.
-  const laneOf = (make: (i: number, s: number) => Signed): Signed[][] => {
-    const lanes: Signed[][] = Array.from({ length: opts.lanes }, () => []);
-    for (let i = 0; i < opts.txs; i++) (lanes[(i % ACCOUNTS) % opts.lanes] as Signed[]).push(make(i, i % ACCOUNTS));
-    return lanes;
-  };
-  // Recipients: the next dev account (s+1 mod 10).
-  const next = (s: number) => addrs[(s + 1) % ACCOUNTS] as string;
-  const ethLanes = laneOf((_i, s) => sign(s, { to: next(s), value: GWEI, gasLimit: 21_000n }));
-  const tokenLanes = laneOf((_i, s) =>
-    sign(s, {
-      to: tokenAddr,
-      data: token.encodeFunctionData("transfer", [next(s), 10n ** 18n]),
-      gasLimit: tokenGas,
-    }),
-  );
-  result.eth = await txPhase(rpc, ethLanes, opts.txTimeoutMs, opts.stallMs);
-  console.log(`  ETH transfers: ${describeTx(result.eth)}`);
-  if (result.eth.mined < result.eth.sent) {
-    result.notes.push(
-      "ERC-20 transfers and eth_getLogs skipped: their nonces follow ETH transfers that were not mined",
-    );
-    notePhase(result, "ETH", result.eth);
+  const transfers = await minedTransfers(rpc, setup, opts);
+  result.eth = transfers.eth;
+  if (transfers.erc20 === undefined) {
+    result.notes.push("eth_getLogs skipped: no ERC-20 transfers", ...transfers.notes);
     return result;
   }
-  result.erc20 = await txPhase(rpc, tokenLanes, opts.txTimeoutMs, opts.stallMs);
-  console.log(`  ERC-20 transfers: ${describeTx(result.erc20)}`);
+  result.erc20 = transfers.erc20;
 
   // eth_getLogs over the blocks of all the ERC-20 transfers (only when all were mined: comparable sizes).
   if (result.erc20.mined < result.erc20.sent) result.notes.push("eth_getLogs skipped: not all ERC-20 transfers mined");
@@ -651,9 +630,62 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
       result.notes.push(`eth_getLogs failed: ${(e as Error).message.slice(0, 160)}`);
     }
   }
-  notePhase(result, "ETH", result.eth);
-  notePhase(result, "ERC-20", result.erc20);
+  result.notes.push(...transfers.notes);
   return result;
+}
+
+/** What minedTransfers needs: the count of each kind, the send lanes, and when a phase gives up. */
+export interface TransferOptions {
+  txs: number;
+  lanes: number;
+  txTimeoutMs: number;
+  stallMs: number;
+}
+
+/** Mined transfers/s of ETH and then ERC-20 transfers, with notes on what went wrong. */
+export interface Transfers {
+  eth: TxPhase;
+  /** Missing when not all ETH transfers were mined (the ERC-20 transfers' nonces follow theirs). */
+  erc20?: TxPhase;
+  notes: string[];
+}
+
+/**
+ * opts.txs pre-signed ETH transfers, then as many ERC-20 transfers of the token of `setup`, through
+ * eth_sendRawTransaction from opts.lanes lanes; each phase's mined/s is count / (first send .. last receipt).
+ */
+export async function minedTransfers(rpc: Rpc, setup: EvmSetup, opts: TransferOptions): Promise<Transfers> {
+  const { tokenAddr, tokenGas, sign } = setup;
+  const addrs = ADDRS;
+  // Pre-signed transfers: tx i from dev account i mod 10 (nonces sequential), sent in lane (i mod 10) mod lanes.
+  const laneOf = (make: (i: number, s: number) => Signed): Signed[][] => {
+    const lanes: Signed[][] = Array.from({ length: opts.lanes }, () => []);
+    for (let i = 0; i < opts.txs; i++) (lanes[(i % ACCOUNTS) % opts.lanes] as Signed[]).push(make(i, i % ACCOUNTS));
+    return lanes;
+  };
+  // Recipients: the next dev account (s+1 mod 10).
+  const next = (s: number) => addrs[(s + 1) % ACCOUNTS] as string;
+  const ethLanes = laneOf((_i, s) => sign(s, { to: next(s), value: GWEI, gasLimit: 21_000n }));
+  const tokenLanes = laneOf((_i, s) =>
+    sign(s, {
+      to: tokenAddr,
+      data: token.encodeFunctionData("transfer", [next(s), 10n ** 18n]),
+      gasLimit: tokenGas,
+    }),
+  );
+  const notes: string[] = [];
+  const eth = await txPhase(rpc, ethLanes, opts.txTimeoutMs, opts.stallMs);
+  console.log(`  ETH transfers: ${describeTx(eth)}`);
+  if (eth.mined < eth.sent) {
+    notes.push("ERC-20 transfers skipped: their nonces follow ETH transfers that were not mined");
+    notePhase(notes, "ETH", eth, opts.stallMs);
+    return { eth, notes };
+  }
+  const erc20 = await txPhase(rpc, tokenLanes, opts.txTimeoutMs, opts.stallMs);
+  console.log(`  ERC-20 transfers: ${describeTx(erc20)}`);
+  notePhase(notes, "ETH", eth, opts.stallMs);
+  notePhase(notes, "ERC-20", erc20, opts.stallMs);
+  return { eth, erc20, notes };
 }
 
 /** Deploys the workload contracts from dev account 0, then times each selected workload (bench/workloads/). */
@@ -681,16 +713,16 @@ async function workloads(rpc: Rpc, setup: EvmSetup, opts: HarnessOptions): Promi
   return out;
 }
 
-function notePhase(result: NodeResult, label: string, p: TxPhase): void {
+function notePhase(notes: string[], label: string, p: TxPhase, stallMs: number): void {
   if (p.stalled) {
-    result.notes.push(
-      `${label}: stalled: ${p.mined}/${p.sent} mined, then none for ${values.stall} s (phase ended after ${p.seconds.toFixed(0)} s)`,
+    notes.push(
+      `${label}: stalled: ${p.mined}/${p.sent} mined, then none for ${stallMs / 1000} s (phase ended after ${p.seconds.toFixed(0)} s)`,
     );
   } else if (p.mined < p.sent) {
-    result.notes.push(`${label}: only ${p.mined}/${p.sent} mined within --tx-timeout`);
+    notes.push(`${label}: only ${p.mined}/${p.sent} mined within --tx-timeout`);
   }
-  if (p.failed > 0) result.notes.push(`${label}: ${p.failed} receipts with status 0`);
-  if (p.sendErrors > 0) result.notes.push(`${label}: ${p.sendErrors} eth_sendRawTransaction errors`);
+  if (p.failed > 0) notes.push(`${label}: ${p.failed} receipts with status 0`);
+  if (p.sendErrors > 0) notes.push(`${label}: ${p.sendErrors} eth_sendRawTransaction errors`);
 }
 
 function describeTx(p: TxPhase): string {
