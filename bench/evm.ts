@@ -78,9 +78,9 @@ import {
   CALL_GAS,
   compareAnswers,
   deployWorkloads,
+  RAY_SIZE,
   selectWorkloads,
   timeWorkload,
-  WORKLOADS,
   type Workload,
   type WorkloadOptions,
   type WorkloadResult,
@@ -120,6 +120,7 @@ const { values } = parseArgs({
     "workload-calls": { type: "string", default: "20" },
     "workload-seconds": { type: "string", default: "10" },
     "workload-timeout": { type: "string", default: "60" },
+    "ray-size": { type: "string", default: String(RAY_SIZE) },
     skip: { type: "string", default: "" },
   },
 });
@@ -586,7 +587,13 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
   if (opts.workloads.length > 0) result.workloads = await workloads(rpc, setup, opts);
   if (!opts.sections.has("txs")) return result;
 
-  const transfers = await minedTransfers(rpc, setup, opts);
+  let transfers: Transfers;
+  try {
+    transfers = await minedTransfers(rpc, setup, opts);
+  } catch (e) {
+    result.notes.push(`mined transfers failed: ${(e as Error).message.slice(0, 160)}`);
+    return result;
+  }
   result.eth = transfers.eth;
   if (transfers.erc20 === undefined) {
     result.notes.push("eth_getLogs skipped: no ERC-20 transfers", ...transfers.notes);
@@ -699,15 +706,25 @@ async function workloads(rpc: Rpc, setup: EvmSetup, opts: HarnessOptions): Promi
     return r.contractAddress;
   });
   const out: WorkloadResult[] = [];
+  // The node's slowest Mgas/s so far: a workload it would not finish within the call timeout at that pace is
+  // skipped, as a call it times out may go on running in it (Ganache) and slow or fail what follows.
+  let slowest = Number.POSITIVE_INFINITY;
   for (const w of opts.workloads) {
+    const predictedMs = (w.gas / 1e6 / slowest) * 1000;
+    if (predictedMs > opts.workloadOpts.callTimeoutMs) {
+      const note = `skipped: ~${(predictedMs / 1000).toFixed(0)} s a call at this node's ${slowest.toFixed(2)} Mgas/s, over the ${opts.workloadOpts.callTimeoutMs / 1000} s call timeout`;
+      out.push({ key: w.key, times: [], gas: [], answers: [], note });
+      console.log(`  ${w.label}: ${note}`);
+      continue;
+    }
     const r = await timeWorkload(rpc, addrs, w, { ...opts.workloadOpts, from: ADDRS[1] as string });
     out.push(r);
     const st = workloadStats(r);
-    const gas = r.gas === undefined ? "gas not estimated" : `${(Number(r.gas) / 1e6).toFixed(2)}M gas`;
+    if (st !== undefined) slowest = Math.min(slowest, Number(st.gas) / 1e3 / st.max);
     console.log(
       st === undefined
         ? `  ${w.label}: n/a (${r.note ?? "no call"})`
-        : `  ${w.label}: ${st.median.toFixed(1)} ms median (${st.min.toFixed(1)}..${st.max.toFixed(1)}, ${r.times.length} calls), ${gas}${st.mgasPerSec === undefined ? "" : `, ${st.mgasPerSec.toFixed(1)} Mgas/s`}${r.note === undefined ? "" : ` (${r.note})`}`,
+        : `  ${w.label}: ${st.median.toFixed(1)} ms median (${st.min.toFixed(1)}..${st.max.toFixed(1)}, ${r.times.length} calls), ${(Number(st.gas) / 1e6).toFixed(2)}M gas, ${st.mgasPerSec.toFixed(1)} Mgas/s${r.note === undefined ? "" : ` (${r.note})`}`,
     );
   }
   return out;
@@ -976,7 +993,7 @@ function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOption
 }
 
 /**
- * The workloads table: per workload and node, ms per call (median, min..max), the gas estimate, Mgas/s and
+ * The workloads table: per workload and node, ms per call (median, min..max), the gas used, Mgas/s and
  * the time against Anvil's and Hardhat 3's; then the two read routes no memo can answer, against theirs; then
  * whether every node gave the same answers. Returns whether they did.
  */
@@ -1000,10 +1017,8 @@ function printWorkloads(results: NodeResult[], opts: HarnessOptions): boolean {
   const hardhat = results.find((r) => r.name === "hardhat");
   for (const wl of opts.workloads) {
     const runs = results.map((r) => r.workloads?.find((y) => y.key === wl.key));
-    // A node without an estimate of its own (a slow warm-up) takes the median of the others'.
-    const estimates = runs.flatMap((x) => (x?.gas === undefined ? [] : [x.gas])).sort((a, b) => (a < b ? -1 : 1));
-    const gas = estimates[estimates.length >> 1];
-    const stats = runs.map((x) => ({ r: x, st: x === undefined ? undefined : workloadStats(x, x.gas ?? gas) }));
+    const stats = runs.map((x) => ({ r: x, st: x === undefined ? undefined : workloadStats(x) }));
+    const gas = stats.find((x) => x.st !== undefined)?.st?.gas;
     const medianOf = (n: NodeResult | undefined) => stats[results.indexOf(n as NodeResult)]?.st?.median;
     line(`${wl.label}${gas === undefined ? "" : ` (${(Number(gas) / 1e6).toFixed(1)}M gas)`}`, []);
     line(
@@ -1019,10 +1034,8 @@ function printWorkloads(results: NodeResult[], opts: HarnessOptions): boolean {
       stats.map((x) => String(x.r?.times.length ?? 0)),
     );
     line(
-      "  gas (eth_estimateGas), M",
-      stats.map((x) =>
-        x.r?.gas !== undefined ? (Number(x.r.gas) / 1e6).toFixed(2) : x.st === undefined ? "n/a" : "(others')",
-      ),
+      "  gas of the body (median), M",
+      stats.map((x) => num(x.st === undefined ? undefined : Number(x.st.gas) / 1e6, 2)),
     );
     line(
       "  Mgas/s at the median",
@@ -1063,10 +1076,13 @@ function printWorkloads(results: NodeResult[], opts: HarnessOptions): boolean {
   for (const r of results) {
     for (const x of r.workloads ?? []) {
       if (x.note !== undefined)
-        console.log(`note: ${r.name}: ${WORKLOADS.find((y) => y.key === x.key)?.label}: ${x.note}`);
+        console.log(`note: ${r.name}: ${opts.workloads.find((y) => y.key === x.key)?.label}: ${x.note}`);
     }
   }
-  const { lines, same } = compareAnswers(results.map((r) => ({ name: r.name, results: r.workloads ?? [] })));
+  const { lines, same } = compareAnswers(
+    results.map((r) => ({ name: r.name, results: r.workloads ?? [] })),
+    opts.workloads,
+  );
   for (const l of lines) console.log(`answers: ${l}`);
   return same;
 }
@@ -1085,12 +1101,11 @@ async function main(): Promise<void> {
   if (values.workloads.trim() === "none") sections.delete("workloads");
   const opts: HarnessOptions = {
     sections,
-    workloads: sections.has("workloads") ? selectWorkloads(values.workloads) : [],
+    workloads: sections.has("workloads") ? selectWorkloads(values.workloads, Number(values["ray-size"])) : [],
     workloadOpts: {
       calls: Number(values["workload-calls"]),
       seconds: Number(values["workload-seconds"]),
       callTimeoutMs: Number(values["workload-timeout"]) * 1000,
-      estimateBelowMs: 2000,
     },
     lanes: Math.min(ACCOUNTS, Number(values.lanes)),
     seconds: Number(values.seconds),

@@ -2,6 +2,8 @@
 // The eth_call workloads of `npm run bench:evm` (see bench/workloads/README.md). Each entry point takes a
 // seed, so every request's calldata differs and no per-height call memo can answer it; the same seed gives
 // the same result on every node, which the bench compares to prove that each node did the same work.
+// Each also returns, last, the gas its body used (gasleft() before and after): the bench's Mgas/s, with no
+// eth_estimateGas (which runs a call many times).
 pragma solidity 0.8.37;
 
 /// A plain ERC-20 state (balances, allowances, totalSupply, Transfer and Approval events) with three loops.
@@ -41,30 +43,39 @@ contract TokenLoops {
 
     /// 5 000 mints of 1..5 000 (+ seed) to one holder that depends on the seed; each mint reads and writes
     /// the holder's balance and totalSupply and emits Transfer (LOG3).
-    function mintLoop(uint256 seed) external returns (uint256 supply, uint256 balance) {
+    function mintLoop(uint256 seed) external returns (uint256 supply, uint256 balance, uint256 gasUsed) {
+        uint256 start = gasleft();
         address holder = _account("holder", seed);
         uint256 extra = seed % 1000;
         for (uint256 i = 1; i <= ROUNDS; i++) {
             _mint(holder, i + extra);
         }
-        return (totalSupply, balanceOf[holder]);
+        return (totalSupply, balanceOf[holder], start - gasleft());
     }
 
     /// Mints to the caller, then 5 000 transfers (`transfer`, an internal jump) of 1..5 000 to a recipient
     /// that depends on the seed.
-    function transferLoop(uint256 seed) external returns (uint256 senderBalance, uint256 recipientBalance) {
+    function transferLoop(uint256 seed)
+        external
+        returns (uint256 senderBalance, uint256 recipientBalance, uint256 gasUsed)
+    {
+        uint256 start = gasleft();
         address to = _account("recipient", seed);
         _mint(msg.sender, 1e27 + seed);
         for (uint256 i = 1; i <= ROUNDS; i++) {
             transfer(to, i);
         }
-        return (balanceOf[msg.sender], balanceOf[to]);
+        return (balanceOf[msg.sender], balanceOf[to], start - gasleft());
     }
 
     /// Mints to the caller, then 5 000 times: the caller approves this contract for i, and this contract
     /// moves i from the caller to a recipient that depends on the seed through an external call to its own
     /// `transferFrom` (a CALL, with the allowance read and spent).
-    function approveTransferFromLoop(uint256 seed) external returns (uint256 recipientBalance, uint256 left) {
+    function approveTransferFromLoop(uint256 seed)
+        external
+        returns (uint256 recipientBalance, uint256 left, uint256 gasUsed)
+    {
+        uint256 start = gasleft();
         address to = _account("recipient", seed);
         address owner = msg.sender;
         _mint(owner, 1e27 + seed);
@@ -73,7 +84,7 @@ contract TokenLoops {
             emit Approval(owner, address(this), i + 1);
             require(this.transferFrom(owner, to, i), "transferFrom failed");
         }
-        return (balanceOf[to], allowance[owner][address(this)]);
+        return (balanceOf[to], allowance[owner][address(this)], start - gasleft());
     }
 
     function _mint(address to, uint256 value) internal {
@@ -102,11 +113,13 @@ contract TokenLoops {
 /// 10 000 chained keccak256 of 64 bytes (the previous hash and the index), through abi.encodePacked as
 /// Solidity code writes it: each round also allocates memory, so memory grows to ~1 MB.
 contract KeccakLoop {
-    function hashLoop(uint256 seed) external pure returns (bytes32 h) {
+    function hashLoop(uint256 seed) external view returns (bytes32 h, uint256 gasUsed) {
+        uint256 start = gasleft();
         h = bytes32(seed);
         for (uint256 i = 0; i < 10000; i++) {
             h = keccak256(abi.encodePacked(h, i));
         }
+        gasUsed = start - gasleft();
     }
 }
 
@@ -142,9 +155,10 @@ contract RayTracer {
 
     function render(uint256 seed, uint256 width, uint256 height)
         external
-        pure
-        returns (bytes32 digest, uint256 sum)
+        view
+        returns (bytes32 digest, uint256 sum, uint256 gasUsed)
     {
+        uint256 start = gasleft();
         require(width > 0 && height > 0 && width <= 512 && height <= 512, "bad size");
         Sphere[] memory scene = new Sphere[](5);
         scene[0] = Sphere(0, ONE, 3 * ONE, ONE, 9e17, 2e17, 2e17, 3e17);
@@ -182,6 +196,7 @@ contract RayTracer {
             }
         }
         digest = keccak256(image);
+        gasUsed = start - gasleft();
     }
 
     function _trace(Sphere[] memory scene, int256[3] memory o, int256[3] memory d, uint256 depth)

@@ -25,36 +25,57 @@ export interface Workload {
   fn: string;
   /** The call's arguments for a seed. */
   args: (seed: bigint) => unknown[];
+  /** About the gas of one call (measured once), to skip what a slow node could not finish in time. */
+  gas: number;
 }
 
-/** The ray tracer's image: 72 x 72 pixels (about 226M gas a call). */
-export const RAY_WIDTH = 72;
-export const RAY_HEIGHT = 72;
+/**
+ * The ray tracer's default image: 48 x 48 pixels, about 100M gas a call (72 x 72: about 227M). Hardhat 3
+ * runs this program at ~10 Mgas/s on a busy 2-core machine, so 227M takes it over a minute a call.
+ */
+export const RAY_SIZE = 48;
 
-export const WORKLOADS: readonly Workload[] = [
-  { key: "mint", label: "token mint x5000", contract: "TokenLoops", fn: "mintLoop", args: (s) => [s] },
-  { key: "transfer", label: "token transfer x5000", contract: "TokenLoops", fn: "transferLoop", args: (s) => [s] },
-  {
-    key: "approve",
-    label: "approve+transferFrom x5000",
-    contract: "TokenLoops",
-    fn: "approveTransferFromLoop",
-    args: (s) => [s],
-  },
-  { key: "keccak", label: "keccak256 x10000", contract: "KeccakLoop", fn: "hashLoop", args: (s) => [s] },
-  // Last: a node that cannot cancel a call it has timed out (Ganache) goes on computing it, which would slow
-  // whatever is timed after it.
-  {
-    key: "raytrace",
-    label: `ray tracer ${RAY_WIDTH}x${RAY_HEIGHT}`,
-    contract: "RayTracer",
-    fn: "render",
-    args: (s) => [s, RAY_WIDTH, RAY_HEIGHT],
-  },
-];
+/** The workloads, the ray tracer rendering raySize x raySize pixels. */
+export function workloads(raySize = RAY_SIZE): Workload[] {
+  if (!Number.isInteger(raySize) || raySize < 1 || raySize > 512) {
+    throw new RangeError(`the ray tracer's image size must be an integer from 1 to 512, got ${raySize}`);
+  }
+  return [
+    { key: "mint", label: "token mint x5000", contract: "TokenLoops", fn: "mintLoop", args: (s) => [s], gas: 12.7e6 },
+    {
+      key: "transfer",
+      label: "token transfer x5000",
+      contract: "TokenLoops",
+      fn: "transferLoop",
+      args: (s) => [s],
+      gas: 13e6,
+    },
+    {
+      key: "approve",
+      label: "approve+transferFrom x5000",
+      contract: "TokenLoops",
+      fn: "approveTransferFromLoop",
+      args: (s) => [s],
+      gas: 30.2e6,
+    },
+    { key: "keccak", label: "keccak256 x10000", contract: "KeccakLoop", fn: "hashLoop", args: (s) => [s], gas: 3.9e6 },
+    // Last: a node that cannot cancel a call it has timed out (Ganache) goes on computing it, which would slow
+    // whatever is timed after it.
+    {
+      key: "raytrace",
+      label: `ray tracer ${raySize}x${raySize}`,
+      contract: "RayTracer",
+      fn: "render",
+      args: (s) => [s, raySize, raySize],
+      gas: 43_600 * raySize * raySize,
+    },
+  ];
+}
+
+export const WORKLOADS: readonly Workload[] = workloads();
 
 /**
- * The gas of every workload call and estimate: above the largest workload, and at or below the eth_call gas
+ * The gas of every workload call: above the largest workload, and at or below the eth_call gas
  * cap each node gets from bench/nodes.ts (cometh --json-rpc.gas-cap, anvil --disable-block-gas-limit,
  * Hardhat's blockGasLimit, ganache --miner.callGasLimit), whose defaults (25M-60M) are below the ray tracer.
  */
@@ -68,20 +89,18 @@ export interface WorkloadOptions {
   calls: number;
   /** No new call starts after this many seconds of a workload's measured calls (at least one is made). */
   seconds: number;
-  /** Timeout of one call (and of the gas estimate). */
+  /** Timeout of one call. */
   callTimeoutMs: number;
-  /** The gas is estimated only when the warm-up call took at most this long. */
-  estimateBelowMs: number;
   /** The `from` of every call (a funded dev account: the token loops mint to it and spend from it). */
   from: string;
 }
 
 export interface WorkloadResult {
   key: string;
-  /** eth_estimateGas of a warm-up seed's call (none when the warm-up was slow: see estimateBelowMs). */
-  gas?: bigint;
   /** Wall times of the measured calls, in ms, in call order. */
   times: number[];
+  /** The gas each measured call's body used (the last word of its answer), in call order. */
+  gas: bigint[];
   /** The measured calls' answers (the call with seed i + 1 at i). */
   answers: string[];
   /** Why it has no figures, or was cut short. */
@@ -118,8 +137,9 @@ export async function deployWorkloads(deploy: (initCode: string) => Promise<stri
 }
 
 /** The workloads named in a comma-separated list ("all" for every one). */
-export function selectWorkloads(list: string): Workload[] {
-  if (list.trim() === "all") return [...WORKLOADS];
+export function selectWorkloads(list: string, raySize = RAY_SIZE): Workload[] {
+  const all = workloads(raySize);
+  if (list.trim() === "all") return all;
   const keys = list
     .split(",")
     .map((s) => s.trim())
@@ -130,12 +150,12 @@ export function selectWorkloads(list: string): Workload[] {
       `--workloads: unknown ${unknown.join(", ")}; choose from all, none, ${WORKLOADS.map((w) => w.key).join(", ")}`,
     );
   }
-  return WORKLOADS.filter((w) => keys.includes(w.key));
+  return all.filter((w) => keys.includes(w.key));
 }
 
 /**
- * Times `w` on a node: a warm-up call, its gas estimate, then measured calls one at a time (one in flight)
- * until opts.calls are done or opts.seconds have passed.
+ * Times `w` on a node: a warm-up call, then measured calls one at a time (one in flight) until opts.calls
+ * are done or opts.seconds have passed.
  */
 export async function timeWorkload(
   rpc: WorkloadRpc,
@@ -143,63 +163,73 @@ export async function timeWorkload(
   w: Workload,
   opts: WorkloadOptions,
 ): Promise<WorkloadResult> {
-  const result: WorkloadResult = { key: w.key, times: [], answers: [] };
+  const result: WorkloadResult = { key: w.key, times: [], gas: [], answers: [] };
   const tx = (seed: bigint) => ({
     from: opts.from,
     to: addrs[w.contract],
     gas: `0x${CALL_GAS.toString(16)}`,
     data: workloadCalldata(w, seed),
   });
-  const w0 = performance.now();
   try {
     await rpc.call<string>("eth_call", [tx(WARM_SEED), "latest"], opts.callTimeoutMs);
   } catch (e) {
     result.note = `warm-up call failed: ${(e as Error).message.slice(0, 160)}`;
     return result;
   }
-  // An estimate runs the call several times (a search for the least gas that succeeds): skipped where one
-  // call is slow, as the gas is the same on every node (the table then takes another node's estimate).
-  if (performance.now() - w0 <= opts.estimateBelowMs) {
-    try {
-      result.gas = BigInt(await rpc.call<string>("eth_estimateGas", [tx(WARM_SEED + 1n)], opts.callTimeoutMs));
-    } catch (e) {
-      result.note = `eth_estimateGas failed: ${(e as Error).message.slice(0, 160)}`;
-    }
-  }
   const t0 = performance.now();
   for (let i = 0; i < opts.calls; i++) {
     if (i > 0 && performance.now() - t0 > opts.seconds * 1000) break;
     const params = [tx(BigInt(i + 1)), "latest"];
     const s = performance.now();
+    let answer: string;
     try {
-      result.answers.push(await rpc.call<string>("eth_call", params, opts.callTimeoutMs));
+      answer = await rpc.call<string>("eth_call", params, opts.callTimeoutMs);
     } catch (e) {
       result.note = `call ${i + 1} failed: ${(e as Error).message.slice(0, 160)}`;
       break;
     }
     result.times.push(performance.now() - s);
+    result.answers.push(answer);
+    result.gas.push(gasOfAnswer(answer));
   }
   return result;
+}
+
+/** The gas a workload's body used: every workload returns it as the last word of its answer. */
+export function gasOfAnswer(answer: string): bigint {
+  if (!/^0x([0-9a-fA-F]{64})+$/.test(answer)) throw new RangeError(`not an ABI-encoded answer: ${answer.slice(0, 80)}`);
+  return BigInt(`0x${answer.slice(-64)}`);
 }
 
 export interface WorkloadStats {
   median: number;
   min: number;
   max: number;
-  /** Million gas per second at the median (when the gas is known). */
-  mgasPerSec?: number;
+  /** The median gas of a call's body. */
+  gas: bigint;
+  /** Million gas per second: the median gas over the median time. */
+  mgasPerSec: number;
 }
 
-/** `gas`: the gas of one call when r has no estimate of its own (another node's). */
-export function workloadStats(r: WorkloadResult, gas = r.gas): WorkloadStats | undefined {
+function median(sorted: number[]): number {
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export function workloadStats(r: WorkloadResult): WorkloadStats | undefined {
   if (r.times.length === 0) return undefined;
   const sorted = [...r.times].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median =
-    sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-  const stats: WorkloadStats = { median, min: sorted[0] as number, max: sorted[sorted.length - 1] as number };
-  if (gas !== undefined) stats.mgasPerSec = Number(gas) / 1e6 / (median / 1000);
-  return stats;
+  const t = median(sorted);
+  const gas = BigInt(Math.round(median(r.gas.map(Number).sort((a, b) => a - b))));
+  return {
+    median: t,
+    min: sorted[0] as number,
+    max: sorted[sorted.length - 1] as number,
+    gas,
+    mgasPerSec: Number(gas) / 1e6 / (t / 1000),
+  };
 }
 
 /** The decoded answer of `w`, for humans: e.g. "supply=12502500, balance=12502500". */
@@ -214,13 +244,16 @@ export function describeAnswer(w: Workload, answer: string): string {
  * Whether every node gave the same answer to the same seed, over the seeds all of them ran: a line per
  * workload ("same answers on N nodes for seeds 1..k" or where they differ), and whether all agreed.
  */
-export function compareAnswers(nodes: { name: string; results: WorkloadResult[] }[]): {
+export function compareAnswers(
+  nodes: { name: string; results: WorkloadResult[] }[],
+  list: readonly Workload[] = WORKLOADS,
+): {
   lines: string[];
   same: boolean;
 } {
   const lines: string[] = [];
   let same = true;
-  for (const w of WORKLOADS) {
+  for (const w of list) {
     const ran = nodes
       .map((n) => ({ name: n.name, r: n.results.find((r) => r.key === w.key) }))
       .filter((x): x is { name: string; r: WorkloadResult } => x.r !== undefined && x.r.answers.length > 0);
