@@ -11,6 +11,14 @@
  *     transfers: count / (first eth_sendRawTransaction .. last receipt seen);
  *   - eth_getLogs over the blocks of all the ERC-20 transfers (requests/s, p50, p99 of --logs-reps calls);
  *   - peak RSS (VmHWM summed over the node's process tree) and start-up time to the first eth_chainId answer;
+ *   - the eth_call workloads of bench/workloads/ (token mint, transfer and approve+transferFrom loops, a keccak
+ *     loop, a fixed-point ray tracer), one call in flight, each call with a seed of its own: per node a warm-up
+ *     call, then up to --workload-calls (20) calls or --workload-seconds (10) s, each bounded by
+ *     --workload-timeout (60) s; reported as ms per call (median, min..max), Mgas/s (the gas each call's body
+ *     reports) and the time against Anvil's and Hardhat 3's, in a table of their own with the two distinct
+ *     eth_call read rows against Anvil's and Hardhat 3's; the answers are compared seed by seed across nodes
+ *     (the exit code is 1 when they differ). --workloads mint,transfer,approve,keccak,raytrace (default all;
+ *     none), --ray-size N (the ray tracer's N x N image, default 48);
  * next to the ceiling: a bare node:http server answering a fixed JSON body, loaded the same way.
  *
  * Modes:
@@ -20,6 +28,8 @@
  *                                 peers from bench/peers/node_modules, skipped with a note when not installed:
  *                                 bash bench/peers/install.sh), stops it by its PID (then its process group),
  *                                 prints one combined table.
+ * Sections: --skip reads,workloads,txs leaves some out (txs: the mined transfers and eth_getLogs); the order
+ * on each node is reads, txs, workloads.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
  * --json (results as JSON after the table).
@@ -32,7 +42,9 @@
  *   - all: 127.0.0.1, chain id 262144, the Hardhat dev mnemonic (test ... junk), 10 accounts x 10000 ETH,
  *     fresh in-memory/temporary state, per-request logging off (cometh --log_level error, anvil --quiet,
  *     ganache --logging.quiet, hardhat_setLoggingEnabled(false) once after start-up, as `hardhat node` turns
- *     it on), every other setting the tool's default;
+ *     it on), eth_call gas up to 10^9 for the workloads (cometh --json-rpc.gas-cap and --json-rpc.evm-timeout
+ *     at --workload-timeout; the peers' settings in bench/nodes.ts; Hardhat on Prague), every other setting
+ *     the tool's default;
  *   - mining: each peer's default automine (Anvil: a block as soon as txs are ready; Hardhat: a block per tx;
  *     Ganache: instamine "eager", a block per tx before eth_sendRawTransaction answers); cometh has no
  *     automine: CometBFT consensus with --consensus.timeout_commit 0s (--timeout-commit) and
@@ -82,6 +94,7 @@ import {
   selectWorkloads,
   timeWorkload,
   type Workload,
+  type WorkloadAddresses,
   type WorkloadOptions,
   type WorkloadResult,
   workloadStats,
@@ -566,8 +579,6 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
   const result: NodeResult = { name, client: "", routes: {}, notes: [] };
   result.client = await rpc.call<string>("web3_clientVersion").catch(() => "?");
   const setup = await setupContracts(rpc);
-  const { tokenAddr } = setup;
-
   // Read routes.
   const requests = routeRequests(setup);
   for (const route of opts.sections.has("reads") ? ROUTES : []) {
@@ -583,21 +594,29 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
     );
   }
 
-  // The eth_call workloads, before the transfers: on a small, healthy chain (Anvil can wedge in the tx phase).
-  if (opts.workloads.length > 0) result.workloads = await workloads(rpc, setup, opts);
-  if (!opts.sections.has("txs")) return result;
+  // The workload contracts are deployed before the transfers, whose nonces may be left unmined (a stall).
+  const addrs = opts.workloads.length > 0 ? await deployWorkloadContracts(rpc, setup) : undefined;
+  if (opts.sections.has("txs")) await transfersAndLogs(rpc, setup, result, opts);
+  // The eth_call workloads come last: Hardhat 3 keeps a trace of every step of a call (GBs for the ray tracer)
+  // and Ganache goes on computing a call it has timed out, either of which would tax what followed.
+  if (addrs !== undefined) result.workloads = await workloads(rpc, addrs, opts);
+  return result;
+}
 
+/** The mined ETH and ERC-20 transfers, then eth_getLogs over the ERC-20 transfers' blocks. */
+async function transfersAndLogs(rpc: Rpc, setup: EvmSetup, result: NodeResult, opts: HarnessOptions): Promise<void> {
+  const { tokenAddr } = setup;
   let transfers: Transfers;
   try {
     transfers = await minedTransfers(rpc, setup, opts);
   } catch (e) {
     result.notes.push(`mined transfers failed: ${(e as Error).message.slice(0, 160)}`);
-    return result;
+    return;
   }
   result.eth = transfers.eth;
   if (transfers.erc20 === undefined) {
     result.notes.push("eth_getLogs skipped: no ERC-20 transfers", ...transfers.notes);
-    return result;
+    return;
   }
   result.erc20 = transfers.erc20;
 
@@ -638,7 +657,6 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
     }
   }
   result.notes.push(...transfers.notes);
-  return result;
 }
 
 /** What minedTransfers needs: the count of each kind, the send lanes, and when a phase gives up. */
@@ -695,9 +713,9 @@ export async function minedTransfers(rpc: Rpc, setup: EvmSetup, opts: TransferOp
   return { eth, erc20, notes };
 }
 
-/** Deploys the workload contracts from dev account 0, then times each selected workload (bench/workloads/). */
-async function workloads(rpc: Rpc, setup: EvmSetup, opts: HarnessOptions): Promise<WorkloadResult[]> {
-  const addrs = await deployWorkloads(async (initCode) => {
+/** Deploys the workload contracts (bench/workloads/) from dev account 0. */
+function deployWorkloadContracts(rpc: Rpc, setup: EvmSetup): Promise<WorkloadAddresses> {
+  return deployWorkloads(async (initCode) => {
     const gas = BigInt(await rpc.call<string>("eth_estimateGas", [{ from: ADDRS[0], data: initCode }]));
     const t = setup.sign(0, { data: initCode, gasLimit: (gas * 12n) / 10n });
     await rpc.call("eth_sendRawTransaction", [t.raw]);
@@ -705,14 +723,18 @@ async function workloads(rpc: Rpc, setup: EvmSetup, opts: HarnessOptions): Promi
     if (r.status !== "0x1" || r.contractAddress === null) throw new RpcError("workload contract deployment failed");
     return r.contractAddress;
   });
+}
+
+/** Times each selected workload on the contracts at `addrs`. */
+async function workloads(rpc: Rpc, addrs: WorkloadAddresses, opts: HarnessOptions): Promise<WorkloadResult[]> {
   const out: WorkloadResult[] = [];
-  // The node's slowest Mgas/s so far: a workload it would not finish within the call timeout at that pace is
-  // skipped, as a call it times out may go on running in it (Ganache) and slow or fail what follows.
+  // The node's slowest Mgas/s so far: a workload it would not finish within half the call timeout at that pace
+  // is skipped (its pace varies by workload), as a call it times out may go on running in it (Ganache).
   let slowest = Number.POSITIVE_INFINITY;
   for (const w of opts.workloads) {
     const predictedMs = (w.gas / 1e6 / slowest) * 1000;
-    if (predictedMs > opts.workloadOpts.callTimeoutMs) {
-      const note = `skipped: ~${(predictedMs / 1000).toFixed(0)} s a call at this node's ${slowest.toFixed(2)} Mgas/s, over the ${opts.workloadOpts.callTimeoutMs / 1000} s call timeout`;
+    if (predictedMs > opts.workloadOpts.callTimeoutMs / 2) {
+      const note = `skipped: ~${(predictedMs / 1000).toFixed(0)} s a call at this node's ${slowest.toFixed(2)} Mgas/s, over half the ${opts.workloadOpts.callTimeoutMs / 1000} s call timeout`;
       out.push({ key: w.key, times: [], gas: [], answers: [], note });
       console.log(`  ${w.label}: ${note}`);
       continue;
@@ -1154,7 +1176,8 @@ async function main(): Promise<void> {
     ({ results, skipped } = await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));
   }
   if (reads) ceilings.push(await ceiling(opts, values.rpc === undefined));
-  const ceil = ceilings.reduce((a, b) => (b.rps > a.rps ? b : a), { rps: Number.NaN, p50: 0, p99: 0, errors: 0 });
+  const none: LoadResult = { rps: Number.NaN, p50: Number.NaN, p99: Number.NaN, errors: 0 };
+  const ceil = ceilings.length === 0 ? none : ceilings.reduce((a, b) => (b.rps > a.rps ? b : a));
   printTable(results, ceil, opts);
   let same = true;
   if (opts.workloads.length > 0) same = printWorkloads(results, opts);

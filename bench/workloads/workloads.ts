@@ -258,19 +258,21 @@ export function compareAnswers(
       .map((n) => ({ name: n.name, r: n.results.find((r) => r.key === w.key) }))
       .filter((x): x is { name: string; r: WorkloadResult } => x.r !== undefined && x.r.answers.length > 0);
     if (ran.length === 0) continue;
-    const common = Math.min(...ran.map((x) => x.r.answers.length));
+    // Seed by seed, among the nodes that ran it (a slow node runs fewer).
+    const most = Math.max(...ran.map((x) => x.r.answers.length));
     const differ: string[] = [];
-    for (let i = 0; i < common; i++) {
-      const ref = ran[0]?.r.answers[i];
-      const odd = ran.filter((x) => x.r.answers[i] !== ref).map((x) => x.name);
-      if (odd.length > 0) differ.push(`seed ${i + 1}: ${odd.join(", ")} differ from ${ran[0]?.name}`);
+    for (let i = 0; i < most; i++) {
+      const had = ran.filter((x) => x.r.answers[i] !== undefined);
+      const ref = had[0];
+      const odd = had.filter((x) => x.r.answers[i] !== ref?.r.answers[i]).map((x) => x.name);
+      if (odd.length > 0) differ.push(`seed ${i + 1}: ${odd.join(", ")} differ from ${ref?.name}`);
     }
     const first = ran[0]?.r.answers[0];
     const sample = first === undefined ? "" : ` (seed 1: ${describeAnswer(w, first)})`;
     if (differ.length > 0) same = false;
     lines.push(
       differ.length === 0
-        ? `${w.label}: same answers on ${ran.map((x) => x.name).join(", ")} for seeds 1..${common}${sample}`
+        ? `${w.label}: same answers on ${ran.map((x) => `${x.name} (seeds 1..${x.r.answers.length})`).join(", ")}${sample}`
         : `${w.label}: ANSWERS DIFFER: ${differ.slice(0, 3).join("; ")}`,
     );
   }
