@@ -11,6 +11,14 @@
  *     transfers: count / (first eth_sendRawTransaction .. last receipt seen);
  *   - eth_getLogs over the blocks of all the ERC-20 transfers (requests/s, p50, p99 of --logs-reps calls);
  *   - peak RSS (VmHWM summed over the node's process tree) and start-up time to the first eth_chainId answer;
+ *   - the eth_call workloads of bench/workloads/ (token mint, transfer and approve+transferFrom loops, a keccak
+ *     loop, a fixed-point ray tracer), one call in flight, each call with a seed of its own: per node a warm-up
+ *     call, then up to --workload-calls (20) calls or --workload-seconds (10) s, each bounded by
+ *     --workload-timeout (60) s; reported as ms per call (median, min..max), Mgas/s (the gas each call's body
+ *     reports) and the time against Anvil's and Hardhat 3's, in a table of their own with the two distinct
+ *     eth_call read rows against Anvil's and Hardhat 3's; the answers are compared seed by seed across nodes
+ *     (the exit code is 1 when they differ). --workloads mint,transfer,approve,keccak,raytrace (default all;
+ *     none), --ray-size N (the ray tracer's N x N image, default 48);
  * next to the ceiling: a bare node:http server answering a fixed JSON body, loaded the same way.
  *
  * Modes:
@@ -20,6 +28,8 @@
  *                                 peers from bench/peers/node_modules, skipped with a note when not installed:
  *                                 bash bench/peers/install.sh), stops it by its PID (then its process group),
  *                                 prints one combined table.
+ * Sections: --skip reads,workloads,txs leaves some out (txs: the mined transfers and eth_getLogs); the order
+ * on each node is reads, txs, workloads.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
  * --json (results as JSON after the table).
@@ -32,7 +42,9 @@
  *   - all: 127.0.0.1, chain id 262144, the Hardhat dev mnemonic (test ... junk), 10 accounts x 10000 ETH,
  *     fresh in-memory/temporary state, per-request logging off (cometh --log_level error, anvil --quiet,
  *     ganache --logging.quiet, hardhat_setLoggingEnabled(false) once after start-up, as `hardhat node` turns
- *     it on), every other setting the tool's default;
+ *     it on), eth_call gas up to 10^9 for the workloads (cometh --json-rpc.gas-cap and --json-rpc.evm-timeout
+ *     at --workload-timeout; the peers' settings in bench/nodes.ts; Hardhat on Prague), every other setting
+ *     the tool's default;
  *   - mining: each peer's default automine (Anvil: a block as soon as txs are ready; Hardhat: a block per tx;
  *     Ganache: instamine "eager", a block per tx before eth_sendRawTransaction answers); cometh has no
  *     automine: CometBFT consensus with --consensus.timeout_commit 0s (--timeout-commit) and
@@ -74,6 +86,19 @@ import {
   stopNode,
   waitForChainId,
 } from "./nodes.js";
+import {
+  CALL_GAS,
+  compareAnswers,
+  deployWorkloads,
+  RAY_SIZE,
+  selectWorkloads,
+  timeWorkload,
+  type Workload,
+  type WorkloadAddresses,
+  type WorkloadOptions,
+  type WorkloadResult,
+  workloadStats,
+} from "./workloads/workloads.js";
 
 /**
  * Whether this file is the entry point (npm run bench:evm, or the ceiling child it forks). Imported (by
@@ -104,6 +129,12 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     "bare-server": { type: "boolean", default: false },
     "read-workers": { type: "string" },
+    workloads: { type: "string", default: "all" },
+    "workload-calls": { type: "string", default: "20" },
+    "workload-seconds": { type: "string", default: "10" },
+    "workload-timeout": { type: "string", default: "60" },
+    "ray-size": { type: "string", default: String(RAY_SIZE) },
+    skip: { type: "string", default: "" },
   },
 });
 
@@ -212,7 +243,7 @@ export function load(
 // ---------------------------------------------------------------------------------------------------------
 // The harness proper: what it measures on one node, whoever started it.
 
-interface TxPhase {
+export interface TxPhase {
   sent: number;
   mined: number;
   /** Nothing was mined for --stall seconds while txs were outstanding. */
@@ -245,6 +276,7 @@ interface NodeResult {
   eth?: TxPhase;
   erc20?: TxPhase;
   logs?: LogsResult;
+  workloads?: WorkloadResult[];
   notes: string[];
 }
 
@@ -547,12 +579,9 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
   const result: NodeResult = { name, client: "", routes: {}, notes: [] };
   result.client = await rpc.call<string>("web3_clientVersion").catch(() => "?");
   const setup = await setupContracts(rpc);
-  const { tokenAddr, tokenGas, sign } = setup;
-  const addrs = ADDRS;
-
   // Read routes.
   const requests = routeRequests(setup);
-  for (const route of ROUTES) {
+  for (const route of opts.sections.has("reads") ? ROUTES : []) {
     const { body, bodyAt } = requests[route];
     // The warm-up's distinct requests are numbered from 10^9, so the measured ones repeat none of them
     // (a repeat would be answered by the per-height call memo).
@@ -565,33 +594,31 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
     );
   }
 
-  // Pre-signed transfers: tx i from dev account i mod 10 (nonces sequential), sent in lane (i mod 10) mod lanes.
-  const laneOf = (make: (i: number, s: number) => Signed): Signed[][] => {
-    const lanes: Signed[][] = Array.from({ length: opts.lanes }, () => []);
-    for (let i = 0; i < opts.txs; i++) (lanes[(i % ACCOUNTS) % opts.lanes] as Signed[]).push(make(i, i % ACCOUNTS));
-    return lanes;
-  };
-  // Recipients: the next dev account (s+1 mod 10).
-  const next = (s: number) => addrs[(s + 1) % ACCOUNTS] as string;
-  const ethLanes = laneOf((_i, s) => sign(s, { to: next(s), value: GWEI, gasLimit: 21_000n }));
-  const tokenLanes = laneOf((_i, s) =>
-    sign(s, {
-      to: tokenAddr,
-      data: token.encodeFunctionData("transfer", [next(s), 10n ** 18n]),
-      gasLimit: tokenGas,
-    }),
-  );
-  result.eth = await txPhase(rpc, ethLanes, opts.txTimeoutMs, opts.stallMs);
-  console.log(`  ETH transfers: ${describeTx(result.eth)}`);
-  if (result.eth.mined < result.eth.sent) {
-    result.notes.push(
-      "ERC-20 transfers and eth_getLogs skipped: their nonces follow ETH transfers that were not mined",
-    );
-    notePhase(result, "ETH", result.eth);
-    return result;
+  // The workload contracts are deployed before the transfers, whose nonces may be left unmined (a stall).
+  const addrs = opts.workloads.length > 0 ? await deployWorkloadContracts(rpc, setup) : undefined;
+  if (opts.sections.has("txs")) await transfersAndLogs(rpc, setup, result, opts);
+  // The eth_call workloads come last: Hardhat 3 keeps a trace of every step of a call (GBs for the ray tracer)
+  // and Ganache goes on computing a call it has timed out, either of which would tax what followed.
+  if (addrs !== undefined) result.workloads = await workloads(rpc, addrs, opts);
+  return result;
+}
+
+/** The mined ETH and ERC-20 transfers, then eth_getLogs over the ERC-20 transfers' blocks. */
+async function transfersAndLogs(rpc: Rpc, setup: EvmSetup, result: NodeResult, opts: HarnessOptions): Promise<void> {
+  const { tokenAddr } = setup;
+  let transfers: Transfers;
+  try {
+    transfers = await minedTransfers(rpc, setup, opts);
+  } catch (e) {
+    result.notes.push(`mined transfers failed: ${(e as Error).message.slice(0, 160)}`);
+    return;
   }
-  result.erc20 = await txPhase(rpc, tokenLanes, opts.txTimeoutMs, opts.stallMs);
-  console.log(`  ERC-20 transfers: ${describeTx(result.erc20)}`);
+  result.eth = transfers.eth;
+  if (transfers.erc20 === undefined) {
+    result.notes.push("eth_getLogs skipped: no ERC-20 transfers", ...transfers.notes);
+    return;
+  }
+  result.erc20 = transfers.erc20;
 
   // eth_getLogs over the blocks of all the ERC-20 transfers (only when all were mined: comparable sizes).
   if (result.erc20.mined < result.erc20.sent) result.notes.push("eth_getLogs skipped: not all ERC-20 transfers mined");
@@ -629,28 +656,127 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
       result.notes.push(`eth_getLogs failed: ${(e as Error).message.slice(0, 160)}`);
     }
   }
-  notePhase(result, "ETH", result.eth);
-  notePhase(result, "ERC-20", result.erc20);
-  return result;
+  result.notes.push(...transfers.notes);
 }
 
-function notePhase(result: NodeResult, label: string, p: TxPhase): void {
+/** What minedTransfers needs: the count of each kind, the send lanes, and when a phase gives up. */
+export interface TransferOptions {
+  txs: number;
+  lanes: number;
+  txTimeoutMs: number;
+  stallMs: number;
+}
+
+/** Mined transfers/s of ETH and then ERC-20 transfers, with notes on what went wrong. */
+export interface Transfers {
+  eth: TxPhase;
+  /** Missing when not all ETH transfers were mined (the ERC-20 transfers' nonces follow theirs). */
+  erc20?: TxPhase;
+  notes: string[];
+}
+
+/**
+ * opts.txs pre-signed ETH transfers, then as many ERC-20 transfers of the token of `setup`, through
+ * eth_sendRawTransaction from opts.lanes lanes; each phase's mined/s is count / (first send .. last receipt).
+ */
+export async function minedTransfers(rpc: Rpc, setup: EvmSetup, opts: TransferOptions): Promise<Transfers> {
+  const { tokenAddr, tokenGas, sign } = setup;
+  const addrs = ADDRS;
+  // Pre-signed transfers: tx i from dev account i mod 10 (nonces sequential), sent in lane (i mod 10) mod lanes.
+  const laneOf = (make: (i: number, s: number) => Signed): Signed[][] => {
+    const lanes: Signed[][] = Array.from({ length: opts.lanes }, () => []);
+    for (let i = 0; i < opts.txs; i++) (lanes[(i % ACCOUNTS) % opts.lanes] as Signed[]).push(make(i, i % ACCOUNTS));
+    return lanes;
+  };
+  // Recipients: the next dev account (s+1 mod 10).
+  const next = (s: number) => addrs[(s + 1) % ACCOUNTS] as string;
+  const ethLanes = laneOf((_i, s) => sign(s, { to: next(s), value: GWEI, gasLimit: 21_000n }));
+  const tokenLanes = laneOf((_i, s) =>
+    sign(s, {
+      to: tokenAddr,
+      data: token.encodeFunctionData("transfer", [next(s), 10n ** 18n]),
+      gasLimit: tokenGas,
+    }),
+  );
+  const notes: string[] = [];
+  const eth = await txPhase(rpc, ethLanes, opts.txTimeoutMs, opts.stallMs);
+  console.log(`  ETH transfers: ${describeTx(eth)}`);
+  if (eth.mined < eth.sent) {
+    notes.push("ERC-20 transfers skipped: their nonces follow ETH transfers that were not mined");
+    notePhase(notes, "ETH", eth, opts.stallMs);
+    return { eth, notes };
+  }
+  const erc20 = await txPhase(rpc, tokenLanes, opts.txTimeoutMs, opts.stallMs);
+  console.log(`  ERC-20 transfers: ${describeTx(erc20)}`);
+  notePhase(notes, "ETH", eth, opts.stallMs);
+  notePhase(notes, "ERC-20", erc20, opts.stallMs);
+  return { eth, erc20, notes };
+}
+
+/** Deploys the workload contracts (bench/workloads/) from dev account 0. */
+function deployWorkloadContracts(rpc: Rpc, setup: EvmSetup): Promise<WorkloadAddresses> {
+  return deployWorkloads(async (initCode) => {
+    const gas = BigInt(await rpc.call<string>("eth_estimateGas", [{ from: ADDRS[0], data: initCode }]));
+    const t = setup.sign(0, { data: initCode, gasLimit: (gas * 12n) / 10n });
+    await rpc.call("eth_sendRawTransaction", [t.raw]);
+    const r = await waitReceipt(rpc, t.hash, 60_000);
+    if (r.status !== "0x1" || r.contractAddress === null) throw new RpcError("workload contract deployment failed");
+    return r.contractAddress;
+  });
+}
+
+/** Times each selected workload on the contracts at `addrs`. */
+async function workloads(rpc: Rpc, addrs: WorkloadAddresses, opts: HarnessOptions): Promise<WorkloadResult[]> {
+  const out: WorkloadResult[] = [];
+  // The node's slowest Mgas/s so far: a workload it would not finish within half the call timeout at that pace
+  // is skipped (its pace varies by workload), as a call it times out may go on running in it (Ganache).
+  let slowest = Number.POSITIVE_INFINITY;
+  for (const w of opts.workloads) {
+    const predictedMs = (w.gas / 1e6 / slowest) * 1000;
+    if (predictedMs > opts.workloadOpts.callTimeoutMs / 2) {
+      const note = `skipped: ~${(predictedMs / 1000).toFixed(0)} s a call at this node's ${slowest.toFixed(2)} Mgas/s, over half the ${opts.workloadOpts.callTimeoutMs / 1000} s call timeout`;
+      out.push({ key: w.key, times: [], gas: [], answers: [], note });
+      console.log(`  ${w.label}: ${note}`);
+      continue;
+    }
+    const r = await timeWorkload(rpc, addrs, w, { ...opts.workloadOpts, from: ADDRS[1] as string });
+    out.push(r);
+    const st = workloadStats(r);
+    if (st !== undefined) slowest = Math.min(slowest, Number(st.gas) / 1e3 / st.max);
+    console.log(
+      st === undefined
+        ? `  ${w.label}: n/a (${r.note ?? "no call"})`
+        : `  ${w.label}: ${st.median.toFixed(1)} ms median (${st.min.toFixed(1)}..${st.max.toFixed(1)}, ${r.times.length} calls), ${(Number(st.gas) / 1e6).toFixed(2)}M gas, ${st.mgasPerSec.toFixed(1)} Mgas/s${r.note === undefined ? "" : ` (${r.note})`}`,
+    );
+  }
+  return out;
+}
+
+function notePhase(notes: string[], label: string, p: TxPhase, stallMs: number): void {
   if (p.stalled) {
-    result.notes.push(
-      `${label}: stalled: ${p.mined}/${p.sent} mined, then none for ${values.stall} s (phase ended after ${p.seconds.toFixed(0)} s)`,
+    notes.push(
+      `${label}: stalled: ${p.mined}/${p.sent} mined, then none for ${stallMs / 1000} s (phase ended after ${p.seconds.toFixed(0)} s)`,
     );
   } else if (p.mined < p.sent) {
-    result.notes.push(`${label}: only ${p.mined}/${p.sent} mined within --tx-timeout`);
+    notes.push(`${label}: only ${p.mined}/${p.sent} mined within --tx-timeout`);
   }
-  if (p.failed > 0) result.notes.push(`${label}: ${p.failed} receipts with status 0`);
-  if (p.sendErrors > 0) result.notes.push(`${label}: ${p.sendErrors} eth_sendRawTransaction errors`);
+  if (p.failed > 0) notes.push(`${label}: ${p.failed} receipts with status 0`);
+  if (p.sendErrors > 0) notes.push(`${label}: ${p.sendErrors} eth_sendRawTransaction errors`);
 }
 
 function describeTx(p: TxPhase): string {
   return `${p.mined}/${p.sent} mined (${p.failed} failed) in ${p.seconds.toFixed(2)} s (sent in ${p.sendSeconds.toFixed(2)} s) = ${p.tps.toFixed(0)} tx/s, ${p.blocks} blocks (${p.firstBlock}..${p.lastBlock})`;
 }
 
+/** The parts of the harness (--skip leaves some out). */
+const SECTIONS = ["reads", "workloads", "txs"] as const;
+type Section = (typeof SECTIONS)[number];
+
 interface HarnessOptions {
+  sections: Set<Section>;
+  /** The workloads to time (none when the workloads section is skipped). */
+  workloads: Workload[];
+  workloadOpts: Omit<WorkloadOptions, "from">;
   lanes: number;
   seconds: number;
   connections: number;
@@ -760,10 +886,15 @@ function pidListeningOn(port: number): number | undefined {
 // The nodes this harness can start (bench/nodes.ts).
 
 const SPECS: NodeSpec[] = [
-  comethStart(
-    values["timeout-commit"],
-    values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]],
-  ),
+  comethStart(values["timeout-commit"], [
+    // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
+    // tracer; and no eth_call timeout below the workloads' own.
+    "--json-rpc.gas-cap",
+    CALL_GAS.toString(),
+    "--json-rpc.evm-timeout",
+    `${values["workload-timeout"]}s`,
+    ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
+  ]),
   ANVIL,
   HARDHAT,
   GANACHE,
@@ -883,8 +1014,121 @@ function printTable(results: NodeResult[], ceil: LoadResult, opts: HarnessOption
   for (const r of results) for (const n of r.notes) console.log(`note: ${r.name}: ${n}`);
 }
 
+/**
+ * The workloads table: per workload and node, ms per call (median, min..max), the gas used, Mgas/s and
+ * the time against Anvil's and Hardhat 3's; then the two read routes no memo can answer, against theirs; then
+ * whether every node gave the same answers. Returns whether they did.
+ */
+function printWorkloads(results: NodeResult[], opts: HarnessOptions): boolean {
+  const w = 13;
+  const labelW = 42;
+  const o = opts.workloadOpts;
+  console.log("");
+  console.log(
+    `eth_call workloads (bench/workloads/): one call in flight, every call with a seed of its own; per node a warm-up, then up to ${o.calls} calls or ${o.seconds} s; call timeout ${o.callTimeoutMs / 1000} s`,
+  );
+  console.log("");
+  const head = `${"".padEnd(labelW)}${results.map((r) => r.name.padStart(w)).join("")}`;
+  console.log(head);
+  console.log("-".repeat(head.length));
+  const line = (label: string, cells: string[]) =>
+    console.log(`${label.padEnd(labelW)}${cells.map((c) => c.padStart(w)).join("")}`);
+  const num = (v: number | undefined, digits: number) =>
+    v === undefined || !Number.isFinite(v) ? "n/a" : v.toFixed(digits);
+  const anvil = results.find((r) => r.name === "anvil");
+  const hardhat = results.find((r) => r.name === "hardhat");
+  for (const wl of opts.workloads) {
+    const runs = results.map((r) => r.workloads?.find((y) => y.key === wl.key));
+    const stats = runs.map((x) => ({ r: x, st: x === undefined ? undefined : workloadStats(x) }));
+    const gas = stats.find((x) => x.st !== undefined)?.st?.gas;
+    const medianOf = (n: NodeResult | undefined) => stats[results.indexOf(n as NodeResult)]?.st?.median;
+    line(`${wl.label}${gas === undefined ? "" : ` (${(Number(gas) / 1e6).toFixed(1)}M gas)`}`, []);
+    line(
+      "  ms/call, median",
+      stats.map((x) => num(x.st?.median, 1)),
+    );
+    line(
+      "  ms/call, min..max",
+      stats.map((x) => (x.st === undefined ? "n/a" : `${x.st.min.toFixed(0)}..${x.st.max.toFixed(0)}`)),
+    );
+    line(
+      "  calls measured",
+      stats.map((x) => String(x.r?.times.length ?? 0)),
+    );
+    line(
+      "  gas of the body (median), M",
+      stats.map((x) => num(x.st === undefined ? undefined : Number(x.st.gas) / 1e6, 2)),
+    );
+    line(
+      "  Mgas/s at the median",
+      stats.map((x) => num(x.st?.mgasPerSec, 1)),
+    );
+    for (const [peer, label] of [
+      [anvil, "  time / Anvil's time"],
+      [hardhat, "  time / Hardhat 3's time"],
+    ] as const) {
+      const ref = medianOf(peer);
+      if (peer === undefined) continue;
+      line(
+        label,
+        stats.map((x) => (x.st === undefined || ref === undefined ? "n/a" : `${(x.st.median / ref).toFixed(2)}x`)),
+      );
+    }
+  }
+  for (const route of ["eth_call balanceOf, distinct holders", "eth_call compute loop, distinct args"] as const) {
+    const rps = results.map((r) => r.routes[route]?.rps);
+    if (rps.every((v) => v === undefined)) continue;
+    line(`${route}`, []);
+    line(
+      "  req/s",
+      rps.map((v) => num(v, 0)),
+    );
+    for (const [peer, label] of [
+      [anvil, "  req/s / Anvil's req/s"],
+      [hardhat, "  req/s / Hardhat 3's req/s"],
+    ] as const) {
+      const ref = peer?.routes[route]?.rps;
+      if (peer === undefined) continue;
+      line(
+        label,
+        rps.map((v) => (v === undefined || ref === undefined ? "n/a" : `${(v / ref).toFixed(2)}x`)),
+      );
+    }
+  }
+  for (const r of results) {
+    for (const x of r.workloads ?? []) {
+      if (x.note !== undefined)
+        console.log(`note: ${r.name}: ${opts.workloads.find((y) => y.key === x.key)?.label}: ${x.note}`);
+    }
+  }
+  const { lines, same } = compareAnswers(
+    results.map((r) => ({ name: r.name, results: r.workloads ?? [] })),
+    opts.workloads,
+  );
+  for (const l of lines) console.log(`answers: ${l}`);
+  return same;
+}
+
 async function main(): Promise<void> {
+  const skip = values.skip
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const x of skip) {
+    if (!(SECTIONS as readonly string[]).includes(x)) {
+      throw new RangeError(`--skip: unknown section ${x}; choose from ${SECTIONS.join(", ")}`);
+    }
+  }
+  const sections = new Set(SECTIONS.filter((x) => !skip.includes(x)));
+  if (values.workloads.trim() === "none") sections.delete("workloads");
   const opts: HarnessOptions = {
+    sections,
+    workloads: sections.has("workloads") ? selectWorkloads(values.workloads, Number(values["ray-size"])) : [],
+    workloadOpts: {
+      calls: Number(values["workload-calls"]),
+      seconds: Number(values["workload-seconds"]),
+      callTimeoutMs: Number(values["workload-timeout"]) * 1000,
+    },
     lanes: Math.min(ACCOUNTS, Number(values.lanes)),
     seconds: Number(values.seconds),
     connections: Number(values.connections),
@@ -893,15 +1137,19 @@ async function main(): Promise<void> {
     txTimeoutMs: Number(values["tx-timeout"]) * 1000,
     stallMs: Number(values.stall) * 1000,
   };
-  for (const [k, v] of Object.entries(opts)) {
-    if (!Number.isFinite(v) || v <= 0) throw new RangeError(`--${k} must be a positive number`);
+  const numeric = { ...opts.workloadOpts, ...opts } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(numeric)) {
+    if (typeof v === "number" && !(Number.isFinite(v) && v > 0)) {
+      throw new RangeError(`--${k} must be a positive number`);
+    }
   }
 
   if (values.rpc === undefined && values.nodes.split(",").includes("cometh")) buildCometh();
   let results: NodeResult[] = [];
   let skipped: string[] = [];
   const ceilings: LoadResult[] = [];
-  ceilings.push(await ceiling(opts, values.rpc === undefined));
+  const reads = opts.sections.has("reads");
+  if (reads) ceilings.push(await ceiling(opts, values.rpc === undefined));
   if (values.rpc !== undefined) {
     const target = parseTarget(values.rpc);
     const rpc = new Rpc(target);
@@ -927,12 +1175,15 @@ async function main(): Promise<void> {
     const wanted = (values.nodes ?? "").split(",").map((s) => s.trim());
     ({ results, skipped } = await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));
   }
-  ceilings.push(await ceiling(opts, values.rpc === undefined));
-  const ceil = ceilings.reduce((a, b) => (b.rps > a.rps ? b : a));
+  if (reads) ceilings.push(await ceiling(opts, values.rpc === undefined));
+  const none: LoadResult = { rps: Number.NaN, p50: Number.NaN, p99: Number.NaN, errors: 0 };
+  const ceil = ceilings.length === 0 ? none : ceilings.reduce((a, b) => (b.rps > a.rps ? b : a));
   printTable(results, ceil, opts);
+  let same = true;
+  if (opts.workloads.length > 0) same = printWorkloads(results, opts);
   for (const s of skipped) console.log(`skipped: ${s}`);
   if (values.json) console.log(JSON.stringify({ opts, ceiling: ceil, results, skipped }, null, 2));
-  process.exitCode = results.length > 0 ? 0 : 1;
+  process.exitCode = results.length > 0 && same ? 0 : 1;
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -4,7 +4,15 @@
  * FinalizeBlock, Commit) on the app directly, with LMDB on disk. Prints committed tx/s, peak RSS, and
  * the pure-JS vs native ecrecover rates.
  *
+ * Then, in the same run, mined transfers/s over JSON-RPC next to Hardhat 3: each node of --peers (default
+ * cometh,hardhat; none to skip) is started as bench:evm starts it (bench/nodes.ts: cometh as `npm start`
+ * runs it with --consensus.timeout_commit 0s; Hardhat 3's `hardhat node` with automine, from bench/peers),
+ * takes --rpc-txs (2000) pre-signed ETH transfers and then as many ERC-20 transfers from 10 dev accounts in
+ * --lanes (10) lanes through eth_sendRawTransaction (bench/evm.ts minedTransfers), and is stopped by its PID.
+ * One table gives the app's committed tx/s and each node's mined tx/s, and their ratios to Hardhat 3's.
+ *
  *   node --import tsx bench/evmApp.ts [--txs 10000] [--senders 200] [--max-gas 30000000]
+ *                                     [--peers cometh,hardhat] [--rpc-txs 2000] [--lanes 10]
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,13 +30,23 @@ import { Mempool } from "../src/mempool/index.js";
 import { defaultConsensusParams } from "../src/types/index.js";
 import { silentLogger } from "../src/util/logger.js";
 import erc20 from "../test/data/erc20.json" with { type: "json" };
+import { minedTransfers, Rpc, setupContracts, type Transfers } from "./evm.js";
+import { ACCOUNTS, buildCometh, comethStart, HARDHAT, runNodes, startNode, stopNode, waitForChainId } from "./nodes.js";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
+function stringArg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
 const N = arg("txs", 10_000);
+const PEERS = stringArg("peers", "cometh,hardhat");
+const RPC_TXS = arg("rpc-txs", 2000);
+const LANES = arg("lanes", 10);
 const SENDERS = arg("senders", 200);
 const MAX_GAS = BigInt(arg("max-gas", 30_000_000));
 const CHAIN_ID = 262144n;
@@ -157,6 +175,11 @@ async function runPhase(
   return { name, txs: committed, blocks, checkMs, blockMs, failed, height, split };
 }
 
+/** End-to-end committed tx/s of an app phase: CheckTx of every tx, then the block loop. */
+function committedPerSecond(r: PhaseResult): number {
+  return (r.txs / (r.checkMs + r.blockMs)) * 1000;
+}
+
 function report(r: PhaseResult): void {
   const total = r.checkMs + r.blockMs;
   console.log(
@@ -235,6 +258,7 @@ async function main(): Promise<void> {
   }));
   console.log(`pre-signed ${2 * N} txs in ${((performance.now() - tSign) / 1000).toFixed(1)}s`);
 
+  let appRates: { eth: number; erc20: number } | undefined;
   const dir = await mkdtemp(join(tmpdir(), "cometh-bench-evm-"));
   const app = await createEvmApp({ dbDir: dir, log });
   try {
@@ -255,10 +279,77 @@ async function main(): Promise<void> {
     const receipts = app.reader.receipts(b.height);
     if (receipts.some((r) => r.status !== 1)) throw new RangeError("an ERC-20 transfer failed");
     console.log(`peak RSS ${rssMb().toFixed(0)} MB; final base fee ${app.reader.nextBaseFee()} wei`);
+    appRates = { eth: committedPerSecond(a), erc20: committedPerSecond(b) };
   } finally {
     await app.close();
     await rm(dir, { recursive: true, force: true });
   }
+  await peers(appRates);
+}
+
+/**
+ * Mined transfers/s over JSON-RPC on each node of --peers, then one table with the app's committed tx/s
+ * (appRates, when the app phases ran).
+ */
+async function peers(appRates: { eth: number; erc20: number } | undefined): Promise<void> {
+  const wanted = PEERS.split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "" && x !== "none");
+  if (wanted.length === 0) return;
+  if (!Number.isInteger(RPC_TXS) || RPC_TXS <= 0) throw new RangeError("--rpc-txs must be a positive integer");
+  if (!Number.isInteger(LANES) || LANES < 1 || LANES > ACCOUNTS) {
+    throw new RangeError(`--lanes must be an integer from 1 to ${ACCOUNTS}`);
+  }
+  if (wanted.includes("cometh")) buildCometh();
+  console.log("");
+  console.log(`mined transfers over JSON-RPC: ${RPC_TXS} ETH + ${RPC_TXS} ERC-20 transfers, ${LANES} lanes`);
+  const { results, skipped } = await runNodes(
+    wanted,
+    [comethStart("0s"), HARDHAT],
+    async (spec): Promise<{ name: string; t: Transfers }> => {
+      const node = await startNode(spec, { stdout: false, keepChars: 2000 });
+      const rpc = new Rpc({ host: "127.0.0.1", port: node.port, path: "/" });
+      try {
+        await waitForChainId(node, rpc, 5);
+        await node.launch.ready?.(rpc);
+        console.log(`${spec.name}: pid ${node.pid}, http://127.0.0.1:${node.port}`);
+        const setup = await setupContracts(rpc);
+        const t = await minedTransfers(rpc, setup, {
+          txs: RPC_TXS,
+          lanes: LANES,
+          txTimeoutMs: 180_000,
+          stallMs: 15_000,
+        });
+        return { name: spec.name, t };
+      } finally {
+        rpc.close();
+        await stopNode(node, 5000);
+      }
+    },
+    300,
+  );
+  const hardhat = results.find((r) => r.name === "hardhat");
+  const cols = [
+    ...(appRates === undefined ? [] : [{ name: "cometh app", eth: appRates.eth, erc20: appRates.erc20 }]),
+    ...results.map((r) => ({ name: r.name, eth: r.t.eth.tps, erc20: r.t.erc20?.tps ?? Number.NaN })),
+  ];
+  const w = 14;
+  const cell = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(digits) : "n/a").padStart(w);
+  console.log("");
+  console.log(
+    `cometh app: the app alone, ${N} txs of each kind (mempool + blocks in-process, no consensus, no RPC); the others: the node over JSON-RPC, ${RPC_TXS} of each`,
+  );
+  console.log(`${"tx/s".padEnd(24)}${cols.map((c) => c.name.padStart(w)).join("")}`);
+  for (const kind of ["eth", "erc20"] as const) {
+    const label = kind === "eth" ? "ETH transfers" : "ERC-20 transfers";
+    console.log(`${label.padEnd(24)}${cols.map((c) => cell(c[kind], 0)).join("")}`);
+    if (hardhat !== undefined) {
+      const ref = kind === "eth" ? hardhat.t.eth.tps : (hardhat.t.erc20?.tps ?? Number.NaN);
+      console.log(`${"  / Hardhat 3's".padEnd(24)}${cols.map((c) => cell(c[kind] / ref, 2)).join("")}`);
+    }
+  }
+  for (const r of results) for (const n of r.t.notes) console.log(`note: ${r.name}: ${n}`);
+  for (const s of skipped) console.log(`skipped: ${s}`);
 }
 
 await main();

