@@ -11,12 +11,18 @@
  * The rows: SLOAD of one warm slot; SLOAD of a new (cold) slot each iteration; SSTORE of a new slot each
  * iteration (cold, 0 → non-zero); SSTORE of one warm dirty slot; LOG3 with 32 bytes of data; KECCAK256
  * of 64 bytes of memory; MSTORE + MLOAD of a word.
+ *
+ * Then bench:evm's five workloads (bench/workloads/), each call with its own seed as bench:evm sends
+ * them, run through executeCall on a fresh overlay per call: ms of CPU per call (median of --reps) and
+ * Mgas/s. This is the engine's share of what bench:evm times through the JSON-RPC.
  */
 import { parseArgs } from "node:util";
 import { keccak256 } from "../src/app/evm/crypto.js";
 import { executeCall } from "../src/app/evm/engine/index.js";
 import { KECCAK256_NULL, type StoredAccount } from "../src/app/evm/records.js";
 import { OverlayStateManager } from "../src/app/evm/stateManager.js";
+import { WORKLOADS, workloadCalldata } from "./workloads/workloads.js";
+import compiled from "./workloads/workloads.json" with { type: "json" };
 
 const { values } = parseArgs({
   options: { iterations: { type: "string", default: "100000" }, reps: { type: "string", default: "7" } },
@@ -56,7 +62,7 @@ const block = {
   blockHash: () => new Uint8Array(32),
 };
 
-function cpuMsOf(code: Uint8Array): number {
+function cpuMsOf(code: Uint8Array, calldata: (rep: number) => Uint8Array = () => new Uint8Array(0)): number {
   const codeHash = keccak256(code);
   const base = {
     height: 1,
@@ -79,18 +85,20 @@ function cpuMsOf(code: Uint8Array): number {
     const before = process.cpuUsage();
     const res = executeCall(
       state,
-      { from: SENDER, to: CONTRACT, value: 0n, data: new Uint8Array(0), gasLimit: 1n << 40n, gasPrice: 0n },
+      { from: SENDER, to: CONTRACT, value: 0n, data: calldata(r), gasLimit: 1n << 40n, gasPrice: 0n },
       block,
       "prague",
     );
     const used = process.cpuUsage(before);
     if (!res.success) throw new RangeError(`bench program failed: ${res.error}`);
     times.push((used.user + used.system) / 1000);
+    lastGas = res.gasUsed;
   }
   times.sort((a, b) => a - b);
   return times[times.length >> 1] as number;
 }
 
+let lastGas = 0n;
 const empty = cpuMsOf(loop(""));
 console.log(
   `${N} iterations, median of ${REPS} runs (CPU time); the empty loop: ${((empty * 1e6) / N).toFixed(0)} ns per iteration`,
@@ -99,4 +107,18 @@ console.log(`${"operation".padEnd(40)} ${"ns/op".padStart(8)}`);
 for (const [name, body] of BODIES) {
   const ms = cpuMsOf(loop(body));
   console.log(`${name.padEnd(40)} ${(((ms - empty) * 1e6) / N).toFixed(0).padStart(8)}`);
+}
+
+console.log(
+  `\n${"workload (one eth_call, seed per call)".padEnd(40)} ${"ms/call".padStart(8)} ${"Mgas/s".padStart(8)}`,
+);
+for (const w of WORKLOADS) {
+  const code = new Uint8Array(Buffer.from(compiled.contracts[w.contract].deployedBytecode.slice(2), "hex"));
+  const ms = cpuMsOf(
+    code,
+    (rep) => new Uint8Array(Buffer.from(workloadCalldata(w, BigInt(1000 + rep)).slice(2), "hex")),
+  );
+  console.log(
+    `${w.label.padEnd(40)} ${ms.toFixed(1).padStart(8)} ${(Number(lastGas) / ms / 1000).toFixed(0).padStart(8)}`,
+  );
 }
