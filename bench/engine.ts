@@ -62,7 +62,11 @@ const block = {
   blockHash: () => new Uint8Array(32),
 };
 
-function cpuMsOf(code: Uint8Array, calldata: (rep: number) => Uint8Array = () => new Uint8Array(0)): number {
+/** Median CPU ms of --reps calls of `code` (calldata per rep), and the gas the last call used. */
+function cpuMsOf(
+  code: Uint8Array,
+  calldata: (rep: number) => Uint8Array = () => new Uint8Array(0),
+): { ms: number; gas: bigint } {
   const codeHash = keccak256(code);
   const base = {
     height: 1,
@@ -80,6 +84,7 @@ function cpuMsOf(code: Uint8Array, calldata: (rep: number) => Uint8Array = () =>
     code: () => code,
   };
   const times: number[] = [];
+  let gas = 0n;
   for (let r = 0; r < REPS; r++) {
     const state = new OverlayStateManager(base);
     const before = process.cpuUsage();
@@ -92,20 +97,19 @@ function cpuMsOf(code: Uint8Array, calldata: (rep: number) => Uint8Array = () =>
     const used = process.cpuUsage(before);
     if (!res.success) throw new RangeError(`bench program failed: ${res.error}`);
     times.push((used.user + used.system) / 1000);
-    lastGas = res.gasUsed;
+    gas = res.gasUsed;
   }
   times.sort((a, b) => a - b);
-  return times[times.length >> 1] as number;
+  return { ms: times[times.length >> 1] as number, gas };
 }
 
-let lastGas = 0n;
-const empty = cpuMsOf(loop(""));
+const empty = cpuMsOf(loop("")).ms;
 console.log(
   `${N} iterations, median of ${REPS} runs (CPU time); the empty loop: ${((empty * 1e6) / N).toFixed(0)} ns per iteration`,
 );
 console.log(`${"operation".padEnd(40)} ${"ns/op".padStart(8)}`);
 for (const [name, body] of BODIES) {
-  const ms = cpuMsOf(loop(body));
+  const { ms } = cpuMsOf(loop(body));
   console.log(`${name.padEnd(40)} ${(((ms - empty) * 1e6) / N).toFixed(0).padStart(8)}`);
 }
 
@@ -114,11 +118,9 @@ console.log(
 );
 for (const w of WORKLOADS) {
   const code = new Uint8Array(Buffer.from(compiled.contracts[w.contract].deployedBytecode.slice(2), "hex"));
-  const ms = cpuMsOf(
+  const { ms, gas } = cpuMsOf(
     code,
     (rep) => new Uint8Array(Buffer.from(workloadCalldata(w, BigInt(1000 + rep)).slice(2), "hex")),
   );
-  console.log(
-    `${w.label.padEnd(40)} ${ms.toFixed(1).padStart(8)} ${(Number(lastGas) / ms / 1000).toFixed(0).padStart(8)}`,
-  );
+  console.log(`${w.label.padEnd(40)} ${ms.toFixed(1).padStart(8)} ${(Number(gas) / ms / 1000).toFixed(0).padStart(8)}`);
 }

@@ -3,12 +3,14 @@
  * the versions pinned in test/interop/versions.json), and helpers to run them: `cometbft` homes and
  * nodes, `abci-cli kvstore` socket servers. Every process listens on 127.0.0.1 and is stopped by PID.
  */
+
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { waitForHeight as waitForHeightOf } from "../integration/testNode.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -274,32 +276,10 @@ export async function startAbciKvstore(opts: {
   }
 }
 
-/** Calls a node RPC route over URI GET and returns `result` (throws on an error answer). */
-export async function rpcCall<T = unknown>(
-  rpcUrl: string,
-  route: string,
-  params: Record<string, string> = {},
-): Promise<T> {
-  const qs = new URLSearchParams(params).toString();
-  const res = await fetch(`${rpcUrl}/${route}${qs ? `?${qs}` : ""}`);
-  const body = (await res.json()) as { result?: T; error?: unknown };
-  if (body.error !== undefined) throw new Error(`${route}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
-}
+/** The node RPC's URI GET helper the integration tests use (result, or a thrown error answer). */
+export { rpcGet as rpcCall } from "../integration/testNode.js";
 
-/** Polls `status` until the node's latest height reaches `height` (bounded by `timeoutMs`). */
-export async function waitForHeight(rpcUrl: string, height: number, timeoutMs = 60_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let h = -1;
-    try {
-      const status = await rpcCall<{ sync_info: { latest_block_height: string } }>(rpcUrl, "status");
-      h = Number(status.sync_info.latest_block_height);
-    } catch {
-      // Not answering yet.
-    }
-    if (h >= height) return h;
-    if (Date.now() > deadline) throw new Error(`${rpcUrl}: height ${height} not reached in ${timeoutMs} ms (at ${h})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Polls `status` until the node's latest height reaches `height`: a Go node starts slower, so 60 s. */
+export function waitForHeight(rpcUrl: string, height: number, timeoutMs = 60_000): Promise<number> {
+  return waitForHeightOf(rpcUrl, height, timeoutMs);
 }

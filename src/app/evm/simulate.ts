@@ -15,7 +15,7 @@ import {
 import { SimulationError } from "./errors.js";
 import { logsBloom } from "./executor.js";
 import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
-import type { AccessListEntry, AuthorizationView, EvmTx } from "./readerTypes.js";
+import type { AccessListEntry, AuthorizationView, CallArgs, EvmTx } from "./readerTypes.js";
 import { bigintToBytes, EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, setLengthLeft, stripZeros } from "./records.js";
 import type { StateReader } from "./stateDb.js";
 import { OverlayStateManager } from "./stateManager.js";
@@ -99,18 +99,10 @@ class PrecompileTable {
 
 // ---- the request -------------------------------------------------------------------------------
 
-/** One call (geth TransactionArgs, decoded). */
-export interface SimulateCall {
-  from?: Uint8Array;
-  to?: Uint8Array;
-  gas?: bigint;
-  gasPrice?: bigint;
-  maxFeePerGas?: bigint;
-  maxPriorityFeePerGas?: bigint;
+/** One call (geth TransactionArgs, decoded): eth_call's arguments and the fields only a simulated tx has. */
+export interface SimulateCall extends Omit<CallArgs, "accessList" | "authorizationList"> {
   maxFeePerBlobGas?: bigint;
-  value?: bigint;
   nonce?: bigint;
-  data?: Uint8Array;
   accessList?: readonly AccessListEntry[];
   chainId?: bigint;
   blobVersionedHashes?: readonly Uint8Array[];
