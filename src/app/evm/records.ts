@@ -1,4 +1,5 @@
 import { RLP } from "@ethereumjs/rlp";
+import { bytesToWord } from "./engine/words.js";
 import { EvmStateCorruptionError } from "./errors.js";
 
 /**
@@ -110,12 +111,8 @@ export function bigintToBytes(n: bigint): Uint8Array {
   return new Uint8Array(Buffer.from(h, "hex"));
 }
 
-export function bytesToBigint(b: Uint8Array): bigint {
-  if (b.length === 0) return 0n;
-  // Up to 6 bytes fit a double exactly: no hex string (most nonces, gas amounts, indexes).
-  if (b.length <= 6) return BigInt(smallNum(b));
-  return BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex")}`);
-}
+/** Big-endian bytes as a bigint (the engine's converter: no hex string up to 32 bytes). */
+export const bytesToBigint: (b: Uint8Array) => bigint = bytesToWord;
 
 function smallNum(b: Uint8Array): number {
   let n = 0;
