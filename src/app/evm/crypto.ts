@@ -1,8 +1,9 @@
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { secp256k1 as nobleSecp } from "@noble/curves/secp256k1.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import { createKeccak } from "hash-wasm";
+import { bytesToWord, readWord, type Word } from "./engine/words.js";
 import { equalBytes } from "./records.js";
 
 /**
@@ -49,34 +50,110 @@ function loadNativeKeccak(): ((data: Uint8Array) => Uint8Array) | undefined {
 
 const nativeKeccak = loadNativeKeccak();
 
+/** The exports of hash-wasm's Keccak WebAssembly module. */
+interface KeccakWasmExports {
+  memory: { buffer: ArrayBuffer };
+  Hash_GetBuffer(): number;
+  Hash_Init(bits: number): void;
+  Hash_Update(length: number): void;
+  Hash_Final(padding: number): void;
+  /** Init, update with `length` bytes of the buffer, final: the digest is then at the buffer's start. */
+  Hash_Calculate(length: number, bits: number, padding: number): void;
+}
+
+/** The WebAssembly global (the project's TypeScript libs leave out its types). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: unknown };
+}
+
+/** The module's I/O buffer (hash-wasm's MAX_HEAP): inputs longer than this go through in chunks. */
+const WASM_CHUNK = 16 * 1024;
+
 /**
- * Keccak-256 in WebAssembly (the `hash-wasm` package): one WASM instance, reset per hash. A call into
- * WASM costs far less than the four N-API calls of the native binding: 64 bytes (a mapping slot, a
- * KECCAK256 of two words) hash in ~1.3-1.7 µs of CPU against ~3.4-3.7 µs native and ~11-14 µs for
- * @noble/hashes (measured side by side on the 2-core dev machine, 2026-11-29). Checked against noble
- * when loaded.
+ * Keccak-256 in WebAssembly: the Keccak module that the `hash-wasm` package ships, instantiated here
+ * and called directly. The input is copied into the module's buffer and hashed with one call; the
+ * digest is read from the same buffer. Through hash-wasm's own hasher object (init, update, digest:
+ * three calls, a subarray and a copy of the digest per hash) 64 bytes took ~1.7 µs of CPU, directly
+ * ~1.2 µs; the native `keccak` binding ~3.4-3.7 µs (four N-API calls) and @noble/hashes ~11-14 µs
+ * (measured side by side on the 2-core dev machine, 2026-11-29). The module is checked against noble
+ * when loaded; when it cannot be loaded or disagrees, the native binding or noble serve instead.
  */
-async function loadWasmKeccak(): Promise<((data: Uint8Array) => Uint8Array) | undefined> {
+function loadWasmKeccak(): KeccakWasm | undefined {
   try {
-    const hasher = await createKeccak(256);
-    const hash = (data: Uint8Array): Uint8Array => {
-      hasher.init();
-      hasher.update(data);
-      return hasher.digest("binary");
-    };
-    for (const probe of [new Uint8Array(0), new Uint8Array(200).fill(0xa5).subarray(3, 170), new Uint8Array(300)]) {
-      if (!equalBytes(hash(probe), keccak_256(probe))) return undefined;
+    const require = createRequire(import.meta.url);
+    const dist = readFileSync(require.resolve("hash-wasm/dist/keccak.umd.min.js"), "utf8");
+    const data = /name:"sha3",data:"([A-Za-z0-9+/=]+)"/.exec(dist)?.[1];
+    if (data === undefined) return undefined;
+    const api = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+    const instance = new api.Instance(new api.Module(Buffer.from(data, "base64")), {});
+    const wasm = new KeccakWasm(instance.exports as unknown as KeccakWasmExports);
+    for (const probe of [new Uint8Array(0), new Uint8Array(200).fill(0xa5).subarray(3, 170), new Uint8Array(40000)]) {
+      if (!equalBytes(wasm.hash(probe), keccak_256(probe))) return undefined;
     }
-    return hash;
+    return wasm;
   } catch {
     return undefined;
   }
 }
 
-const wasmKeccak = await loadWasmKeccak();
+class KeccakWasm {
+  readonly #ex: KeccakWasmExports;
+  readonly #at: number;
+  readonly #buf: Uint8Array;
+  readonly #view: DataView;
+
+  constructor(ex: KeccakWasmExports) {
+    this.#ex = ex;
+    this.#at = ex.Hash_GetBuffer();
+    this.#buf = new Uint8Array(ex.memory.buffer, this.#at, WASM_CHUNK);
+    this.#view = new DataView(ex.memory.buffer);
+  }
+
+  /** Hashes `len` bytes of `src` from `off`, leaving the digest at the buffer's start. */
+  #run(src: Uint8Array, off: number, len: number): void {
+    const ex = this.#ex;
+    const buf = this.#buf;
+    if (len <= WASM_CHUNK) {
+      if (len <= 128) for (let i = 0; i < len; i++) buf[i] = src[off + i] as number;
+      else buf.set(src.subarray(off, off + len));
+      ex.Hash_Calculate(len, 256, 0x01);
+      return;
+    }
+    ex.Hash_Init(256);
+    for (let done = 0; done < len; done += WASM_CHUNK) {
+      const n = Math.min(WASM_CHUNK, len - done);
+      buf.set(src.subarray(off + done, off + done + n));
+      ex.Hash_Update(n);
+    }
+    ex.Hash_Final(0x01);
+  }
+
+  hash(data: Uint8Array): Uint8Array {
+    this.#run(data, 0, data.length);
+    return this.#buf.slice(0, 32);
+  }
+
+  word(src: Uint8Array, off: number, len: number): Word {
+    this.#run(src, off, len);
+    return readWord(this.#view, this.#at);
+  }
+}
+
+const wasmKeccak = loadWasmKeccak();
 
 /** Keccak-256 (Ethereum's): WASM when it loads, else the native `keccak` binding, else @noble/hashes. */
-export const keccak256: (data: Uint8Array) => Uint8Array = wasmKeccak ?? nativeKeccak ?? ((data) => keccak_256(data));
+export const keccak256: (data: Uint8Array) => Uint8Array =
+  wasmKeccak !== undefined ? (data) => wasmKeccak.hash(data) : (nativeKeccak ?? ((data) => keccak_256(data)));
+
+/**
+ * The Keccak-256 of `len` bytes of `src` from `off`, as an engine word (KECCAK256): no subarray and no
+ * digest array on the WASM path.
+ */
+export const keccakWord: (src: Uint8Array, off: number, len: number) => Word =
+  wasmKeccak !== undefined
+    ? (src, off, len) => wasmKeccak.word(src, off, len)
+    : (src, off, len) => bytesToWord(keccak256(src.subarray(off, off + len)));
 
 /** Which implementation `keccak256` uses. */
 export function keccakBackend(): "wasm" | "native" | "noble" {

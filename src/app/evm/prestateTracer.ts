@@ -1,5 +1,6 @@
 import { bytesToHex } from "../../util/bytes.js";
 import { create2Address, createAddress, delegationTarget, type EngineState, type OpcodeStep } from "./engine/index.js";
+import { toBig, type Word } from "./engine/words.js";
 import { equalBytes, setLengthLeft, stripZeros } from "./records.js";
 import { type EvmTracer, word } from "./tracer.js";
 
@@ -134,7 +135,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
     const op = s.op;
     const n = s.stackSize;
     const stack = s.stack;
-    const top = stack[n - 1] as bigint;
+    const top = toBig(stack[n - 1] as Word);
     if (n >= 1 && (op === SLOAD || op === SSTORE)) {
       touchSlot(s.address, word(top));
     } else if (
@@ -144,7 +145,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
       touchAccount(addressOf(top));
       if (op === SELFDESTRUCT && created.has(bytesToHex(s.address))) pendingDeleted = bytesToHex(s.address);
     } else if (n >= 5 && (op === CALL || op === CALLCODE || op === DELEGATECALL || op === STATICCALL)) {
-      const target = addressOf(stack[n - 2] as bigint);
+      const target = addressOf(toBig(stack[n - 2] as Word));
       touchAccount(target);
       touchDelegate(target, touchAccount);
     } else if (op === CREATE) {
@@ -152,14 +153,14 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
       touchAccount(addr);
       pendingCreated.push(bytesToHex(addr));
     } else if (n >= 4 && op === CREATE2) {
-      const offset = stack[n - 2] as bigint;
-      const size = stack[n - 3] as bigint;
+      const offset = toBig(stack[n - 2] as Word);
+      const size = toBig(stack[n - 3] as Word);
       if (offset > MAX_CREATE2_READ || size > MAX_CREATE2_READ) return;
       // Memory past its current end reads as zeros (CREATE2 has not expanded it yet).
       const init = new Uint8Array(Number(size));
       const from = Number(offset);
       if (from < s.memory.length) init.set(s.memory.subarray(from, Math.min(s.memory.length, from + init.length)));
-      const addr = create2Address(s.address, word(stack[n - 4] as bigint), init);
+      const addr = create2Address(s.address, word(toBig(stack[n - 4] as Word)), init);
       touchAccount(addr);
       pendingCreated.push(bytesToHex(addr));
     }

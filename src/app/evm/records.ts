@@ -1,5 +1,5 @@
 import { RLP } from "@ethereumjs/rlp";
-import { bytesToWord } from "./engine/words.js";
+import { bytesToBigint as wordsBytesToBigint } from "./engine/words.js";
 import { EvmStateCorruptionError } from "./errors.js";
 
 /**
@@ -112,7 +112,7 @@ export function bigintToBytes(n: bigint): Uint8Array {
 }
 
 /** Big-endian bytes as a bigint (the engine's converter: no hex string up to 32 bytes). */
-export const bytesToBigint: (b: Uint8Array) => bigint = bytesToWord;
+export const bytesToBigint: (b: Uint8Array) => bigint = wordsBytesToBigint;
 
 function smallNum(b: Uint8Array): number {
   let n = 0;

@@ -3,7 +3,7 @@ import { Account, type Address } from "@ethereumjs/util";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
 import type { EngineState, StorageSlot } from "./engine/types.js";
-import { bytesToWord, wordToBytes, wordToMinimalBytes } from "./engine/words.js";
+import { bytesToWord, type Word, wordToBytes, wordToMinimalBytes } from "./engine/words.js";
 import { EvmCallTimeoutError, EvmNotSupportedError } from "./errors.js";
 import { encodeAccount, equalBytes, KECCAK256_NULL, type StoredAccount, stripZeros } from "./records.js";
 import type { StateDiff, StateReader } from "./stateDb.js";
@@ -20,21 +20,21 @@ interface AccountEntry {
 
 /**
  * One slot of one account incarnation, read from the base once and then kept: every later SLOAD and
- * SSTORE of the block is a Map lookup by the slot's bigint and a field access. `original` is the value
+ * SSTORE of the block is a Map lookup by the slot's word (engine/words.ts) and a field access. `original` is the value
  * when the running transaction started (EIP-2200), captured at the slot's first touch in it.
  */
 class SlotRecord implements StorageSlot {
-  readonly key: bigint;
-  value: bigint;
+  readonly key: Word;
+  value: Word;
   /** The value in the base reader (diff() writes only slots whose value differs from it). */
-  readonly base: bigint;
-  original: bigint;
+  readonly base: Word;
+  original: Word;
   /** The transaction (OverlayStateManager's counter) `original` belongs to. */
   originalTx: number;
   /** Written in this overlay (possibly back to its base value). */
   written = false;
 
-  constructor(key: bigint, base: bigint, tx: number) {
+  constructor(key: Word, base: Word, tx: number) {
     this.key = key;
     this.value = base;
     this.base = base;
@@ -47,7 +47,7 @@ class SlotRecord implements StorageSlot {
 interface SlotTable {
   readonly addr: Uint8Array;
   readonly incarnation: number;
-  readonly slots: Map<bigint, SlotRecord>;
+  readonly slots: Map<Word, SlotRecord>;
 }
 
 /** The slot tables of one address: the current incarnation's first (the common case), then any others. */
@@ -67,7 +67,7 @@ class AccountUndo {
 
 class SlotUndo {
   readonly record: SlotRecord;
-  readonly value: bigint;
+  readonly value: Word;
   readonly written: boolean;
   constructor(record: SlotRecord) {
     this.record = record;
@@ -96,6 +96,8 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   /** Bumped by clearOriginalStorage: the transaction a record's `original` is valid for. */
   #tx = 1;
   readonly #codes = new Map<string, Uint8Array>();
+  /** Code by the identity of an account record's codeHash array (records are never changed in place). */
+  readonly #codeOfHash = new WeakMap<Uint8Array, Uint8Array>();
   readonly #reads = new Map<string, StoredAccount>();
   #journal: Undo[] = [];
   #checkpoints: number[] = [];
@@ -250,11 +252,11 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
    * The working record of a slot at the account's current incarnation: read from the base the first
    * time, then kept for the rest of the block (EngineState.slotOf).
    */
-  slotOf(addr: Uint8Array, addrKey: string, key: bigint): StorageSlot {
+  slotOf(addr: Uint8Array, addrKey: string, key: Word): StorageSlot {
     return this.#slot(addr, addrKey, key);
   }
 
-  #slot(addr: Uint8Array, addrKey: string, key: bigint): SlotRecord {
+  #slot(addr: Uint8Array, addrKey: string, key: Word): SlotRecord {
     const incarnation = this.storedAccount(addr, addrKey).incarnation;
     let entry = this.#storage.get(addrKey);
     let table: SlotTable;
@@ -284,14 +286,14 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     entry.others = others;
     others.push(entry.current);
     const i = others.findIndex((t) => t.incarnation === incarnation);
-    const table = i < 0 ? { addr, incarnation, slots: new Map<bigint, SlotRecord>() } : (others[i] as SlotTable);
+    const table = i < 0 ? { addr, incarnation, slots: new Map<Word, SlotRecord>() } : (others[i] as SlotTable);
     if (i >= 0) others.splice(i, 1);
     entry.current = table;
     return table;
   }
 
   /** Sets a slot's value (journaled). `slot` must come from slotOf on this overlay. */
-  writeSlot(slot: StorageSlot, value: bigint): void {
+  writeSlot(slot: StorageSlot, value: Word): void {
     const rec = slot as SlotRecord;
     if (this.#checkpoints.length > 0) this.#journal.push(new SlotUndo(rec));
     rec.value = value;
@@ -333,18 +335,24 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
 
   // ---- EngineState: the same overlay, synchronous, for cometh's own EVM (engine/) ---------------
 
-  account(addr: Uint8Array): StoredAccount {
-    return this.storedAccount(addr);
+  account(addr: Uint8Array, key = bytesToHex(addr)): StoredAccount {
+    return this.storedAccount(addr, key);
   }
 
   setAccount(addr: Uint8Array, account: StoredAccount): void {
     this.setStoredAccount(addr, account);
   }
 
-  code(addr: Uint8Array): Uint8Array {
-    const a = this.storedAccount(addr);
-    if (!a.exists || equalBytes(a.codeHash, KECCAK256_NULL)) return new Uint8Array(0);
-    return this.codeByHash(a.codeHash);
+  code(addr: Uint8Array, key = bytesToHex(addr)): Uint8Array {
+    const a = this.storedAccount(addr, key);
+    if (!a.exists) return new Uint8Array(0);
+    // By the account record's hash array: a contract called in a loop looks its code up once.
+    let code = this.#codeOfHash.get(a.codeHash);
+    if (code === undefined) {
+      code = equalBytes(a.codeHash, KECCAK256_NULL) ? new Uint8Array(0) : this.codeByHash(a.codeHash);
+      this.#codeOfHash.set(a.codeHash, code);
+    }
+    return code;
   }
 
   storage(addr: Uint8Array, slot: Uint8Array): Uint8Array {

@@ -1,5 +1,6 @@
 import type { EngineHooks, EngineState, FrameEnter, FrameExit, OpcodeStep } from "./engine/index.js";
 import { OPCODES } from "./engine/index.js";
+import { toBig, type Word } from "./engine/words.js";
 import { setLengthLeft } from "./records.js";
 
 /**
@@ -127,8 +128,8 @@ export function createStructLogger(opts: StructLoggerOptions = {}): EvmTracer<St
       st = new Map();
       storage.set(addr, st);
     }
-    const slot = word(s.stack[top] as bigint);
-    if (s.op === SSTORE) st.set(hexOf(slot), word(s.stack[top - 1] as bigint));
+    const slot = word(toBig(s.stack[top] as Word));
+    if (s.op === SSTORE) st.set(hexOf(slot), word(toBig(s.stack[top - 1] as Word)));
     else st.set(hexOf(slot), setLengthLeft((state as EngineState).storage(s.address, slot), 32));
     return new Map(st);
   };
@@ -144,7 +145,7 @@ export function createStructLogger(opts: StructLoggerOptions = {}): EvmTracer<St
       depth: s.depth,
       refund: BigInt(s.refund),
     };
-    if (opts.disableStack !== true) entry.stack = s.stack.slice(0, s.stackSize);
+    if (opts.disableStack !== true) entry.stack = s.stack.slice(0, s.stackSize).map(toBig);
     if (opts.enableMemory === true && s.memory.length > 0) {
       const words: Uint8Array[] = [];
       for (let i = 0; i < s.memory.length; i += 32) words.push(s.memory.slice(i, i + 32));

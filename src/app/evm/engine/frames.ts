@@ -1,7 +1,9 @@
 import { ComethError } from "../../../util/errors.js";
+import type { CodeAnalysis } from "./analysis.js";
 import { G_MEMORY, G_QUAD_DIVISOR, MAX_MEMORY_BYTES } from "./gas.js";
 import type { Memory } from "./memory.js";
 import type { BlockEnv, EngineState, Fork } from "./types.js";
+import type { Word } from "./words.js";
 
 /**
  * A call frame (the code running at one depth) and the host it runs in: what opcodes.ts's handlers
@@ -10,11 +12,8 @@ import type { BlockEnv, EngineState, Fork } from "./types.js";
  */
 
 export const EMPTY = new Uint8Array(0);
-export const MASK = (1n << 256n) - 1n;
-export const SIGN_BIT = 1n << 255n;
 export const ADDRESS_MASK = (1n << 160n) - 1n;
 export const STACK_LIMIT = 1024;
-const MAX_MEMORY_END = BigInt(MAX_MEMORY_BYTES);
 
 /** geth's texts for exceptional halts (core/vm/errors.go). */
 export const ERR = {
@@ -57,21 +56,29 @@ export interface Host {
   /** Checked every 4096 jumps (loops must jump): throws to stop the run. */
   readonly interrupt: (() => void) | undefined;
   ticks: number;
+  /** The address in a stack word's low 160 bits, as hex key and bytes (the same objects per word). */
+  addressOf(word: Word): AddressRef;
   /** EIP-2929: warms the address (hex key); true when it was cold. */
   warmAddress(key: string): boolean;
   /** EIP-2929: warms the slot; true when it was cold. */
-  warmSlot(addrKey: string, slot: bigint): boolean;
-  tload(addrKey: string, slot: bigint): bigint;
-  tstore(addrKey: string, slot: bigint, value: bigint): void;
+  warmSlot(addrKey: string, slot: Word): boolean;
+  tload(addrKey: string, slot: Word): Word;
+  tstore(addrKey: string, slot: Word, value: Word): void;
   addRefund(delta: number): void;
   /** LOG0-4: the topics as the stack held them (first topic first). */
-  log(address: Uint8Array, topics: bigint[], data: Uint8Array): void;
+  log(address: Uint8Array, topics: Word[], data: Uint8Array): void;
   /** SELFDESTRUCT after gas: moves the balance, marks the account per EIP-6780. */
   selfdestruct(frame: Frame, beneficiary: Uint8Array): void;
   /** The CALL family opcodes (0xf1, 0xf2, 0xf4, 0xfa): gas, sub-frame, results on the frame. */
   opCall(frame: Frame, op: number): void;
   /** CREATE (0xf0) and CREATE2 (0xf5). */
   opCreate(frame: Frame, op: number): void;
+}
+
+/** An address as the host hands it out: its lowercase hex (no 0x) and its 20 bytes (not to be changed). */
+export interface AddressRef {
+  readonly key: string;
+  readonly bytes: Uint8Array;
 }
 
 /** The undo marks of a frame's checkpoint (the state journal and the host's own undo logs). */
@@ -90,6 +97,8 @@ export interface Snapshot {
 export class Frame {
   readonly host: Host;
   readonly code: Uint8Array;
+  /** The code's blocks, JUMPDESTs and PUSH values (analysis.ts). */
+  readonly analysis: CodeAnalysis;
   /** Bit per byte of code: 1 at a JUMPDEST that is not PUSH data. */
   readonly jumpdests: Uint8Array;
   readonly address: Uint8Array;
@@ -99,7 +108,7 @@ export class Frame {
   readonly input: Uint8Array;
   readonly isStatic: boolean;
   readonly depth: number;
-  readonly stack: bigint[];
+  readonly stack: Word[];
   readonly memory: Memory;
   gas: number;
   pc = 0;
@@ -124,13 +133,13 @@ export class Frame {
   retSize = 0;
   /** The address a creation deploys to. */
   createAddress: Uint8Array | undefined = undefined;
-  /** The values of the code's PUSH instructions by the pc after the opcode (opcodes.ts, on first PUSH). */
-  pushValues: bigint[] | undefined = undefined;
+  /** The values of the code's PUSH instructions by the pc after the opcode. */
+  readonly pushValues: Word[];
 
   constructor(
     host: Host,
     code: Uint8Array,
-    jumpdests: Uint8Array,
+    analysis: CodeAnalysis,
     address: Uint8Array,
     addressKey: string,
     caller: Uint8Array,
@@ -139,12 +148,14 @@ export class Frame {
     gas: number,
     isStatic: boolean,
     depth: number,
-    stack: bigint[],
+    stack: Word[],
     memory: Memory,
   ) {
     this.host = host;
     this.code = code;
-    this.jumpdests = jumpdests;
+    this.analysis = analysis;
+    this.jumpdests = analysis.jumpdests;
+    this.pushValues = analysis.pushValues;
     this.address = address;
     this.addressKey = addressKey;
     this.caller = caller;
@@ -169,11 +180,12 @@ export class Frame {
    * Charges memory expansion to cover [offset, offset+size) and returns the offset as a number
    * (0 when size is 0: nothing is touched then, whatever the offset).
    */
-  expand(offset: bigint, size: bigint): number {
-    if (size === 0n) return 0;
-    const end = offset + size;
-    if (end > MAX_MEMORY_END) throw new VmError(ERR.outOfGas);
-    const endN = Number(end);
+  expand(offset: Word, size: Word): number {
+    if (size === 0) return 0;
+    // A bigint is at least 2^53, far past the largest memory gas can pay for.
+    if (typeof offset !== "number" || typeof size !== "number") throw new VmError(ERR.outOfGas);
+    const endN = offset + size;
+    if (endN > MAX_MEMORY_BYTES) throw new VmError(ERR.outOfGas);
     const mem = this.memory;
     if (endN > mem.size) {
       const newWords = Math.ceil(endN / 32);
@@ -185,18 +197,18 @@ export class Frame {
       this.useGas(cost);
       mem.grow(newWords * 32);
     }
-    return Number(offset);
+    return offset;
   }
 }
 
 /** A number of at most 2^53 − 1 from a stack word, or `over` when it is larger. */
-export function smallOr(x: bigint, over: number): number {
-  return x > 0x1f_ffff_ffff_ffffn ? over : Number(x);
+export function smallOr(x: Word, over: number): number {
+  return typeof x === "number" ? x : over;
 }
 
 /** The 40-char hex key of a word's low 160 bits (an address on the stack). */
-export function addressHexOfWord(x: bigint): string {
-  return (x & ADDRESS_MASK).toString(16).padStart(40, "0");
+export function addressHexOfWord(x: Word): string {
+  return (typeof x === "number" ? x : x & ADDRESS_MASK).toString(16).padStart(40, "0");
 }
 
 export function hexToAddress(hex: string): Uint8Array {

@@ -1,4 +1,5 @@
 import type { AccessListItem, Authorization, Fork } from "./types.js";
+import type { Word } from "./words.js";
 
 /**
  * Gas constants and the pure gas formulas of the engine (yellow paper appendix G and the EIPs named
@@ -128,19 +129,19 @@ export function floorDataGas(data: Uint8Array): bigint {
  * SSTORE's gas and refund change (EIP-2200 as amended by EIP-2929 and EIP-3529), cold surcharge not
  * included. `original`, `current` and `value` compare as words.
  */
-export function sstoreCost(original: bigint, current: bigint, value: bigint): { gas: number; refund: number } {
+export function sstoreCost(original: Word, current: Word, value: Word): { gas: number; refund: number } {
   if (current === value) return { gas: G_WARM_ACCESS, refund: 0 };
   if (original === current) {
-    if (original === 0n) return { gas: G_SSTORE_SET, refund: 0 };
-    return { gas: G_SSTORE_RESET, refund: value === 0n ? R_SSTORE_CLEARS : 0 };
+    if (original === 0) return { gas: G_SSTORE_SET, refund: 0 };
+    return { gas: G_SSTORE_RESET, refund: value === 0 ? R_SSTORE_CLEARS : 0 };
   }
   let refund = 0;
-  if (original !== 0n) {
-    if (current === 0n) refund -= R_SSTORE_CLEARS;
-    else if (value === 0n) refund += R_SSTORE_CLEARS;
+  if (original !== 0) {
+    if (current === 0) refund -= R_SSTORE_CLEARS;
+    else if (value === 0) refund += R_SSTORE_CLEARS;
   }
   if (original === value) {
-    refund += original === 0n ? G_SSTORE_SET - G_WARM_ACCESS : G_SSTORE_RESET - G_WARM_ACCESS;
+    refund += original === 0 ? G_SSTORE_SET - G_WARM_ACCESS : G_SSTORE_RESET - G_WARM_ACCESS;
   }
   return { gas: G_WARM_ACCESS, refund };
 }

@@ -197,6 +197,16 @@ function storeEach(groups: string[]): string {
 const MAX = (1n << 256n) - 1n;
 const MIN_NEG = 1n << 255n;
 const VALUES = [0n, 1n, 2n, 3n, 7n, 255n, 256n, MAX, MAX - 1n, MIN_NEG, MIN_NEG + 1n, 1n << 128n, 0x1234567890abcdefn];
+/** Where the engine's words change form (words.ts: numbers below 2^53) and where 32-bit shortcuts end. */
+const EDGES = [
+  (1n << 31n) - 1n,
+  (1n << 32n) - 1n,
+  1n << 32n,
+  (1n << 53n) - 1n,
+  1n << 53n,
+  (1n << 53n) + 1n,
+  (1n << 64n) - 1n,
+];
 
 // ---- opcode families -------------------------------------------------------------------------------
 
@@ -397,6 +407,61 @@ describe.each(["cancun", "prague"] as const)("engine vs ethereumjs (%s)", (fork)
       await same({ code, tx: { gasLimit: 200_000n } });
     }
     await same({ code: asm("0x01 0x00 SSTORE"), tx: { gasLimit: 21_000n + 2_200n } });
+  });
+
+  test("behavior: words at the number/bigint edge (2^31, 2^32, 2^53, 2^64) through every arithmetic and bitwise op", async () => {
+    const ops = [
+      "ADD",
+      "MUL",
+      "SUB",
+      "DIV",
+      "SDIV",
+      "MOD",
+      "SMOD",
+      "EXP",
+      "SIGNEXTEND",
+      "LT",
+      "GT",
+      "SLT",
+      "SGT",
+      "EQ",
+    ];
+    for (const op of [...ops, "AND", "OR", "XOR", "BYTE", "SHL", "SHR", "SAR"]) {
+      const groups: string[] = [];
+      for (const a of EDGES)
+        for (const b of [...EDGES, 0n, 1n, 6n, 25n, 52n, 53n, MAX]) groups.push(`${word(a)} ${word(b)} ${op}`);
+      await same({ code: storeEach(groups), tx: { gasLimit: 10_000_000n } });
+    }
+    const unary = EDGES.flatMap((a) => [`${word(a)} ISZERO`, `${word(a)} NOT`, `${word(a)} 0x00 MSTORE 0x00 MLOAD`]);
+    await same({ code: storeEach(unary) });
+    // A slot keyed by a value at the edge is the same slot however the value was made.
+    await same({ code: asm(`0x07 ${word(1n << 53n)} SSTORE 0x01 0x35 SHL SLOAD 0x00 SSTORE`) });
+  });
+
+  test("behavior: basic blocks: gas, errors and GAS inside a block are those of running opcode by opcode", async () => {
+    // A truncated PUSH at the end runs into the implicit STOP.
+    for (const code of ["7f", "60", "5b61", "600161"]) await same({ code, tx: { gasLimit: 100_000n } });
+    // Every gas limit around the point where each program runs out: memory expansion (dynamic gas)
+    // followed by a fault that is not about gas, SSTORE's stipend rule, GAS read mid-block.
+    const programs = [
+      "0x01 0x0400 MSTORE 0x01 0x00 0x00 RETURNDATACOPY",
+      "0x01 0x0400 MSTORE 0x00 0x01 SSTORE GAS 0x02 SSTORE",
+      "JUMPDEST 0x01 0x0200 MSTORE8 0x00 0x0300 MLOAD 0x05 JUMP",
+      "0x20 0x00 0x00 CALLDATACOPY 0x40 0x00 KECCAK256 0x00 SSTORE ADD",
+    ];
+    for (const p of programs) {
+      for (let gas = 21_000n; gas < 21_000n + 2_700n; gas += 23n) await same({ code: asm(p), tx: { gasLimit: gas } });
+    }
+    // A frame resumes after a call at a block that starts with JUMPDEST, and at one that does not.
+    const dWord = `0x${hex(D)}`;
+    await same({
+      code: asm(`0x00 0x00 0x00 0x00 ${dWord} GAS STATICCALL JUMPDEST 0x00 SSTORE GAS 0x01 SSTORE`),
+      accounts: [[D, { code: asm("0x01 0x00 MSTORE 0x20 0x00 RETURN") }]],
+    });
+    await same({
+      code: asm(`0x00 0x00 0x00 0x00 ${dWord} GAS STATICCALL 0x00 SSTORE ADD`),
+      accounts: [[D, { code: asm("0x01 0x00 MSTORE 0x20 0x00 RETURN") }]],
+    });
   });
 
   test("error: geth's texts for exceptional halts", async () => {

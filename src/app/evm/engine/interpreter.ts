@@ -1,7 +1,9 @@
 import { RLP } from "@ethereumjs/rlp";
 import { keccak256 } from "../crypto.js";
 import { bigintToBytes, equalBytes, KECCAK256_NULL } from "../records.js";
+import { analysisOf, ENDS_BLOCK } from "./analysis.js";
 import {
+  type AddressRef,
   addressHexOfWord,
   addressKey,
   EMPTY,
@@ -10,7 +12,6 @@ import {
   type FrameResult,
   type Host,
   hexToAddress,
-  SIGN_BIT,
   type Snapshot,
   STACK_LIMIT,
   VmError,
@@ -31,7 +32,7 @@ import {
   words,
 } from "./gas.js";
 import { Memory } from "./memory.js";
-import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES, pushValuesOf } from "./opcodes.js";
+import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES } from "./opcodes.js";
 import { precompileAt } from "./precompiles.js";
 import type {
   BlockEnv,
@@ -45,7 +46,18 @@ import type {
   OpcodeStep,
   Precompile,
 } from "./types.js";
-import { loadWord, readWord, wordToBytes, writeWord } from "./words.js";
+import { add, and, div, mod, mul, not, or, sdiv, shl, shr, slt, sub, xor } from "./wordOps.js";
+import {
+  bytesToWord,
+  loadWord,
+  readWord,
+  SAFE_LIMIT,
+  toBig,
+  toWord,
+  type Word,
+  wordToBytes,
+  writeWord,
+} from "./words.js";
 
 /**
  * The synchronous interpreter: the loop that runs one frame over the opcode table, and Evm, the host
@@ -105,8 +117,7 @@ export function create2Address(sender: Uint8Array, salt: Uint8Array, initcode: U
 
 // ---- the loop ---------------------------------------------------------------------------------------
 
-const WORD_MOD = 1n << 256n;
-const WORD_MAX = WORD_MOD - 1n;
+const TWO_32 = 2 ** 32;
 
 /**
  * Runs `f` until it ends (STOP/RETURN/REVERT/SELFDESTRUCT or an exceptional halt) or suspends for a
@@ -119,168 +130,224 @@ const WORD_MAX = WORD_MOD - 1n;
  * handlers, and the differential tests compare both loops on random programs).
  */
 export function runFrame(f: Frame): FrameResult {
-  const code = f.code;
-  const len = code.length;
+  const a = f.analysis;
+  const code = a.code;
+  const len = f.code.length;
+  const blockGas = a.blockGas;
+  const blockMin = a.blockMin;
+  const blockMax = a.blockMax;
+  const rest = a.rest;
   const s = f.stack;
   const jd = f.jumpdests;
   const host = f.host;
-  let pushValues = f.pushValues;
-  if (pushValues === undefined) {
-    pushValues = pushValuesOf(code);
-    f.pushValues = pushValues;
-  }
+  const pushValues = f.pushValues;
   let pc = f.pc;
   let sp = f.sp;
   let gas = f.gas;
+  // A frame starts, or resumes after a call, at the start of a block (a JUMPDEST checks its own).
+  if (code[pc] !== 0x5b) {
+    if (gas < (blockGas[pc] as number) || sp < (blockMin[pc] as number) || sp > (blockMax[pc] as number)) {
+      return runChecked(f);
+    }
+    gas -= blockGas[pc] as number;
+  }
   try {
     for (;;) {
-      const op = pc < len ? (code[pc] as number) : 0;
-      if (sp < (OP_MIN_STACK[op] as number)) {
-        throw new VmError(`stack underflow (${sp} <=> ${OP_MIN_STACK[op]})`);
-      }
-      // geth's text: the stack length and the opcode's own limit (1024 + pops − pushes).
-      if (sp > (OP_MAX_STACK[op] as number)) throw new VmError(`stack limit reached ${sp} (${OP_MAX_STACK[op]})`);
-      const g = OP_GAS[op] as number;
-      if (g > gas) {
-        gas = 0;
-        throw new VmError(ERR.outOfGas);
-      }
-      gas -= g;
-      pc++;
+      const op = code[pc++] as number;
       switch (op) {
         case 0x01: {
-          const r = (s[--sp] as bigint) + (s[sp - 1] as bigint);
-          s[sp - 1] = r > WORD_MAX ? r - WORD_MOD : r;
+          const a = s[--sp] as Word;
+          const b = s[sp - 1] as Word;
+          if (typeof a === "number" && typeof b === "number") {
+            const r = a + b;
+            if (r < SAFE_LIMIT) {
+              s[sp - 1] = r;
+              continue;
+            }
+          }
+          s[sp - 1] = add(a, b);
           continue;
         }
         case 0x03: {
-          const r = (s[--sp] as bigint) - (s[sp - 1] as bigint);
-          s[sp - 1] = r < 0n ? r + WORD_MOD : r;
+          const a = s[--sp] as Word;
+          const b = s[sp - 1] as Word;
+          if (typeof a === "number" && typeof b === "number") {
+            const r = a - b;
+            if (r >= 0) {
+              s[sp - 1] = r;
+              continue;
+            }
+          }
+          s[sp - 1] = sub(a, b);
           continue;
         }
         case 0x02: {
-          const r = (s[--sp] as bigint) * (s[sp - 1] as bigint);
-          s[sp - 1] = r > WORD_MAX ? r & WORD_MAX : r;
+          const a = s[--sp] as Word;
+          s[sp - 1] = mul(a, s[sp - 1] as Word);
           continue;
         }
         case 0x04: {
-          const b = s[sp - 2] as bigint;
-          sp--;
-          s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) / b;
+          const a = s[--sp] as Word;
+          s[sp - 1] = div(a, s[sp - 1] as Word);
           continue;
         }
         case 0x06: {
-          const b = s[sp - 2] as bigint;
-          sp--;
-          s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) % b;
+          const a = s[--sp] as Word;
+          s[sp - 1] = mod(a, s[sp - 1] as Word);
+          continue;
+        }
+        case 0x05: {
+          const a = s[--sp] as Word;
+          s[sp - 1] = sdiv(a, s[sp - 1] as Word);
           continue;
         }
         case 0x12: {
-          sp--;
-          const a = s[sp] as bigint;
-          const b = s[sp - 1] as bigint;
-          // Two's complement keeps the order within one sign; across signs the negative one is less.
-          const an = a >= SIGN_BIT;
-          s[sp - 1] = (an === b >= SIGN_BIT ? a < b : an) ? 1n : 0n;
+          const a = s[--sp] as Word;
+          s[sp - 1] = slt(a, s[sp - 1] as Word) ? 1 : 0;
           continue;
         }
         case 0x13: {
-          sp--;
-          const a = s[sp] as bigint;
-          const b = s[sp - 1] as bigint;
-          const bn = b >= SIGN_BIT;
-          s[sp - 1] = (bn === a >= SIGN_BIT ? a > b : bn) ? 1n : 0n;
+          const a = s[--sp] as Word;
+          s[sp - 1] = slt(s[sp - 1] as Word, a) ? 1 : 0;
           continue;
         }
         case 0x10:
           sp--;
-          s[sp - 1] = (s[sp] as bigint) < (s[sp - 1] as bigint) ? 1n : 0n;
+          s[sp - 1] = (s[sp] as Word) < (s[sp - 1] as Word) ? 1 : 0;
           continue;
         case 0x11:
           sp--;
-          s[sp - 1] = (s[sp] as bigint) > (s[sp - 1] as bigint) ? 1n : 0n;
+          s[sp - 1] = (s[sp] as Word) > (s[sp - 1] as Word) ? 1 : 0;
           continue;
         case 0x14:
           sp--;
-          s[sp - 1] = s[sp] === s[sp - 1] ? 1n : 0n;
+          s[sp - 1] = s[sp] === s[sp - 1] ? 1 : 0;
           continue;
         case 0x15:
-          s[sp - 1] = s[sp - 1] === 0n ? 1n : 0n;
+          s[sp - 1] = s[sp - 1] === 0 ? 1 : 0;
           continue;
-        case 0x16:
-          sp--;
-          s[sp - 1] = (s[sp] as bigint) & (s[sp - 1] as bigint);
+        case 0x16: {
+          const a = s[--sp] as Word;
+          const b = s[sp - 1] as Word;
+          s[sp - 1] =
+            typeof a === "number" && typeof b === "number" && a < TWO_32 && b < TWO_32 ? (a & b) >>> 0 : and(a, b);
           continue;
-        case 0x17:
-          sp--;
-          s[sp - 1] = (s[sp] as bigint) | (s[sp - 1] as bigint);
+        }
+        case 0x17: {
+          const a = s[--sp] as Word;
+          const b = s[sp - 1] as Word;
+          s[sp - 1] =
+            typeof a === "number" && typeof b === "number" && a < TWO_32 && b < TWO_32 ? (a | b) >>> 0 : or(a, b);
           continue;
-        case 0x18:
-          sp--;
-          s[sp - 1] = (s[sp] as bigint) ^ (s[sp - 1] as bigint);
+        }
+        case 0x18: {
+          const a = s[--sp] as Word;
+          s[sp - 1] = xor(a, s[sp - 1] as Word);
           continue;
+        }
         case 0x19:
-          s[sp - 1] = WORD_MAX ^ (s[sp - 1] as bigint);
+          s[sp - 1] = not(s[sp - 1] as Word);
           continue;
         case 0x1b: {
-          const shift = s[--sp] as bigint;
-          s[sp - 1] = shift < 256n ? ((s[sp - 1] as bigint) << shift) & WORD_MAX : 0n;
+          const a = s[--sp] as Word;
+          s[sp - 1] = shl(a, s[sp - 1] as Word);
           continue;
         }
         case 0x1c: {
-          const shift = s[--sp] as bigint;
-          s[sp - 1] = shift < 256n ? (s[sp - 1] as bigint) >> shift : 0n;
+          const a = s[--sp] as Word;
+          s[sp - 1] = shr(a, s[sp - 1] as Word);
           continue;
         }
         case 0x35: {
-          const x = s[sp - 1] as bigint;
-          const input = f.input;
-          s[sp - 1] = x >= BigInt(input.length) ? 0n : loadWord(input, Number(x));
+          const x = s[sp - 1] as Word;
+          s[sp - 1] = typeof x === "number" ? loadWord(f.input, x) : 0;
           continue;
         }
         case 0x34:
-          s[sp++] = f.value;
+          s[sp++] = toWord(f.value);
           continue;
         case 0x50:
           sp--;
           continue;
         case 0x51: {
-          f.gas = gas;
-          const off = f.expand(s[sp - 1] as bigint, 32n);
-          gas = f.gas;
+          const x = s[sp - 1] as Word;
+          if (typeof x === "number" && x + 32 <= f.memory.size) {
+            s[sp - 1] = readWord(f.memory.dv, x);
+            continue;
+          }
+          // Memory grows: the expansion is charged against the exact gas left.
+          const r = rest[pc - 1] as number;
+          f.gas = gas + r;
+          const off = f.expand(x, 32);
+          gas = f.gas - r;
           s[sp - 1] = readWord(f.memory.dv, off);
+          if (gas < 0) {
+            f.pc = pc;
+            f.sp = sp;
+            return runChecked(f);
+          }
           continue;
         }
         case 0x52: {
           sp -= 2;
-          f.gas = gas;
-          const off = f.expand(s[sp + 1] as bigint, 32n);
-          gas = f.gas;
-          writeWord(f.memory.dv, off, s[sp] as bigint);
+          const x = s[sp + 1] as Word;
+          if (typeof x === "number" && x + 32 <= f.memory.size) {
+            writeWord(f.memory.dv, x, s[sp] as Word);
+            continue;
+          }
+          const r = rest[pc - 1] as number;
+          f.gas = gas + r;
+          const off = f.expand(x, 32);
+          gas = f.gas - r;
+          writeWord(f.memory.dv, off, s[sp] as Word);
+          if (gas < 0) {
+            f.pc = pc;
+            f.sp = sp;
+            return runChecked(f);
+          }
           continue;
         }
         case 0x56: {
           if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
-          // A number compares and indexes without a BigInt builtin; a huge destination stays ≥ len.
-          const dest = Number(s[--sp] as bigint);
-          if (dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
+          const dest = s[--sp] as Word;
+          if (typeof dest !== "number" || dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
           pc = dest;
           continue;
         }
         case 0x57: {
           sp -= 2;
-          if (s[sp] !== 0n) {
+          if (s[sp] !== 0) {
             if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
-            const dest = Number(s[sp + 1] as bigint);
-            if (dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
+            const dest = s[sp + 1] as Word;
+            if (typeof dest !== "number" || dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
             pc = dest;
+          } else if (code[pc] !== 0x5b) {
+            // Not taken: the next opcode starts a block.
+            if (gas < (blockGas[pc] as number) || sp < (blockMin[pc] as number) || sp > (blockMax[pc] as number)) {
+              f.pc = pc;
+              f.sp = sp;
+              f.gas = gas;
+              return runChecked(f);
+            }
+            gas -= blockGas[pc] as number;
           }
           continue;
         }
-        case 0x5b:
+        case 0x5b: {
+          // The first opcode of its block: the whole block is checked and charged here.
+          pc--;
+          if (gas < (blockGas[pc] as number) || sp < (blockMin[pc] as number) || sp > (blockMax[pc] as number)) {
+            f.pc = pc;
+            f.sp = sp;
+            f.gas = gas;
+            return runChecked(f);
+          }
+          gas -= blockGas[pc] as number;
+          pc++;
           continue;
+        }
         case 0x5f:
-          s[sp++] = 0n;
+          s[sp++] = 0;
           continue;
         case 0x60:
         case 0x61:
@@ -314,7 +381,7 @@ export function runFrame(f: Frame): FrameResult {
         case 0x7d:
         case 0x7e:
         case 0x7f:
-          s[sp++] = pushValues[pc] as bigint;
+          s[sp++] = pushValues[pc] as Word;
           pc += op - 0x5f;
           continue;
         case 0x80:
@@ -333,7 +400,7 @@ export function runFrame(f: Frame): FrameResult {
         case 0x8d:
         case 0x8e:
         case 0x8f:
-          s[sp] = s[sp - (op - 0x7f)] as bigint;
+          s[sp] = s[sp - (op - 0x7f)] as Word;
           sp++;
           continue;
         case 0x90:
@@ -354,21 +421,39 @@ export function runFrame(f: Frame): FrameResult {
         case 0x9f: {
           const top = sp - 1;
           const other = top - (op - 0x8f);
-          const t = s[top] as bigint;
-          s[top] = s[other] as bigint;
+          const t = s[top] as Word;
+          s[top] = s[other] as Word;
           s[other] = t;
           continue;
         }
-        default:
+        default: {
+          // The handler sees the exact gas left: the rest of the block is charged already.
+          const r = rest[pc - 1] as number;
           f.pc = pc;
           f.sp = sp;
-          f.gas = gas;
+          f.gas = gas + r;
           (OP_HANDLERS[op] as (f: Frame) => void)(f);
           pc = f.pc;
           sp = f.sp;
-          gas = f.gas;
-          if (f.stopped) break;
+          if (f.stopped) {
+            gas = f.gas;
+            break;
+          }
+          gas = f.gas - r;
+          // Its dynamic gas left less than the rest of the block: go on opcode by opcode.
+          if (gas < 0) return runChecked(f);
+          // A call or creation that ended at once: the next opcode starts a block.
+          if (ENDS_BLOCK[op] === 1 && code[pc] !== 0x5b) {
+            if (gas < (blockGas[pc] as number) || sp < (blockMin[pc] as number) || sp > (blockMax[pc] as number)) {
+              f.pc = pc;
+              f.sp = sp;
+              f.gas = gas;
+              return runChecked(f);
+            }
+            gas -= blockGas[pc] as number;
+          }
           continue;
+        }
       }
       break;
     }
@@ -379,6 +464,41 @@ export function runFrame(f: Frame): FrameResult {
   }
   if (f.reverted) return { success: false, gasLeft: gas, output: f.output, error: ERR.reverted };
   return { success: true, gasLeft: gas, output: f.output, error: "" };
+}
+
+/**
+ * runFrame's loop opcode by opcode, with the stack and the static gas checked before each, as the
+ * yellow paper runs it: from a block whose check failed (or whose dynamic gas left less than the rest
+ * of it needs) to the frame's end or its next call. A frame only comes here when it is about to fail,
+ * so the error and the gas are exactly those of running every opcode with its own checks.
+ */
+function runChecked(f: Frame): FrameResult {
+  const code = f.analysis.code;
+  try {
+    while (!f.stopped) {
+      const op = code[f.pc] as number;
+      const sp = f.sp;
+      if (sp < (OP_MIN_STACK[op] as number)) {
+        throw new VmError(`stack underflow (${sp} <=> ${OP_MIN_STACK[op]})`);
+      }
+      // geth's text: the stack length and the opcode's own limit (1024 + pops − pushes).
+      if (sp > (OP_MAX_STACK[op] as number)) throw new VmError(`stack limit reached ${sp} (${OP_MAX_STACK[op]})`);
+      const g = OP_GAS[op] as number;
+      if (g > f.gas) {
+        f.gas = 0;
+        throw new VmError(ERR.outOfGas);
+      }
+      f.gas -= g;
+      f.pc++;
+      (OP_HANDLERS[op] as (f: Frame) => void)(f);
+    }
+  } catch (err) {
+    if (!(err instanceof VmError)) throw err;
+    f.gas = 0;
+    return { success: false, gasLeft: 0, output: EMPTY, error: err.message };
+  }
+  if (f.reverted) return { success: false, gasLeft: f.gas, output: f.output, error: ERR.reverted };
+  return { success: true, gasLeft: f.gas, output: f.output, error: "" };
 }
 
 /** The name of an opcode (tracing, tests). */
@@ -451,7 +571,7 @@ export interface CreateResult extends FrameResult {
  * call allocates no 1024-slot stack or memory buffer of its own. Kept for the shallow depths only, and
  * memories only while small.
  */
-const spareStacks: (bigint[] | undefined)[] = [];
+const spareStacks: (Word[] | undefined)[] = [];
 const spareMemories: (Memory | undefined)[] = [];
 const SPARE_DEPTHS = 16;
 const SPARE_MEMORY_BYTES = 1 << 16;
@@ -465,10 +585,10 @@ const SPARE_MEMORY_BYTES = 1 << 16;
 class LogRecord implements EngineLog {
   readonly address: Uint8Array;
   readonly data: Uint8Array;
-  readonly #words: bigint[];
+  readonly #words: Word[];
   #topics: Uint8Array[] | undefined = undefined;
 
-  constructor(address: Uint8Array, words: bigint[], data: Uint8Array) {
+  constructor(address: Uint8Array, words: Word[], data: Uint8Array) {
     this.address = address;
     this.#words = words;
     this.data = data;
@@ -508,12 +628,12 @@ export class Evm implements Host {
   readonly #warm = new Set<string>();
   readonly #warmUndo: string[] = [];
   /** EIP-2929 warm slots by address hex; the undo log holds the set and the slot of each warming. */
-  readonly #warmSlots = new Map<string, Set<bigint>>();
-  readonly #warmSlotUndo: (Set<bigint> | bigint)[] = [];
+  readonly #warmSlots = new Map<string, Set<Word>>();
+  readonly #warmSlotUndo: (Set<Word> | Word)[] = [];
   /** EIP-1153 transient storage by address hex; undo entries are (map, slot, previous value) triples. */
-  readonly #transient = new Map<string, Map<bigint, bigint>>();
-  readonly #transientUndo: (Map<bigint, bigint> | bigint | undefined)[] = [];
-  readonly #stacks: bigint[][] = [];
+  readonly #transient = new Map<string, Map<Word, Word>>();
+  readonly #transientUndo: (Map<Word, Word> | Word | undefined)[] = [];
+  readonly #stacks: Word[][] = [];
   readonly #memories: Memory[] = [];
   // Tracing (all undefined/false without hooks: the untraced paths test one field).
   /** onEnter or onExit is set. */
@@ -585,6 +705,27 @@ export class Evm implements Host {
     this.#memories.length = 0;
   }
 
+  /** Address words this transaction has turned into keys and bytes (CALL targets, BALANCE, ...). */
+  readonly #addresses = new Map<Word, AddressRef>();
+  /** The hex key of each address array addressOf handed out. */
+  readonly #keys = new WeakMap<Uint8Array, string>();
+
+  addressOf(word: Word): AddressRef {
+    let a = this.#addresses.get(word);
+    if (a === undefined) {
+      const key = addressHexOfWord(word);
+      a = { key, bytes: hexToAddress(key) };
+      this.#addresses.set(word, a);
+      this.#keys.set(a.bytes, key);
+    }
+    return a;
+  }
+
+  /** An address's hex key: remembered for the arrays addressOf made, computed for others. */
+  #keyOf(addr: Uint8Array): string {
+    return this.#keys.get(addr) ?? addressKey(addr);
+  }
+
   // -- journaled tx-wide sets --
 
   warmAddress(key: string): boolean {
@@ -594,7 +735,7 @@ export class Evm implements Host {
     return true;
   }
 
-  warmSlot(addrKey: string, slot: bigint): boolean {
+  warmSlot(addrKey: string, slot: Word): boolean {
     let set = this.#warmSlots.get(addrKey);
     if (set === undefined) {
       set = new Set();
@@ -609,11 +750,11 @@ export class Evm implements Host {
     return this.#warm.has(key);
   }
 
-  tload(addrKey: string, slot: bigint): bigint {
-    return this.#transient.get(addrKey)?.get(slot) ?? 0n;
+  tload(addrKey: string, slot: Word): Word {
+    return this.#transient.get(addrKey)?.get(slot) ?? 0;
   }
 
-  tstore(addrKey: string, slot: bigint, value: bigint): void {
+  tstore(addrKey: string, slot: Word, value: Word): void {
     let map = this.#transient.get(addrKey);
     if (map === undefined) {
       map = new Map();
@@ -627,7 +768,7 @@ export class Evm implements Host {
     this.refund += delta;
   }
 
-  log(address: Uint8Array, topics: bigint[], data: Uint8Array): void {
+  log(address: Uint8Array, topics: Word[], data: Uint8Array): void {
     const entry = new LogRecord(address, topics, data);
     this.logs.push(entry);
     if (this.#onLog !== undefined) {
@@ -663,14 +804,14 @@ export class Evm implements Host {
     while (warm.length > s.warm) this.#warm.delete(warm.pop() as string);
     const wu = this.#warmSlotUndo;
     while (wu.length > s.warmSlots) {
-      const slot = wu.pop() as bigint;
-      (wu.pop() as Set<bigint>).delete(slot);
+      const slot = wu.pop() as Word;
+      (wu.pop() as Set<Word>).delete(slot);
     }
     const tu = this.#transientUndo;
     while (tu.length > s.transient) {
-      const prev = tu.pop() as bigint | undefined;
-      const slot = tu.pop() as bigint;
-      const map = tu.pop() as Map<bigint, bigint>;
+      const prev = tu.pop() as Word | undefined;
+      const slot = tu.pop() as Word;
+      const map = tu.pop() as Map<Word, Word>;
       if (prev === undefined) map.delete(slot);
       else map.set(slot, prev);
     }
@@ -731,7 +872,7 @@ export class Evm implements Host {
   ): Frame {
     let stack = this.#stacks[depth];
     if (stack === undefined) {
-      stack = spareStacks[depth] ?? new Array<bigint>(STACK_LIMIT).fill(0n);
+      stack = spareStacks[depth] ?? new Array<Word>(STACK_LIMIT).fill(0);
       spareStacks[depth] = undefined;
       this.#stacks[depth] = stack;
     }
@@ -744,7 +885,7 @@ export class Evm implements Host {
     return new Frame(
       this,
       code,
-      jumpdests(code),
+      analysisOf(code),
       address,
       key,
       caller,
@@ -854,7 +995,7 @@ export class Evm implements Host {
       }
       return failed(0, r.ok === false ? r.error : ERR.outOfGas);
     }
-    let code = state.code(codeAddress);
+    let code = state.code(codeAddress, this.#keyOf(codeAddress));
     if (this.fork === "prague") {
       const target = delegationTarget(code);
       if (target !== undefined) code = state.code(target);
@@ -864,7 +1005,7 @@ export class Evm implements Host {
       return { success: true, gasLeft: gas, output: EMPTY, error: "" };
     }
     this.interrupt?.();
-    const f = this.#newFrame(code, address, addressKey(address), caller, value, input, gas, isStatic, depth);
+    const f = this.#newFrame(code, address, this.#keyOf(address), caller, value, input, gas, isStatic, depth);
     f.snap = snap;
     f.kind = kind;
     return f;
@@ -938,7 +1079,7 @@ export class Evm implements Host {
 
   /** A CALL-family result into its caller: success flag, output, gas back, RETURNDATA. */
   #resumeCall(f: Frame, r: FrameResult, retAt: number, retSize: number): void {
-    f.stack[f.sp++] = r.success ? 1n : 0n;
+    f.stack[f.sp++] = r.success ? 1 : 0;
     if (r.output.length > 0 && retSize > 0) {
       f.memory.buf.set(r.output.subarray(0, Math.min(retSize, r.output.length)), retAt);
     }
@@ -949,7 +1090,7 @@ export class Evm implements Host {
 
   /** A creation's result into its creator: the address or 0, gas back, RETURNDATA (revert data only). */
   #resumeCreate(f: Frame, r: FrameResult, address: Uint8Array): void {
-    f.stack[f.sp++] = r.success ? BigInt(`0x${addressKey(address)}`) : 0n;
+    f.stack[f.sp++] = r.success ? bytesToWord(address) : 0;
     f.gas += r.gasLeft;
     f.returnData = r.success || r.error !== ERR.reverted ? EMPTY : r.output;
     f.stopped = false;
@@ -964,18 +1105,19 @@ export class Evm implements Host {
     f.sp -= n;
     const sp = f.sp;
     // Stack, top first: gas, address, [value], inOffset, inSize, outOffset, outSize.
-    const gasWord = s[sp + n - 1] as bigint;
-    const toKey = addressHexOfWord(s[sp + n - 2] as bigint);
-    const value = hasValue ? (s[sp + 4] as bigint) : 0n;
-    const inOff = s[sp + 3] as bigint;
-    const inSize = s[sp + 2] as bigint;
-    const outOff = s[sp + 1] as bigint;
-    const outSize = s[sp] as bigint;
+    const gasWord = s[sp + n - 1] as Word;
+    const ref = this.addressOf(s[sp + n - 2] as Word);
+    const toKey = ref.key;
+    const value = hasValue ? toBig(s[sp + 4] as Word) : 0n;
+    const inOff = s[sp + 3] as Word;
+    const inSize = s[sp + 2] as Word;
+    const outOff = s[sp + 1] as Word;
+    const outSize = s[sp] as Word;
     if (op === CALL && f.isStatic && value !== 0n) throw new VmError(ERR.writeProtection);
     f.useGas(this.warmAddress(toKey) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
-    const to = hexToAddress(toKey);
+    const to = ref.bytes;
     if (this.fork === "prague") {
-      const target = delegationTarget(this.state.code(to));
+      const target = delegationTarget(this.state.code(to, toKey));
       if (target !== undefined) f.useGas(this.warmAddress(addressKey(target)) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
     }
     const inAt = f.expand(inOff, inSize);
@@ -983,16 +1125,16 @@ export class Evm implements Host {
     if (value !== 0n) {
       f.useGas(G_CALL_VALUE);
       if (op === CALL) {
-        const a = this.state.account(to);
+        const a = this.state.account(to, toKey);
         if (!a.exists || (a.nonce === 0n && a.balance === 0n && equalBytes(a.codeHash, KECCAK256_NULL))) {
           f.useGas(G_NEW_ACCOUNT);
         }
       }
     }
     const cap = allButOne64th(f.gas);
-    const callGas = gasWord < BigInt(cap) ? Number(gasWord) : cap;
+    const callGas = typeof gasWord === "number" && gasWord < cap ? gasWord : cap;
     f.useGas(callGas);
-    const input = f.memory.read(inAt, Number(inSize));
+    const input = f.memory.read(inAt, inSize as number);
     const gas = value !== 0n ? callGas + G_CALL_STIPEND : callGas;
     const depth = f.depth + 1;
     if (this.#stepOpen) this.#closeStep();
@@ -1004,7 +1146,7 @@ export class Evm implements Host {
     else if (op === DELEGATECALL)
       next = this.#enterCall(op, f.caller, f.address, to, f.value, input, gas, f.isStatic, depth);
     else next = this.#enterCall(op, f.address, to, to, 0n, input, gas, true, depth);
-    const retSize = outSize === 0n ? 0 : Number(outSize);
+    const retSize = outSize as number;
     if (next instanceof Frame) {
       next.parent = f;
       next.retAt = outAt;
@@ -1020,16 +1162,16 @@ export class Evm implements Host {
     const n = op === CREATE2 ? 4 : 3;
     f.sp -= n;
     const sp = f.sp;
-    const value = s[sp + n - 1] as bigint;
-    const off = s[sp + n - 2] as bigint;
-    const size = s[sp + n - 3] as bigint;
-    if (size > BigInt(MAX_INITCODE_SIZE)) throw new VmError(ERR.maxInitCodeSize);
+    const value = toBig(s[sp + n - 1] as Word);
+    const off = s[sp + n - 2] as Word;
+    const size = s[sp + n - 3] as Word;
+    if (size > MAX_INITCODE_SIZE) throw new VmError(ERR.maxInitCodeSize);
     const at = f.expand(off, size);
-    const len = Number(size);
+    const len = size as number;
     f.useGas(G_CREATE + G_INITCODE_WORD * words(len) + (op === CREATE2 ? G_KECCAK_WORD * words(len) : 0));
     const initcode = f.memory.read(at, len);
     let address: Uint8Array;
-    if (op === CREATE2) address = create2Address(f.address, wordToBytes(s[sp] as bigint), initcode);
+    if (op === CREATE2) address = create2Address(f.address, wordToBytes(s[sp] as Word), initcode);
     else address = createAddress(f.address, this.state.account(f.address).nonce);
     // geth's CREATE cost leaves out the gas handed to the new frame (charged while it executes).
     if (this.#stepOpen) this.#closeStep();

@@ -1,16 +1,6 @@
-import { keccak256 } from "../crypto.js";
+import { keccakWord } from "../crypto.js";
 import { equalBytes, KECCAK256_NULL } from "../records.js";
-import {
-  addressHexOfWord,
-  ERR,
-  type Frame,
-  hexToAddress,
-  MASK,
-  SIGN_BIT,
-  STACK_LIMIT,
-  smallOr,
-  VmError,
-} from "./frames.js";
+import { addressHexOfWord, ERR, type Frame, hexToAddress, STACK_LIMIT, smallOr, VmError } from "./frames.js";
 import {
   G_BASE,
   G_BLOCKHASH,
@@ -38,7 +28,30 @@ import {
   sstoreCost,
   words,
 } from "./gas.js";
-import { bytesToWord, loadWord, readWord, writeWord } from "./words.js";
+import {
+  add,
+  addmod,
+  and,
+  byte,
+  byteLength,
+  div,
+  exp,
+  mod,
+  mul,
+  mulmod,
+  not,
+  or,
+  sar,
+  sdiv,
+  shl,
+  shr,
+  signextend,
+  slt,
+  smod,
+  sub,
+  xor,
+} from "./wordOps.js";
+import { bytesToWord, loadWord, readWord, toBig, toWord, type Word, writeWord } from "./words.js";
 
 /**
  * The opcode table: one entry per opcode with its name, static gas, stack arity and handler. Dynamic
@@ -60,12 +73,6 @@ export interface OpInfo {
   readonly handler: Handler;
 }
 
-const WORD_MOD = 1n << 256n;
-
-function toSigned(x: bigint): bigint {
-  return x >= SIGN_BIT ? x - (1n << 256n) : x;
-}
-
 function isEmptyAccount(a: { exists: boolean; nonce: bigint; balance: bigint; codeHash: Uint8Array }): boolean {
   return !a.exists || (a.nonce === 0n && a.balance === 0n && equalBytes(a.codeHash, KECCAK256_NULL));
 }
@@ -75,171 +82,55 @@ function accountAccess(f: Frame, key: string): void {
   f.useGas(f.host.warmAddress(key) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
 }
 
+/** The binary opcodes: pop `a` (the top) and `b`, push op(a, b). */
+function binary(op: (a: Word, b: Word) => Word): Handler {
+  return (f: Frame): void => {
+    const s = f.stack;
+    const sp = --f.sp;
+    s[sp - 1] = op(s[sp] as Word, s[sp - 1] as Word);
+  };
+}
+
+/** The comparisons: pop `a` and `b`, push 1 or 0. */
+function comparison(op: (a: Word, b: Word) => boolean): Handler {
+  return (f: Frame): void => {
+    const s = f.stack;
+    const sp = --f.sp;
+    s[sp - 1] = op(s[sp] as Word, s[sp - 1] as Word) ? 1 : 0;
+  };
+}
+
 // ---- 0x00s: stop and arithmetic ----------------------------------------------------------------
 
 function opStop(f: Frame): void {
   f.stopped = true;
 }
-// ADD, SUB and MUL wrap only when the result leaves [0, 2^256): a comparison allocates nothing, a
-// mask always allocates a second BigInt.
-function opAdd(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const r = (s[sp] as bigint) + (s[sp - 1] as bigint);
-  s[sp - 1] = r > MASK ? r - WORD_MOD : r;
-}
-function opMul(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const r = (s[sp] as bigint) * (s[sp - 1] as bigint);
-  s[sp - 1] = r > MASK ? r & MASK : r;
-}
-function opSub(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const r = (s[sp] as bigint) - (s[sp - 1] as bigint);
-  s[sp - 1] = r < 0n ? r + WORD_MOD : r;
-}
-function opDiv(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const b = s[sp - 1] as bigint;
-  s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) / b;
-}
-function opSdiv(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const b = s[sp - 1] as bigint;
-  s[sp - 1] = b === 0n ? 0n : (toSigned(s[sp] as bigint) / toSigned(b)) & MASK;
-}
-function opMod(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const b = s[sp - 1] as bigint;
-  s[sp - 1] = b === 0n ? 0n : (s[sp] as bigint) % b;
-}
-function opSmod(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const b = s[sp - 1] as bigint;
-  s[sp - 1] = b === 0n ? 0n : (toSigned(s[sp] as bigint) % toSigned(b)) & MASK;
-}
-function opAddmod(f: Frame): void {
-  const s = f.stack;
-  f.sp -= 2;
-  const sp = f.sp;
-  const n = s[sp - 1] as bigint;
-  s[sp - 1] = n === 0n ? 0n : ((s[sp + 1] as bigint) + (s[sp] as bigint)) % n;
-}
-function opMulmod(f: Frame): void {
-  const s = f.stack;
-  f.sp -= 2;
-  const sp = f.sp;
-  const n = s[sp - 1] as bigint;
-  s[sp - 1] = n === 0n ? 0n : ((s[sp + 1] as bigint) * (s[sp] as bigint)) % n;
+function ternary(op: (a: Word, b: Word, n: Word) => Word): Handler {
+  return (f: Frame): void => {
+    const s = f.stack;
+    f.sp -= 2;
+    const sp = f.sp;
+    s[sp - 1] = op(s[sp + 1] as Word, s[sp] as Word, s[sp - 1] as Word);
+  };
 }
 function opExp(f: Frame): void {
   const s = f.stack;
   const sp = --f.sp;
-  let base = s[sp] as bigint;
-  let exp = s[sp - 1] as bigint;
-  if (exp !== 0n) f.useGas(G_EXP_BYTE * Math.ceil(exp.toString(16).length / 2));
-  let r = 1n;
-  while (exp > 0n) {
-    if ((exp & 1n) === 1n) r = (r * base) & MASK;
-    exp >>= 1n;
-    if (exp > 0n) base = (base * base) & MASK;
-  }
-  s[sp - 1] = r;
-}
-function opSignextend(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const b = s[sp] as bigint;
-  if (b < 31n) {
-    const x = s[sp - 1] as bigint;
-    const bit = b * 8n + 7n;
-    const low = (1n << (bit + 1n)) - 1n;
-    s[sp - 1] = ((x >> bit) & 1n) === 1n ? x | (MASK ^ low) : x & low;
-  }
+  const e = s[sp - 1] as Word;
+  if (e !== 0) f.useGas(G_EXP_BYTE * byteLength(e));
+  s[sp - 1] = exp(s[sp] as Word, e);
 }
 
 // ---- 0x10s: comparison and bitwise -----------------------------------------------------------
 
-function opLt(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = (s[sp] as bigint) < (s[sp - 1] as bigint) ? 1n : 0n;
-}
-function opGt(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = (s[sp] as bigint) > (s[sp - 1] as bigint) ? 1n : 0n;
-}
-function opSlt(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = toSigned(s[sp] as bigint) < toSigned(s[sp - 1] as bigint) ? 1n : 0n;
-}
-function opSgt(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = toSigned(s[sp] as bigint) > toSigned(s[sp - 1] as bigint) ? 1n : 0n;
-}
-function opEq(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = s[sp] === s[sp - 1] ? 1n : 0n;
-}
 function opIszero(f: Frame): void {
   const s = f.stack;
   const sp = f.sp;
-  s[sp - 1] = s[sp - 1] === 0n ? 1n : 0n;
-}
-function opAnd(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = (s[sp] as bigint) & (s[sp - 1] as bigint);
-}
-function opOr(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = (s[sp] as bigint) | (s[sp - 1] as bigint);
-}
-function opXor(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  s[sp - 1] = (s[sp] as bigint) ^ (s[sp - 1] as bigint);
+  s[sp - 1] = s[sp - 1] === 0 ? 1 : 0;
 }
 function opNot(f: Frame): void {
   const s = f.stack;
-  const sp = f.sp;
-  s[sp - 1] = MASK ^ (s[sp - 1] as bigint);
-}
-function opByte(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const i = s[sp] as bigint;
-  s[sp - 1] = i < 32n ? ((s[sp - 1] as bigint) >> (8n * (31n - i))) & 0xffn : 0n;
-}
-function opShl(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const shift = s[sp] as bigint;
-  s[sp - 1] = shift < 256n ? ((s[sp - 1] as bigint) << shift) & MASK : 0n;
-}
-function opShr(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const shift = s[sp] as bigint;
-  s[sp - 1] = shift < 256n ? (s[sp - 1] as bigint) >> shift : 0n;
-}
-function opSar(f: Frame): void {
-  const s = f.stack;
-  const sp = --f.sp;
-  const shift = s[sp] as bigint;
-  const v = toSigned(s[sp - 1] as bigint);
-  s[sp - 1] = (shift < 256n ? v >> shift : v < 0n ? -1n : 0n) & MASK;
+  s[f.sp - 1] = not(s[f.sp - 1] as Word);
 }
 
 // ---- 0x20: KECCAK256 -------------------------------------------------------------------------
@@ -247,16 +138,16 @@ function opSar(f: Frame): void {
 function opKeccak(f: Frame): void {
   const s = f.stack;
   const sp = --f.sp;
-  const size = s[sp - 1] as bigint;
-  const off = f.expand(s[sp] as bigint, size);
-  const len = Number(size);
+  const size = s[sp - 1] as Word;
+  const off = f.expand(s[sp] as Word, size);
+  const len = size as number;
   f.useGas(G_KECCAK_WORD * words(len));
-  s[sp - 1] = bytesToWord(keccak256(f.memory.view(off, len)));
+  s[sp - 1] = keccakWord(f.memory.buf, off, len);
 }
 
 // ---- 0x30s: environment ----------------------------------------------------------------------
 
-function push(f: Frame, v: bigint): void {
+function push(f: Frame, v: Word): void {
   f.stack[f.sp++] = v;
 }
 function opAddress(f: Frame): void {
@@ -264,10 +155,9 @@ function opAddress(f: Frame): void {
 }
 function opBalance(f: Frame): void {
   const s = f.stack;
-  const x = s[f.sp - 1] as bigint;
-  const key = addressHexOfWord(x);
-  accountAccess(f, key);
-  s[f.sp - 1] = f.host.state.account(hexToAddress(key)).balance;
+  const a = f.host.addressOf(s[f.sp - 1] as Word);
+  accountAccess(f, a.key);
+  s[f.sp - 1] = toWord(f.host.state.account(a.bytes, a.key).balance);
 }
 function opOrigin(f: Frame): void {
   push(f, bytesToWord(f.host.origin));
@@ -276,21 +166,21 @@ function opCaller(f: Frame): void {
   push(f, bytesToWord(f.caller));
 }
 function opCallvalue(f: Frame): void {
-  push(f, f.value);
+  push(f, toWord(f.value));
 }
 function opCalldataload(f: Frame): void {
   const s = f.stack;
-  const x = s[f.sp - 1] as bigint;
-  s[f.sp - 1] = x >= BigInt(f.input.length) ? 0n : loadWord(f.input, Number(x));
+  const x = s[f.sp - 1] as Word;
+  s[f.sp - 1] = typeof x === "number" ? loadWord(f.input, x) : 0;
 }
 function opCalldatasize(f: Frame): void {
-  push(f, BigInt(f.input.length));
+  push(f, f.input.length);
 }
 /** CALLDATACOPY, CODECOPY, RETURNDATACOPY's shared tail: gas for the copy, then the write. */
-function copyToMemory(f: Frame, src: Uint8Array, memOff: bigint, srcOff: bigint, size: bigint): void {
+function copyToMemory(f: Frame, src: Uint8Array, memOff: Word, srcOff: Word, size: Word): void {
   const off = f.expand(memOff, size);
-  if (size === 0n) return;
-  const len = Number(size);
+  if (size === 0) return;
+  const len = size as number;
   f.useGas(G_COPY_WORD * words(len));
   f.memory.writePadded(off, len, src, smallOr(srcOff, Number.MAX_SAFE_INTEGER));
 }
@@ -298,104 +188,107 @@ function opCalldatacopy(f: Frame): void {
   const s = f.stack;
   f.sp -= 3;
   const sp = f.sp;
-  copyToMemory(f, f.input, s[sp + 2] as bigint, s[sp + 1] as bigint, s[sp] as bigint);
+  copyToMemory(f, f.input, s[sp + 2] as Word, s[sp + 1] as Word, s[sp] as Word);
 }
 function opCodesize(f: Frame): void {
-  push(f, BigInt(f.code.length));
+  push(f, f.code.length);
 }
 function opCodecopy(f: Frame): void {
   const s = f.stack;
   f.sp -= 3;
   const sp = f.sp;
-  copyToMemory(f, f.code, s[sp + 2] as bigint, s[sp + 1] as bigint, s[sp] as bigint);
+  copyToMemory(f, f.code, s[sp + 2] as Word, s[sp + 1] as Word, s[sp] as Word);
 }
 function opGasprice(f: Frame): void {
-  push(f, f.host.gasPrice);
+  push(f, toWord(f.host.gasPrice));
 }
 function opExtcodesize(f: Frame): void {
   const s = f.stack;
-  const key = addressHexOfWord(s[f.sp - 1] as bigint);
-  accountAccess(f, key);
-  s[f.sp - 1] = BigInt(f.host.state.code(hexToAddress(key)).length);
+  const a = f.host.addressOf(s[f.sp - 1] as Word);
+  accountAccess(f, a.key);
+  s[f.sp - 1] = f.host.state.code(a.bytes, a.key).length;
 }
 function opExtcodecopy(f: Frame): void {
   const s = f.stack;
   f.sp -= 4;
   const sp = f.sp;
-  const key = addressHexOfWord(s[sp + 3] as bigint);
-  const memOff = s[sp + 2] as bigint;
-  const codeOff = s[sp + 1] as bigint;
-  const size = s[sp] as bigint;
-  accountAccess(f, key);
+  const a = f.host.addressOf(s[sp + 3] as Word);
+  const memOff = s[sp + 2] as Word;
+  const codeOff = s[sp + 1] as Word;
+  const size = s[sp] as Word;
+  accountAccess(f, a.key);
   const off = f.expand(memOff, size);
-  if (size === 0n) return;
-  const len = Number(size);
+  if (size === 0) return;
+  const len = size as number;
   f.useGas(G_COPY_WORD * words(len));
-  f.memory.writePadded(off, len, f.host.state.code(hexToAddress(key)), smallOr(codeOff, Number.MAX_SAFE_INTEGER));
+  f.memory.writePadded(off, len, f.host.state.code(a.bytes, a.key), smallOr(codeOff, Number.MAX_SAFE_INTEGER));
 }
 function opReturndatasize(f: Frame): void {
-  push(f, BigInt(f.returnData.length));
+  push(f, f.returnData.length);
 }
 function opReturndatacopy(f: Frame): void {
   const s = f.stack;
   f.sp -= 3;
   const sp = f.sp;
-  const memOff = s[sp + 2] as bigint;
-  const dataOff = s[sp + 1] as bigint;
-  const size = s[sp] as bigint;
-  if (dataOff + size > BigInt(f.returnData.length)) throw new VmError(ERR.returnDataOutOfBounds);
+  const memOff = s[sp + 2] as Word;
+  const dataOff = s[sp + 1] as Word;
+  const size = s[sp] as Word;
+  // A bigint is past any return data; two numbers' sum is exact up to 2^53, far past it too.
+  if (typeof dataOff !== "number" || typeof size !== "number" || dataOff + size > f.returnData.length) {
+    throw new VmError(ERR.returnDataOutOfBounds);
+  }
   copyToMemory(f, f.returnData, memOff, dataOff, size);
 }
 function opExtcodehash(f: Frame): void {
   const s = f.stack;
-  const key = addressHexOfWord(s[f.sp - 1] as bigint);
-  accountAccess(f, key);
-  const a = f.host.state.account(hexToAddress(key));
-  s[f.sp - 1] = isEmptyAccount(a) ? 0n : bytesToWord(a.codeHash);
+  const ref = f.host.addressOf(s[f.sp - 1] as Word);
+  accountAccess(f, ref.key);
+  const a = f.host.state.account(ref.bytes, ref.key);
+  s[f.sp - 1] = isEmptyAccount(a) ? 0 : bytesToWord(a.codeHash);
 }
 
 // ---- 0x40s: block ----------------------------------------------------------------------------
 
 function opBlockhash(f: Frame): void {
   const s = f.stack;
-  const n = s[f.sp - 1] as bigint;
+  const n = s[f.sp - 1] as Word;
   const cur = f.host.block.number;
   const lowest = cur > 256n ? cur - 256n : 0n;
-  s[f.sp - 1] = n >= lowest && n < cur ? bytesToWord(f.host.block.blockHash(n)) : 0n;
+  s[f.sp - 1] = n >= lowest && n < cur ? bytesToWord(f.host.block.blockHash(toBig(n))) : 0;
 }
 function opCoinbase(f: Frame): void {
   push(f, bytesToWord(f.host.block.coinbase));
 }
 function opTimestamp(f: Frame): void {
-  push(f, f.host.block.timestamp);
+  push(f, toWord(f.host.block.timestamp));
 }
 function opNumber(f: Frame): void {
-  push(f, f.host.block.number);
+  push(f, toWord(f.host.block.number));
 }
 function opPrevrandao(f: Frame): void {
   push(f, bytesToWord(f.host.block.prevRandao));
 }
 function opGaslimit(f: Frame): void {
-  push(f, f.host.block.gasLimit);
+  push(f, toWord(f.host.block.gasLimit));
 }
 function opChainid(f: Frame): void {
-  push(f, f.host.block.chainId);
+  push(f, toWord(f.host.block.chainId));
 }
 function opSelfbalance(f: Frame): void {
-  push(f, f.host.state.account(f.address).balance);
+  push(f, toWord(f.host.state.account(f.address).balance));
 }
 function opBasefee(f: Frame): void {
-  push(f, f.host.block.baseFee);
+  push(f, toWord(f.host.block.baseFee));
 }
 function opBlobhash(f: Frame): void {
   const s = f.stack;
-  const i = s[f.sp - 1] as bigint;
+  const i = s[f.sp - 1] as Word;
   const hashes = f.host.blobHashes;
-  const h = i < BigInt(hashes.length) ? hashes[Number(i)] : undefined;
-  s[f.sp - 1] = h === undefined ? 0n : bytesToWord(h);
+  const h = typeof i === "number" ? hashes[i] : undefined;
+  s[f.sp - 1] = h === undefined ? 0 : bytesToWord(h);
 }
 function opBlobbasefee(f: Frame): void {
-  push(f, f.host.block.blobBaseFee);
+  push(f, toWord(f.host.block.blobBaseFee));
 }
 
 // ---- 0x50s: stack, memory, storage, flow -----------------------------------------------------
@@ -405,26 +298,27 @@ function opPop(f: Frame): void {
 }
 function opMload(f: Frame): void {
   const s = f.stack;
-  const off = f.expand(s[f.sp - 1] as bigint, 32n);
+  const off = f.expand(s[f.sp - 1] as Word, 32);
   s[f.sp - 1] = readWord(f.memory.dv, off);
 }
 function opMstore(f: Frame): void {
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  const off = f.expand(s[sp + 1] as bigint, 32n);
-  writeWord(f.memory.dv, off, s[sp] as bigint);
+  const off = f.expand(s[sp + 1] as Word, 32);
+  writeWord(f.memory.dv, off, s[sp] as Word);
 }
 function opMstore8(f: Frame): void {
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  const off = f.expand(s[sp + 1] as bigint, 1n);
-  f.memory.buf[off] = Number((s[sp] as bigint) & 0xffn);
+  const off = f.expand(s[sp + 1] as Word, 1);
+  const v = s[sp] as Word;
+  f.memory.buf[off] = typeof v === "number" ? v % 256 : Number(v & 0xffn);
 }
 function opSload(f: Frame): void {
   const s = f.stack;
-  const key = s[f.sp - 1] as bigint;
+  const key = s[f.sp - 1] as Word;
   const host = f.host;
   f.useGas(host.warmSlot(f.addressKey, key) ? G_COLD_SLOAD : G_WARM_ACCESS);
   s[f.sp - 1] = host.state.slotOf(f.address, f.addressKey, key).value;
@@ -436,8 +330,8 @@ function opSstore(f: Frame): void {
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  const key = s[sp + 1] as bigint;
-  const value = s[sp] as bigint;
+  const key = s[sp + 1] as Word;
+  const value = s[sp] as Word;
   const host = f.host;
   const cold = host.warmSlot(f.addressKey, key);
   const slot = host.state.slotOf(f.address, f.addressKey, key);
@@ -447,55 +341,55 @@ function opSstore(f: Frame): void {
   if (refund !== 0) host.addRefund(refund);
   if (current !== value) host.state.writeSlot(slot, value);
 }
-function jumpTo(f: Frame, dest: bigint): void {
+function jumpTo(f: Frame, dest: Word): void {
   const host = f.host;
   if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
-  if (dest >= f.code.length) throw new VmError(ERR.invalidJump);
-  const d = Number(dest);
-  if (f.jumpdests[d] !== 1) throw new VmError(ERR.invalidJump);
-  f.pc = d;
+  if (typeof dest !== "number" || dest >= f.code.length || f.jumpdests[dest] !== 1) {
+    throw new VmError(ERR.invalidJump);
+  }
+  f.pc = dest;
 }
 function opJump(f: Frame): void {
-  jumpTo(f, f.stack[--f.sp] as bigint);
+  jumpTo(f, f.stack[--f.sp] as Word);
 }
 function opJumpi(f: Frame): void {
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  if (s[sp] !== 0n) jumpTo(f, s[sp + 1] as bigint);
+  if (s[sp] !== 0) jumpTo(f, s[sp + 1] as Word);
 }
 function opPc(f: Frame): void {
-  push(f, BigInt(f.pc - 1));
+  push(f, f.pc - 1);
 }
 function opMsize(f: Frame): void {
-  push(f, BigInt(f.memory.size));
+  push(f, f.memory.size);
 }
 function opGas(f: Frame): void {
-  push(f, BigInt(f.gas));
+  push(f, f.gas);
 }
 function opJumpdest(_f: Frame): void {}
 function opTload(f: Frame): void {
   const s = f.stack;
-  s[f.sp - 1] = f.host.tload(f.addressKey, s[f.sp - 1] as bigint);
+  s[f.sp - 1] = f.host.tload(f.addressKey, s[f.sp - 1] as Word);
 }
 function opTstore(f: Frame): void {
   if (f.isStatic) throw new VmError(ERR.writeProtection);
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  f.host.tstore(f.addressKey, s[sp + 1] as bigint, s[sp] as bigint);
+  f.host.tstore(f.addressKey, s[sp + 1] as Word, s[sp] as Word);
 }
 function opMcopy(f: Frame): void {
   const s = f.stack;
   f.sp -= 3;
   const sp = f.sp;
-  const dst = s[sp + 2] as bigint;
-  const src = s[sp + 1] as bigint;
-  const size = s[sp] as bigint;
-  if (size === 0n) return;
+  const dst = s[sp + 2] as Word;
+  const src = s[sp + 1] as Word;
+  const size = s[sp] as Word;
+  if (size === 0) return;
   const d = f.expand(dst, size);
   const o = f.expand(src, size);
-  const len = Number(size);
+  const len = size as number;
   f.useGas(G_COPY_WORD * words(len));
   f.memory.copyWithin(d, o, len);
 }
@@ -503,18 +397,18 @@ function opMcopy(f: Frame): void {
 // ---- 0x5f-0x9f: PUSH, DUP, SWAP ---------------------------------------------------------------
 
 function opPush0(f: Frame): void {
-  f.stack[f.sp++] = 0n;
+  f.stack[f.sp++] = 0;
 }
-const pushValueCache = new WeakMap<Uint8Array, bigint[]>();
+const pushValueCache = new WeakMap<Uint8Array, Word[]>();
 
 /**
  * The value of every PUSH in `code`, by the pc right after its opcode (where the handler reads it), so
  * that a PUSH allocates nothing; bytes past the end of the code count as zero. Cached per code object.
  */
-export function pushValuesOf(code: Uint8Array): bigint[] {
+export function pushValuesOf(code: Uint8Array): Word[] {
   let values = pushValueCache.get(code);
   if (values !== undefined) return values;
-  values = new Array<bigint>(code.length + 1).fill(0n);
+  values = new Array<Word>(code.length + 1).fill(0);
   for (let pc = 0; pc < code.length; pc++) {
     const op = code[pc] as number;
     if (op < 0x60 || op > 0x7f) continue;
@@ -531,7 +425,7 @@ export function pushValuesOf(code: Uint8Array): bigint[] {
       }
     }
     if (bytes > 0) v = (v << BigInt(8 * bytes)) | BigInt(x);
-    values[pc + 1] = v;
+    values[pc + 1] = toWord(v);
     pc += n;
   }
   pushValueCache.set(code, values);
@@ -539,25 +433,20 @@ export function pushValuesOf(code: Uint8Array): bigint[] {
 }
 
 function pushN(f: Frame, n: number): void {
-  let values = f.pushValues;
-  if (values === undefined) {
-    values = pushValuesOf(f.code);
-    f.pushValues = values;
-  }
   const pc = f.pc;
-  f.stack[f.sp++] = values[pc] as bigint;
+  f.stack[f.sp++] = f.pushValues[pc] as Word;
   f.pc = pc + n;
 }
 function dupN(f: Frame, n: number): void {
   const s = f.stack;
-  s[f.sp] = s[f.sp - n] as bigint;
+  s[f.sp] = s[f.sp - n] as Word;
   f.sp++;
 }
 function swapN(f: Frame, n: number): void {
   const s = f.stack;
   const top = f.sp - 1;
-  const t = s[top] as bigint;
-  s[top] = s[top - n] as bigint;
+  const t = s[top] as Word;
+  s[top] = s[top - n] as Word;
   s[top - n] = t;
 }
 function makePush(n: number): Handler {
@@ -578,12 +467,12 @@ function makeLog(n: number): Handler {
     const s = f.stack;
     f.sp -= 2 + n;
     const sp = f.sp;
-    const size = s[sp + n] as bigint;
-    const off = f.expand(s[sp + n + 1] as bigint, size);
-    const len = Number(size);
+    const size = s[sp + n] as Word;
+    const off = f.expand(s[sp + n + 1] as Word, size);
+    const len = size as number;
     f.useGas(G_LOG_DATA * len);
-    const topics: bigint[] = [];
-    for (let i = n - 1; i >= 0; i--) topics.push(s[sp + i] as bigint);
+    const topics: Word[] = [];
+    for (let i = n - 1; i >= 0; i--) topics.push(s[sp + i] as Word);
     f.host.log(f.address, topics, f.memory.read(off, len));
   };
 }
@@ -612,9 +501,9 @@ function opReturn(f: Frame): void {
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
-  const size = s[sp] as bigint;
-  const off = f.expand(s[sp + 1] as bigint, size);
-  f.output = f.memory.read(off, Number(size));
+  const size = s[sp] as Word;
+  const off = f.expand(s[sp + 1] as Word, size);
+  f.output = f.memory.read(off, size as number);
   f.stopped = true;
 }
 function opRevert(f: Frame): void {
@@ -626,8 +515,7 @@ function opInvalid(_f: Frame): void {
 }
 function opSelfdestruct(f: Frame): void {
   if (f.isStatic) throw new VmError(ERR.writeProtection);
-  const x = f.stack[--f.sp] as bigint;
-  const key = addressHexOfWord(x);
+  const key = addressHexOfWord(f.stack[--f.sp] as Word);
   const host = f.host;
   if (host.warmAddress(key)) f.useGas(G_COLD_ACCOUNT);
   const beneficiary = hexToAddress(key);
@@ -658,31 +546,67 @@ function buildTable(): OpInfo[] {
     t[code] = info;
   };
   set(0x00, op("STOP", G_ZERO, 0, 0, opStop));
-  set(0x01, op("ADD", G_VERYLOW, 2, 1, opAdd));
-  set(0x02, op("MUL", G_LOW, 2, 1, opMul));
-  set(0x03, op("SUB", G_VERYLOW, 2, 1, opSub));
-  set(0x04, op("DIV", G_LOW, 2, 1, opDiv));
-  set(0x05, op("SDIV", G_LOW, 2, 1, opSdiv));
-  set(0x06, op("MOD", G_LOW, 2, 1, opMod));
-  set(0x07, op("SMOD", G_LOW, 2, 1, opSmod));
-  set(0x08, op("ADDMOD", G_MID, 3, 1, opAddmod));
-  set(0x09, op("MULMOD", G_MID, 3, 1, opMulmod));
+  set(0x01, op("ADD", G_VERYLOW, 2, 1, binary(add)));
+  set(0x02, op("MUL", G_LOW, 2, 1, binary(mul)));
+  set(0x03, op("SUB", G_VERYLOW, 2, 1, binary(sub)));
+  set(0x04, op("DIV", G_LOW, 2, 1, binary(div)));
+  set(0x05, op("SDIV", G_LOW, 2, 1, binary(sdiv)));
+  set(0x06, op("MOD", G_LOW, 2, 1, binary(mod)));
+  set(0x07, op("SMOD", G_LOW, 2, 1, binary(smod)));
+  set(0x08, op("ADDMOD", G_MID, 3, 1, ternary(addmod)));
+  set(0x09, op("MULMOD", G_MID, 3, 1, ternary(mulmod)));
   set(0x0a, op("EXP", G_EXP, 2, 1, opExp));
-  set(0x0b, op("SIGNEXTEND", G_LOW, 2, 1, opSignextend));
-  set(0x10, op("LT", G_VERYLOW, 2, 1, opLt));
-  set(0x11, op("GT", G_VERYLOW, 2, 1, opGt));
-  set(0x12, op("SLT", G_VERYLOW, 2, 1, opSlt));
-  set(0x13, op("SGT", G_VERYLOW, 2, 1, opSgt));
-  set(0x14, op("EQ", G_VERYLOW, 2, 1, opEq));
+  set(0x0b, op("SIGNEXTEND", G_LOW, 2, 1, binary(signextend)));
+  set(
+    0x10,
+    op(
+      "LT",
+      G_VERYLOW,
+      2,
+      1,
+      comparison((a, b) => a < b),
+    ),
+  );
+  set(
+    0x11,
+    op(
+      "GT",
+      G_VERYLOW,
+      2,
+      1,
+      comparison((a, b) => a > b),
+    ),
+  );
+  set(0x12, op("SLT", G_VERYLOW, 2, 1, comparison(slt)));
+  set(
+    0x13,
+    op(
+      "SGT",
+      G_VERYLOW,
+      2,
+      1,
+      comparison((a, b) => slt(b, a)),
+    ),
+  );
+  set(
+    0x14,
+    op(
+      "EQ",
+      G_VERYLOW,
+      2,
+      1,
+      comparison((a, b) => a === b),
+    ),
+  );
   set(0x15, op("ISZERO", G_VERYLOW, 1, 1, opIszero));
-  set(0x16, op("AND", G_VERYLOW, 2, 1, opAnd));
-  set(0x17, op("OR", G_VERYLOW, 2, 1, opOr));
-  set(0x18, op("XOR", G_VERYLOW, 2, 1, opXor));
+  set(0x16, op("AND", G_VERYLOW, 2, 1, binary(and)));
+  set(0x17, op("OR", G_VERYLOW, 2, 1, binary(or)));
+  set(0x18, op("XOR", G_VERYLOW, 2, 1, binary(xor)));
   set(0x19, op("NOT", G_VERYLOW, 1, 1, opNot));
-  set(0x1a, op("BYTE", G_VERYLOW, 2, 1, opByte));
-  set(0x1b, op("SHL", G_VERYLOW, 2, 1, opShl));
-  set(0x1c, op("SHR", G_VERYLOW, 2, 1, opShr));
-  set(0x1d, op("SAR", G_VERYLOW, 2, 1, opSar));
+  set(0x1a, op("BYTE", G_VERYLOW, 2, 1, binary(byte)));
+  set(0x1b, op("SHL", G_VERYLOW, 2, 1, binary(shl)));
+  set(0x1c, op("SHR", G_VERYLOW, 2, 1, binary(shr)));
+  set(0x1d, op("SAR", G_VERYLOW, 2, 1, binary(sar)));
   set(0x20, op("KECCAK256", G_KECCAK, 2, 1, opKeccak));
   set(0x30, op("ADDRESS", G_BASE, 0, 1, opAddress));
   set(0x31, op("BALANCE", G_ZERO, 1, 1, opBalance));

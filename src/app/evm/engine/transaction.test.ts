@@ -258,11 +258,11 @@ describe("transaction validation", () => {
     );
     expect(intrinsicGas(new Uint8Array(33), [], [], true)).toBe(53000n + 33n * 4n + 2n * 2n);
     expect(floorDataGas(bytes("00ff"))).toBe(21000n + 10n * 5n);
-    expect(sstoreCost(0n, 0n, 1n)).toEqual({ gas: 20000, refund: 0 });
-    expect(sstoreCost(1n, 1n, 0n)).toEqual({ gas: 2900, refund: 4800 });
-    expect(sstoreCost(1n, 0n, 1n)).toEqual({ gas: 100, refund: -4800 + 2800 });
-    expect(sstoreCost(0n, 1n, 0n)).toEqual({ gas: 100, refund: 19900 });
-    expect(sstoreCost(1n, 2n, 0n)).toEqual({ gas: 100, refund: 4800 });
+    expect(sstoreCost(0, 0, 1)).toEqual({ gas: 20000, refund: 0 });
+    expect(sstoreCost(1, 1, 0)).toEqual({ gas: 2900, refund: 4800 });
+    expect(sstoreCost(1, 0, 1)).toEqual({ gas: 100, refund: -4800 + 2800 });
+    expect(sstoreCost(0, 1, 0)).toEqual({ gas: 100, refund: 19900 });
+    expect(sstoreCost(1, 2, 0)).toEqual({ gas: 100, refund: 4800 });
   });
 });
 

@@ -1,5 +1,6 @@
 import { ComethError } from "../../../util/errors.js";
 import type { StoredAccount } from "../records.js";
+import type { Word } from "./words.js";
 
 /**
  * The contract between the parts of cometh's own EVM (docs/evm-engine.md): the state it runs on, the
@@ -18,18 +19,19 @@ export type Fork = "cancun" | "prague";
  * bumping its incarnation (wipeStorage), as the app's store keys storage by incarnation.
  */
 export interface EngineState {
-  account(addr: Uint8Array): StoredAccount;
+  /** `key`: the address's lowercase hex (no 0x) when the caller has it. */
+  account(addr: Uint8Array, key?: string): StoredAccount;
   /**
    * The working record of a storage slot (`addrKey`: the address's lowercase hex, no 0x), valid for
    * the current incarnation until the account is wiped. SLOAD and SSTORE use it: one lookup per
    * access, no bytes. Its `original` is the value when the current transaction started.
    */
-  slotOf(addr: Uint8Array, addrKey: string, key: bigint): StorageSlot;
+  slotOf(addr: Uint8Array, addrKey: string, key: Word): StorageSlot;
   /** Sets a slot's value through its record (journaled like every other write). */
-  writeSlot(slot: StorageSlot, value: bigint): void;
+  writeSlot(slot: StorageSlot, value: Word): void;
   setAccount(addr: Uint8Array, account: StoredAccount): void;
   /** The code of an account (empty when none). */
-  code(addr: Uint8Array): Uint8Array;
+  code(addr: Uint8Array, key?: string): Uint8Array;
   /** Sets code and codeHash (and makes the account exist). */
   setCode(addr: Uint8Array, code: Uint8Array): void;
   storage(addr: Uint8Array, slot: Uint8Array): Uint8Array;
@@ -53,9 +55,9 @@ export interface EngineState {
 /** A storage slot as EngineState.slotOf hands it out. */
 export interface StorageSlot {
   /** The current value. */
-  readonly value: bigint;
+  readonly value: Word;
   /** The value when the current transaction started (EIP-2200's original value). */
-  readonly original: bigint;
+  readonly original: Word;
 }
 
 /** The block a transaction runs in. */
@@ -207,8 +209,8 @@ export interface OpcodeStep {
   gas: number;
   /** 1 for the transaction's own frame (geth's OnOpcode depth: OnEnter's + 1). */
   depth: number;
-  /** The stack, bottom first; entries [0, stackSize) are live. */
-  stack: readonly bigint[];
+  /** The stack, bottom first; entries [0, stackSize) are live (words.ts: numbers below 2^53). */
+  stack: readonly Word[];
   stackSize: number;
   /** The frame's memory as the opcode finds it (before any expansion the opcode makes). */
   memory: Uint8Array;

@@ -1,17 +1,38 @@
 /**
- * 256-bit words between bytes and bigints without hex strings: 32 big-endian bytes are read and
- * written as four 64-bit halves through a DataView, and values below 2^53 (pointers, lengths,
- * counters: most words a contract moves through memory) as plain numbers. One scratch buffer serves
- * the conversions that have no memory of their own; it is never handed out.
+ * 256-bit words as the engine holds them, and their conversions to and from bytes.
+ *
+ * A word is a `Word`: a plain number when it is below 2^53 (pointers, lengths, counters, booleans,
+ * selectors, jump targets: most words a contract moves), a bigint from 2^53 up. The form is canonical:
+ * every value below 2^53 is a number and never a bigint, so `===` compares words and a word can key a
+ * Map. Arithmetic on two numbers allocates nothing; only results that leave the safe range become
+ * bigints (`toWord` brings a bigint result back to the canonical form).
+ *
+ * 32 big-endian bytes are read and written as four 64-bit halves through a DataView. One scratch
+ * buffer serves the conversions that have no memory of their own; it is never handed out.
  */
 
+/** A 256-bit word: a number below 2^53, a bigint from 2^53 (never a bigint below it). */
+export type Word = number | bigint;
+
+/** 2^53: the first value that is a bigint. */
+export const SAFE_LIMIT = 9007199254740992;
+const SAFE_LIMIT_BIG = 9007199254740992n;
 const SCRATCH = new Uint8Array(32);
 const SCRATCH_VIEW = new DataView(SCRATCH.buffer);
-const MAX_SAFE = 0x1f_ffff_ffff_ffffn;
 const TWO_32 = 2 ** 32;
 
+/** The canonical word of a bigint in [0, 2^256). */
+export function toWord(x: bigint): Word {
+  return x < SAFE_LIMIT_BIG ? Number(x) : x;
+}
+
+/** A word as a bigint (for arithmetic that needs all 256 bits). */
+export function toBig(x: Word): bigint {
+  return typeof x === "number" ? BigInt(x) : x;
+}
+
 /** The word at `off` of `view` (32 bytes, big-endian). */
-export function readWord(view: DataView, off: number): bigint {
+export function readWord(view: DataView, off: number): Word {
   if (
     view.getUint32(off) === 0 &&
     view.getUint32(off + 4) === 0 &&
@@ -20,7 +41,7 @@ export function readWord(view: DataView, off: number): bigint {
   ) {
     if (view.getUint32(off + 16) === 0 && view.getUint32(off + 20) === 0 && view.getUint16(off + 24) < 0x20) {
       // Bytes 0-24 and the top 3 bits of byte 25 are zero: the value is below 2^53, exact as a double.
-      return BigInt(view.getUint16(off + 24) * 2 ** 48 + view.getUint16(off + 26) * TWO_32 + view.getUint32(off + 28));
+      return view.getUint16(off + 24) * 2 ** 48 + view.getUint16(off + 26) * TWO_32 + view.getUint32(off + 28);
     }
     return (view.getBigUint64(off + 16) << 64n) | view.getBigUint64(off + 24);
   }
@@ -33,14 +54,16 @@ export function readWord(view: DataView, off: number): bigint {
 }
 
 /** Writes `v` (0 ≤ v < 2^256) as 32 big-endian bytes at `off` of `view`. */
-export function writeWord(view: DataView, off: number, v: bigint): void {
-  if (v <= MAX_SAFE) {
-    const n = Number(v);
-    view.setBigUint64(off, 0n);
-    view.setBigUint64(off + 8, 0n);
-    view.setBigUint64(off + 16, 0n);
-    view.setUint32(off + 24, Math.floor(n / TWO_32));
-    view.setUint32(off + 28, n >>> 0);
+export function writeWord(view: DataView, off: number, v: Word): void {
+  if (typeof v === "number") {
+    view.setUint32(off, 0);
+    view.setUint32(off + 4, 0);
+    view.setUint32(off + 8, 0);
+    view.setUint32(off + 12, 0);
+    view.setUint32(off + 16, 0);
+    view.setUint32(off + 20, 0);
+    view.setUint32(off + 24, Math.floor(v / TWO_32));
+    view.setUint32(off + 28, v >>> 0);
     return;
   }
   view.setBigUint64(off + 24, BigInt.asUintN(64, v));
@@ -50,23 +73,28 @@ export function writeWord(view: DataView, off: number, v: bigint): void {
 }
 
 /** Big-endian bytes of any length up to 32 as a word (empty = 0). */
-export function bytesToWord(b: Uint8Array): bigint {
+export function bytesToWord(b: Uint8Array): Word {
   const n = b.length;
   if (n <= 6) {
     let x = 0;
     for (let i = 0; i < n; i++) x = x * 256 + (b[i] as number);
-    return BigInt(x);
+    return x;
   }
-  if (n > 32) return BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, n).toString("hex")}`);
+  if (n > 32) return toWord(BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, n).toString("hex")}`));
   SCRATCH.fill(0, 0, 32 - n);
   SCRATCH.set(b, 32 - n);
   return readWord(SCRATCH_VIEW, 0);
 }
 
+/** Big-endian bytes of any length as a bigint (empty = 0). */
+export function bytesToBigint(b: Uint8Array): bigint {
+  return toBig(bytesToWord(b));
+}
+
 /** The word that `src` holds at `offset`, zero-padded past its end (CALLDATALOAD). */
-export function loadWord(src: Uint8Array, offset: number): bigint {
+export function loadWord(src: Uint8Array, offset: number): Word {
   const len = src.length;
-  if (offset >= len) return 0n;
+  if (offset >= len) return 0;
   if (offset + 32 <= len) SCRATCH.set(src.subarray(offset, offset + 32));
   else {
     SCRATCH.fill(0);
@@ -76,9 +104,9 @@ export function loadWord(src: Uint8Array, offset: number): bigint {
 }
 
 /** The 32-byte big-endian encoding of a word (a new array). */
-export function wordToBytes(v: bigint): Uint8Array {
+export function wordToBytes(v: Word): Uint8Array {
   const out = new Uint8Array(32);
-  if (v !== 0n) {
+  if (v !== 0) {
     writeWord(SCRATCH_VIEW, 0, v);
     out.set(SCRATCH);
   }
@@ -86,8 +114,8 @@ export function wordToBytes(v: bigint): Uint8Array {
 }
 
 /** A word's big-endian bytes without leading zeros (empty for 0; a new array). */
-export function wordToMinimalBytes(v: bigint): Uint8Array {
-  if (v === 0n) return new Uint8Array(0);
+export function wordToMinimalBytes(v: Word): Uint8Array {
+  if (v === 0 || v === 0n) return new Uint8Array(0);
   writeWord(SCRATCH_VIEW, 0, v);
   let i = 0;
   while (SCRATCH[i] === 0) i++;
