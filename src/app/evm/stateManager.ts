@@ -377,7 +377,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     const tables = entry === undefined ? [] : [entry.current, ...(entry.others ?? [])];
     for (const t of tables) {
       if (t.incarnation !== a.incarnation) continue;
-      for (const rec of t.slots.values()) if (rec.value !== 0n) return true;
+      for (const rec of t.slots.values()) if (rec.value !== 0) return true;
     }
     // A stored slot the overlay has since zeroed still counts (a creation at an address whose storage
     // the same block emptied: not worth a slot-by-slot walk).

@@ -7,7 +7,7 @@
 
 export { recoverAuthorization, type SignedAuthorization } from "./authorization.js";
 export { floorDataGas, intrinsicGas } from "./gas.js";
-export { create2Address, createAddress, delegationTarget, Evm, jumpdests, runFrame } from "./interpreter.js";
+export { create2Address, createAddress, delegationTarget, Evm, runFrame } from "./interpreter.js";
 export { OPCODES, type OpInfo } from "./opcodes.js";
 export { activePrecompiles, precompileAt } from "./precompiles.js";
 export { type CallMessage, type ExecOptions, effectivePrice, executeCall, executeTx } from "./transaction.js";

@@ -76,23 +76,7 @@ const STATICCALL = 0xfa;
 const CREATE = 0xf0;
 const CREATE2 = 0xf5;
 
-// ---- code analysis --------------------------------------------------------------------------------
-
-const jumpdestCache = new WeakMap<Uint8Array, Uint8Array>();
-
-/** JUMPDEST positions of `code` (1 = valid target), cached per code object. */
-export function jumpdests(code: Uint8Array): Uint8Array {
-  let map = jumpdestCache.get(code);
-  if (map !== undefined) return map;
-  map = new Uint8Array(code.length);
-  for (let i = 0; i < code.length; i++) {
-    const op = code[i] as number;
-    if (op === 0x5b) map[i] = 1;
-    else if (op >= 0x60 && op <= 0x7f) i += op - 0x5f;
-  }
-  jumpdestCache.set(code, map);
-  return map;
-}
+// ---- addresses -------------------------------------------------------------------------------------
 
 /** EIP-7702: the address a delegation designator (0xef0100 ‖ address) points to, else undefined. */
 export function delegationTarget(code: Uint8Array): Uint8Array | undefined {
