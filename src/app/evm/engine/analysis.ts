@@ -76,6 +76,13 @@ function analyze(code: Uint8Array): CodeAnalysis {
     for (const at of ops) rest[at] = gas - (rest[at] as number);
     ops.length = 0;
   };
+  const open = (at: number): void => {
+    start = at;
+    gas = 0;
+    delta = 0;
+    min = 0;
+    max = STACK_LIMIT;
+  };
   let pc = 0;
   while (pc < len) {
     const op = code[pc] as number;
@@ -83,11 +90,7 @@ function analyze(code: Uint8Array): CodeAnalysis {
       jumpdests[pc] = 1;
       if (pc !== start) {
         close();
-        start = pc;
-        gas = 0;
-        delta = 0;
-        min = 0;
-        max = STACK_LIMIT;
+        open(pc);
       }
     }
     const need = (OP_MIN_STACK[op] as number) - delta;
@@ -101,11 +104,7 @@ function analyze(code: Uint8Array): CodeAnalysis {
     pc += op >= 0x60 && op <= 0x7f ? op - 0x5e : 1;
     if (ENDS_BLOCK[op] === 1) {
       close();
-      start = pc;
-      gas = 0;
-      delta = 0;
-      min = 0;
-      max = STACK_LIMIT;
+      open(pc);
     }
   }
   // A block that runs off the end stops there (the padding reads as STOP); one starting at or past
