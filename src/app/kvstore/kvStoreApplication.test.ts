@@ -1,6 +1,7 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { openMemoryKvStore } from "../../store/index.js";
 import {
@@ -12,7 +13,6 @@ import {
 } from "../../types/index.js";
 import { bytesToBase64, bytesToUtf8, utf8ToBytes } from "../../util/bytes.js";
 import { silentLogger } from "../../util/logger.js";
-import { pino } from "pino";
 import { createKvStoreApp, KvStoreApplication, kvStoreAppHash } from "./kvStoreApplication.js";
 import { decodeValidatorRecord, encodeValidatorRecord } from "./validatorRecord.js";
 
