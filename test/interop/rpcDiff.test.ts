@@ -164,10 +164,11 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
         sent.push({ hash: await broadcastTx(node, `${key}=value-${i}`), key });
       }
     }
-    const valHash = await broadcastTx(cometh0, `val=ed25519!${go1.validatorPubKey}!2`);
-    const valTx = await waitForTx(cometh0, valHash);
     const last = sent[sent.length - 1] as { hash: string; key: string };
     const { height: txHeight } = await waitForTx(cometh0, last.hash);
+    // Alone in its block (nothing else is pending): its proof has no aunts.
+    const valHash = await broadcastTx(cometh0, `val=ed25519!${go1.validatorPubKey}!2`);
+    const valTx = await waitForTx(cometh0, valHash);
     await Promise.all([go0.waitForHeight(valTx.height + 3), cometh0.waitForHeight(valTx.height + 3)]);
 
     // Halt the chain: 2 of 5 voting power are left. The two left end at the same height.
@@ -191,6 +192,8 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
     expect(await go0.height()).toBe(latest);
 
     const block = await go.ask("http", "block", { height: { json: String(txHeight), uri: String(txHeight) } }, 1);
+    const valBlock = await go.ask("http", "block", { height: { json: String(valTx.height), uri: "" } }, 1);
+    expect(valBlock.body.result.block.data.txs).toHaveLength(1);
     facts = {
       latest,
       txHeight,
@@ -198,6 +201,7 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
       txHash: last.hash,
       txKey: last.key,
       valTxHeight: valTx.height,
+      valTxHash: valHash,
     };
   }, 180_000);
 

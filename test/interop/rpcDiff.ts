@@ -207,8 +207,9 @@ export interface ChainFacts {
   txBlockHash: string;
   txHash: string;
   txKey: string;
-  /** The height of a block holding a `val=` tx (its validator update applies at +2). */
+  /** The height of a block holding only a `val=` tx (its validator update applies at +2), and its hash. */
   valTxHeight: number;
+  valTxHash: string;
 }
 
 const hexBytes = (hex: string): Arg => arg.hex(Buffer.from(hex, "hex"));
@@ -247,6 +248,7 @@ export function readQuestions(f: ChainFacts): Question[] {
     q("header_by_hash", "header_by_hash", { hash: hexBytes(f.txBlockHash) }),
     q("tx", "tx", { hash: txHashArg(f.txHash) }),
     q("tx(prove)", "tx", { hash: txHashArg(f.txHash), prove: arg.bool(true) }),
+    q("tx(prove, only tx of its block)", "tx", { hash: txHashArg(f.valTxHash), prove: arg.bool(true) }),
     q("tx_search(height)", "tx_search", { query: arg.str(`tx.height=${f.txHeight}`) }),
     q("tx_search(hash, prove)", "tx_search", { query: arg.str(`tx.hash='${f.txHash}'`), prove: arg.bool(true) }),
     q("tx_search(app.key)", "tx_search", { query: arg.str(`app.key='${f.txKey}'`) }),
