@@ -7,11 +7,13 @@
  * nodes pushed to the same subscriptions. Every difference two honest nodes may show is in
  * LEGITIMATE below, with its reason; any other fails the test.
  */
+import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WsTestClient } from "../../src/rpc/comet/testing/rpcTestClient.js";
 import {
   broadcastTx,
   cometbftMissing,
+  doubleSign,
   type MixedNetwork,
   type MixedNode,
   makeMixedNetwork,
@@ -57,6 +59,13 @@ const LEGITIMATE: readonly LegitimateDifference[] = [
     path: /^result\.peers\[\d+\]\.peer_state\.round_state\.(proposal_block_part_set_header|proposal_block_parts_header)$/,
     reason: "docs/compatibility.md, `dump_consensus_state` inner numbers: the OpenAPI document's field name",
   },
+  {
+    route: "CompleteProposal",
+    path: /^result\.data\.value\.step$/,
+    reason:
+      "the receiving node's own step when the proposal's last part arrived: a node still in timeout_commit (RoundStepNewHeight) or already in RoundStepPropose",
+    sometimes: true,
+  },
   // Deliberate differences of cometh's kvstore and node.
   {
     route: "check_tx(val)",
@@ -76,6 +85,12 @@ const LEGITIMATE: readonly LegitimateDifference[] = [
   },
 ];
 
+/** A fresh Ed25519 public key (base64), for a validator that joins the set and never runs. */
+function newValidatorKey(): string {
+  const spki = generateKeyPairSync("ed25519").publicKey.export({ format: "der", type: "spki" });
+  return Buffer.from(spki.subarray(spki.length - 32)).toString("base64");
+}
+
 /** Polls until `check` holds (bounded); the error names what was awaited. */
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -91,6 +106,10 @@ const EVENT_QUERIES = {
   NewBlockEvents: "tm.event='NewBlockEvents'",
   Tx: "tm.event='Tx'",
   ValidatorSetUpdates: "tm.event='ValidatorSetUpdates'",
+  NewEvidence: "tm.event='NewEvidence'",
+  Vote: "tm.event='Vote'",
+  NewRound: "tm.event='NewRound'",
+  CompleteProposal: "tm.event='CompleteProposal'",
 } as const;
 type EventName = keyof typeof EVENT_QUERIES;
 const EVENT_NAMES = Object.keys(EVENT_QUERIES) as EventName[];
@@ -101,6 +120,24 @@ const EVENT_IDS: Record<EventName, number> = {
   NewBlockEvents: 905,
   Tx: 903,
   ValidatorSetUpdates: 904,
+  NewEvidence: 906,
+  Vote: 907,
+  NewRound: 908,
+  CompleteProposal: 909,
+};
+/** How many events of each both nodes must have pushed for the comparison to mean something. */
+const EVENTS_AT_LEAST: Record<EventName, number> = {
+  NewBlock: 3,
+  NewBlockHeader: 3,
+  NewBlockEvents: 3,
+  // The txs of both kinds, the newcomer's and go1's validator updates.
+  Tx: 8,
+  // The two validator updates and the punishment.
+  ValidatorSetUpdates: 3,
+  NewEvidence: 1,
+  Vote: 10,
+  NewRound: 3,
+  CompleteProposal: 3,
 };
 
 /** What identifies one event on both nodes: the height of a block or header, a tx's hash, or the order. */
@@ -109,7 +146,12 @@ function eventKey(name: EventName, push: unknown, index: number): string {
   const r = (push as any).result;
   if (name === "NewBlock") return String(r.data.value.block.header.height);
   if (name === "NewBlockHeader") return String(r.data.value.header.height);
-  if (name === "NewBlockEvents") return String(r.data.value.height);
+  if (name === "NewBlockEvents" || name === "NewEvidence") return String(r.data.value.height);
+  if (name === "Vote") {
+    const v = r.data.value.Vote;
+    return `${v.height}/${v.round}/${v.type}/${v.validator_index}`;
+  }
+  if (name === "NewRound" || name === "CompleteProposal") return `${r.data.value.height}/${r.data.value.round}`;
   if (name === "Tx") return String(r.events["tx.hash"]?.[0]);
   return String(index);
 }
@@ -121,7 +163,7 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
   let go: RpcAsker;
   let cometh: RpcAsker;
   let facts: ChainFacts;
-  const events = new Map<MixedNode, WsTestClient>();
+  const events: { node: MixedNode; name: EventName; ws: WsTestClient }[] = [];
   let id = 1;
   /** The allowances some difference used: one that none used is stale (checked last). */
   const used = new Set<LegitimateDifference>();
@@ -137,13 +179,15 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
     cometh = new RpcAsker(cometh0.rpcUrl);
     await Promise.all([go0.waitForHeight(2), cometh0.waitForHeight(2)]);
 
-    // Both nodes push the same four subscriptions from here on.
+    // Both nodes push the same subscriptions from here on.
     for (const [node, asker] of [
       [go0, go],
       [cometh0, cometh],
     ] as const) {
-      const ws = await new RpcAsker(asker.base).ws();
+      // One connection per subscription (a client may hold 5 at most).
       for (const name of EVENT_NAMES) {
+        const ws = await new RpcAsker(asker.base).ws();
+        events.push({ node, name, ws });
         const body = JSON.stringify({
           jsonrpc: "2.0",
           id: EVENT_IDS[name],
@@ -153,10 +197,10 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
         const answer = (await ws.sendRaw(body, String(EVENT_IDS[name]))) as { error?: unknown };
         if (answer.error !== undefined) throw new Error(`${node.name} subscribe: ${JSON.stringify(answer.error)}`);
       }
-      events.set(node, ws);
     }
 
-    // Txs sent to both kinds, then a validator power change (go1: 1 → 2) sent to a cometh node.
+    // Txs sent to both kinds, and a validator joining (power 1) that never runs: from two heights
+    // on, every commit has an absent signature.
     const sent: { hash: string; key: string }[] = [];
     for (const node of [go0, cometh0]) {
       for (let i = 0; i < 3; i++) {
@@ -164,14 +208,19 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
         sent.push({ hash: await broadcastTx(node, `${key}=value-${i}`), key });
       }
     }
+    await broadcastTx(go0, `val=ed25519!${newValidatorKey()}!1`);
     const last = sent[sent.length - 1] as { hash: string; key: string };
     const { height: txHeight } = await waitForTx(cometh0, last.hash);
-    // Alone in its block (nothing else is pending): its proof has no aunts.
+    // A power change (go1: 1 → 2) sent to a cometh node, alone in its block: its proof has no aunts.
+    await Promise.all([go0.waitForHeight(txHeight + 1), cometh0.waitForHeight(txHeight + 1)]);
     const valHash = await broadcastTx(cometh0, `val=ed25519!${go1.validatorPubKey}!2`);
     const valTx = await waitForTx(cometh0, valHash);
-    await Promise.all([go0.waitForHeight(valTx.height + 3), cometh0.waitForHeight(valTx.height + 3)]);
+    await Promise.all([go0.waitForHeight(valTx.height + 2), cometh0.waitForHeight(valTx.height + 2)]);
+    // cometh1 equivocates towards go0: the evidence lands in a block, and the kvstore removes it.
+    const evidence = await doubleSign(go0, cometh1, net.chainId);
+    await Promise.all([go0.waitForHeight(evidence.height + 3), cometh0.waitForHeight(evidence.height + 3)]);
 
-    // Halt the chain: 2 of 5 voting power are left. The two left end at the same height.
+    // Halt the chain: go0 and cometh0 hold 2 of the 5 voting power left. They end at one height.
     await Promise.all([go1.kill(), cometh1.kill()]);
     let latest = 0;
     await until("both nodes left at one height", async () => {
@@ -191,24 +240,31 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
     }
     expect(await go0.height()).toBe(latest);
 
-    const block = await go.ask("http", "block", { height: { json: String(txHeight), uri: String(txHeight) } }, 1);
-    const valBlock = await go.ask("http", "block", { height: { json: String(valTx.height), uri: "" } }, 1);
-    expect(valBlock.body.result.block.data.txs).toHaveLength(1);
+    const blockAt = async (height: number) =>
+      (await go.ask("http", "block", { height: { json: String(height), uri: "" } }, 1)).body.result;
+    expect((await blockAt(valTx.height)).block.data.txs).toHaveLength(1);
+    // The last commit lacks the newcomer's signature (block_id_flag 1: absent).
+    const lastCommit = (await go.ask("http", "commit", { height: { json: String(latest - 1), uri: "" } }, 1)).body;
+    expect(
+      lastCommit.result.signed_header.commit.signatures.map((x: { block_id_flag: number }) => x.block_id_flag),
+    ).toContain(1);
     facts = {
       latest,
       txHeight,
-      txBlockHash: block.body.result.block_id.hash,
+      txBlockHash: (await blockAt(txHeight)).block_id.hash,
       txHash: last.hash,
       txKey: last.key,
       valTxHeight: valTx.height,
       valTxHash: valHash,
+      evidenceHeight: evidence.height,
+      pendingTx: "pending-0=go",
     };
   }, 180_000);
 
   afterAll(async () => {
     await go?.close();
     await cometh?.close();
-    for (const ws of events.values()) await ws.close();
+    for (const e of events) await e.ws.close();
     await net?.close();
   });
 
@@ -274,17 +330,19 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
     expect(failures.join("\n")).toBe("");
   });
 
-  it("behavior: subscribe pushes the same NewBlock, NewBlockHeader, NewBlockEvents, Tx and ValidatorSetUpdates payloads", async () => {
+  it("behavior: subscribe pushes the same NewBlock, NewBlockHeader, NewBlockEvents, Tx, ValidatorSetUpdates, NewEvidence, Vote, NewRound and CompleteProposal payloads", async () => {
     const failures: string[] = [];
     for (const name of EVENT_NAMES) {
       const byKey = (node: MixedNode) =>
-        new Map((events.get(node)?.pushes.get(String(EVENT_IDS[name])) ?? []).map((p, i) => [eventKey(name, p, i), p]));
+        new Map(
+          (events.find((e) => e.node === node && e.name === name)?.ws.pushes.get(String(EVENT_IDS[name])) ?? []).map(
+            (p, i) => [eventKey(name, p, i), p],
+          ),
+        );
       const fromGo = byKey(goNode);
       const fromCometh = byKey(comethNode);
       const common = [...fromGo.keys()].filter((k) => fromCometh.has(k));
-      // Every tx and the validator update were pushed by both; blocks from subscription to halt (3 at least).
-      const least = name === "Tx" ? 7 : name === "ValidatorSetUpdates" ? 1 : 3;
-      expect(common.length, `${name} events both nodes pushed`).toBeGreaterThanOrEqual(least);
+      expect(common.length, `${name} events both nodes pushed`).toBeGreaterThanOrEqual(EVENTS_AT_LEAST[name]);
       for (const k of common) {
         const diffs = explain(name, diffValues(fromGo.get(k), fromCometh.get(k)));
         if (diffs.length > 0) failures.push(describeDiffs(`${name} ${k}`, diffs));
@@ -294,6 +352,7 @@ describe.skipIf(missing !== undefined)(suiteName, () => {
   });
 
   it("default: every allowance in LEGITIMATE explained a difference this run (none is stale)", () => {
-    expect(LEGITIMATE.filter((a) => !used.has(a)).map((a) => `${a.route} ${a.path}`)).toEqual([]);
+    const stale = LEGITIMATE.filter((a) => a.sometimes !== true && !used.has(a));
+    expect(stale.map((a) => `${a.route} ${a.path}`)).toEqual([]);
   });
 });
