@@ -297,6 +297,17 @@ export function readQuestions(f: ChainFacts): Question[] {
   ];
 }
 
+/**
+ * Routes compared by value where most fields are the chain's but some are each node's own (its id,
+ * addresses, moniker, validator key): the allowances name those.
+ */
+export function nodeQuestions(): Question[] {
+  return [
+    { label: "status(value)", method: "status", params: {} },
+    { label: "net_info(value)", method: "net_info", params: {} },
+  ];
+}
+
 /** The routes whose answers are node-local (peers, round state): compared by shape only. */
 export function shapeQuestions(): Question[] {
   return [
