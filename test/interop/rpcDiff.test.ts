@@ -1,11 +1,12 @@
 /**
- * The node-RPC differential: one mixed network (2 Go CometBFT v0.38 + 2 cometh validators, kvstore),
- * txs sent to both kinds, a validator power change; then the chain is halted (one validator of each
- * kind is killed: the other two hold less than 2/3 of the power) so that nothing moves while a Go node
- * and a cometh node are asked the same questions, over URI GET, JSON-RPC POST and WebSocket. The
- * answers are compared field by field (the node-local routes by shape), and so are the events both
- * nodes pushed to the same subscriptions. Every difference two honest nodes may show is in
- * LEGITIMATE below, with its reason; any other fails the test.
+ * The node-RPC differential: one mixed network (2 Go CometBFT v0.38 + 2 cometh validators, kvstore):
+ * txs sent to both kinds, a validator power change, a cometh validator equivocating (the evidence lands
+ * in a block), a validator joining that never runs (absent signatures); then the chain is halted (one
+ * validator of each kind is killed: the two left hold 2/5 of the power) so that nothing moves while a
+ * Go node and a cometh node are asked the same questions, over URI GET, JSON-RPC POST and WebSocket.
+ * The answers are compared field by field (the node-local routes by shape), and so are the events both
+ * nodes pushed to the same subscriptions. Every difference two honest nodes may show is in LEGITIMATE
+ * below, with its reason; any other fails the test.
  */
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
