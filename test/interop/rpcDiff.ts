@@ -3,7 +3,15 @@
  * (URI GET, JSON-RPC POST, WebSocket JSON-RPC) and a field-by-field comparison of the answers, by value
  * or by shape (key sets and JSON types only).
  */
-import { type Arg, arg, rawHttp, type Transport, WsTestClient } from "../../src/rpc/comet/testing/rpcTestClient.js";
+import { connect } from "node:net";
+import {
+  type Arg,
+  arg,
+  type RawHttpOptions,
+  rawHttp,
+  type Transport,
+  WsTestClient,
+} from "../../src/rpc/comet/testing/rpcTestClient.js";
 
 export { TRANSPORTS } from "../../src/rpc/comet/testing/rpcTestClient.js";
 export type { Arg, Transport };
@@ -12,6 +20,8 @@ export { arg };
 /** One answer: the HTTP status (0 over WebSocket) and the parsed JSON-RPC envelope. */
 export interface Answer {
   status: number;
+  /** The Content-Type header (HTTP only). */
+  contentType?: string | undefined;
   // biome-ignore lint/suspicious/noExplicitAny: answers are compared generically
   body: any;
   text: string;
@@ -38,7 +48,7 @@ export class RpcAsker {
         .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v.uri)}`)
         .join("&");
       const r = await rawHttp(this.base, { path: `/${method}${q === "" ? "" : `?${q}`}` });
-      return { status: r.status, body: r.body, text: r.text };
+      return { status: r.status, contentType: contentType(r.headers), body: r.body, text: r.text };
     }
     const body = JSON.stringify({
       jsonrpc: "2.0",
@@ -58,7 +68,7 @@ export class RpcAsker {
         body,
         headers: { "content-type": "application/json" },
       });
-      return { status: r.status, body: r.body, text: r.text };
+      return { status: r.status, contentType: contentType(r.headers), body: r.body, text: r.text };
     }
     const ws = await this.ws();
     const msg = await Promise.race([
@@ -68,16 +78,45 @@ export class RpcAsker {
     return { status: 0, body: msg, text: JSON.stringify(msg) };
   }
 
+  /** Sends any HTTP request (method, path, body, headers). */
+  async http(opts: RawHttpOptions): Promise<Answer> {
+    const r = await rawHttp(this.base, opts);
+    return { status: r.status, contentType: contentType(r.headers), body: r.body, text: r.text };
+  }
+
+  /** Writes raw bytes on a new connection and returns all the server sent until it closed (10 s at most). */
+  exchange(bytes: string): Promise<string> {
+    const url = new URL(this.base);
+    return new Promise((resolve) => {
+      const sock = connect(Number(url.port), url.hostname, () => sock.write(bytes));
+      let data = "";
+      const timer = setTimeout(() => sock.destroy(), 10_000);
+      sock.on("data", (d: Buffer) => {
+        data += d.toString("latin1");
+      });
+      sock.on("error", () => undefined);
+      sock.on("close", () => {
+        clearTimeout(timer);
+        resolve(data);
+      });
+    });
+  }
+
   /** Sends a raw URI GET path (with its query string). */
   async get(path: string): Promise<Answer> {
     const r = await rawHttp(this.base, { path });
-    return { status: r.status, body: r.body, text: r.text };
+    return { status: r.status, contentType: contentType(r.headers), body: r.body, text: r.text };
   }
 
   async close(): Promise<void> {
     await this.#ws?.close();
     this.#ws = undefined;
   }
+}
+
+function contentType(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const v = headers["content-type"];
+  return Array.isArray(v) ? v.join(",") : v;
 }
 
 /** One field that differs: its path (`result.block.header.time`), and both values (or shapes). */
@@ -422,6 +461,68 @@ export function rawGets(f: ChainFacts): [string, string][] {
     ["root", "/"],
     ["unknown path", "/no/such/path"],
   ];
+}
+
+/** HTTP requests outside the two usual forms: [label, request]; compared by status, content type and body. */
+export const ODD_HTTP: readonly [string, RawHttpOptions][] = [
+  [
+    "a batch",
+    {
+      method: "POST",
+      path: "/",
+      body: '[{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"block","params":{"height":"1"}}]',
+    },
+  ],
+  [
+    "a batch with an error",
+    {
+      method: "POST",
+      path: "/",
+      body: '[{"jsonrpc":"2.0","id":1,"method":"no_such"},{"jsonrpc":"2.0","id":2,"method":"block","params":{"height":"0"}}]',
+    },
+  ],
+  ["a notification (no id)", { method: "POST", path: "/", body: '{"jsonrpc":"2.0","method":"health"}' }],
+  ["a batch of notifications", { method: "POST", path: "/", body: '[{"jsonrpc":"2.0","method":"health"}]' }],
+  ["POST to a route path", { method: "POST", path: "/health", body: '{"jsonrpc":"2.0","id":3,"method":"health"}' }],
+  ["POST with an empty body", { method: "POST", path: "/", body: "" }],
+  [
+    "POST as text/plain",
+    {
+      method: "POST",
+      path: "/",
+      body: '{"jsonrpc":"2.0","id":4,"method":"health"}',
+      headers: { "content-type": "text/plain" },
+    },
+  ],
+  ["PUT", { method: "PUT", path: "/", body: '{"jsonrpc":"2.0","id":5,"method":"health"}' }],
+  ["GET /websocket without an upgrade", { method: "GET", path: "/websocket" }],
+  ["HEAD of a route", { method: "HEAD", path: "/health" }],
+  ["GET with a JSON-RPC body", { method: "GET", path: "/", body: '{"jsonrpc":"2.0","id":6,"method":"health"}' }],
+];
+
+/**
+ * Raw bytes on one connection: [label, bytes]; compared by the status lines of the answers, in order
+ * (header sets differ between Go's net/http and node:http where no client looks).
+ */
+export const RAW_EXCHANGES: readonly [string, string][] = [
+  [
+    "a GET with an undeclared body, then close",
+    'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n{"jsonrpc":"2.0"}',
+  ],
+  ["a GET with an undeclared body, kept alive", 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n{"jsonrpc":"2.0"}\r\n\r\n'],
+  ["no Host, kept alive", "GET /health HTTP/1.1\r\n\r\n"],
+  [
+    "two pipelined GETs",
+    "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+  ],
+  ["not HTTP", "GARBAGE\r\n\r\n"],
+  ["no Host", "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"],
+  ["HTTP/1.0", "GET /health HTTP/1.0\r\n\r\n"],
+];
+
+/** The status lines of a raw HTTP exchange, in order. */
+export function statusLines(raw: string): string[] {
+  return [...raw.matchAll(/HTTP\/1\.[01] \d{3}[^\r\n]*/g)].map((m) => m[0]);
 }
 
 /** Malformed JSON-RPC envelopes sent by POST and over the WebSocket: [label, body, JSON of the answer's id]. */
