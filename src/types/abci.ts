@@ -136,6 +136,13 @@ export interface FinalizeBlockResponse {
   validatorUpdates: ValidatorUpdate[];
   consensusParamUpdates?: ConsensusParams;
   appHash: Uint8Array;
+  /**
+   * How no validator updates read in the `NewBlock` event. CometBFT marshals the app's own value
+   * there, so an app that answers an empty list (v0.38's kvstore) shows `[]`, and one that answers nil
+   * (an app over a socket, decoded from protobuf; Cosmos SDK apps) shows `null`, the default. Never
+   * stored: `block_results` reads the stored protobuf, which has `null` either way.
+   */
+  validatorUpdatesEmptyList?: boolean;
 }
 
 export interface CommitResponse {

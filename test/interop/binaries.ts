@@ -283,3 +283,50 @@ export { rpcGet as rpcCall } from "../integration/testNode.js";
 export function waitForHeight(rpcUrl: string, height: number, timeoutMs = 60_000): Promise<number> {
   return waitForHeightOf(rpcUrl, height, timeoutMs);
 }
+
+/** A running `cometbft light` proxy and the address it serves the verified node RPC on. */
+export interface LightProxy extends GoProcess {
+  /** `http://127.0.0.1:PORT` */
+  readonly rpcUrl: string;
+}
+
+/**
+ * Starts Go's light client proxy, `cometbft light CHAIN_ID`, on `tcp://127.0.0.1:0`: it trusts the
+ * header of `height` with hash `hash`, fetches from `primary`, cross-checks with `witnesses`, keeps its
+ * trusted store in `homeDir`, and serves verified answers once it says where it listens.
+ */
+export async function startLightProxy(opts: {
+  chainId: string;
+  primary: string;
+  witnesses: readonly string[];
+  height: number;
+  hash: string;
+  homeDir: string;
+  /** `--sequential`: verify every header in turn instead of skipping. */
+  sequential?: boolean;
+}): Promise<LightProxy> {
+  const proc = spawnBinary("cometbft", [
+    "light",
+    opts.chainId,
+    "--primary",
+    opts.primary,
+    "--witnesses",
+    opts.witnesses.join(","),
+    "--height",
+    String(opts.height),
+    "--hash",
+    opts.hash,
+    "--laddr",
+    "tcp://127.0.0.1:0",
+    "--home-dir",
+    opts.homeDir,
+    ...(opts.sequential === true ? ["--sequential"] : []),
+  ]);
+  try {
+    const m = await proc.waitForOutput(/Starting RPC HTTP server on (\d+\.\d+\.\d+\.\d+:\d+)/, 30_000);
+    return Object.assign(proc, { rpcUrl: `http://${m[1]}` });
+  } catch (err) {
+    await proc.kill();
+    throw err;
+  }
+}

@@ -3,20 +3,14 @@
  * genesis, all on the kvstore app. Skips (with the reason in the suite's name) when the Go binary is
  * absent (`COMETBFT_BIN`, default test/interop/bin/cometbft).
  */
-import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseNetAddress } from "../../src/p2p/index.js";
-import { createTestSwitch, RecordingReactor, testNodeInfo, testNodeKey } from "../../src/p2p/testing/testSwitches.js";
-import { loadPrivValidatorKey } from "../../src/privval/index.js";
-import { encodeConsensusMessage } from "../../src/reactors/index.js";
-import { SIGNED_MSG_TYPE, signBytes, type Vote, voteSignBytes } from "../../src/types/index.js";
 import {
   type BlockMeta,
   blockMetas,
   broadcastTx,
   cometbftMissing,
   commitSigners,
+  doubleSign,
   type MixedNetwork,
   type MixedNode,
   makeMixedNetwork,
@@ -138,72 +132,6 @@ async function waitForSignature(observer: MixedNode, validator: MixedNode, from:
     if ((await commitSigners(observer, h)).includes(validator.validatorAddress)) return h;
   }
   throw new Error(`${validator.name} (${validator.kind}) signed no commit of heights ${from}..${from + 59}`);
-}
-
-/**
- * Makes `validator` equivocate towards `target` only: a p2p peer (cometh's switch, consensus channels
- * only) dials `target` and sends one prevote for a made-up block at the height and round `target` is
- * at, signed with the validator's key from its home, which conflicts with the validator's real
- * prevote. One vote, not two: two made-up votes make two pieces of evidence against one validator,
- * and v0.38's kvstore, which lowers the power by one for each, halts the Go nodes on the second
- * ("wanted to punish val but can't find it"). Tries again at a later height until a block holds the
- * evidence; returns that block's height and evidence.
- */
-async function doubleSign(
-  target: MixedNode,
-  validator: MixedNode,
-  chainId: string,
-): Promise<{ height: number; evidence: { type: string; value: { vote_a: { validator_address: string } } }[] }> {
-  const key = loadPrivValidatorKey(join(validator.home, "config", "priv_validator_key.json"));
-  const nodeKey = testNodeKey();
-  const sw = createTestSwitch({ nodeKey, nodeInfo: { ...testNodeInfo(nodeKey.id), network: chainId } });
-  sw.addReactor(new RecordingReactor("double-signer", [0x20, 0x21, 0x22, 0x23]));
-  await sw.start();
-  try {
-    const peer = await sw.dialPeerWithAddress(parseNetAddress(`${target.nodeId}@127.0.0.1:${target.p2pPort}`));
-    const startHeight = await target.height();
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const cs = await rpcPost<{ round_state: { "height/round/step": string } }>(target, "consensus_state");
-      const [h, r] = cs.round_state["height/round/step"].split("/").map(Number) as [number, number];
-      const vals = await rpcPost<{ validators: { address: string }[] }>(target, "validators", {
-        height: String(h - 1),
-      });
-      const index = vals.validators.findIndex((v) => v.address === validator.validatorAddress);
-      {
-        const vote: Vote = {
-          type: SIGNED_MSG_TYPE.prevote,
-          height: h,
-          round: r,
-          blockId: { hash: randomBytes(32), partSetHeader: { total: 1, hash: randomBytes(32) } },
-          timestamp: BigInt(Date.now()) * 1_000_000n,
-          validatorAddress: key.address,
-          validatorIndex: index,
-          signature: new Uint8Array(0),
-          extension: new Uint8Array(0),
-          extensionSignature: new Uint8Array(0),
-        };
-        vote.signature = signBytes(key.privKey, voteSignBytes(chainId, vote));
-        await peer.send(0x22, encodeConsensusMessage({ kind: "vote", vote }));
-      }
-      // The evidence is made when its height commits and proposed in a following block: 5 s is many
-      // heights, so an attempt that found nothing made no evidence and the next cannot make a second.
-      const deadline = Date.now() + 5000;
-      let from = Math.max(startHeight, h);
-      while (Date.now() < deadline) {
-        const top = await target.height();
-        for (; from <= top; from++) {
-          const b = await rpcPost<{
-            block: { evidence: { evidence: { type: string; value: { vote_a: { validator_address: string } } }[] } };
-          }>(target, "block", { height: String(from) });
-          if (b.block.evidence.evidence.length > 0) return { height: from, evidence: b.block.evidence.evidence };
-        }
-        await new Promise((res) => setTimeout(res, 200));
-      }
-    }
-    throw new Error(`no block carried evidence of ${validator.name} (${validator.kind}) double-signing`);
-  } finally {
-    await sw.stop();
-  }
 }
 
 describe.skipIf(missing !== undefined)(suiteName, () => {

@@ -1,6 +1,6 @@
 import { ComethError } from "../../util/errors.js";
 
-/** A kvstore tx that does not follow any of the accepted formats; the message is the CheckTx log. */
+/** A kvstore tx that does not follow any of the accepted formats; the message goes to the debug log (CheckTx answers the code alone, as v0.38). */
 export class InvalidKvTxError extends ComethError {
   constructor(reason: string) {
     super(`invalid tx format: ${reason}`);

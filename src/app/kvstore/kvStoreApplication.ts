@@ -254,7 +254,9 @@ export class KvStoreApplication implements Application {
     const parsed = this.#tryParse(req.tx);
     const base = { data: EMPTY_BYTES, info: "", gasUsed: 0n, events: [], codespace: "" };
     if (parsed instanceof InvalidKvTxError) {
-      return { ...base, code: KVSTORE_CODES.invalidTxFormat, log: parsed.message, gasWanted: 0n };
+      // v0.38's kvstore answers code 1 and nothing else (no log): the reason goes to the node's debug log.
+      this.#log.debug({ reason: parsed.message }, "CheckTx refused a tx");
+      return { ...base, code: KVSTORE_CODES.invalidTxFormat, log: "", gasWanted: 0n };
     }
     return { ...base, code: KVSTORE_CODES.ok, log: "", gasWanted: 1n };
   }
@@ -325,7 +327,14 @@ export class KvStoreApplication implements Application {
 
     const state: AppState = { ...this.#committed, size, height: req.height, appHash: kvStoreAppHash(size) };
     this.#pending = { state, sets, updates, validators };
-    return { events: [], txResults, validatorUpdates: [...updates.values()], appHash: state.appHash };
+    return {
+      events: [],
+      txResults,
+      validatorUpdates: [...updates.values()],
+      appHash: state.appHash,
+      // v0.38's kvstore answers an empty (not nil) list, which its NewBlock event shows as `[]`.
+      validatorUpdatesEmptyList: true,
+    };
   }
 
   async commit(): Promise<CommitResponse> {

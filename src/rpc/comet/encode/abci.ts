@@ -169,13 +169,19 @@ export function encodeBlockResults(height: bigint | number, r: FinalizeBlockResp
 
 /**
  * ResponseFinalizeBlock inside the NewBlock event (cmtjson, omitempty tags): events, tx_results,
- * consensus_param_updates and app_hash left out when empty; validator_updates always present.
+ * consensus_param_updates and app_hash left out when empty; validator_updates always present, `null`
+ * when empty unless the app answered an empty list (`validatorUpdatesEmptyList`: v0.38's kvstore).
  */
 export function encodeFinalizeBlockEvent(r: FinalizeBlockResponse): WireValue {
   return {
     events: r.events.length === 0 ? undefined : r.events.map(encodeEvent),
     tx_results: r.txResults.length === 0 ? undefined : r.txResults.map(encodeExecTxResultJsonpb),
-    validator_updates: r.validatorUpdates.length === 0 ? null : r.validatorUpdates.map(encodeValidatorUpdate),
+    validator_updates:
+      r.validatorUpdates.length === 0
+        ? r.validatorUpdatesEmptyList === true
+          ? []
+          : null
+        : r.validatorUpdates.map(encodeValidatorUpdate),
     consensus_param_updates:
       r.consensusParamUpdates === undefined ? undefined : encodeConsensusParamsProto(r.consensusParamUpdates),
     app_hash: r.appHash.length === 0 ? undefined : b64(r.appHash),

@@ -12,6 +12,7 @@ import {
   encodeConsensusParamsProto,
   encodeExecTxResultJsonpb,
   encodeExecTxResultOmitEmpty,
+  encodeFinalizeBlockEvent,
   encodeInfoResponse,
   encodeQueryResponseJsonpb,
   encodeValidatorUpdate,
@@ -119,6 +120,14 @@ describe("ABCI encodings", () => {
     );
     expect(encodeJson(encodeExecTxResultOmitEmpty(result))).toBe('{"events":[{}]}');
     expect(encodeJson(encodeExecTxResultOmitEmpty({ ...result, code: 3, events: [] }))).toBe('{"code":3}');
+  });
+
+  test("default: NewBlock's result_finalize_block: no validator updates are null, or [] when the app answered an empty list", () => {
+    const r = { events: [], txResults: [], validatorUpdates: [], appHash: new Uint8Array([1]) };
+    expect(encodeJson(encodeFinalizeBlockEvent(r))).toBe('{"validator_updates":null,"app_hash":"AQ=="}');
+    expect(encodeJson(encodeFinalizeBlockEvent({ ...r, validatorUpdatesEmptyList: true }))).toBe(
+      '{"validator_updates":[],"app_hash":"AQ=="}',
+    );
   });
 
   test("default: abci_info omits zero fields", () => {

@@ -170,7 +170,34 @@ describe("JSON-RPC over HTTP: envelope, errors and batches (docs/cometbft-rpc.md
     );
     expect(await exchange("GARBAGE\r\n\r\n")).toBe(goError("400 Bad Request"));
     expect(await exchange("GET /health HTTP/1.1\r\nNo Colon Here\r\n\r\n")).toBe(goError("400 Bad Request"));
+    expect(await exchange("GET /health HTTP/1.1\r\nConnection: close\r\n\r\n")).toBe(
+      goError("400 Bad Request: missing required Host header"),
+    );
+    expect(await exchange("GET /health HTTP/1.1\r\n\r\n")).toBe(
+      goError("400 Bad Request: missing required Host header"),
+    );
     expect((await rawHttp(f.base, { path: "/health" })).status).toBe(200);
+  });
+
+  test("error: bytes that do not parse after a whole request: the request is answered first (Go's server reads one request at a time)", async () => {
+    const exchange = (bytes: string) =>
+      new Promise<string>((resolve) => {
+        const addr = new URL(f.base);
+        const sock = connect(Number(addr.port), addr.hostname, () => sock.write(bytes, () => undefined));
+        let data = "";
+        sock.on("data", (d) => {
+          data += d.toString("latin1");
+        });
+        sock.on("error", () => undefined);
+        sock.on("close", () => resolve(data));
+      });
+    // A GET whose body was not declared: the root page, then (the request asked for a close) nothing.
+    const closed = await exchange('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n{"jsonrpc":"2.0"}');
+    expect(closed).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*Available endpoints/);
+    expect(closed).not.toContain("400 Bad Request");
+    // Kept alive: the answer, then Go's 400 for the bytes after it.
+    const kept = await exchange('GET / HTTP/1.1\r\nHost: x\r\n\r\n{"jsonrpc":"2.0"}\r\n\r\n');
+    expect(kept).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*Available endpoints[\s\S]*HTTP\/1\.1 400 Bad Request\r\n/);
   });
 
   test("behavior: empty body lists the endpoints as HTML", async () => {

@@ -1,5 +1,10 @@
 import { readFileSync } from "node:fs";
-import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from "node:http";
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -180,8 +185,27 @@ export function routesFor(unsafe: boolean): RouteTable<CometServices, CometCallC
 const GO_ERROR_HEADERS = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n";
 const GO_HEADER_TOO_LARGE = `HTTP/1.1 431 Request Header Fields Too Large${GO_ERROR_HEADERS}431 Request Header Fields Too Large`;
 const GO_BAD_REQUEST = `HTTP/1.1 400 Bad Request${GO_ERROR_HEADERS}400 Bad Request`;
+const GO_MISSING_HOST = `HTTP/1.1 400 Bad Request: missing required Host header${GO_ERROR_HEADERS}400 Bad Request: missing required Host header`;
 /** Go's rstAvoidanceDelay: close the write side, then wait before closing so the client reads the answer. */
 const CLOSE_DELAY_MS = 500;
+
+/**
+ * An HTTP/1.1 request without a Host header gets Go's refusal (net/http readRequest: "missing
+ * required Host header" in the status line and the body) and a close.
+ */
+function requireHost(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) {
+      handler(req, res);
+      return;
+    }
+    const socket = req.socket;
+    socket.end(GO_MISSING_HOST);
+    setTimeout(() => socket.destroy(), CLOSE_DELAY_MS).unref();
+  };
+}
 
 /** Sockets already answered by {@link onClientError}; the failed parser reports every later chunk again. */
 const answeredClientErrors = new WeakSet<Duplex>();
@@ -194,9 +218,24 @@ const answeredClientErrors = new WeakSet<Duplex>();
 function onClientError(err: Error & { code?: string }, socket: Duplex): void {
   if (answeredClientErrors.has(socket)) return;
   // Node's own handler (socketOnError) answers only when no response has started on the socket.
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  const canAnswer = socket.writable && inFlight?.headersSent !== true;
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
   const code = err.code ?? "";
+  if (inFlight !== undefined && !inFlight.writableFinished && code.startsWith("HPE_")) {
+    // Bytes that do not parse after a whole request (a GET with a body it did not declare): Go's
+    // server answers that request first, then refuses the bytes (or just closes, when the request
+    // asked for it). Answering now would cut the request's answer off.
+    answeredClientErrors.add(socket);
+    inFlight.once("finish", () => {
+      if (!socket.writable) return;
+      socket.end(GO_BAD_REQUEST);
+      setTimeout(() => socket.destroy(), CLOSE_DELAY_MS).unref();
+    });
+    inFlight.once("close", () => {
+      if (!inFlight.writableFinished) socket.destroy();
+    });
+    return;
+  }
+  const canAnswer = socket.writable && inFlight?.headersSent !== true;
   if (canAnswer && code.startsWith("HPE_")) {
     answeredClientErrors.add(socket);
     socket.end(code === "HPE_HEADER_OVERFLOW" ? GO_HEADER_TOO_LARGE : GO_BAD_REQUEST);
@@ -375,8 +414,10 @@ async function serveAddress(target: ListenAddress, shared: Serving): Promise<Add
     remoteAddr: (req: IncomingMessage) => addrOf(req.socket),
     ...(opts.pages === undefined ? {} : { pages: opts.pages }),
   };
-  const handler = createHttpHandler(handlerDeps);
+  const handler = requireHost(createHttpHandler(handlerDeps));
   const serverOptions = {
+    // requireHost answers a missing Host as Go does (node:http's own check sends a bare 400).
+    requireHostHeader: false,
     keepAliveTimeout: KEEP_ALIVE_MS,
     maxHeaderSize: config.maxHeaderBytes,
     requestTimeout: readTimeoutMs,
