@@ -262,7 +262,15 @@ export class EvmReaderImpl implements EvmReader {
 
   baseFee(height: number): bigint | undefined {
     if (height === this.latestHeight() + 1) return this.nextBaseFee();
-    return this.#d.db.blockWithoutRoots(height)?.baseFee;
+    const stored = this.#d.db.blockWithoutRoots(height)?.baseFee;
+    if (stored !== undefined || height !== 0) return stored;
+    // The genesis has no stored block: x/feemarket gives the block at enable_height (0) the
+    // initial base fee, as Ethereum's genesis shows its baseFeePerGas.
+    const s = this.#d.settings();
+    const m = this.#d.db.meta();
+    if (s === undefined || m === undefined) return undefined;
+    const dec = baseFeeForHeight(0, s.feeMarket, m.feeMarket, s.maxGas);
+    return dec === undefined ? undefined : baseFeeWei(dec);
   }
 
   nextBaseFee(): bigint {
