@@ -27,6 +27,8 @@ export interface TraceTxStart {
   coinbase: Uint8Array;
   /** The tx's gas limit (the call's gas for traceCall): callTracer's top frame gas. */
   gasLimit: bigint;
+  /** The block-wide index the tx's first log gets (the logs of the txs before it; 0 for a call). */
+  logIndex?: number;
   /**
    * The state the tx runs on, still before it (no gas bought, nonce unchanged). Tracers may read it
    * now and from their hooks while the tx runs.
@@ -195,7 +197,7 @@ export interface CallFrame {
   revertReason?: string;
   calls: CallFrame[];
   /** withLog: the frame's own logs; `position`: how many sub-calls it had made before each. */
-  logs?: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array; position?: number }[];
+  logs?: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array; index?: number; position?: number }[];
 }
 
 export interface CallTracerOptions {
@@ -314,8 +316,11 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   };
 
   const hooks: EngineHooks = { onEnter, onExit };
+  /** geth's log.Index: the block-wide index of the next log the tx emits. */
+  let logIndex = 0;
   if (opts.withLog === true) {
     hooks.onLog = (log) => {
+      const index = logIndex++;
       if (opts.onlyTopCall === true && depth > 0) return;
       const frame = stack[stack.length - 1];
       if (frame === undefined) return;
@@ -324,6 +329,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
         address: log.address,
         topics: log.topics.slice(),
         data: log.data.slice(),
+        index,
         position: frame.calls.length,
       });
     };
@@ -332,6 +338,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   return {
     hooks: (start) => {
       gasLimit = start.gasLimit;
+      logIndex = start.logIndex ?? 0;
       return hooks;
     },
     result: (tx) => {

@@ -1,5 +1,5 @@
 import { formatDurationMs } from "../../../config/index.js";
-import { TxValidationError, type WireValue } from "../../jsonrpc/index.js";
+import { RpcError, TxValidationError, type WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext } from "../context.js";
 import { toData } from "../encode/hex.js";
 import { encodeSimulatedBlock } from "../encode/simulate.js";
@@ -105,11 +105,26 @@ export async function doCall(
 ): Promise<Uint8Array> {
   checkCallArgs(req, s.node.chainId());
   const gas = callGas(req, ctx.runtime.settings.gasCap);
-  const result = await withEvmTimeout(ctx, (signal, timeoutMs) =>
-    s.execution.call({ ...req, gas }, callOptions(height, gas, signal, timeoutMs, overrides)),
-  );
+  let result: CallResult;
+  try {
+    result = await withEvmTimeout(ctx, (signal, timeoutMs) =>
+      s.execution.call({ ...req, gas }, callOptions(height, gas, signal, timeoutMs, overrides)),
+    );
+  } catch (err) {
+    throw withSuppliedGas(err, gas);
+  }
   if (result.status !== "success") throwCallFailure(result);
   return result.returnData;
+}
+
+/** The checks a call fails before it runs (geth's state transition pre-checks). */
+const PRECHECK_FAILURE =
+  /^(insufficient funds|intrinsic gas too low|max priority fee per gas higher|max fee per gas less|nonce too)/;
+
+/** geth's eth_call wraps a pre-check failure: `err: <what> (supplied gas <gas>)`. */
+function withSuppliedGas(err: unknown, gas: bigint): unknown {
+  if (!(err instanceof Error) || err instanceof RpcError || !PRECHECK_FAILURE.test(err.message)) return err;
+  return serverError(`err: ${err.message} (supplied gas ${gas})`, err);
 }
 
 /**

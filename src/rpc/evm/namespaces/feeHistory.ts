@@ -66,7 +66,8 @@ export async function feeHistory(
   const cap = BigInt(Math.max(1, ctx.runtime.settings.feeHistoryCap));
   let count = blockCount > cap ? cap : blockCount;
   if (count > BigInt(last + 1)) count = BigInt(last + 1);
-  if (count === 0n) return { oldestBlock: "0x0", baseFeePerGas: [], gasUsedRatio: [] };
+  // geth: no blocks asked, no arrays (`omitempty`, except gasUsedRatio, which shows null).
+  if (count === 0n) return { oldestBlock: "0x0", gasUsedRatio: null };
 
   const blocks: EvmBlock[] = [];
   for (let n = last; n > last - Number(count); n--) {

@@ -1,0 +1,133 @@
+/**
+ * Field-by-field comparison of geth's and cometh's answers, and THE one list of values that must
+ * differ between them, each with its reason. Anything else that differs fails the suite: it is fixed
+ * in cometh, or — when cometh differs on purpose — added here and to docs/compatibility.md.
+ */
+
+export interface Difference {
+  /** Where, with array indexes written `[]`: `eth_getBlockByNumber.transactions[].blockHash`. */
+  path: string;
+  /** The same with the indexes (for the message). */
+  at: string;
+  geth: unknown;
+  cometh: unknown;
+}
+
+export interface MustDiffer {
+  /** Matched against `Difference.path`. */
+  path: RegExp;
+  /** When given, only differences of requests whose label matches (the label names the request). */
+  label?: RegExp;
+  reason: string;
+}
+
+/**
+ * Values that cannot be equal on a CometBFT chain. Hashes of blocks follow from the header, which
+ * is CometBFT's; everything carrying a block hash differs with it.
+ */
+export const MUST_DIFFER: readonly MustDiffer[] = [
+  {
+    path: /(^|\.)(blockHash|hash|parentHash)$/,
+    reason:
+      "block hashes: cometh's is the CometBFT header hash (sha256 merkle of the CometBFT header), not keccak of an RLP header",
+  },
+  {
+    path: /(^|\.)(timestamp|blockTimestamp)$/,
+    reason: "block times: each chain stamps its own blocks when it makes them",
+  },
+  {
+    path: /(^|\.)stateRoot$/,
+    reason: "state root: cometh's header carries its app hash (a chained hash of state diffs), not the state trie root",
+  },
+  {
+    path: /(^|\.)size$/,
+    reason: "block size: cometh shows the size of the CometBFT block (protobuf, with its commit), not of an RLP block",
+  },
+  {
+    path: /\.miner$/,
+    label: /^eth_getBlock(ByNumber \["0x0"|ByHash 0$|ByNumber earliest)/,
+    reason: "the genesis block: cometh's block 0 is synthesized from genesis.json, with no fee recipient",
+  },
+  {
+    path: /(^|\.)extraData$/,
+    reason: "extra data: geth writes its client version into the header; a CometBFT header has no such field",
+  },
+  {
+    path: /(^|\.)mixHash$/,
+    reason:
+      "mixHash (prevRandao): geth --dev draws a random value per block; Cosmos EVM has no beacon randomness and shows zero",
+  },
+  {
+    path: /./,
+    label: /^eth_getBlockByNumber pending$/,
+    reason:
+      "pending: geth shows the block its miner is building (next number, no txs yet); cometh, as Cosmos EVM, has no pending block and answers with the latest",
+  },
+  {
+    path: /./,
+    label: /^eth_getBlockByNumber finalized$/,
+    reason:
+      "finalized: geth --dev's simulated beacon finalizes blocks in epochs of 32 (block 0 here); CometBFT commits are final, so cometh's finalized block is the latest",
+  },
+  {
+    path: /^eth_call\.(error|result)$/,
+    label: /^eth_call with block overrides$/,
+    reason:
+      "eth_call's 4th parameter (block overrides): Cosmos EVM v0.5 takes 3 parameters and refuses a 4th (-32602); cometh does the same (eth_simulateV1 takes block overrides)",
+  },
+];
+
+/** Where to put the index-free path: `a.b[3].c` → `a.b[].c`. */
+function generic(at: string): string {
+  return at.replace(/\[\d+\]/g, "[]");
+}
+
+/** Every leaf that differs (missing keys included: `undefined` on the side that lacks it). */
+export function diffValues(geth: unknown, cometh: unknown, at: string, out: Difference[] = []): Difference[] {
+  if (Array.isArray(geth) && Array.isArray(cometh)) {
+    const n = Math.max(geth.length, cometh.length);
+    for (let i = 0; i < n; i++) diffValues(geth[i], cometh[i], `${at}[${i}]`, out);
+    return out;
+  }
+  if (isObject(geth) && isObject(cometh)) {
+    const keys = new Set([...Object.keys(geth), ...Object.keys(cometh)]);
+    for (const k of [...keys].sort()) diffValues(geth[k], cometh[k], at === "" ? k : `${at}.${k}`, out);
+    return out;
+  }
+  if (!equalLeaf(geth, cometh)) out.push({ path: generic(at), at, geth, cometh });
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function equalLeaf(a: unknown, b: unknown): boolean {
+  if (typeof a === "string" && typeof b === "string") return a.toLowerCase() === b.toLowerCase();
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The differences MUST_DIFFER (and `extra`) does not name, for the request labelled `label`. */
+export function unexpected(
+  diffs: readonly Difference[],
+  label: string,
+  extra: readonly MustDiffer[] = [],
+): Difference[] {
+  return diffs.filter(
+    (d) =>
+      ![...MUST_DIFFER, ...extra].some((m) => m.path.test(d.path) && (m.label === undefined || m.label.test(label))),
+  );
+}
+
+/** Short text of differences for a failure message. */
+export function describe(diffs: readonly Difference[]): string {
+  return diffs
+    .map((d) => `${d.at}: geth ${short(d.geth)} ≠ cometh ${short(d.cometh)}`)
+    .slice(0, 60)
+    .join("\n");
+}
+
+function short(v: unknown): string {
+  const s = v === undefined ? "(absent)" : JSON.stringify(v);
+  return s.length > 160 ? `${s.slice(0, 157)}...` : s;
+}

@@ -1,0 +1,297 @@
+import { writeFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { missingBinaries } from "../interop/binaries.js";
+import { compareCall, found, type Params } from "./compare.js";
+import { type Difference, describe as describeDiffs, type MustDiffer } from "./diff.js";
+import { DEV_ADDRESS, type NodePair, startPair } from "./nodes.js";
+import { verifyProof } from "./proof.js";
+import { RECIPIENT, runScenario, type Scenario } from "./scenario.js";
+
+/**
+ * The differential against geth: the same signed txs on `geth --dev` and `cometh dev` (same genesis),
+ * then the JSON-RPC answers compared field by field (test/gethdiff/diff.ts names what must differ).
+ */
+
+const missing = missingBinaries("geth");
+let pair: NodePair;
+let s: Scenario;
+
+const hexN = (n: number) => `0x${n.toString(16)}`;
+
+/** Collects the unexpected differences of several calls; fails once with all of them. */
+class Check {
+  readonly #bad: { label: string; diffs: Difference[] }[] = [];
+  async call(method: string, params: Params = [], opts: { extra?: readonly MustDiffer[]; label?: string } = {}) {
+    const r = await compareCall(pair, method, params, opts);
+    if (r.unexpected.length > 0) {
+      this.#bad.push({ label: opts.label ?? `${method} ${JSON.stringify(params)}`, diffs: r.unexpected });
+    }
+    return r;
+  }
+  done(): void {
+    const text = this.#bad.map((b) => `${b.label}\n${describeDiffs(b.diffs)}`).join("\n\n");
+    expect(text, text).toBe("");
+  }
+}
+
+/** Per node: the block hash of `n` on that node. */
+const ownHash = (n: number) => async (e: NodePair["geth"]) =>
+  (await e.result<{ hash: string }>("eth_getBlockByNumber", [hexN(n), false])).hash;
+
+describe.skipIf(missing !== undefined)(`geth differential ${missing ?? ""}`, () => {
+  beforeAll(async () => {
+    pair = await startPair();
+    s = await runScenario(pair);
+  }, 240_000);
+
+  afterAll(async () => {
+    await pair?.stop();
+    // GETH_DIFF_DUMP=file: every difference seen, as JSON (for looking into a run).
+    if (process.env.GETH_DIFF_DUMP) writeFileSync(process.env.GETH_DIFF_DUMP, JSON.stringify(found, null, 1));
+    if (found.length > 0) {
+      const lines = found.map((f) => `${f.label}\n${describeDiffs(f.diffs)}`);
+      console.log(`geth-diff: every difference seen (expected ones included):\n\n${lines.join("\n\n")}`);
+    }
+  }, 60_000);
+
+  test("the scenario: same tx hashes, same block numbers on both", async () => {
+    for (const { name, hash } of s.txs) {
+      const [g, c] = await Promise.all(
+        pair.both.map((e) => e.result<{ blockNumber: string; status: string }>("eth_getTransactionReceipt", [hash])),
+      );
+      expect(c?.blockNumber, name).toBe(g?.blockNumber);
+      expect(c?.status, name).toBe(g?.status);
+    }
+    expect(await pair.cometh.result("eth_blockNumber")).toBe(await pair.geth.result("eth_blockNumber"));
+  });
+
+  test("blocks: eth_getBlockByNumber (hashes and full txs), eth_getBlockByHash, tx counts", async () => {
+    const c = new Check();
+    for (let n = 0; n <= s.lastBlock; n++) {
+      await c.call("eth_getBlockByNumber", [hexN(n), true]);
+      await c.call("eth_getBlockByNumber", [hexN(n), false]);
+      await c.call("eth_getBlockByHash", async (e) => [await ownHash(n)(e), true], {
+        label: `eth_getBlockByHash ${n}`,
+      });
+      await c.call("eth_getBlockTransactionCountByNumber", [hexN(n)]);
+    }
+    for (const tag of ["latest", "earliest", "pending", "safe", "finalized"]) {
+      await c.call("eth_getBlockByNumber", [tag, false], { label: `eth_getBlockByNumber ${tag}` });
+    }
+    c.done();
+  });
+
+  test("transactions and receipts: by hash, by block and index, eth_getBlockReceipts", async () => {
+    const c = new Check();
+    for (const { hash } of s.txs) {
+      await c.call("eth_getTransactionByHash", [hash]);
+      await c.call("eth_getTransactionReceipt", [hash]);
+    }
+    for (let n = 1; n <= s.lastBlock; n++) {
+      await c.call("eth_getBlockReceipts", [hexN(n)]);
+      await c.call("eth_getTransactionByBlockNumberAndIndex", [hexN(n), "0x0"]);
+    }
+    await c.call("eth_getBlockReceipts", [hexN(0)]);
+    await c.call("eth_getTransactionByBlockNumberAndIndex", [hexN(s.lastBlock), "0x1"]);
+    await c.call("eth_getTransactionByBlockNumberAndIndex", [hexN(s.lastBlock), "0x2"]);
+    c.done();
+  });
+
+  test("logs: eth_getLogs over ranges, by address, by topics, by block hash", async () => {
+    const c = new Check();
+    const topic = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+    const last = hexN(s.lastBlock);
+    await c.call("eth_getLogs", [{ fromBlock: "0x0", toBlock: "latest" }]);
+    await c.call("eth_getLogs", [{ fromBlock: "0x0", toBlock: last, address: s.contracts.logger }]);
+    await c.call("eth_getLogs", [{ fromBlock: "0x0", toBlock: last, address: [s.contracts.logger, s.authority] }]);
+    await c.call("eth_getLogs", [{ fromBlock: "0x1", toBlock: last, topics: [topic(1)] }]);
+    await c.call("eth_getLogs", [{ fromBlock: "0x1", toBlock: last, topics: [null, topic(2)] }]);
+    await c.call("eth_getLogs", [
+      { fromBlock: "0x1", toBlock: last, topics: [[topic(1), topic(9)], null, [topic(3)]] },
+    ]);
+    await c.call("eth_getLogs", [{ fromBlock: last, toBlock: last }]);
+    await c.call("eth_getLogs", [{ fromBlock: "0x2", toBlock: "0x5" }]);
+    await c.call("eth_getLogs", [{ fromBlock: "earliest", toBlock: "0x0" }]);
+    await c.call("eth_getLogs", async (e) => [{ blockHash: await ownHash(s.lastBlock)(e) }], {
+      label: "eth_getLogs by block hash",
+    });
+    c.done();
+  });
+
+  test("state reads: balances, nonces, code, storage at each height", async () => {
+    const c = new Check();
+    const accounts = [
+      DEV_ADDRESS,
+      RECIPIENT,
+      s.authority,
+      ...Object.values(s.contracts),
+      "0x0000000000000000000000000000000000000004",
+    ];
+    for (const n of [0, Math.floor(s.lastBlock / 2), s.lastBlock]) {
+      for (const a of accounts) {
+        await c.call("eth_getBalance", [a, hexN(n)]);
+        await c.call("eth_getTransactionCount", [a, hexN(n)]);
+        await c.call("eth_getCode", [a, hexN(n)]);
+      }
+      await c.call("eth_getStorageAt", [s.contracts.store, "0x0", hexN(n)]);
+      await c.call("eth_getStorageAt", [s.contracts.store, "0x1", hexN(n)]);
+    }
+    c.done();
+  });
+
+  test("eth_call, eth_estimateGas and eth_createAccessList, with and without state overrides", async () => {
+    const c = new Check();
+    const word = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+    const from = DEV_ADDRESS;
+    const calls: Record<string, unknown>[] = [
+      { from, to: s.contracts.store, data: word(5) },
+      { from, to: s.contracts.logger, data: word(1) },
+      { from, to: RECIPIENT, value: "0x1" },
+      { from, to: s.contracts.revertReason },
+      { from, to: s.contracts.revertEmpty },
+      { from, to: s.contracts.loop, gas: "0xc350" },
+      { from, to: s.contracts.factory, data: word(99), value: "0x3" },
+      { from, data: `0x${"00"}` },
+      { to: s.contracts.store, data: word(1) },
+      { from, to: s.authority, data: word(3) },
+      { from, to: "0x0000000000000000000000000000000000000004", data: "0xdeadbeef" },
+      { from, to: s.contracts.store, data: word(5), maxFeePerGas: "0x77359400", maxPriorityFeePerGas: "0x1" },
+      { from, to: s.contracts.store, data: word(5), gasPrice: "0x77359400" },
+    ];
+    for (const call of calls) {
+      for (const block of ["latest", hexN(s.lastBlock - 1)]) {
+        await c.call("eth_call", [call, block]);
+        await c.call("eth_estimateGas", [call, block]);
+        await c.call("eth_createAccessList", [call, block]);
+      }
+    }
+    const overrides = {
+      [s.contracts.store]: { stateDiff: { [word(1)]: word(100) } },
+      [DEV_ADDRESS]: { balance: "0x1000" },
+      "0x00000000000000000000000000000000000000c1": { code: "0x5f355f5260205ff3" },
+    };
+    for (const call of [
+      { from, to: s.contracts.store, data: word(5) },
+      { from, to: "0x00000000000000000000000000000000000000c1", data: word(77) },
+      { from, to: RECIPIENT, value: "0x1" },
+      { from, to: RECIPIENT, value: "0x100000" },
+    ]) {
+      await c.call("eth_call", [call, "latest", overrides]);
+      await c.call("eth_estimateGas", [call, "latest", overrides]);
+    }
+    await c.call("eth_call", [
+      { from, to: s.contracts.store, data: word(5) },
+      "latest",
+      { [s.contracts.store]: { state: { [word(0)]: word(1) } } },
+    ]);
+    await c.call("eth_call", [
+      { from, to: s.contracts.store, data: word(5) },
+      "latest",
+      { [s.contracts.store]: { code: `0x${"5b5f56"}` } },
+    ]);
+    await c.call(
+      "eth_call",
+      [{ from, to: s.contracts.store, data: word(5) }, "latest", {}, { number: "0x1000", time: "0x100000000" }],
+      { label: "eth_call with block overrides" },
+    );
+    c.done();
+  });
+
+  test("eth_getProof: same values and storage proofs; every proof verifies against its root", async () => {
+    const c = new Check();
+    const extra: MustDiffer[] = [
+      {
+        path: /\.accountProof\[\]$/,
+        reason: "account proofs are paths in each chain's state trie, whose other accounts differ",
+      },
+    ];
+    const queries: [string, string[]][] = [
+      [DEV_ADDRESS, []],
+      [RECIPIENT, []],
+      [s.contracts.store, ["0x0", "0x1", "0x2"]],
+      [s.contracts.logger, ["0x0"]],
+      ["0x00000000000000000000000000000000000000ee", ["0x0"]],
+    ];
+    for (const [address, keys] of queries) {
+      for (const block of ["latest", hexN(s.lastBlock - 1)]) {
+        const r = await c.call("eth_getProof", [address, keys, block], { extra });
+        for (const [e, a] of [
+          [pair.geth, r.geth],
+          [pair.cometh, r.cometh],
+        ] as const) {
+          if (a.error !== undefined) continue;
+          const header = await e.result<{ stateRoot: string }>("eth_getBlockByNumber", [block, false]);
+          const problems = await verifyProof(a.result as never, e.name === "geth" ? header.stateRoot : undefined);
+          expect(problems, `${e.name} eth_getProof ${address} ${block}`).toEqual([]);
+        }
+      }
+    }
+    c.done();
+  });
+
+  test("eth_feeHistory, eth_gasPrice, eth_maxPriorityFeePerGas, eth_blobBaseFee", async () => {
+    const c = new Check();
+    const last = hexN(s.lastBlock);
+    await c.call("eth_feeHistory", ["0x4", last, []]);
+    await c.call("eth_feeHistory", [hexN(s.lastBlock + 1), last, [10, 50, 90]]);
+    await c.call("eth_feeHistory", ["0x2", "latest", [0, 100]]);
+    await c.call("eth_feeHistory", ["0x1", "0x0", [50]]);
+    await c.call("eth_feeHistory", ["0x3", "0x5", [25, 75]]);
+    await c.call("eth_feeHistory", ["0x0", "latest", []]);
+    c.done();
+  });
+
+  const tracerConfigs: [string, Record<string, unknown>][] = [
+    ["struct logger", {}],
+    ["struct logger, memory and return data", { enableMemory: true, enableReturnData: true }],
+    ["struct logger, no stack and no storage", { disableStack: true, disableStorage: true }],
+    ["callTracer", { tracer: "callTracer" }],
+    ["callTracer withLog", { tracer: "callTracer", tracerConfig: { withLog: true } }],
+    ["callTracer onlyTopCall", { tracer: "callTracer", tracerConfig: { onlyTopCall: true } }],
+    ["prestateTracer", { tracer: "prestateTracer" }],
+    ["prestateTracer diffMode", { tracer: "prestateTracer", tracerConfig: { diffMode: true } }],
+    [
+      "prestateTracer disableCode/disableStorage",
+      { tracer: "prestateTracer", tracerConfig: { disableCode: true, disableStorage: true } },
+    ],
+    ["4byteTracer", { tracer: "4byteTracer" }],
+    ["noopTracer", { tracer: "noopTracer" }],
+  ];
+
+  test("debug_traceTransaction with the struct logger and every tracer cometh serves", async () => {
+    const c = new Check();
+    for (const { name, hash } of s.txs) {
+      for (const [what, cfg] of tracerConfigs) {
+        await c.call("debug_traceTransaction", [hash, cfg], { label: `debug_traceTransaction ${name}, ${what}` });
+      }
+    }
+    c.done();
+  });
+
+  test("debug_traceCall and debug_traceBlockByNumber with every tracer", async () => {
+    const c = new Check();
+    const word = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+    const calls = [
+      { from: DEV_ADDRESS, to: s.contracts.store, data: word(5) },
+      { from: DEV_ADDRESS, to: s.contracts.factory, data: word(8), value: "0x2" },
+      { from: DEV_ADDRESS, to: s.contracts.revertReason },
+      { from: DEV_ADDRESS, to: s.contracts.loop, gas: "0x7530" },
+    ];
+    for (const call of calls) {
+      for (const [what, cfg] of tracerConfigs) {
+        await c.call("debug_traceCall", [call, "latest", cfg], { label: `debug_traceCall ${call.to} ${what}` });
+      }
+    }
+    await c.call("debug_traceCall", [
+      calls[0],
+      "latest",
+      { tracer: "callTracer", stateOverrides: { [s.contracts.store]: { stateDiff: { [word(1)]: word(9) } } } },
+    ]);
+    for (const n of [1, 9, s.lastBlock]) {
+      for (const [what, cfg] of tracerConfigs) {
+        await c.call("debug_traceBlockByNumber", [hexN(n), cfg], { label: `debug_traceBlockByNumber ${n} ${what}` });
+      }
+    }
+    c.done();
+  });
+});
