@@ -75,6 +75,72 @@ export const MUST_DIFFER: readonly MustDiffer[] = [
     reason:
       "eth_call's 4th parameter (block overrides): Cosmos EVM v0.5 takes 3 parameters and refuses a 4th (-32602); cometh does the same (eth_simulateV1 takes block overrides)",
   },
+  // Error paths (errors.test.ts): the same code, a different text, or a Cosmos EVM v0.5 rule.
+  {
+    path: /^eth_getBalance\.(error|result)$/,
+    label: /^eth_getBalance \["0x[0-9a-f]{40}"\]$/,
+    reason:
+      "state reads without a block: Cosmos EVM v0.5 requires the block parameter (-32602); geth 1.17 reads at latest",
+  },
+  {
+    path: /\.error\.message$/,
+    label: /"(lates|foo)"|^eth_getBlockByNumber \[0,false\]$/,
+    reason:
+      "block parameter that is no block: the same -32602; cometh's text names the accepted forms, geth's comes from its hex decoder",
+  },
+  {
+    path: /\.error\.message$/,
+    label: /^eth_getStorageAt .*"0x1{66}"/,
+    reason:
+      "storage key over 32 bytes: the same -32602 with Cosmos EVM v0.5's text (geth v1.14's); geth 1.17 reworded it",
+  },
+  {
+    path: /\.error\.message$/,
+    label: /"topics":"x"/,
+    reason:
+      "a topics value of the wrong type: the same -32602; Go's encoding/json names geth's struct field (input.topics), which cometh does not have",
+  },
+  {
+    path: /^(eth_getTransactionByHash|eth_getTransactionReceipt|debug_traceTransaction)\./,
+    label: /^(eth_getTransactionByHash|eth_getTransactionReceipt|debug_traceTransaction) \["0x(ab){32}"\]$/,
+    reason:
+      "an unknown tx hash on a fresh chain: geth's tx indexer runs in the background and answers -32000 'transaction indexing is in progress' until its first pass ends; cometh indexes every block before announcing it, so the answer is geth's answer once indexed (null, 'transaction … not found')",
+  },
+  {
+    path: /\.error\.message$/,
+    label: /^eth_sendRawTransaction \(the same tx again\)$/,
+    reason:
+      "a tx sent again after it was mined: CometBFT's mempool cache still holds its hash, so cometh answers geth's text for a tx it has seen (already known) before it looks at the nonce",
+  },
+  {
+    path: /^eth_sendRawTransaction\.(error|result)$/,
+    label: /^eth_sendRawTransaction \(nonce far ahead\)$/,
+    reason:
+      "nonce gaps: geth queues any future nonce; cometh's CheckTx takes at most 63 skipped nonces (docs/compatibility.md, nonce gaps)",
+  },
+  {
+    path: /^eth_sendRawTransaction\.(error|result)$/,
+    label: /^eth_sendRawTransaction \(no tip: underpriced\)$/,
+    reason:
+      "a tx without tip: geth's pool refuses tips below the miner's minimum (1 wei in --dev); Cosmos EVM's min-tip (default 0) keeps such txs out of proposals instead of refusing them",
+  },
+  {
+    path: /\.error\.message$/,
+    label: /^eth_sendRawTransaction \(wrong chain id\)$/,
+    reason:
+      "a tx signed for another chain: the same -32000 with Cosmos EVM v0.5's text (incorrect chain-id; expected …, got …)",
+  },
+  {
+    path: /^ws\.(error|result)$/,
+    label: /"method":"eth_unsubscribe","params":\["0x1234"\]/,
+    reason: "eth_unsubscribe of an unknown id: Cosmos EVM v0.5 answers false; geth -32000 'subscription not found'",
+  },
+  {
+    path: /^ws\.error\.message$/,
+    label: /^ws \{not json/,
+    reason:
+      "a WebSocket frame that is not JSON: the same -32700; geth's text is Go's decoder error, cometh's 'parse error' (geth's own text over HTTP)",
+  },
 ];
 
 /** Where to put the index-free path: `a.b[3].c` → `a.b[].c`. */

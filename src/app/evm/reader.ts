@@ -706,6 +706,7 @@ function toBig(b: Uint8Array): bigint {
 
 /** The fee-field checks geth's call arguments make (ToMessage). */
 function checkFeeFields(args: CallArgs, baseFee: bigint): void {
+  const from = args.from ?? new Uint8Array(20);
   if (args.gasPrice !== undefined && (args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined)) {
     throw new EvmCallError("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
   }
@@ -714,7 +715,7 @@ function checkFeeFields(args: CallArgs, baseFee: bigint): void {
   const maxFee = args.maxFeePerGas ?? (args.maxPriorityFeePerGas === undefined ? 0n : baseFee + tip);
   if (tip > maxFee) {
     throw new EvmCallError(
-      `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${tip}, maxFeePerGas: ${maxFee}`,
+      `max priority fee per gas higher than max fee per gas: address ${checksumAddress(from)}, maxPriorityFeePerGas: ${tip}, maxFeePerGas: ${maxFee}`,
     );
   }
   if (args.authorizationList !== undefined && args.authorizationList.length > 0 && args.to === undefined) {

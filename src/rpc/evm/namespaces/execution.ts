@@ -39,13 +39,7 @@ export function checkCallArgs(req: CallRequest, chainId: bigint): void {
   if (req.chainId !== undefined && req.chainId !== chainId) {
     throw serverError(`chainId does not match node's (have=${req.chainId}, want=${chainId})`);
   }
-  if (
-    req.maxFeePerGas !== undefined &&
-    req.maxPriorityFeePerGas !== undefined &&
-    req.maxFeePerGas < req.maxPriorityFeePerGas
-  ) {
-    throw serverError(`maxFeePerGas (${req.maxFeePerGas}) < maxPriorityFeePerGas (${req.maxPriorityFeePerGas})`);
-  }
+  // A tip above the fee cap is the state transition's pre-check (geth 1.17's calls), with its text.
 }
 
 /** Runs `fn` with an AbortSignal that fires after evm-timeout; a timeout is geth's "execution aborted". */
