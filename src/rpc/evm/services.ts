@@ -315,8 +315,8 @@ export interface Executor {
    */
   estimateGas?(request: CallRequest, opts: CallOptions): Promise<bigint | CallResult>;
   /**
-   * Optional: the access list the call touches (eth_createAccessList). When absent the RPC answers
-   * the given list (or []) with the call's gasUsed, as Cosmos EVM v0.5 does.
+   * Optional: the access list the call touches (eth_createAccessList, geth's AccessList). When absent
+   * (test fakes) the RPC answers the given list (or []) with the call's gasUsed, as Cosmos EVM v0.5 does.
    */
   createAccessList?(
     request: CallRequest,
