@@ -151,7 +151,8 @@ export async function runScenario(pair: NodePair): Promise<Scenario> {
   });
   // Two txs in one block: the second nonce goes first and waits for the gap to fill.
   const first = await sign({ type: 2, to: logger, data: word(1), gasLimit: 100_000, ...fees });
-  const second = await sign({ type: 2, to: store, data: word(2), gasLimit: 100_000, ...fees });
+  // Both log: the second tx's logs are numbered after the first's (block-wide logIndex).
+  const second = await sign({ type: 2, to: logger, data: word(2), gasLimit: 100_000, ...fees });
   const pairHashes = await sendAll(pair, [second, first]);
   // geth may seal one more empty block after the last one; give cometh the same head.
   await mineUpTo(pair.cometh, Number(await pair.geth.result<string>("eth_blockNumber")));

@@ -285,9 +285,14 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   let gasLimit = 0n;
   /** The depth of the frame running (geth's t.depth). */
   let depth = 0;
+  /** geth's log.Index: the block-wide index of the next log (a failed frame's logs give theirs back). */
+  let logIndex = 0;
+  /** The next log index when each running frame was entered. */
+  const logIndexAtEnter: number[] = [];
 
   const onEnter = (e: FrameEnter): void => {
     depth = e.depth;
+    logIndexAtEnter.push(logIndex);
     if (opts.onlyTopCall === true && e.depth > 0) return;
     stack.push({
       type: e.type,
@@ -303,6 +308,9 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   };
 
   const onExit = (x: FrameExit): void => {
+    const entered = logIndexAtEnter.pop();
+    // geth's StateDB journal takes a reverted frame's logs back, and their indexes with them.
+    if (x.reverted && entered !== undefined) logIndex = entered;
     if (x.depth === 0) {
       if (stack.length === 1) processOutput(stack[0] as CallFrame, x);
       return;
@@ -316,8 +324,6 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   };
 
   const hooks: EngineHooks = { onEnter, onExit };
-  /** geth's log.Index: the block-wide index of the next log the tx emits. */
-  let logIndex = 0;
   if (opts.withLog === true) {
     hooks.onLog = (log) => {
       const index = logIndex++;
