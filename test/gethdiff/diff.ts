@@ -75,6 +75,15 @@ export const MUST_DIFFER: readonly MustDiffer[] = [
     reason:
       "eth_call's 4th parameter (block overrides): Cosmos EVM v0.5 takes 3 parameters and refuses a 4th (-32602); cometh does the same (eth_simulateV1 takes block overrides)",
   },
+  {
+    path: /^(eth_gasPrice|eth_maxPriorityFeePerGas)\.result$/,
+    reason:
+      "fee suggestions: geth's oracle takes the 60th percentile of recent tips (here it skips every tx: their sender is the fee recipient, and falls back to its 1 wei floor); Cosmos EVM v0.5 derives both from the base fee (tip = baseFee·(elasticity−1)/denominator, 0 at base fee 0)",
+  },
+  {
+    path: /^eth_blobBaseFee\.(error|result)$/,
+    reason: "eth_blobBaseFee: not registered in Cosmos EVM v0.5 (-32601); the chain takes no blob txs",
+  },
   // Error paths (errors.test.ts): the same code, a different text, or a Cosmos EVM v0.5 rule.
   {
     path: /^eth_getBalance\.(error|result)$/,

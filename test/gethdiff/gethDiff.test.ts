@@ -92,6 +92,16 @@ describe.skipIf(missing !== undefined)(`geth differential ${missing ?? ""}`, () 
       await c.call("eth_getTransactionByBlockNumberAndIndex", [hexN(n), "0x0"]);
     }
     await c.call("eth_getBlockReceipts", [hexN(0)]);
+    await c.call("eth_getBlockReceipts", async (e) => [await ownHash(s.lastBlock)(e)], {
+      label: "eth_getBlockReceipts by hash",
+    });
+    await c.call("eth_getTransactionByBlockHashAndIndex", async (e) => [await ownHash(s.lastBlock)(e), "0x1"], {
+      label: "eth_getTransactionByBlockHashAndIndex",
+    });
+    await c.call("eth_getBlockTransactionCountByHash", async (e) => [await ownHash(s.lastBlock)(e)], {
+      label: "eth_getBlockTransactionCountByHash",
+    });
+    await c.call("eth_getUncleCountByBlockNumber", [hexN(s.lastBlock)]);
     await c.call("eth_getTransactionByBlockNumberAndIndex", [hexN(s.lastBlock), "0x1"]);
     await c.call("eth_getTransactionByBlockNumberAndIndex", [hexN(s.lastBlock), "0x2"]);
     c.done();
@@ -238,6 +248,9 @@ describe.skipIf(missing !== undefined)(`geth differential ${missing ?? ""}`, () 
     await c.call("eth_feeHistory", ["0x1", "0x0", [50]]);
     await c.call("eth_feeHistory", ["0x3", "0x5", [25, 75]]);
     await c.call("eth_feeHistory", ["0x0", "latest", []]);
+    await c.call("eth_gasPrice");
+    await c.call("eth_maxPriorityFeePerGas");
+    await c.call("eth_blobBaseFee");
     c.done();
   });
 
