@@ -81,6 +81,11 @@ export const MUST_DIFFER: readonly MustDiffer[] = [
       "fee suggestions: geth's oracle takes the 60th percentile of recent tips (here it skips every tx: their sender is the fee recipient, and falls back to its 1 wei floor); Cosmos EVM v0.5 derives both from the base fee (tip = baseFee·(elasticity−1)/denominator, 0 at base fee 0)",
   },
   {
+    path: /^newHeads\.(blockAccessListHash|slotNumber)$/,
+    reason:
+      "newHeads: geth 1.17 sends its whole header type, with the fields of forks after Prague (Amsterdam's blockAccessListHash, slotNumber) as null; cometh sends Prague's header fields, as eth_getBlockByNumber shows them on both",
+  },
+  {
     path: /^eth_blobBaseFee\.(error|result)$/,
     reason: "eth_blobBaseFee: not registered in Cosmos EVM v0.5 (-32601); the chain takes no blob txs",
   },

@@ -1,11 +1,13 @@
 import { writeFileSync } from "node:fs";
+import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import WebSocket from "ws";
 import { missingBinaries } from "../interop/binaries.js";
 import { compareCall, found, type Params } from "./compare.js";
-import { type Difference, describe as describeDiffs, type MustDiffer } from "./diff.js";
-import { DEV_ADDRESS, type NodePair, startPair } from "./nodes.js";
+import { type Difference, describe as describeDiffs, diffValues, type MustDiffer, unexpected } from "./diff.js";
+import { CHAIN_ID, DEV_ADDRESS, DEV_KEY, type NodePair, startPair } from "./nodes.js";
 import { verifyProof } from "./proof.js";
-import { RECIPIENT, runScenario, type Scenario } from "./scenario.js";
+import { RECIPIENT, runScenario, type Scenario, sendAll } from "./scenario.js";
 
 /**
  * The differential against geth: the same signed txs on `geth --dev` and `cometh dev` (same genesis),
@@ -27,6 +29,13 @@ class Check {
       this.#bad.push({ label: opts.label ?? `${method} ${JSON.stringify(params)}`, diffs: r.unexpected });
     }
     return r;
+  }
+  /** Compares two values already in hand (notifications). */
+  record(label: string, geth: unknown, cometh: unknown): void {
+    const diffs = diffValues(geth, cometh, label.split(" ")[0] as string);
+    if (diffs.length > 0) found.push({ label, diffs });
+    const bad = unexpected(diffs, label);
+    if (bad.length > 0) this.#bad.push({ label, diffs: bad });
   }
   done(): void {
     const text = this.#bad.map((b) => `${b.label}\n${describeDiffs(b.diffs)}`).join("\n\n");
@@ -307,4 +316,96 @@ describe.skipIf(missing !== undefined)(`geth differential ${missing ?? ""}`, () 
     }
     c.done();
   });
+
+  test("eth_subscribe newHeads and logs: the notifications of the same block", async () => {
+    const word = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+    const streams = await Promise.all(
+      pair.both.map((e) => openSubscriptions(e.ws, [["newHeads"], ["logs", { address: s.contracts.logger }]])),
+    );
+    try {
+      const nonce = Number(await pair.geth.result<string>("eth_getTransactionCount", [DEV_ADDRESS, "latest"]));
+      const raw = await new Wallet(DEV_KEY).signTransaction({
+        chainId: CHAIN_ID,
+        nonce,
+        type: 2,
+        to: s.contracts.logger,
+        data: word(0x5b5),
+        gasLimit: 100_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+      });
+      const [hash] = await sendAll(pair, [raw]);
+      const receipt = await pair.geth.result<{ blockNumber: string }>("eth_getTransactionReceipt", [hash]);
+      const [g, c] = await Promise.all(
+        streams.map((st) =>
+          Promise.all([
+            st.next(0, (h) => (h as { number: string }).number === receipt.blockNumber),
+            ...[0, 1, 2, 3, 4].map(() => st.next(1, () => true)),
+          ]),
+        ),
+      );
+      const check = new Check();
+      check.record("newHeads notification", g?.[0], c?.[0]);
+      check.record("logs notifications", g?.slice(1), c?.slice(1));
+      check.done();
+    } finally {
+      for (const st of streams) st.close();
+    }
+  });
 });
+
+/** Subscriptions on one WebSocket: `next(i, match)` resolves with the next notification of subscription i that matches (10 s). */
+async function openSubscriptions(
+  url: string,
+  params: unknown[][],
+): Promise<{ next(i: number, match: (v: unknown) => boolean): Promise<unknown>; close(): void }> {
+  const ws = new WebSocket(url);
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  const ids: string[] = [];
+  const queues = new Map<string, unknown[]>();
+  const waiters: { sub: string; match: (v: unknown) => boolean; resolve: (v: unknown) => void }[] = [];
+  const pending = new Map<number, (id: string) => void>();
+  ws.on("message", (data) => {
+    const m = JSON.parse(data.toString()) as {
+      id?: number;
+      result?: string;
+      params?: { subscription: string; result: unknown };
+    };
+    if (m.id !== undefined && m.result !== undefined) pending.get(m.id)?.(m.result);
+    if (m.params === undefined) return;
+    const w = waiters.findIndex((x) => x.sub === m.params?.subscription && x.match(m.params.result));
+    if (w >= 0) waiters.splice(w, 1)[0]?.resolve(m.params.result);
+    else queues.get(m.params.subscription)?.push(m.params.result);
+  });
+  for (const [i, p] of params.entries()) {
+    const id = await new Promise<string>((resolve) => {
+      pending.set(i + 1, resolve);
+      ws.send(JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "eth_subscribe", params: p }));
+    });
+    ids.push(id);
+    queues.set(id, []);
+  }
+  return {
+    next(i, match) {
+      const sub = ids[i] as string;
+      const q = queues.get(sub) as unknown[];
+      const at = q.findIndex(match);
+      if (at >= 0) return Promise.resolve(q.splice(at, 1)[0]);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${url}: no notification on ${sub} in 10 s`)), 10_000);
+        waiters.push({
+          sub,
+          match,
+          resolve: (v) => {
+            clearTimeout(timer);
+            resolve(v);
+          },
+        });
+      });
+    },
+    close: () => ws.close(),
+  };
+}

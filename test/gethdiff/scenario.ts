@@ -42,7 +42,7 @@ async function waitReceipt(e: Endpoint, hash: string): Promise<Record<string, un
  * (its loop commits once before the pool shows the tx), so cometh mines as many empty blocks first
  * (`evm_mine`), and txs geth put in one block go into one cometh block (automine off, `evm_mine`).
  */
-async function sendAll(pair: NodePair, raws: string[]): Promise<string[]> {
+export async function sendAll(pair: NodePair, raws: string[]): Promise<string[]> {
   const hashes: string[] = [];
   for (const raw of raws) hashes.push(await pair.geth.result<string>("eth_sendRawTransaction", [raw]));
   const blocks = new Map<number, string[]>();
