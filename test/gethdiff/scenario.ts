@@ -40,7 +40,8 @@ async function waitReceipt(e: Endpoint, hash: string): Promise<Record<string, un
  * Sends raw txs to geth (in the order given) and waits for their receipts; then gives cometh the same
  * blocks: geth --dev's on-demand miner sometimes seals an empty block before the one holding a tx
  * (its loop commits once before the pool shows the tx), so cometh mines as many empty blocks first
- * (`evm_mine`), and txs geth put in one block go into one cometh block (automine off, `evm_mine`).
+ * (`evm_mine`), and txs geth put in one block go into one cometh block (automine off, `evm_mine`: with
+ * automine on, a tx with a nonce gap would make an empty block of its own, docs/compatibility.md).
  */
 export async function sendAll(pair: NodePair, raws: string[]): Promise<string[]> {
   const hashes: string[] = [];
