@@ -44,11 +44,6 @@ export const MUST_DIFFER: readonly MustDiffer[] = [
     reason: "block size: cometh shows the size of the CometBFT block (protobuf, with its commit), not of an RLP block",
   },
   {
-    path: /\.miner$/,
-    label: /^eth_getBlock(ByNumber \["0x0"|ByHash 0$|ByNumber earliest)/,
-    reason: "the genesis block: cometh's block 0 is synthesized from genesis.json, with no fee recipient",
-  },
-  {
     path: /(^|\.)extraData$/,
     reason: "extra data: geth writes its client version into the header; a CometBFT header has no such field",
   },

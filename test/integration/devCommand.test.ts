@@ -150,6 +150,8 @@ describe("cometh dev", () => {
       const genesis = (await rpc(url, "eth_getBlockByNumber", ["0x0", false])) as Record<string, string>;
       expect(genesis.gasLimit).toBe("0xaf79e0");
       expect(genesis.baseFeePerGas).toBe("0x3b9aca00");
+      // Block 0 shows the genesis' fee recipient, as geth shows its genesis file's coinbase.
+      expect(genesis.miner).toBe(coinbase);
       // A transfer with a generous gas limit is charged 21000 (no 0.5 × gas limit floor), the tip goes to coinbase.
       const [dev] = (await rpc(url, "eth_accounts")) as string[];
       const hash = await rpc(url, "eth_sendTransaction", [
