@@ -59,7 +59,7 @@ describe.skipIf(missing !== undefined)(`geth differential ${missing ?? ""}`, () 
     if (process.env.GETH_DIFF_DUMP) writeFileSync(process.env.GETH_DIFF_DUMP, JSON.stringify(found, null, 1));
     if (found.length > 0) {
       const lines = found.map((f) => `${f.label}\n${describeDiffs(f.diffs)}`);
-      console.log(`geth-diff: every difference seen (expected ones included):\n\n${lines.join("\n\n")}`);
+      console.log(`geth differential, every difference seen (expected ones included):\n\n${lines.join("\n\n")}`);
     }
   }, 60_000);
 
