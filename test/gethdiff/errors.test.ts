@@ -96,7 +96,9 @@ describe.skipIf(missing !== undefined)(`geth differential: errors ${missing ?? "
     await pair?.stop();
     if (found.length > 0) {
       const lines = found.map((f) => `${f.label}\n${describeDiffs(f.diffs)}`);
-      console.log(`geth differential (errors), every difference seen (expected ones included):\n\n${lines.join("\n\n")}`);
+      console.log(
+        `geth differential (errors), every difference seen (expected ones included):\n\n${lines.join("\n\n")}`,
+      );
     }
   }, 60_000);
 
