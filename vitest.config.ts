@@ -3,8 +3,9 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // The interop tests run Go binaries and have their own run: `npm run test:interop`.
-    exclude: [...configDefaults.exclude, "test/interop/**"],
+    // The interop tests and the geth differential run Go binaries and have their own runs:
+    // `npm run test:interop`, `npm run test:geth-diff`.
+    exclude: [...configDefaults.exclude, "test/interop/**", "test/gethdiff/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

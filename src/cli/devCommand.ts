@@ -19,13 +19,15 @@ import {
 import { isDevChainGenesis, startNode } from "../node/index.js";
 import { createLogger } from "../util/logger.js";
 import { dashboardUrl } from "./dashboardUrl.js";
+import { type DevInitGenesis, parseDevInitGenesis } from "./devGenesis.js";
 import type { CliIo } from "./io.js";
 
 /** `cometh dev`'s own flags (Anvil's names). */
 export interface DevFlags {
   port: string;
   host: string;
-  chainId: string;
+  /** Absent: the --init file's `config.chainId`, else 262144. */
+  chainId?: string;
   accounts: string;
   balance: string;
   mnemonic?: string;
@@ -37,6 +39,8 @@ export interface DevFlags {
   loadState?: string;
   state?: string;
   silent?: boolean;
+  /** A geth genesis.json for a new dev chain (Anvil's `--init`; devGenesis.ts says what is read). */
+  init?: string;
 }
 
 export interface DevRunOptions extends DevFlags {
@@ -46,6 +50,9 @@ export interface DevRunOptions extends DevFlags {
   overrides: ConfigOverrides;
   logLevelGiven: boolean;
 }
+
+/** The EVM chain id of a dev chain given neither --chain-id nor an --init file's chain id. */
+export const DEFAULT_DEV_CHAIN_ID = 262144n;
 
 function wholeNumber(flag: string, value: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(value);
@@ -80,10 +87,28 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
   const host = opts.host;
   const accounts = wholeNumber("--accounts", opts.accounts, 1000);
   const balanceWei = etherToWei("--balance", opts.balance);
-  const chainId = bigNumber("--chain-id", opts.chainId);
+  let init: DevInitGenesis | undefined;
+  if (opts.init !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(opts.init, "utf8");
+    } catch (err) {
+      throw new ConfigError("dev", "--init", `cannot read ${opts.init}: ${(err as Error).message}`);
+    }
+    init = parseDevInitGenesis(opts.init, text);
+  }
+  const chainId =
+    opts.chainId !== undefined ? bigNumber("--chain-id", opts.chainId) : (init?.chainId ?? DEFAULT_DEV_CHAIN_ID);
+  if (init?.chainId !== undefined && chainId !== init.chainId) {
+    throw new ConfigError(
+      "dev",
+      "--chain-id",
+      `${chainId} differs from config.chainId ${init.chainId} in ${opts.init}; give one of them`,
+    );
+  }
   const blockTimeSec = opts.blockTime === undefined ? 0 : wholeNumber("--block-time", opts.blockTime, 86_400);
-  const gasLimit = opts.gasLimit === undefined ? undefined : bigNumber("--gas-limit", opts.gasLimit);
-  const baseFee = opts.baseFee === undefined ? undefined : bigNumber("--base-fee", opts.baseFee);
+  const gasLimit = opts.gasLimit === undefined ? init?.gasLimit : bigNumber("--gas-limit", opts.gasLimit);
+  const baseFee = opts.baseFee === undefined ? init?.baseFee : bigNumber("--base-fee", opts.baseFee);
   const mnemonic = opts.mnemonic ?? DEV_MNEMONIC;
   const loadFile = opts.loadState ?? (opts.state !== undefined && existsSync(opts.state) ? opts.state : undefined);
   const dumpFile = opts.dumpState ?? opts.state;
@@ -118,8 +143,20 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
           evm: {
             dev_chain: true,
             accounts: keys.map((k) => ({ address: k.address, balance: balanceWei.toString() })),
+            ...(init === undefined ? {} : { alloc: init.alloc }),
+            ...(init?.coinbase === undefined ? {} : { coinbase: init.coinbase }),
           },
-          ...(baseFee === undefined ? {} : { feemarket: { params: { base_fee: baseFee.toString() } } }),
+          ...(baseFee === undefined && init === undefined
+            ? {}
+            : {
+                feemarket: {
+                  params: {
+                    ...(baseFee === undefined ? {} : { base_fee: baseFee.toString() }),
+                    // A geth genesis describes Ethereum's accounting: the gas used is charged.
+                    ...(init === undefined ? {} : { min_gas_multiplier: "0" }),
+                  },
+                },
+              }),
         },
         ...(gasLimit === undefined ? {} : { maxGas: gasLimit }),
       });

@@ -286,7 +286,7 @@ function addDevCommand(program: Command, io: CliIo): void {
     )
     .option("--port <port>", "Ethereum JSON-RPC HTTP port (WebSocket on port + 1)", "8545")
     .option("--host <ip>", "address the Ethereum JSON-RPC and node RPC listen on", "127.0.0.1")
-    .option("--chain-id <id>", "EVM chain id of a new dev chain", "262144")
+    .option("--chain-id <id>", "EVM chain id of a new dev chain (default: the --init file's, else 262144)")
     .option("--accounts <n>", "dev accounts to fund and unlock", "10")
     .option("--balance <eth>", "balance of each dev account, in ETH", "10000")
     .option("--mnemonic <words>", "BIP-39 mnemonic of the dev accounts (default: Hardhat's and Anvil's)")
@@ -294,6 +294,10 @@ function addDevCommand(program: Command, io: CliIo): void {
     .option("--no-mining", "no automine and no interval mining: blocks only on evm_mine / anvil_mine")
     .option("--gas-limit <gas>", "block gas limit of a new dev chain (default: unlimited, as Cosmos EVM)")
     .option("--base-fee <wei>", "base fee of a new dev chain's first block, in wei")
+    .option(
+      "--init <genesis.json>",
+      "a geth genesis.json for a new dev chain: its chain id, alloc, coinbase, gas limit and base fee (Ethereum's gas accounting)",
+    )
     .option("--dump-state <file>", "write the state to this file (Anvil's JSON) at exit")
     .option("--load-state <file>", "load a state file (Anvil's JSON) at start")
     .option("--state <file>", "--load-state and --dump-state with one file (loaded only if it exists)")

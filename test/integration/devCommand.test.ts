@@ -122,6 +122,52 @@ describe("cometh dev", () => {
     }
   }, 90_000);
 
+  test("--init: a geth genesis.json sets the chain id, alloc, coinbase, gas limit and base fee; gas used is charged", async () => {
+    const file = join(dir, "genesis.json");
+    const { writeFileSync } = await import("node:fs");
+    const funded = "0x71562b71999873db5b286df957af199ec94617f7";
+    const coinbase = "0x00000000000000000000000000000000000000c0";
+    writeFileSync(
+      file,
+      JSON.stringify({
+        config: { chainId: 1337 },
+        gasLimit: "0xaf79e0",
+        baseFeePerGas: "0x3b9aca00",
+        coinbase,
+        alloc: {
+          [funded]: { balance: "0xd3c21bcecceda1000000" },
+          "0x00000000000000000000000000000000000000aa": { code: "0x60016000f3", nonce: "0x1" },
+        },
+      }),
+    );
+    const { node, url } = await startDev(["--init", file, "--accounts", "1", "--silent"]);
+    try {
+      expect(await rpc(url, "eth_chainId")).toBe("0x539");
+      expect(await rpc(url, "eth_getBalance", [funded, "latest"])).toBe("0xd3c21bcecceda1000000");
+      expect(await rpc(url, "eth_getCode", ["0x00000000000000000000000000000000000000aa", "latest"])).toBe(
+        "0x60016000f3",
+      );
+      const genesis = (await rpc(url, "eth_getBlockByNumber", ["0x0", false])) as Record<string, string>;
+      expect(genesis.gasLimit).toBe("0xaf79e0");
+      expect(genesis.baseFeePerGas).toBe("0x3b9aca00");
+      // Block 0 shows the genesis' fee recipient, as geth shows its genesis file's coinbase.
+      expect(genesis.miner).toBe(coinbase);
+      // A transfer with a generous gas limit is charged 21000 (no 0.5 × gas limit floor), the tip goes to coinbase.
+      const [dev] = (await rpc(url, "eth_accounts")) as string[];
+      const hash = await rpc(url, "eth_sendTransaction", [
+        { from: dev, to: funded, value: "0x1", gas: "0x186a0", maxPriorityFeePerGas: "0x2" },
+      ]);
+      const receipt = (await rpc(url, "eth_getTransactionReceipt", [hash])) as Record<string, string>;
+      expect(receipt.gasUsed).toBe("0x5208");
+      expect(await rpc(url, "eth_getBalance", [coinbase, "latest"])).toBe(`0x${(21000n * 2n).toString(16)}`);
+    } finally {
+      await stop(node);
+    }
+    const clash = await runCli(["dev", "--init", file, "--chain-id", "5"]);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toMatch(/--chain-id 5 differs from config.chainId 1337/);
+  }, 90_000);
+
   test("errors: a --home holding a chain that is not a dev chain is refused; bad flags name themselves", async () => {
     const home = join(dir, "plain");
     expect((await runCli(["init", "--home", home])).code).toBe(0);

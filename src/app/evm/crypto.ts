@@ -253,3 +253,15 @@ export const ecrecover = ecrecoverNative;
 export function publicKeyToAddress(pub: Uint8Array): Uint8Array {
   return keccak256(pub).slice(12);
 }
+
+/** EIP-55 mixed-case checksum address (geth's `common.Address.Hex()`, which its error texts print). */
+export function checksumAddress(address: Uint8Array): string {
+  const hex = Buffer.from(address).toString("hex");
+  const hash = Buffer.from(keccak256(Buffer.from(hex, "ascii"))).toString("hex");
+  let out = "0x";
+  for (let i = 0; i < hex.length; i++) {
+    const c = hex[i] as string;
+    out += Number.parseInt(hash[i] as string, 16) >= 8 ? c.toUpperCase() : c;
+  }
+  return out;
+}

@@ -391,7 +391,8 @@ describe("EvmApplication", () => {
     });
     expect(res.code).toBe(CHECK_TX_CODES.insufficientFunds);
     expect(res.log).toBe(
-      `insufficient funds for gas * price + value: address ${poor.address.toLowerCase()} have 0 want ${21000n * 2n * GWEI + 1n}`,
+      // geth's txpool text.
+      `insufficient funds for gas * price + value: balance 0, tx cost ${21000n * 2n * GWEI + 1n}, overshot ${21000n * 2n * GWEI + 1n}`,
     );
     const cheap = await c.app.checkTx({
       tx: await sign(w0, { nonce: 0, to: w0.address, maxFeePerGas: 1000n, maxPriorityFeePerGas: 1n }),

@@ -406,7 +406,8 @@ export class EvmApplication implements Application {
     if (settings.maxGas > 0n && d.gasLimit > settings.maxGas) {
       throw new InvalidEthTxError(
         CHECK_TX_CODES.outOfGas,
-        `tx gas (${d.gasLimit}) exceeds block gas limit (${settings.maxGas})`,
+        // geth's txpool: core.ErrGasLimit.
+        "exceeds block gas limit",
       );
     }
     const meta = this.db.meta() as AppMeta;
@@ -449,10 +450,17 @@ export class EvmApplication implements Application {
       );
     }
     const spend = pending?.spend ?? 0n;
+    // geth's txpool texts (ValidateTransactionWithState), with the pending txs' cost when there are some.
+    if (acct.balance < d.cost) {
+      throw new InvalidEthTxError(
+        CHECK_TX_CODES.insufficientFunds,
+        `insufficient funds for gas * price + value: balance ${acct.balance}, tx cost ${d.cost}, overshot ${d.cost - acct.balance}`,
+      );
+    }
     if (acct.balance < spend + d.cost) {
       throw new InvalidEthTxError(
         CHECK_TX_CODES.insufficientFunds,
-        `insufficient funds for gas * price + value: address 0x${d.fromHex} have ${acct.balance - spend} want ${d.cost}`,
+        `insufficient funds for gas * price + value: balance ${acct.balance}, queued cost ${spend}, tx cost ${d.cost}, overshot ${spend + d.cost - acct.balance}`,
       );
     }
     const p = pending ?? { nonces: new Map(), spend: 0n, next: acct.nonce };

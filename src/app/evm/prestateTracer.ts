@@ -1,7 +1,8 @@
 import { bytesToHex } from "../../util/bytes.js";
+import { keccak256 } from "./crypto.js";
 import { create2Address, createAddress, delegationTarget, type EngineState, type OpcodeStep } from "./engine/index.js";
 import { toBig, type Word } from "./engine/words.js";
-import { equalBytes, setLengthLeft, stripZeros } from "./records.js";
+import { equalBytes, KECCAK256_NULL, setLengthLeft, stripZeros } from "./records.js";
 import { type EvmTracer, word } from "./tracer.js";
 
 /** One account in a prestate trace. Storage: 0x-less hex slot (64 chars) → 32-byte value. */
@@ -9,8 +10,12 @@ export interface PrestateAccount {
   balance?: bigint;
   nonce?: bigint;
   code?: Uint8Array;
+  /** keccak of the code, for accounts with code (geth shows it even with disableCode). */
+  codeHash?: Uint8Array;
   storage: Map<string, Uint8Array>;
 }
+
+const ZERO_HASH = new Uint8Array(32);
 
 /** geth's prestateTracer result: `pre` alone, or `pre` and `post` in diff mode. Keys: 0x-less hex addresses. */
 export interface PrestateResult {
@@ -186,6 +191,7 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
     const out: PrestateAccount = { balance: a.balance, storage: new Map() };
     if (a.nonce !== 0n) out.nonce = a.nonce;
     if (opts.disableCode !== true && a.code.length > 0) out.code = a.code;
+    if (a.code.length > 0) out.codeHash = keccak256(a.code);
     if (opts.disableStorage !== true) out.storage = byKey(storage);
     return out;
   };
@@ -211,6 +217,14 @@ export function createPrestateTracer(opts: PrestateTracerOptions = {}): EvmTrace
       if (now.nonce !== a.nonce) {
         modified = true;
         out.nonce = now.nonce;
+      }
+      // geth compares code hashes (GetCodeHash: zero for an account that does not exist, the empty
+      // code's hash for one without code), and the code itself unless disableCode.
+      const before = a.code.length > 0 ? keccak256(a.code) : KECCAK256_NULL;
+      const codeHash = !now.exists ? ZERO_HASH : code.length > 0 ? keccak256(code) : KECCAK256_NULL;
+      if (!equalBytes(codeHash, before)) {
+        modified = true;
+        out.codeHash = codeHash;
       }
       if (!equalBytes(code, a.code)) {
         modified = true;

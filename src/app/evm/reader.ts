@@ -1,18 +1,23 @@
 import type { Common } from "@ethereumjs/common";
 import { bytesToHex } from "../../util/bytes.js";
-import { keccak256 } from "./crypto.js";
+import { checksumAddress, keccak256 } from "./crypto.js";
 import {
+  activePrecompiles,
+  createAddress,
   EngineTxError,
   executeCall,
   floorDataGas,
   intrinsicGas,
+  type OpcodeStep,
   recoverAuthorization,
   type TxResult,
 } from "./engine/index.js";
+import { toBig, type Word } from "./engine/words.js";
 import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
 import { type ExecBlockContext, joinHooks, TxExecutor } from "./executor.js";
 import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
 import type {
+  AccessListEntry,
   CallArgs,
   CallOptions,
   CallResult,
@@ -262,7 +267,15 @@ export class EvmReaderImpl implements EvmReader {
 
   baseFee(height: number): bigint | undefined {
     if (height === this.latestHeight() + 1) return this.nextBaseFee();
-    return this.#d.db.blockWithoutRoots(height)?.baseFee;
+    const stored = this.#d.db.blockWithoutRoots(height)?.baseFee;
+    if (stored !== undefined || height !== 0) return stored;
+    // The genesis has no stored block: x/feemarket gives the block at enable_height (0) the
+    // initial base fee, as Ethereum's genesis shows its baseFeePerGas.
+    const s = this.#d.settings();
+    const m = this.#d.db.meta();
+    if (s === undefined || m === undefined) return undefined;
+    const dec = baseFeeForHeight(0, s.feeMarket, m.feeMarket, s.maxGas);
+    return dec === undefined ? undefined : baseFeeWei(dec);
   }
 
   nextBaseFee(): bigint {
@@ -393,8 +406,8 @@ export class EvmReaderImpl implements EvmReader {
       const from = args.from ?? new Uint8Array(20);
       const cap = capOf(opts);
       let gas = args.gas ?? cap;
+      // The gas cap bounds a call, not the block's gas limit (geth's and Cosmos EVM's eth_call).
       if (gas > cap) gas = cap;
-      if (gas > ctx.gasLimit) gas = ctx.gasLimit;
       checkFeeFields(args, ctx.baseFee);
       const price = effectivePrice(args, ctx.baseFee);
       const acct = overlay.storedAccount(from);
@@ -402,7 +415,7 @@ export class EvmReaderImpl implements EvmReader {
       const want = gas * price + value;
       if (acct.balance < want) {
         throw new EvmCallError(
-          `insufficient funds for gas * price + value: address 0x${bytesToHex(from)} have ${acct.balance} want ${want}`,
+          `insufficient funds for gas * price + value: address ${checksumAddress(from)} have ${acct.balance} want ${want}`,
         );
       }
       const data = args.data ?? new Uint8Array(0);
@@ -475,9 +488,10 @@ export class EvmReaderImpl implements EvmReader {
     let hi = args.gas !== undefined && args.gas >= TX_GAS ? args.gas : ctx.gasLimit;
     if (hi > cap) hi = cap;
     const price = effectivePrice(args, ctx.baseFee);
+    const overrideOf = (who: Uint8Array) => (opts.overrides ?? []).find((o) => equalBytes(o.address, who));
     if (price > 0n) {
       const from = args.from ?? new Uint8Array(20);
-      const balance = this.account(from, height).balance;
+      const balance = overrideOf(from)?.balance ?? this.account(from, height).balance;
       const value = args.value ?? 0n;
       if (value > balance) throw new GasEstimationError("insufficient funds for transfer");
       const allowance = (balance - value) / price;
@@ -496,15 +510,17 @@ export class EvmReaderImpl implements EvmReader {
     };
     // Plain transfer to an account without code: 21000.
     if (args.to !== undefined && (args.data === undefined || args.data.length === 0)) {
-      const code = this.code(args.to, height);
-      if (code.length === 0 && (opts.overrides ?? []).every((o) => o.code === undefined)) {
+      // The recipient's code as the call sees it (its state override, else the chain's).
+      const code = overrideOf(args.to)?.code ?? this.code(args.to, height);
+      if (code.length === 0) {
         const r = await attempt(TX_GAS);
         if (!(r instanceof EvmCallError) && r.status === "success") return TX_GAS;
       }
     }
     const top = await attempt(hi, true);
     if (top instanceof EvmCallError) {
-      if (/insufficient funds/.test(top.message)) throw new GasEstimationError(top.message);
+      // geth's gasestimator wraps what stopped the call at the cap.
+      if (/insufficient funds/.test(top.message)) throw new GasEstimationError(`failed with ${hi} gas: ${top.message}`);
       if (/intrinsic gas too low/.test(top.message))
         throw new GasEstimationError(`gas required exceeds allowance (${hi})`);
       throw new GasEstimationError(top.message);
@@ -530,6 +546,50 @@ export class EvmReaderImpl implements EvmReader {
       else lo = mid;
     }
     return hi;
+  }
+
+  /**
+   * eth_createAccessList (geth's AccessList): runs the call with an access-list tracer, again with the
+   * list it found, until the list no longer changes. The sender, the recipient (or the created
+   * address), the precompiles and the authorities of valid authorizations are left out, as geth does.
+   */
+  async createAccessList(
+    args: CallArgs,
+    opts: CallOptions = {},
+  ): Promise<{ accessList: AccessListEntry[]; gasUsed: bigint; error?: string }> {
+    const height = opts.height ?? this.latestHeight();
+    const from = args.from ?? new Uint8Array(20);
+    const override = (opts.overrides ?? []).find((o) => equalBytes(o.address, from));
+    const nonce = override?.nonce ?? this.account(from, height).nonce;
+    const to = args.to ?? createAddress(from, nonce);
+    const excluded = new Set<string>([bytesToHex(from), bytesToHex(to)]);
+    for (const p of activePrecompiles("prague")) excluded.add(bytesToHex(p));
+    const chainId = this.chainId();
+    for (const a of args.authorizationList ?? []) {
+      if ((a.chainId !== 0n && a.chainId !== chainId) || a.nonce >= (1n << 64n) - 1n) continue;
+      const authority = recoverAuthorization({ ...a, yParity: BigInt(a.yParity) }).authority;
+      if (authority !== undefined) excluded.add(bytesToHex(authority));
+    }
+    let list = sortedAccessList(accessListOf(args.accessList ?? [], excluded));
+    for (let round = 0; ; round++) {
+      const found = accessListOf(list, excluded);
+      const tracer: EvmTracer<void> = {
+        hooks: () => ({ onOpcode: (step) => recordAccess(step, found, excluded) }),
+        result: () => undefined,
+      };
+      const result = this.#run({ ...args, accessList: list }, { ...opts, height }, tracer);
+      const next = sortedAccessList(found);
+      if (sameAccessList(next, list) || round >= MAX_ACCESS_LIST_ROUNDS) {
+        return {
+          accessList: list,
+          gasUsed: result.gasUsed,
+          ...(result.status === "success"
+            ? {}
+            : { error: result.vmError === "" ? "execution failed" : result.vmError }),
+        };
+      }
+      list = next;
+    }
   }
 
   // ---- simulation ---------------------------------------------------------------------------------
@@ -607,14 +667,23 @@ export class EvmReaderImpl implements EvmReader {
       const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
       exec.overlay.timeoutMs = timeoutMs;
       exec.overlay.deadline = timeoutMs > 0 ? performance.now() + timeoutMs : undefined;
+      let logIndex = 0;
       for (const r of receipts) {
         const d = this.#d.decode(r.rawTx);
         if (r.txIndex !== loc.index) {
           exec.apply(d);
+          logIndex += r.logs.length;
           continue;
         }
         const state = exec.overlay;
-        const hooks = tracer.hooks({ from: d.from, to: d.to, coinbase: block.coinbase, gasLimit: d.gasLimit, state });
+        const hooks = tracer.hooks({
+          from: d.from,
+          to: d.to,
+          coinbase: block.coinbase,
+          gasLimit: d.gasLimit,
+          logIndex,
+          state,
+        });
         const o = exec.apply(d, hooks);
         if (o.kind === "invalid") throw new EvmCallError(o.error.message);
         tracer.afterTx?.(state);
@@ -638,6 +707,7 @@ function toBig(b: Uint8Array): bigint {
 
 /** The fee-field checks geth's call arguments make (ToMessage). */
 function checkFeeFields(args: CallArgs, baseFee: bigint): void {
+  const from = args.from ?? new Uint8Array(20);
   if (args.gasPrice !== undefined && (args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined)) {
     throw new EvmCallError("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
   }
@@ -646,7 +716,7 @@ function checkFeeFields(args: CallArgs, baseFee: bigint): void {
   const maxFee = args.maxFeePerGas ?? (args.maxPriorityFeePerGas === undefined ? 0n : baseFee + tip);
   if (tip > maxFee) {
     throw new EvmCallError(
-      `max priority fee per gas higher than max fee per gas: maxPriorityFeePerGas: ${tip}, maxFeePerGas: ${maxFee}`,
+      `max priority fee per gas higher than max fee per gas: address ${checksumAddress(from)}, maxPriorityFeePerGas: ${tip}, maxFeePerGas: ${maxFee}`,
     );
   }
   if (args.authorizationList !== undefined && args.authorizationList.length > 0 && args.to === undefined) {
@@ -681,6 +751,77 @@ function applyOverrides(overlay: OverlayStateManager, overrides: StateOverride[]
       overlay.setStorageValue(o.address, setLengthLeft(s.slot, 32), stripZeros(s.value));
     }
   }
+}
+
+/** geth repeats until the list is stable; a list that keeps growing stops after this many rounds. */
+const MAX_ACCESS_LIST_ROUNDS = 32;
+
+type AccessSets = Map<string, Set<string>>;
+
+/** The entries of `list` not excluded, as address → slot sets (hex keys). */
+function accessListOf(list: readonly AccessListEntry[], excluded: ReadonlySet<string>): AccessSets {
+  const out: AccessSets = new Map();
+  for (const e of list) {
+    const key = bytesToHex(e.address);
+    if (excluded.has(key)) continue;
+    let slots = out.get(key);
+    if (slots === undefined) {
+      slots = new Set();
+      out.set(key, slots);
+    }
+    for (const k of e.storageKeys) slots.add(bytesToHex(setLengthLeft(k, 32)));
+  }
+  return out;
+}
+
+/** geth's AccessListTracer.OnOpcode. */
+function recordAccess(step: OpcodeStep, found: AccessSets, excluded: ReadonlySet<string>): void {
+  const n = step.stackSize;
+  const top = n >= 1 ? toBig(step.stack[n - 1] as Word) : 0n;
+  const address = (v: bigint) => v.toString(16).padStart(64, "0").slice(24);
+  const add = (addr: string) => {
+    if (!found.has(addr)) found.set(addr, new Set());
+  };
+  switch (step.op) {
+    case 0x54: // SLOAD
+    case 0x55: // SSTORE
+      if (n >= 1) {
+        const addr = bytesToHex(step.address);
+        add(addr);
+        found.get(addr)?.add(top.toString(16).padStart(64, "0"));
+      }
+      return;
+    case 0x3c: // EXTCODECOPY
+    case 0x3f: // EXTCODEHASH
+    case 0x3b: // EXTCODESIZE
+    case 0x31: // BALANCE
+    case 0xff: // SELFDESTRUCT
+      if (n >= 1 && !excluded.has(address(top))) add(address(top));
+      return;
+    case 0xf4: // DELEGATECALL
+    case 0xf1: // CALL
+    case 0xfa: // STATICCALL
+    case 0xf2: // CALLCODE
+      if (n >= 5) {
+        const addr = address(toBig(step.stack[n - 2] as Word));
+        if (!excluded.has(addr)) add(addr);
+      }
+      return;
+  }
+}
+
+/** geth's accessList(): addresses ascending, each with its slots ascending. */
+function sortedAccessList(sets: AccessSets): AccessListEntry[] {
+  return [...sets.keys()].sort().map((addr) => ({
+    address: Buffer.from(addr, "hex") as Uint8Array,
+    storageKeys: [...(sets.get(addr) as Set<string>)].sort().map((k) => Buffer.from(k, "hex") as Uint8Array),
+  }));
+}
+
+function sameAccessList(a: readonly AccessListEntry[], b: readonly AccessListEntry[]): boolean {
+  const ka = a.map((e) => `${bytesToHex(e.address)}:${[...e.storageKeys.map((k) => bytesToHex(k))].sort().join(",")}`);
+  const kb = b.map((e) => `${bytesToHex(e.address)}:${[...e.storageKeys.map((k) => bytesToHex(k))].sort().join(",")}`);
+  return ka.sort().join(";") === kb.sort().join(";");
 }
 
 /** How many call results the memo keeps (oldest dropped first). */

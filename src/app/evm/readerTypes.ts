@@ -51,6 +51,11 @@ export interface EvmReader {
    * 21000). GasEstimationError when no limit up to the cap works (revertData set when it reverted).
    */
   estimateGas(args: CallArgs, opts?: CallOptions): Promise<bigint>;
+  /** eth_createAccessList: the accounts and slots the call touches (geth's AccessList), and its gas. */
+  createAccessList(
+    args: CallArgs,
+    opts?: CallOptions,
+  ): Promise<{ accessList: AccessListEntry[]; gasUsed: bigint; error?: string }>;
 
   /** The EVM view of a committed block, or undefined (genesis, pruned by nothing: blocks are kept). */
   block(height: number): EvmBlock | undefined;

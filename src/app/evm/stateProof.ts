@@ -2,7 +2,7 @@ import { createMerkleProof, createMPT, type MerklePatriciaTrie } from "@ethereum
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import { bigintToBytes, bytesToBigint, EMPTY_TRIE_ROOT, equalBytes, KECCAK256_NULL, stripZeros } from "./records.js";
+import { bigintToBytes, bytesToBigint, EMPTY_TRIE_ROOT, equalBytes, stripZeros } from "./records.js";
 import type { EvmStateDb } from "./stateDb.js";
 
 /** eth_getProof's answer (EIP-1186) for one account at one height. */
@@ -23,6 +23,8 @@ interface StateTrie {
 }
 
 /** Heights whose state trie is kept (a wallet or tool usually asks for several accounts at one height). */
+/** What geth shows as the code hash and storage root of an account that does not exist. */
+const ZERO_HASH = new Uint8Array(32);
 const KEPT_TRIES = 4;
 
 /**
@@ -64,9 +66,10 @@ export class StateProver {
       address,
       accountProof,
       balance: exists ? account.balance : 0n,
-      codeHash: exists ? account.codeHash : KECCAK256_NULL,
+      // geth (GetCodeHash, GetStorageRoot): an account that does not exist shows zero hashes.
+      codeHash: exists ? account.codeHash : ZERO_HASH,
       nonce: exists ? account.nonce : 0n,
-      storageHash,
+      storageHash: exists ? storageHash : ZERO_HASH,
       storageProof,
     };
   }

@@ -140,12 +140,13 @@ describe("callTracer", () => {
       [E, { code: asm(`${LOG0(0xe)} PUSH0 PUSH0 REVERT`) }],
     ]);
     const root = trace(state, createCallTracer({ withLog: true })) as CallFrame;
-    expect(root.logs?.map((l) => [hex(l.data), l.position])).toEqual([
-      ["01", 0],
-      ["02", 1],
-      ["03", 2],
+    // index: geth's block-wide log index; the reverted frame's log gave its index back.
+    expect(root.logs?.map((l) => [hex(l.data), l.position, l.index])).toEqual([
+      ["01", 0, 0],
+      ["02", 1, 2],
+      ["03", 2, 3],
     ]);
-    expect(root.calls[0]?.logs?.map((l) => hex(l.data))).toEqual(["0d"]);
+    expect(root.calls[0]?.logs?.map((l) => [hex(l.data), l.index])).toEqual([["0d", 1]]);
     expect(root.calls[1]?.error).toBe("execution reverted");
     expect(root.calls[1]?.logs).toBeUndefined();
     // Without withLog, no logs anywhere; with onlyTopCall, the top frame alone (and its own logs).

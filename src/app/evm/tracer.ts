@@ -28,6 +28,8 @@ export interface TraceTxStart {
   coinbase: Uint8Array;
   /** The tx's gas limit (the call's gas for traceCall): callTracer's top frame gas. */
   gasLimit: bigint;
+  /** The block-wide index the tx's first log gets (the logs of the txs before it; 0 for a call). */
+  logIndex?: number;
   /**
    * The state the tx runs on, still before it (no gas bought, nonce unchanged). Tracers may read it
    * now and from their hooks while the tx runs.
@@ -196,7 +198,7 @@ export interface CallFrame {
   revertReason?: string;
   calls: CallFrame[];
   /** withLog: the frame's own logs; `position`: how many sub-calls it had made before each. */
-  logs?: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array; position?: number }[];
+  logs?: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array; index?: number; position?: number }[];
 }
 
 export interface CallTracerOptions {
@@ -284,9 +286,14 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   let gasLimit = 0n;
   /** The depth of the frame running (geth's t.depth). */
   let depth = 0;
+  /** geth's log.Index: the block-wide index of the next log (a failed frame's logs give theirs back). */
+  let logIndex = 0;
+  /** The next log index when each running frame was entered. */
+  const logIndexAtEnter: number[] = [];
 
   const onEnter = (e: FrameEnter): void => {
     depth = e.depth;
+    logIndexAtEnter.push(logIndex);
     if (opts.onlyTopCall === true && e.depth > 0) return;
     stack.push({
       type: e.type,
@@ -302,6 +309,9 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   };
 
   const onExit = (x: FrameExit): void => {
+    const entered = logIndexAtEnter.pop();
+    // geth's StateDB journal takes a reverted frame's logs back, and their indexes with them.
+    if (x.reverted && entered !== undefined) logIndex = entered;
     if (x.depth === 0) {
       if (stack.length === 1) processOutput(stack[0] as CallFrame, x);
       return;
@@ -317,6 +327,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   const hooks: EngineHooks = { onEnter, onExit };
   if (opts.withLog === true) {
     hooks.onLog = (log) => {
+      const index = logIndex++;
       if (opts.onlyTopCall === true && depth > 0) return;
       const frame = stack[stack.length - 1];
       if (frame === undefined) return;
@@ -325,6 +336,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
         address: log.address,
         topics: log.topics.slice(),
         data: log.data.slice(),
+        index,
         position: frame.calls.length,
       });
     };
@@ -333,6 +345,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
   return {
     hooks: (start) => {
       gasLimit = start.gasLimit;
+      logIndex = start.logIndex ?? 0;
       return hooks;
     },
     result: (tx) => {

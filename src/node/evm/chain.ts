@@ -18,12 +18,14 @@ export class EvmChainAdapter implements ChainReader {
   readonly #pool: EvmReadPool | undefined;
   readonly #blockStore: BlockStore;
   readonly #genesis: GenesisDoc;
+  readonly #genesisMiner: Uint8Array;
 
   constructor(reader: EvmReader, pool: EvmReadPool | undefined, blockStore: BlockStore, genesis: GenesisDoc) {
     this.#reader = reader;
     this.#pool = pool;
     this.#blockStore = blockStore;
     this.#genesis = genesis;
+    this.#genesisMiner = genesisCoinbase(genesis.appState);
   }
 
   latestHeight(): number {
@@ -118,7 +120,7 @@ export class EvmChainAdapter implements ChainReader {
       gasLimit: maxGas < 0n ? 0xffffffffn : maxGas,
       gasUsed: 0n,
       baseFeePerGas: this.#reader.baseFee(0) ?? this.#reader.nextBaseFee(),
-      miner: new Uint8Array(20),
+      miner: this.#genesisMiner,
       logsBloom: new Uint8Array(256),
       stateRoot: genesis.appHash.length === 32 ? genesis.appHash : new Uint8Array(32),
       transactionsRoot: EMPTY_TRIE_ROOT,
@@ -127,6 +129,24 @@ export class EvmChainAdapter implements ChainReader {
       transactions: [],
     };
   }
+}
+
+/**
+ * Block 0's miner: the genesis' fee recipient (`app_state.evm.coinbase`), as geth's genesis block
+ * shows its genesis file's coinbase; the zero address when the genesis names none.
+ */
+function genesisCoinbase(appState: unknown): Uint8Array {
+  try {
+    const text = typeof appState === "string" ? appState : JSON.stringify(appState ?? null);
+    const coinbase = (JSON.parse(text === "" ? "null" : text) as { evm?: { coinbase?: unknown } } | null)?.evm
+      ?.coinbase;
+    if (typeof coinbase === "string" && /^0x[0-9a-fA-F]{40}$/.test(coinbase)) {
+      return Uint8Array.from(Buffer.from(coinbase.slice(2), "hex"));
+    }
+  } catch {
+    // The app refuses a genesis it cannot read; block 0 just shows no miner.
+  }
+  return new Uint8Array(20);
 }
 
 function isZeroHash(h: Uint8Array): boolean {

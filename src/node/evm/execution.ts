@@ -9,6 +9,7 @@ import {
   type StateOverride,
 } from "../../app/evm/index.js";
 import {
+  type AccessListEntry,
   type CallOptions,
   type CallRequest,
   type CallResult,
@@ -65,6 +66,14 @@ export class EvmExecutionAdapter implements Executor {
       if (err instanceof SimulationError) throw new SimulateRejectedError(err.reason, err.message, { cause: err });
       throw err;
     }
+  }
+
+  /** eth_createAccessList, on the main thread (the read workers do not trace access lists). */
+  async createAccessList(
+    request: CallRequest,
+    opts: CallOptions,
+  ): Promise<{ accessList: readonly AccessListEntry[]; gasUsed: bigint; error?: string }> {
+    return this.#reader.createAccessList(argsOf(request), callOptionsOf(opts));
   }
 
   async estimateGas(request: CallRequest, opts: CallOptions): Promise<bigint | CallResult> {

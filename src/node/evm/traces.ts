@@ -116,6 +116,8 @@ function frameOf(f: AppCallFrame): CallFrame {
     ...(f.error === undefined ? {} : { error: f.error }),
     ...(f.revertReason === undefined ? {} : { revertReason: f.revertReason }),
     ...(f.calls.length === 0 ? {} : { calls: f.calls.map(frameOf) }),
-    ...(f.logs === undefined ? {} : { logs: f.logs.map((l) => ({ ...l, position: l.position ?? 0 })) }),
+    ...(f.logs === undefined
+      ? {}
+      : { logs: f.logs.map((l) => ({ ...l, index: l.index ?? 0, position: l.position ?? 0 })) }),
   };
 }

@@ -79,7 +79,18 @@ function decodeMessage(node: JsonNode): RpcMessage {
 }
 
 /** geth's request decoding as the core's message dialect (a payload that is not JSON, or a field of the wrong type, is a parse error). */
-const GETH_MESSAGES: MessageDialect = { decode: decodeMessage, nullIsEmptyBatch: false, batchItemFailed: undefined };
+const GETH_MESSAGES: MessageDialect = {
+  decode: decodeMessage,
+  nullIsEmptyBatch: false,
+  batchItemFailed: undefined,
+  decodeBatchItem: decodeBatchItem,
+};
+
+/** geth's parseMessage reads each batch item on its own and ignores its errors: an item that is not an object is invalid. */
+function decodeBatchItem(node: JsonNode): RpcMessage {
+  if (node.kind === "object" || node.kind === "null") return decodeMessage(node);
+  return { kind: "invalid", idJson: NULL_ID, id: undefined, method: "", params: undefined };
+}
 
 /** `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…[,"data":…]}}`. */
 export function encodeFailure(idJson: string | undefined, err: RpcError): string {

@@ -49,7 +49,7 @@ export function notificationsUnsupported(): MethodNotFoundError {
 /** -32601 for an eth_subscribe kind that does not exist (geth's subscriptionNotFoundError). */
 export function unknownSubscription(kind: string): MethodNotFoundError {
   return new MethodNotFoundError(undefined, {
-    message: `no ${JSON.stringify(kind)} subscription in eth namespace; use "newHeads", "logs" or "newPendingTransactions"`,
+    message: `no ${JSON.stringify(kind)} subscription in eth namespace`,
   });
 }
 

@@ -677,7 +677,14 @@ function decodeTraceConfig(node: JsonNode): TraceConfig {
   };
   const prestate = tracerName === "prestateTracer";
   const limit = get("limit", jsonInt("uint"), 0);
+  // geth's TraceCallConfig (debug_traceCall): the state overrides eth_call takes.
+  const so = f.get("stateoverrides");
+  const stateOverrides =
+    so === undefined || so.kind === "null"
+      ? undefined
+      : inField("TraceCallConfig", "StateOverrides", () => decodeStateOverrides(so));
   return {
+    ...(stateOverrides === undefined ? {} : { stateOverrides }),
     tracer: tracerName === "" ? undefined : (tracerName as (typeof TRACERS)[number]),
     onlyTopCall: !prestate && flag("onlyTopCall"),
     withLog: !prestate && flag("withLog"),

@@ -315,8 +315,8 @@ export interface Executor {
    */
   estimateGas?(request: CallRequest, opts: CallOptions): Promise<bigint | CallResult>;
   /**
-   * Optional: the access list the call touches (eth_createAccessList). When absent the RPC answers
-   * the given list (or []) with the call's gasUsed, as Cosmos EVM v0.5 does.
+   * Optional: the access list the call touches (eth_createAccessList, geth's AccessList). When absent
+   * (test fakes) the RPC answers the given list (or []) with the call's gasUsed, as Cosmos EVM v0.5 does.
    */
   createAccessList?(
     request: CallRequest,
@@ -433,6 +433,8 @@ export interface MinerControl {
 
 /** debug_trace* options after decoding (geth TraceConfig). */
 export interface TraceConfig {
+  /** debug_traceCall: state overrides as eth_call takes them (geth's TraceCallConfig). */
+  readonly stateOverrides?: StateOverrides;
   /** Undefined: the struct (opcode) logger. */
   readonly tracer: "callTracer" | "prestateTracer" | "4byteTracer" | "noopTracer" | undefined;
   /** callTracer: only the top call. */
@@ -483,7 +485,14 @@ export interface CallFrame {
   readonly error?: string;
   readonly revertReason?: string;
   readonly calls?: readonly CallFrame[];
-  readonly logs?: readonly { address: Uint8Array; topics: readonly Uint8Array[]; data: Uint8Array; position: number }[];
+  readonly logs?: readonly {
+    address: Uint8Array;
+    topics: readonly Uint8Array[];
+    data: Uint8Array;
+    /** geth's log.Index: block-wide in a tx's trace, from 0 in a call's. */
+    index: number;
+    position: number;
+  }[];
 }
 
 export type TraceResult =
@@ -511,6 +520,8 @@ export interface PrestateAccount {
   readonly balance?: bigint;
   readonly nonce?: bigint;
   readonly code?: Uint8Array;
+  /** keccak of the code, for accounts with code (geth v1.16+; kept when disableCode leaves the code out). */
+  readonly codeHash?: Uint8Array;
   /** 0x-less 64-hex slot → 32-byte value. */
   readonly storage: ReadonlyMap<string, Uint8Array>;
 }

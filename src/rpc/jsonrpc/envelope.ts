@@ -50,6 +50,8 @@ export interface MessageDialect {
   readonly nullIsEmptyBatch: boolean;
   /** The error reported for a batch one of whose items cannot be read; undefined: that item's own. */
   readonly batchItemFailed: (() => PayloadError) | undefined;
+  /** One item of a batch, when the server reads those otherwise than a lone message. */
+  readonly decodeBatchItem?: (node: JsonNode) => RpcMessage;
 }
 
 function parseRoot(text: string, firstValueOnly: boolean): JsonNode {
@@ -66,7 +68,9 @@ export function parsePayload(text: string, dialect: MessageDialect): RpcPayload 
   const root = parseRoot(text, false);
   if (root.kind === "null" && dialect.nullIsEmptyBatch) return { batch: true, requests: [] };
   if (root.kind !== "array") return { batch: false, requests: [dialect.decode(root)] };
-  if (dialect.batchItemFailed === undefined) return { batch: true, requests: root.items.map(dialect.decode) };
+  if (dialect.batchItemFailed === undefined) {
+    return { batch: true, requests: root.items.map(dialect.decodeBatchItem ?? dialect.decode) };
+  }
   try {
     return { batch: true, requests: root.items.map(dialect.decode) };
   } catch (err) {

@@ -11,7 +11,8 @@ function encodeStructLog(l: StructLog): WireValue {
   let storage: WireValue | undefined;
   if (l.storage !== undefined) {
     const m = new Map<string, WireValue>();
-    for (const [k, v] of l.storage) m.set(k, toData(v));
+    // geth's toLegacyJSON: both as 0x-prefixed 32-byte hex.
+    for (const [k, v] of l.storage) m.set(k.startsWith("0x") ? k : `0x${k}`, toData(v));
     storage = m;
   }
   return {
@@ -21,7 +22,8 @@ function encodeStructLog(l: StructLog): WireValue {
     gasCost: l.gasCost,
     depth: l.depth,
     error: l.error === undefined || l.error === "" ? undefined : l.error,
-    refund: l.refund,
+    // geth: `refund,omitempty`.
+    refund: l.refund === 0n ? undefined : l.refund,
     stack: l.stack?.map(toQuantity),
     memory: l.memory?.map(toData),
     returnData: l.returnData === undefined ? undefined : toData(l.returnData),
@@ -37,7 +39,8 @@ function encodeCallFrame(f: CallFrame): WireValue {
     gasUsed: toQuantity(f.gasUsed),
     to: f.to === undefined ? undefined : toAddress(f.to),
     input: toData(f.input),
-    output: f.output === undefined ? undefined : toData(f.output),
+    // geth: `output,omitempty` (no output, or an empty one, is left out).
+    output: f.output === undefined || f.output.length === 0 ? undefined : toData(f.output),
     error: f.error,
     revertReason: f.revertReason,
     calls: f.calls === undefined || f.calls.length === 0 ? undefined : f.calls.map(encodeCallFrame),
@@ -48,6 +51,7 @@ function encodeCallFrame(f: CallFrame): WireValue {
             address: toAddress(l.address),
             topics: l.topics.map(toData),
             data: toData(l.data),
+            index: toQuantity(l.index),
             position: toQuantity(l.position),
           })),
     value: f.value === undefined ? undefined : toQuantity(f.value),
@@ -61,6 +65,7 @@ function encodePrestateAccount(a: PrestateAccount): WireValue {
   return {
     balance: a.balance === undefined ? undefined : toQuantity(a.balance),
     code: a.code === undefined || a.code.length === 0 ? undefined : toData(a.code),
+    codeHash: a.codeHash === undefined ? undefined : toData(a.codeHash),
     nonce: a.nonce === undefined || a.nonce === 0n ? undefined : Number(a.nonce),
     storage: storage.size === 0 ? undefined : storage,
   };

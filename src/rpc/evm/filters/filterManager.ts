@@ -2,7 +2,7 @@ import type { Clock } from "../../../util/clock.js";
 import type { WireValue } from "../../jsonrpc/index.js";
 import { toData } from "../encode/hex.js";
 import { encodeLog } from "../encode/receipt.js";
-import { serverError } from "../errors.js";
+import { invalidParams, serverError } from "../errors.js";
 import { newRpcId } from "../ids.js";
 import type { FilterCriteria } from "../params.js";
 import type { EvmLog, EvmServices } from "../services.js";
@@ -70,6 +70,12 @@ export class FilterManager {
     }
     if (criteria.toBlock?.kind === "tag" && criteria.toBlock.tag === "pending") {
       throw serverError(PENDING_LOGS_UNSUPPORTED);
+    }
+    // geth's NewFilter: a numbered range that ends before it starts.
+    const from = criteria.fromBlock?.kind === "number" ? criteria.fromBlock.number : undefined;
+    const to = criteria.toBlock?.kind === "number" ? criteria.toBlock.number : undefined;
+    if (from !== undefined && to !== undefined && from > 0 && to > 0 && from > to) {
+      throw invalidParams("invalid block range params");
     }
     return this.#install({ kind: "logs", criteria, items: [] }, "error creating filter: max limit reached");
   }

@@ -130,7 +130,15 @@ export const debug = {
       const gas = callGas(req, ctx.runtime.settings.gasCap);
       const cfg = config ?? DEFAULT_TRACE;
       const result = await withEvmTimeout(ctx, (signal, timeoutMs) =>
-        traced(cfg, () => tracer.traceCall({ ...req, gas }, cfg, { height, gasCap: gas, timeoutMs, signal })),
+        traced(cfg, () =>
+          tracer.traceCall({ ...req, gas }, cfg, {
+            height,
+            gasCap: gas,
+            timeoutMs,
+            signal,
+            ...(cfg.stateOverrides === undefined ? {} : { overrides: cfg.stateOverrides }),
+          }),
+        ),
       );
       return encodeTraceResult(result);
     },

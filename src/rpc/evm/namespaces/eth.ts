@@ -319,9 +319,14 @@ export const eth = {
   getFilterChanges: method([p.string], ([id], _s, ctx) => ctx.runtime.filters.changes(id)),
   getFilterLogs: method([p.string], async ([id], _s, ctx) => (await ctx.runtime.filters.logs(id)).map(encodeLog)),
   uninstallFilter: method([p.string], ([id], _s, ctx) => ctx.runtime.filters.uninstall(id)),
-  subscribe: method([p.string, p.optional(p.any)], ([kind, options], s, ctx) => subscribe(kind, options, s, ctx), {
-    wsOnly: true,
-  }),
+  subscribe: method(
+    [p.optional(p.string), p.optional(p.any)],
+    ([kind, options], s, ctx) => {
+      if (kind === undefined) throw invalidParams("expected subscription name as first argument");
+      return subscribe(kind, options, s, ctx);
+    },
+    { wsOnly: true },
+  ),
   unsubscribe: method([p.string], ([id], _s, ctx) => {
     if (ctx.sink === undefined) throw serverError("subscription not found");
     return unsubscribe(id, ctx);

@@ -1,5 +1,5 @@
 import { formatDurationMs } from "../../../config/index.js";
-import { TxValidationError, type WireValue } from "../../jsonrpc/index.js";
+import { RpcError, TxValidationError, type WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext } from "../context.js";
 import { toData } from "../encode/hex.js";
 import { encodeSimulatedBlock } from "../encode/simulate.js";
@@ -39,13 +39,7 @@ export function checkCallArgs(req: CallRequest, chainId: bigint): void {
   if (req.chainId !== undefined && req.chainId !== chainId) {
     throw serverError(`chainId does not match node's (have=${req.chainId}, want=${chainId})`);
   }
-  if (
-    req.maxFeePerGas !== undefined &&
-    req.maxPriorityFeePerGas !== undefined &&
-    req.maxFeePerGas < req.maxPriorityFeePerGas
-  ) {
-    throw serverError(`maxFeePerGas (${req.maxFeePerGas}) < maxPriorityFeePerGas (${req.maxPriorityFeePerGas})`);
-  }
+  // A tip above the fee cap is the state transition's pre-check (geth 1.17's calls), with its text.
 }
 
 /** Runs `fn` with an AbortSignal that fires after evm-timeout; a timeout is geth's "execution aborted". */
@@ -105,11 +99,26 @@ export async function doCall(
 ): Promise<Uint8Array> {
   checkCallArgs(req, s.node.chainId());
   const gas = callGas(req, ctx.runtime.settings.gasCap);
-  const result = await withEvmTimeout(ctx, (signal, timeoutMs) =>
-    s.execution.call({ ...req, gas }, callOptions(height, gas, signal, timeoutMs, overrides)),
-  );
+  let result: CallResult;
+  try {
+    result = await withEvmTimeout(ctx, (signal, timeoutMs) =>
+      s.execution.call({ ...req, gas }, callOptions(height, gas, signal, timeoutMs, overrides)),
+    );
+  } catch (err) {
+    throw withSuppliedGas(err, gas);
+  }
   if (result.status !== "success") throwCallFailure(result);
   return result.returnData;
+}
+
+/** The checks a call fails before it runs (geth's state transition pre-checks). */
+const PRECHECK_FAILURE =
+  /^(insufficient funds|intrinsic gas too low|max priority fee per gas higher|max fee per gas less|nonce too)/;
+
+/** geth's eth_call wraps a pre-check failure: `err: <what> (supplied gas <gas>)`. */
+function withSuppliedGas(err: unknown, gas: bigint): unknown {
+  if (!(err instanceof Error) || err instanceof RpcError || !PRECHECK_FAILURE.test(err.message)) return err;
+  return serverError(`err: ${err.message} (supplied gas ${gas})`, err);
 }
 
 /**

@@ -22,10 +22,10 @@ function checkPercentiles(percentiles: readonly number[]): void {
     throw serverError(`too many percentiles: ${percentiles.length} (max ${MAX_PERCENTILES})`);
   }
   percentiles.forEach((p, i) => {
-    if (!Number.isFinite(p) || p < 0 || p > 100) throw serverError(`invalid reward percentile: ${p}`);
+    if (!Number.isFinite(p) || p < 0 || p > 100) throw serverError(`invalid reward percentile: ${goFloat(p)}`);
     const prev = percentiles[i - 1];
     if (prev !== undefined && p <= prev) {
-      throw serverError(`invalid reward percentile: #${i - 1}:${prev} >= #${i}:${p}`);
+      throw serverError(`invalid reward percentile: #${i - 1}:${goFloat(prev)} >= #${i}:${goFloat(p)}`);
     }
   });
 }
@@ -66,7 +66,8 @@ export async function feeHistory(
   const cap = BigInt(Math.max(1, ctx.runtime.settings.feeHistoryCap));
   let count = blockCount > cap ? cap : blockCount;
   if (count > BigInt(last + 1)) count = BigInt(last + 1);
-  if (count === 0n) return { oldestBlock: "0x0", baseFeePerGas: [], gasUsedRatio: [] };
+  // geth: no blocks asked, no arrays (`omitempty`, except gasUsedRatio, which shows null).
+  if (count === 0n) return { oldestBlock: "0x0", gasUsedRatio: null };
 
   const blocks: EvmBlock[] = [];
   for (let n = last; n > last - Number(count); n--) {
@@ -91,4 +92,9 @@ export async function feeHistory(
     blobGasUsedRatio: blocks.map(() => 0),
   };
   return result;
+}
+
+/** Go's %f (six decimals), as geth's percentile errors print the numbers. */
+function goFloat(v: number): string {
+  return v.toFixed(6);
 }

@@ -316,15 +316,26 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       }
     });
 
-    test("default: eth_createAccessList echoes the list with the call's gas", async () => {
-      const list = [{ address: hex(ECHO), storageKeys: [ZERO32] }];
-      const r = ok(
-        "eth_createAccessList",
-        await call("eth_createAccessList", [{ to: hex(ECHO), accessList: list }, "latest"]),
-      );
+    test("default: eth_createAccessList traces the slots and accounts the call touches (geth's AccessList)", async () => {
+      // At 0x…aa (a state override): SLOAD(5) on itself, BALANCE(LOGGER), a CALL to ECHO.
+      const target = "0x00000000000000000000000000000000000000aa";
+      const code = `0x6005545073${Buffer.from(LOGGER).toString("hex")}31505f5f5f5f5f73${Buffer.from(ECHO).toString("hex")}5af100`;
+      const overrides = { [target]: { code } };
+      const r = ok("eth_createAccessList", await call("eth_createAccessList", [{ to: target }, "latest", overrides]));
+      // The recipient is left out as an account, not its slots; the list is sorted by address.
+      const list = [
+        { address: target, storageKeys: [`0x${"0".repeat(63)}5`] },
+        { address: hex(ECHO), storageKeys: [] },
+        { address: hex(LOGGER), storageKeys: [] },
+      ];
+      expect(r.accessList).toEqual(list);
       // The gas the call uses with that list, as a trace of it counts it.
-      const traced = await call("debug_traceCall", [{ to: hex(ECHO), accessList: list }, "latest"]);
-      expect(r).toEqual({ accessList: list, gasUsed: toQuantity(traced.result.gas) });
+      const traced = await call("debug_traceCall", [
+        { to: target, accessList: list },
+        "latest",
+        { stateOverrides: overrides },
+      ]);
+      expect(r.gasUsed).toBe(toQuantity(traced.result.gas));
       const failing = ok("eth_createAccessList", await call("eth_createAccessList", [{ to: hex(REVERTER) }]));
       expect(failing.error).toBe("execution reverted");
     });

@@ -48,6 +48,8 @@ export function subscribe(kind: string, options: JsonNode | undefined, s: EvmSer
   const id = newRpcId();
   switch (kind) {
     case "newHeads":
+      // geth: newHeads takes no argument after its name.
+      if (options !== undefined) throw invalidParams("too many arguments, want at most 1");
       return start(sink, id, () => feed.onBlock((e) => sink.notify(id, encodeHeader(e.block)), { withLogs: false }));
     case "logs": {
       const criteria = options === undefined ? undefined : decodeOption(p.filter.decode, options);

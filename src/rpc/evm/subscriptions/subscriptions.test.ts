@@ -101,7 +101,9 @@ describe("eth_subscribe", () => {
       message: expect.stringMatching(/^invalid argument 1: invalid address/),
     });
     const missing = await ws.call("eth_subscribe", []);
-    expect(missing.error).toMatchObject({ code: -32602, message: "missing value for required argument 0" });
+    expect(missing.error).toMatchObject({ code: -32602, message: "expected subscription name as first argument" });
+    const extra = await ws.call("eth_subscribe", ["newHeads", {}]);
+    expect(extra.error).toMatchObject({ code: -32602, message: "too many arguments, want at most 1" });
     const http = await rpcCall(f.url, "eth_subscribe", ["newHeads"]);
     expect(http.error).toEqual({ code: -32601, message: "notifications not supported" });
   });
