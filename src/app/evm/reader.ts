@@ -12,7 +12,7 @@ import {
   recoverAuthorization,
   type TxResult,
 } from "./engine/index.js";
-import { toBig, type Word } from "./engine/words.js";
+import { toBig as wordToBig, type Word } from "./engine/words.js";
 import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
 import { type ExecBlockContext, joinHooks, TxExecutor } from "./executor.js";
 import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
@@ -777,7 +777,7 @@ function accessListOf(list: readonly AccessListEntry[], excluded: ReadonlySet<st
 /** geth's AccessListTracer.OnOpcode. */
 function recordAccess(step: OpcodeStep, found: AccessSets, excluded: ReadonlySet<string>): void {
   const n = step.stackSize;
-  const top = n >= 1 ? toBig(step.stack[n - 1] as Word) : 0n;
+  const top = n >= 1 ? wordToBig(step.stack[n - 1] as Word) : 0n;
   const address = (v: bigint) => v.toString(16).padStart(64, "0").slice(24);
   const add = (addr: string) => {
     if (!found.has(addr)) found.set(addr, new Set());
@@ -803,7 +803,7 @@ function recordAccess(step: OpcodeStep, found: AccessSets, excluded: ReadonlySet
     case 0xfa: // STATICCALL
     case 0xf2: // CALLCODE
       if (n >= 5) {
-        const addr = address(toBig(step.stack[n - 2] as Word));
+        const addr = address(wordToBig(step.stack[n - 2] as Word));
         if (!excluded.has(addr)) add(addr);
       }
       return;
