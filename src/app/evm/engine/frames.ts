@@ -1,6 +1,6 @@
 import { ComethError } from "../../../util/errors.js";
 import type { CodeAnalysis } from "./analysis.js";
-import { G_MEMORY, G_QUAD_DIVISOR, MAX_MEMORY_BYTES } from "./gas.js";
+import { G_MEMORY, G_QUAD_DIVISOR, MAX_FRAME_GAS, MAX_MEMORY_BYTES } from "./gas.js";
 import type { Memory } from "./memory.js";
 import type { BlockEnv, EngineState, Fork } from "./types.js";
 import type { Word } from "./words.js";
@@ -14,6 +14,7 @@ import type { Word } from "./words.js";
 export const EMPTY = new Uint8Array(0);
 export const ADDRESS_MASK = (1n << 160n) - 1n;
 export const STACK_LIMIT = 1024;
+const MAX_FRAME_GAS_BIG = BigInt(MAX_FRAME_GAS);
 
 /** geth's texts for exceptional halts (core/vm/errors.go). */
 export const ERR = {
@@ -111,6 +112,12 @@ export class Frame {
   readonly stack: Word[];
   readonly memory: Memory;
   gas: number;
+  /**
+   * Gas beyond `gas`, which is a number of at most 2^53 − 1: only a transaction whose gas limit is
+   * above that has any (ethereum/tests has a few). The frame's gas is gas + reserve; charges come out
+   * of `gas`, which the reserve refills, and calls and creations split the total exactly.
+   */
+  reserve = 0n;
   pc = 0;
   sp = 0;
   /** RETURNDATA: the output of the last sub-call. */
@@ -170,10 +177,31 @@ export class Frame {
 
   useGas(amount: number): void {
     if (amount > this.gas) {
+      if (this.reserve !== 0n && BigInt(amount) <= this.totalGas()) {
+        this.setTotalGas(this.totalGas() - BigInt(amount));
+        return;
+      }
       this.gas = 0;
+      this.reserve = 0n;
       throw new VmError(ERR.outOfGas);
     }
     this.gas -= amount;
+  }
+
+  /** gas + reserve. */
+  totalGas(): bigint {
+    return BigInt(this.gas) + this.reserve;
+  }
+
+  /** Sets the frame's gas to `total`, the part above 2^53 − 1 in the reserve. */
+  setTotalGas(total: bigint): void {
+    if (total > MAX_FRAME_GAS_BIG) {
+      this.gas = MAX_FRAME_GAS;
+      this.reserve = total - MAX_FRAME_GAS_BIG;
+    } else {
+      this.gas = Number(total);
+      this.reserve = 0n;
+    }
   }
 
   /**

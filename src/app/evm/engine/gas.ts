@@ -3,8 +3,8 @@ import type { Word } from "./words.js";
 
 /**
  * Gas constants and the pure gas formulas of the engine (yellow paper appendix G and the EIPs named
- * beside each). Frame gas is a `number`: it never exceeds the transaction's gas limit, which the
- * engine caps at 2^53 − 1 (Number.MAX_SAFE_INTEGER) before running.
+ * beside each). Frame gas is a `number` of at most 2^53 − 1 (MAX_FRAME_GAS); a transaction with a
+ * larger gas limit keeps the rest in its frames' reserve (frames.ts, Frame.reserve).
  */
 
 export const G_ZERO = 0;

@@ -61,14 +61,16 @@ interface Case {
   accounts?: [Uint8Array, AccountSpec][];
   tx?: Partial<EngineTx>;
   fork?: Fork;
+  /** The block's gas limit (default 30M). */
+  blockGasLimit?: bigint;
 }
 
-function block(): BlockEnv {
+function block(gasLimit = 30_000_000n): BlockEnv {
   return {
     number: 300n,
     timestamp: 1_700_000_000n,
     coinbase: COINBASE,
-    gasLimit: 30_000_000n,
+    gasLimit,
     baseFee: 7n,
     prevRandao: new Uint8Array(32).fill(0x42),
     blobBaseFee: 3n,
@@ -141,7 +143,7 @@ async function runWith(ex: Executor, c: Case): Promise<Outcome> {
   let result: Outcome["result"];
   let invalid = false;
   try {
-    result = normalize(await ex(state, txOf(c), block(), c.fork ?? defaultFork));
+    result = normalize(await ex(state, txOf(c), block(c.blockGasLimit), c.fork ?? defaultFork));
   } catch (err) {
     if (!(err instanceof EngineTxError)) throw err;
     invalid = true;
@@ -462,6 +464,36 @@ describe.each(["cancun", "prague"] as const)("engine vs ethereumjs (%s)", (fork)
       code: asm(`0x00 0x00 0x00 0x00 ${dWord} GAS STATICCALL 0x00 SSTORE ADD`),
       accounts: [[D, { code: asm("0x01 0x00 MSTORE 0x20 0x00 RETURN") }]],
     });
+  });
+
+  test("behavior: gas limits above 2^53 (the frame's reserve): GAS, the 63/64 rule, stipends, returned gas and refunds are exact", async () => {
+    const dWord = `0x${hex(D)}`;
+    const programs = [
+      // GAS read at the top, then a call with all of it, then GAS again after the gas came back.
+      `GAS 0x00 SSTORE 0x00 0x00 0x00 0x00 0x00 ${dWord} GAS CALL POP GAS 0x01 SSTORE`,
+      // A call with value (the stipend), and a creation taking all but 1/64.
+      `0x00 0x00 0x00 0x00 0x01 ${dWord} GAS CALL POP 0x00 0x00 0x00 CREATE POP GAS 0x02 SSTORE`,
+      // A refund (a slot cleared) and a revert in the callee.
+      `0x00 0x05 SSTORE 0x00 0x00 0x00 0x00 0x00 ${dWord} GAS CALL 0x03 SSTORE`,
+    ];
+    const callee = asm("GAS 0x00 SSTORE 0x01 0x01 SSTORE 0x00 0x00 REVERT");
+    for (const p of programs) {
+      // Just above 2^53 a caller's reserve is all handed on and the gas coming back passes 2^53 again
+      // (odd and even sums: a double would round one of them).
+      const justAbove = [0n, 1n, 2n, 3n].map((k) => (1n << 53n) + (1n << 40n) + k);
+      for (const gasLimit of [(1n << 53n) - 1n, ...justAbove, 1n << 60n, 0x7fe0000000000001n]) {
+        const o = await same({
+          code: asm(p),
+          accounts: [
+            [D, { code: callee }],
+            [C, { code: asm(p), balance: 10n, storage: { "0x05": "0x01" } }],
+          ],
+          tx: { gasLimit, maxFeePerGas: 7n, maxPriorityFeePerGas: 0n },
+          blockGasLimit: 1n << 63n,
+        });
+        expect(o.result?.success).toBeDefined();
+      }
+    }
   });
 
   test("error: geth's texts for exceptional halts", async () => {

@@ -28,6 +28,7 @@ import {
   G_NEW_ACCOUNT,
   G_WARM_ACCESS,
   MAX_CODE_SIZE,
+  MAX_FRAME_GAS,
   MAX_INITCODE_SIZE,
   words,
 } from "./gas.js";
@@ -102,6 +103,8 @@ export function create2Address(sender: Uint8Array, salt: Uint8Array, initcode: U
 // ---- the loop ---------------------------------------------------------------------------------------
 
 const TWO_32 = 2 ** 32;
+const MAX_FRAME_GAS_BIG = BigInt(MAX_FRAME_GAS);
+const MAX_WORD = (1n << 256n) - 1n;
 
 /**
  * Runs `f` until it ends (STOP/RETURN/REVERT/SELFDESTRUCT or an exceptional halt) or suspends for a
@@ -467,12 +470,8 @@ function runChecked(f: Frame): FrameResult {
       }
       // geth's text: the stack length and the opcode's own limit (1024 + pops − pushes).
       if (sp > (OP_MAX_STACK[op] as number)) throw new VmError(`stack limit reached ${sp} (${OP_MAX_STACK[op]})`);
-      const g = OP_GAS[op] as number;
-      if (g > f.gas) {
-        f.gas = 0;
-        throw new VmError(ERR.outOfGas);
-      }
-      f.gas -= g;
+      // useGas: a frame with a reserve refills from it.
+      f.useGas(OP_GAS[op] as number);
       f.pc++;
       (OP_HANDLERS[op] as (f: Frame) => void)(f);
     }
@@ -689,6 +688,18 @@ export class Evm implements Host {
     this.#memories.length = 0;
   }
 
+  /** Gas above 2^53 − 1 for the frame being entered (Frame.reserve). */
+  #childReserve = 0n;
+  /** Gas above 2^53 − 1 that the last finished frame or immediate result hands back. */
+  #returnedReserve = 0n;
+
+  /** The reserve the transaction's own frame ended with (see Frame.reserve); read once after call/create. */
+  takeReturnedReserve(): bigint {
+    const r = this.#returnedReserve;
+    this.#returnedReserve = 0n;
+    return r;
+  }
+
   /** Address words this transaction has turned into keys and bytes (CALL targets, BALANCE, ...). */
   readonly #addresses = new Map<Word, AddressRef>();
   /** The hex key of each address array addressOf handed out. */
@@ -898,7 +909,9 @@ export class Evm implements Host {
     gas: number,
     isStatic: boolean,
     depth: number,
+    reserve = 0n,
   ): FrameResult {
+    this.#childReserve = reserve;
     if (this.#framed) {
       return this.#drive(
         this.#enterCallTraced(kind, caller, caller, address, codeAddress, value, input, gas, isStatic, depth),
@@ -915,7 +928,9 @@ export class Evm implements Host {
     gas: number,
     depth: number,
     address: Uint8Array,
+    reserve = 0n,
   ): CreateResult {
+    this.#childReserve = reserve;
     const first = this.#framed
       ? this.#enterCreateTraced(CREATE, caller, value, initcode, gas, depth, address)
       : this.#enterCreate(caller, value, initcode, gas, depth, address);
@@ -935,6 +950,7 @@ export class Evm implements Host {
         continue;
       }
       const res = this.#exit(f, r);
+      this.#returnedReserve = f.reserve !== 0n && (res.success || res.error === ERR.reverted) ? f.reserve : 0n;
       if (this.#framed) this.#traceExit(f.depth, this.#startGas[f.depth] as number, res);
       const parent = f.parent;
       if (parent === undefined) return res;
@@ -945,7 +961,52 @@ export class Evm implements Host {
   }
 
   /** The result when no code runs (failure before the frame, precompile, no code), else the frame. */
+  /**
+   * #enterCallBody with the gas above 2^53 − 1 that opCall or call() set aside for the new frame
+   * (`#childReserve`): the frame gets it, or an immediate result hands it back (`#returnedReserve`).
+   */
   #enterCall(
+    kind: number,
+    caller: Uint8Array,
+    address: Uint8Array,
+    codeAddress: Uint8Array,
+    value: bigint,
+    input: Uint8Array,
+    gas: number,
+    isStatic: boolean,
+    depth: number,
+  ): FrameResult | Frame {
+    const reserve = this.#childReserve;
+    this.#childReserve = 0n;
+    return this.#withReserve(
+      this.#enterCallBody(kind, caller, address, codeAddress, value, input, gas, isStatic, depth),
+      reserve,
+    );
+  }
+
+  #enterCreate(
+    caller: Uint8Array,
+    value: bigint,
+    initcode: Uint8Array,
+    gas: number,
+    depth: number,
+    address: Uint8Array,
+  ): FrameResult | Frame {
+    const reserve = this.#childReserve;
+    this.#childReserve = 0n;
+    return this.#withReserve(this.#enterCreateBody(caller, value, initcode, gas, depth, address), reserve);
+  }
+
+  #withReserve(next: FrameResult | Frame, reserve: bigint): FrameResult | Frame {
+    if (reserve === 0n) return next;
+    if (next instanceof Frame) next.reserve = reserve;
+    // An immediate result hands its gas back unless it failed exceptionally (then gasLeft is 0):
+    // a call too deep or without the balance returns all of it.
+    else this.#returnedReserve = next.success || next.gasLeft > 0 || next.error === ERR.reverted ? reserve : 0n;
+    return next;
+  }
+
+  #enterCallBody(
     kind: number,
     caller: Uint8Array,
     address: Uint8Array,
@@ -995,7 +1056,7 @@ export class Evm implements Host {
     return f;
   }
 
-  #enterCreate(
+  #enterCreateBody(
     caller: Uint8Array,
     value: bigint,
     initcode: Uint8Array,
@@ -1048,26 +1109,51 @@ export class Evm implements Host {
       return r;
     }
     const code = r.output;
+    let left = r.gasLeft - code.length * G_CODE_DEPOSIT;
+    if (left < 0 && f.reserve !== 0n) {
+      // A frame with a reserve pays the deposit from gas + reserve.
+      const total = BigInt(r.gasLeft) + f.reserve - BigInt(code.length * G_CODE_DEPOSIT);
+      if (total >= 0n) {
+        f.setTotalGas(total);
+        left = f.gas;
+      }
+    }
     let error = "";
     if (code.length > MAX_CODE_SIZE) error = ERR.maxCodeSize;
     else if (code.length > 0 && code[0] === 0xef) error = ERR.invalidCode;
-    else if (code.length * G_CODE_DEPOSIT > r.gasLeft) error = ERR.codeStoreOutOfGas;
+    else if (left < 0) error = ERR.codeStoreOutOfGas;
     if (error !== "") {
       this.rollback(snap);
       return failed(0, error);
     }
     if (code.length > 0) this.state.setCode(f.address, code);
     this.commit(snap);
-    return { success: true, gasLeft: r.gasLeft - code.length * G_CODE_DEPOSIT, output: code, error: "" };
+    return { success: true, gasLeft: left, output: code, error: "" };
   }
 
   /** A CALL-family result into its caller: success flag, output, gas back, RETURNDATA. */
+  /** Returns a finished child's gas left (and its reserve, `#returnedReserve`) to `f`. */
+  #giveBack(f: Frame, gasLeft: number): void {
+    const back = this.#returnedReserve;
+    if (back === 0n && f.reserve === 0n) {
+      // Exact while it stays a safe integer; a frame that had a reserve before the call (now spent on
+      // it) can get back more than 2^53 − 1.
+      const sum = f.gas + gasLeft;
+      if (sum <= MAX_FRAME_GAS) {
+        f.gas = sum;
+        return;
+      }
+    }
+    this.#returnedReserve = 0n;
+    f.setTotalGas(f.totalGas() + BigInt(gasLeft) + back);
+  }
+
   #resumeCall(f: Frame, r: FrameResult, retAt: number, retSize: number): void {
     f.stack[f.sp++] = r.success ? 1 : 0;
     if (r.output.length > 0 && retSize > 0) {
       f.memory.buf.set(r.output.subarray(0, Math.min(retSize, r.output.length)), retAt);
     }
-    f.gas += r.gasLeft;
+    this.#giveBack(f, r.gasLeft);
     f.returnData = r.output;
     f.stopped = false;
   }
@@ -1075,12 +1161,27 @@ export class Evm implements Host {
   /** A creation's result into its creator: the address or 0, gas back, RETURNDATA (revert data only). */
   #resumeCreate(f: Frame, r: FrameResult, address: Uint8Array): void {
     f.stack[f.sp++] = r.success ? bytesToWord(address) : 0;
-    f.gas += r.gasLeft;
+    this.#giveBack(f, r.gasLeft);
     f.returnData = r.success || r.error !== ERR.reverted ? EMPTY : r.output;
     f.stopped = false;
   }
 
   // -- the CALL and CREATE opcodes --
+
+  /**
+   * The 63/64 rule on a frame whose gas has a reserve: takes min(wanted, all but 1/64) from `f` and
+   * returns the new frame's gas, the part above 2^53 − 1 (with `stipend`) set aside in #childReserve.
+   */
+  #splitOff(f: Frame, wanted: bigint, stipend: bigint): number {
+    const total = f.totalGas();
+    const cap = total - total / 64n;
+    const take = wanted < cap ? wanted : cap;
+    f.setTotalGas(total - take);
+    const child = take + stipend;
+    const gas = child > MAX_FRAME_GAS_BIG ? MAX_FRAME_GAS : Number(child);
+    this.#childReserve = child - BigInt(gas);
+    return gas;
+  }
 
   opCall(f: Frame, op: number): void {
     const s = f.stack;
@@ -1115,11 +1216,21 @@ export class Evm implements Host {
         }
       }
     }
-    const cap = allButOne64th(f.gas);
-    const callGas = typeof gasWord === "number" && gasWord < cap ? gasWord : cap;
-    f.useGas(callGas);
+    let gas: number;
+    if (f.reserve === 0n) {
+      const cap = allButOne64th(f.gas);
+      const callGas = typeof gasWord === "number" && gasWord < cap ? gasWord : cap;
+      f.useGas(callGas);
+      gas = callGas;
+      if (value !== 0n) {
+        // The stipend can take a call of nearly 2^53 gas past it: the excess goes to the reserve.
+        if (callGas > MAX_FRAME_GAS - G_CALL_STIPEND) {
+          this.#childReserve = BigInt(callGas) + BigInt(G_CALL_STIPEND) - MAX_FRAME_GAS_BIG;
+          gas = MAX_FRAME_GAS;
+        } else gas = callGas + G_CALL_STIPEND;
+      }
+    } else gas = this.#splitOff(f, toBig(gasWord), value !== 0n ? BigInt(G_CALL_STIPEND) : 0n);
     const input = f.memory.read(inAt, inSize as number);
-    const gas = value !== 0n ? callGas + G_CALL_STIPEND : callGas;
     const depth = f.depth + 1;
     if (this.#stepOpen) this.#closeStep();
     let next: FrameResult | Frame;
@@ -1159,8 +1270,11 @@ export class Evm implements Host {
     else address = createAddress(f.address, this.state.account(f.address).nonce);
     // geth's CREATE cost leaves out the gas handed to the new frame (charged while it executes).
     if (this.#stepOpen) this.#closeStep();
-    const gas = allButOne64th(f.gas);
-    f.useGas(gas);
+    let gas: number;
+    if (f.reserve === 0n) {
+      gas = allButOne64th(f.gas);
+      f.useGas(gas);
+    } else gas = this.#splitOff(f, MAX_WORD, 0n);
     const next = this.#framed
       ? this.#enterCreateTraced(op, f.address, value, initcode, gas, f.depth + 1, address)
       : this.#enterCreate(f.address, value, initcode, gas, f.depth + 1, address);
@@ -1326,12 +1440,7 @@ export class Evm implements Host {
         }
         if (sp > (OP_MAX_STACK[op] as number)) throw new VmError(`stack limit reached ${sp} (${OP_MAX_STACK[op]})`);
         phase = 1;
-        const g = OP_GAS[op] as number;
-        if (g > f.gas) {
-          f.gas = 0;
-          throw new VmError(ERR.outOfGas);
-        }
-        f.gas -= g;
+        f.useGas(OP_GAS[op] as number);
         f.pc = pc + 1;
         phase = 2;
         (OP_HANDLERS[op] as (f: Frame) => void)(f);

@@ -326,7 +326,7 @@ function opSload(f: Frame): void {
 function opSstore(f: Frame): void {
   if (f.isStatic) throw new VmError(ERR.writeProtection);
   // EIP-2200: SSTORE fails when no more than the call stipend is left.
-  if (f.gas <= G_SSTORE_SENTRY) throw new VmError(ERR.outOfGas);
+  if (f.gas <= G_SSTORE_SENTRY && f.reserve === 0n) throw new VmError(ERR.outOfGas);
   const s = f.stack;
   f.sp -= 2;
   const sp = f.sp;
@@ -365,7 +365,7 @@ function opMsize(f: Frame): void {
   push(f, f.memory.size);
 }
 function opGas(f: Frame): void {
-  push(f, f.gas);
+  push(f, f.reserve === 0n ? f.gas : toWord(f.totalGas()));
 }
 function opJumpdest(_f: Frame): void {}
 function opTload(f: Frame): void {

@@ -226,17 +226,18 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
     }
   }
   const execGas = m.gasLimit - m.intrinsic;
+  // Gas above 2^53 − 1 goes to the frame's reserve (Frame.reserve).
   const gas = execGas > BigInt(MAX_FRAME_GAS) ? MAX_FRAME_GAS : Number(execGas);
-  const unrun = execGas - BigInt(gas);
+  const reserve = execGas - BigInt(gas);
   let createdAddress: Uint8Array | undefined;
   let r: { success: boolean; gasLeft: number; output: Uint8Array; error: string };
   if (m.to === undefined) {
     createdAddress = createAddress(m.from, m.nonce);
-    r = evm.create(m.from, m.value, m.data, gas, 0, createdAddress);
+    r = evm.create(m.from, m.value, m.data, gas, 0, createdAddress, reserve);
   } else {
-    r = evm.call(0xf1, m.from, m.to, m.to, m.value, m.data, gas, false, 0);
+    r = evm.call(0xf1, m.from, m.to, m.to, m.value, m.data, gas, false, 0, reserve);
   }
-  let gasUsed = m.gasLimit - BigInt(r.gasLeft) - unrun;
+  let gasUsed = m.gasLimit - BigInt(r.gasLeft) - evm.takeReturnedReserve();
   const refundCap = gasUsed / REFUND_QUOTIENT;
   let refund = BigInt(Math.max(0, evm.refund));
   gasUsed -= refund < refundCap ? refund : refundCap;
