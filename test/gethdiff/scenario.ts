@@ -29,8 +29,14 @@ export interface Scenario {
 async function waitReceipt(e: Endpoint, hash: string): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const r = await e.result<Record<string, unknown> | null>("eth_getTransactionReceipt", [hash]);
-    if (r !== null) return r;
+    const a = await e.call("eth_getTransactionReceipt", [hash]);
+    // geth answers "transaction indexing is in progress" until its tx indexer has caught up after
+    // start-up: not yet, as a null receipt is.
+    const indexing = a.error?.message === "transaction indexing is in progress";
+    if (a.error !== undefined && !indexing)
+      throw new Error(`${e.name} eth_getTransactionReceipt: ${JSON.stringify(a.error)}`);
+    const r = a.result as Record<string, unknown> | null | undefined;
+    if (r !== null && r !== undefined) return r;
     if (Date.now() > deadline) throw new Error(`${e.name}: no receipt for ${hash} in 30 s`);
     await new Promise((res) => setTimeout(res, 25));
   }

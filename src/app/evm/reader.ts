@@ -12,7 +12,7 @@ import {
   recoverAuthorization,
   type TxResult,
 } from "./engine/index.js";
-import { toBig as wordToBig, type Word } from "./engine/words.js";
+import { type Word, toBig as wordToBig } from "./engine/words.js";
 import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
 import { type ExecBlockContext, joinHooks, TxExecutor } from "./executor.js";
 import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
