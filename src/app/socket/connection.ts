@@ -117,6 +117,39 @@ export function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
+/**
+ * Opens a connection to the application with `open` until it succeeds: each failure is logged as
+ * CometBFT's `abci.<client>` logs it and retried after `retryIntervalMs`; an abort ends the wait
+ * (`discard` closes a connection opened after it). Shared by the socket and gRPC clients.
+ */
+export async function connectWithRetry<T>(
+  opts: AbciConnectionOptions,
+  client: "socketClient" | "grpcClient",
+  open: () => Promise<T>,
+  discard: (conn: T) => void,
+): Promise<T> {
+  const text = formatAbciAddress(opts.address);
+  const interval = opts.retryIntervalMs ?? DIAL_RETRY_INTERVAL_MS;
+  for (;;) {
+    if (aborted(opts.signal)) throw abortError(opts.name, opts.address);
+    try {
+      const conn = await open();
+      if (aborted(opts.signal)) {
+        discard(conn);
+        throw abortError(opts.name, opts.address);
+      }
+      return conn;
+    } catch (err) {
+      if (err instanceof AbciConnectionError) throw err;
+      opts.log.error(
+        { connection: opts.name, err: (err as Error).message },
+        `abci.${client} failed to connect to ${text}.  Retrying after ${interval / 1000}s...`,
+      );
+      await sleep(interval, opts.signal);
+    }
+  }
+}
+
 export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -149,27 +182,14 @@ export class AbciSocketConnection implements AbciConnection {
    * failure (CometBFT's socket client does the same when not told to fail at once).
    */
   static async connect(opts: AbciConnectionOptions): Promise<AbciSocketConnection> {
-    const text = formatAbciAddress(opts.address);
-    const interval = opts.retryIntervalMs ?? DIAL_RETRY_INTERVAL_MS;
-    for (;;) {
-      if (aborted(opts.signal)) throw abortError(opts.name, opts.address);
-      try {
-        const socket = await dial(opts.address);
-        if (aborted(opts.signal)) {
-          socket.destroy();
-          throw abortError(opts.name, opts.address);
-        }
-        opts.log.info({ connection: opts.name, address: text }, "ABCI connection established");
-        return new AbciSocketConnection(socket, opts);
-      } catch (err) {
-        if (err instanceof AbciConnectionError) throw err;
-        opts.log.error(
-          { connection: opts.name, err: (err as Error).message },
-          `abci.socketClient failed to connect to ${text}.  Retrying after ${interval / 1000}s...`,
-        );
-        await sleep(interval, opts.signal);
-      }
-    }
+    const socket = await connectWithRetry(
+      opts,
+      "socketClient",
+      () => dial(opts.address),
+      (s) => s.destroy(),
+    );
+    opts.log.info({ connection: opts.name, address: formatAbciAddress(opts.address) }, "ABCI connection established");
+    return new AbciSocketConnection(socket, opts);
   }
 
   private constructor(socket: Socket, opts: AbciConnectionOptions) {

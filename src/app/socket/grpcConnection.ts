@@ -7,11 +7,8 @@ import {
   type AbciConnectionOptions,
   type AbciRequestKind,
   type AbciResponseOf,
-  abortError,
-  aborted,
-  DIAL_RETRY_INTERVAL_MS,
+  connectWithRetry,
   formatAbciAddress,
-  sleep,
 } from "./connection.js";
 import { AbciConnectionError } from "./errors.js";
 
@@ -158,31 +155,23 @@ export class AbciGrpcConnection implements AbciConnection {
    * reports started); while it does not, retries every `retryIntervalMs` and logs each failure.
    */
   static async connect(opts: AbciConnectionOptions): Promise<AbciGrpcConnection> {
-    const text = formatAbciAddress(opts.address);
-    const interval = opts.retryIntervalMs ?? DIAL_RETRY_INTERVAL_MS;
-    for (;;) {
-      if (aborted(opts.signal)) throw abortError(opts.name, opts.address);
-      let session: ClientHttp2Session | undefined;
+    const open = async (): Promise<ClientHttp2Session> => {
+      const session = await openSession(opts);
       try {
-        session = await openSession(opts);
         const echo = await unaryCall(session, "Echo", pb.RequestEcho.encode({ message: "hello" }).finish());
         if (pb.ResponseEcho.decode(echo).message !== "hello") throw new Error("Echo answered another message");
-        if (aborted(opts.signal)) {
-          session.destroy();
-          throw abortError(opts.name, opts.address);
-        }
-        opts.log.info({ connection: opts.name, address: text }, "ABCI gRPC connection established");
-        return new AbciGrpcConnection(session, opts);
+        return session;
       } catch (err) {
-        if (err instanceof AbciConnectionError) throw err;
-        session?.destroy();
-        opts.log.error(
-          { connection: opts.name, err: (err as Error).message },
-          `abci.grpcClient failed to connect to ${text}.  Retrying after ${interval / 1000}s...`,
-        );
-        await sleep(interval, opts.signal);
+        session.destroy();
+        throw err;
       }
-    }
+    };
+    const session = await connectWithRetry(opts, "grpcClient", open, (s) => s.destroy());
+    opts.log.info(
+      { connection: opts.name, address: formatAbciAddress(opts.address) },
+      "ABCI gRPC connection established",
+    );
+    return new AbciGrpcConnection(session, opts);
   }
 
   private constructor(session: ClientHttp2Session, opts: AbciConnectionOptions) {

@@ -221,17 +221,9 @@ export function initChainResponseFromProto(pb: PbResponseInitChain, req: InitCha
   return res;
 }
 
+/** ResponseCheckTx has ExecTxResult's fields in v0.38. */
 export function checkTxResponseFromProto(pb: PbResponseCheckTx): CheckTxResponse {
-  return {
-    code: pb.code,
-    data: pb.data,
-    log: pb.log,
-    info: pb.info,
-    gasWanted: pb.gasWanted,
-    gasUsed: pb.gasUsed,
-    events: eventsFromProto(pb.events),
-    codespace: pb.codespace,
-  };
+  return execTxResultFromProto(pb);
 }
 
 /**
