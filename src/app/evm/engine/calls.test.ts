@@ -91,8 +91,13 @@ describe("calls on cometh's EVM", () => {
       ],
       [
         "timeout",
-        { to: hexBytes("00000000000000000000000000000000000000ee"), gas: 10_000_000n },
-        { overrides: [{ address: hexBytes("00000000000000000000000000000000000000ee"), code: SPIN }], timeoutMs: 50 },
+        { to: hexBytes("00000000000000000000000000000000000000ee"), gas: 1_000_000_000n },
+        // 10^9 gas, uncapped: the loop runs for seconds, so the 50 ms deadline, not the gas, ends it.
+        {
+          overrides: [{ address: hexBytes("00000000000000000000000000000000000000ee"), code: SPIN }],
+          timeoutMs: 50,
+          gasCap: 0n,
+        },
       ],
     ];
     const answers: unknown[] = [];
