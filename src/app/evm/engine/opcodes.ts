@@ -1,4 +1,3 @@
-import { keccakWord } from "../crypto.js";
 import { equalBytes, KECCAK256_NULL } from "../records.js";
 import { addressHexOfWord, ERR, type Frame, hexToAddress, STACK_LIMIT, smallOr, VmError } from "./frames.js";
 import {
@@ -28,6 +27,7 @@ import {
   sstoreCost,
   words,
 } from "./gas.js";
+import { keccakMemoWord } from "./keccakMemo.js";
 import {
   add,
   addmod,
@@ -142,7 +142,7 @@ function opKeccak(f: Frame): void {
   const off = f.expand(s[sp] as Word, size);
   const len = size as number;
   f.useGas(G_KECCAK_WORD * words(len));
-  s[sp - 1] = keccakWord(f.memory.buf, off, len);
+  s[sp - 1] = keccakMemoWord(f.memory.buf, f.memory.dv, off, len);
 }
 
 // ---- 0x30s: environment ----------------------------------------------------------------------

@@ -37,20 +37,53 @@ export function readWord(view: DataView, off: number): Word {
     view.getUint32(off) === 0 &&
     view.getUint32(off + 4) === 0 &&
     view.getUint32(off + 8) === 0 &&
-    view.getUint32(off + 12) === 0
+    view.getUint32(off + 12) === 0 &&
+    view.getUint32(off + 16) === 0 &&
+    view.getUint32(off + 20) === 0 &&
+    view.getUint16(off + 24) < 0x20
   ) {
-    if (view.getUint32(off + 16) === 0 && view.getUint32(off + 20) === 0 && view.getUint16(off + 24) < 0x20) {
-      // Bytes 0-24 and the top 3 bits of byte 25 are zero: the value is below 2^53, exact as a double.
-      return view.getUint16(off + 24) * 2 ** 48 + view.getUint16(off + 26) * TWO_32 + view.getUint32(off + 28);
-    }
-    return (view.getBigUint64(off + 16) << 64n) | view.getBigUint64(off + 24);
+    // Bytes 0-24 and the top 3 bits of byte 25 are zero: the value is below 2^53, exact as a double.
+    return view.getUint16(off + 24) * 2 ** 48 + view.getUint16(off + 26) * TWO_32 + view.getUint32(off + 28);
   }
-  return (
+  return readBig(view, off);
+}
+
+/*
+ * Words of 2^53 and up are BigInts, and building one from 32 bytes (or its bytes from one) takes about ten
+ * BigInt allocations. Contracts move the same big words again and again: addresses (CALLER, calldata,
+ * mapping keys), storage keys out of KECCAK256, masks. So the conversions are remembered in a direct-mapped
+ * table of 32-byte values (one entry per index; a new value replaces the old one), indexed by the low 32
+ * bits of the value: a read whose bytes are in the table returns the same bigint without allocating, and a
+ * write of a bigint that the table holds copies its eight 32-bit halves. The low bits are what a bigint
+ * gives with one allocation (`BigInt.asUintN`); a Map keyed by BigInts was slower than the allocations it
+ * saved (V8 hashes a BigInt by its low 64 bits only: ~0.3 µs a lookup in a large map, and a chain per
+ * value when they share those bits). Every hit compares the whole value: the table is exact, and shared
+ * by every frame and transaction of the thread.
+ */
+const ENTRIES = 4096;
+const HALVES = new Int32Array(ENTRIES * 8);
+const VALUES: Word[] = new Array<Word>(ENTRIES).fill(0);
+
+function entryOf(low32: number): number {
+  const h = Math.imul(low32, 0x9e3779b1);
+  return (h ^ (h >>> 16)) & (ENTRIES - 1);
+}
+
+function readBig(view: DataView, off: number): bigint {
+  const e = entryOf(view.getInt32(off + 28));
+  const base = e * 8;
+  let i = 0;
+  while (i < 8 && HALVES[base + i] === view.getInt32(off + 4 * i)) i++;
+  const known = VALUES[e] as Word;
+  if (i === 8 && typeof known === "bigint") return known;
+  const v =
     (view.getBigUint64(off) << 192n) |
     (view.getBigUint64(off + 8) << 128n) |
     (view.getBigUint64(off + 16) << 64n) |
-    view.getBigUint64(off + 24)
-  );
+    view.getBigUint64(off + 24);
+  for (let j = 0; j < 8; j++) HALVES[base + j] = view.getInt32(off + 4 * j);
+  VALUES[e] = v;
+  return v;
 }
 
 /** Writes `v` (0 ≤ v < 2^256) as 32 big-endian bytes at `off` of `view`. */
@@ -64,6 +97,12 @@ export function writeWord(view: DataView, off: number, v: Word): void {
     view.setUint32(off + 20, 0);
     view.setUint32(off + 24, Math.floor(v / TWO_32));
     view.setUint32(off + 28, v >>> 0);
+    return;
+  }
+  const e = entryOf(Number(BigInt.asUintN(32, v)) | 0);
+  if (VALUES[e] === v) {
+    const base = e * 8;
+    for (let i = 0; i < 8; i++) view.setInt32(off + 4 * i, HALVES[base + i] as number);
     return;
   }
   view.setBigUint64(off + 24, BigInt.asUintN(64, v));
