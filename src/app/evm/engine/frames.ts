@@ -3,7 +3,7 @@ import type { CodeAnalysis } from "./analysis.js";
 import { G_MEMORY, G_QUAD_DIVISOR, MAX_FRAME_GAS, MAX_MEMORY_BYTES } from "./gas.js";
 import type { Memory } from "./memory.js";
 import type { BlockEnv, EngineState, Fork } from "./types.js";
-import type { Word } from "./words.js";
+import { bytesToWord, type Word } from "./words.js";
 
 /**
  * A call frame (the code running at one depth) and the host it runs in: what opcodes.ts's handlers
@@ -142,6 +142,9 @@ export class Frame {
   createAddress: Uint8Array | undefined = undefined;
   /** The values of the code's PUSH instructions by the pc after the opcode. */
   readonly pushValues: Word[];
+  /** CALLER and ADDRESS as words, made on first use. */
+  #callerWord: Word | undefined = undefined;
+  #addressWord: Word | undefined = undefined;
 
   constructor(
     host: Host,
@@ -173,6 +176,16 @@ export class Frame {
     this.depth = depth;
     this.stack = stack;
     this.memory = memory;
+  }
+
+  callerWord(): Word {
+    if (this.#callerWord === undefined) this.#callerWord = bytesToWord(this.caller);
+    return this.#callerWord;
+  }
+
+  addressWord(): Word {
+    if (this.#addressWord === undefined) this.#addressWord = bytesToWord(this.address);
+    return this.#addressWord;
   }
 
   useGas(amount: number): void {

@@ -819,9 +819,9 @@ export class Evm implements Host {
   // -- balances --
 
   /** Credits `addr`, creating it when missing (even for 0), and touches it (EIP-161). */
-  addBalance(addr: Uint8Array, amount: bigint): void {
+  addBalance(addr: Uint8Array, amount: bigint, key?: string): void {
     this.touched.push(addr);
-    const a = this.state.account(addr);
+    const a = this.state.account(addr, key);
     if (amount === 0n && a.exists) return;
     this.state.setAccount(addr, { ...a, exists: true, balance: a.balance + amount });
   }
@@ -832,9 +832,9 @@ export class Evm implements Host {
     this.state.setAccount(addr, { ...a, balance: a.balance - amount });
   }
 
-  transfer(from: Uint8Array, to: Uint8Array, value: bigint): void {
+  transfer(from: Uint8Array, to: Uint8Array, value: bigint, toKey?: string): void {
     this.subBalance(from, value);
-    this.addBalance(to, value);
+    this.addBalance(to, value, toKey);
   }
 
   selfdestruct(f: Frame, beneficiary: Uint8Array): void {
@@ -1027,9 +1027,10 @@ export class Evm implements Host {
     // A call to a missing account creates it, empty; EIP-161 removes it at the end of the transaction.
     // geth skips the creation for calls without value, ethereumjs does not: the account is gone either
     // way, but the overlay keeps ethereumjs' tombstone (incarnation + 1), and the app hash follows it.
-    if (kind === CALL || kind === STATICCALL) this.transfer(caller, address, value);
+    const key = this.#keyOf(address);
+    if (kind === CALL || kind === STATICCALL) this.transfer(caller, address, value, key);
     if (pre !== undefined) {
-      const r = pre(input, BigInt(gas), this.fork);
+      const r = pre(input.slice(), BigInt(gas), this.fork);
       if (r.ok === true && r.gasUsed <= BigInt(gas)) {
         this.commit(snap);
         return { success: true, gasLeft: gas - Number(r.gasUsed), output: r.output, error: "" };
@@ -1050,7 +1051,7 @@ export class Evm implements Host {
       return { success: true, gasLeft: gas, output: EMPTY, error: "" };
     }
     this.interrupt?.();
-    const f = this.#newFrame(code, address, this.#keyOf(address), caller, value, input, gas, isStatic, depth);
+    const f = this.#newFrame(code, address, key, caller, value, input, gas, isStatic, depth);
     f.snap = snap;
     f.kind = kind;
     return f;
@@ -1230,7 +1231,10 @@ export class Evm implements Host {
         } else gas = callGas + G_CALL_STIPEND;
       }
     } else gas = this.#splitOff(f, toBig(gasWord), value !== 0n ? BigInt(G_CALL_STIPEND) : 0n);
-    const input = f.memory.read(inAt, inSize as number);
+    // The callee reads its input while this frame waits, and this frame's memory cannot change until
+    // it resumes: a view serves (copied for tracers, which keep it, and for precompiles, whose output can
+    // be their input).
+    const input = this.#framed ? f.memory.read(inAt, inSize as number) : f.memory.view(inAt, inSize as number);
     const depth = f.depth + 1;
     if (this.#stepOpen) this.#closeStep();
     let next: FrameResult | Frame;

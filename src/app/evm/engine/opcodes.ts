@@ -151,7 +151,7 @@ function push(f: Frame, v: Word): void {
   f.stack[f.sp++] = v;
 }
 function opAddress(f: Frame): void {
-  push(f, bytesToWord(f.address));
+  push(f, f.addressWord());
 }
 function opBalance(f: Frame): void {
   const s = f.stack;
@@ -163,7 +163,7 @@ function opOrigin(f: Frame): void {
   push(f, bytesToWord(f.host.origin));
 }
 function opCaller(f: Frame): void {
-  push(f, bytesToWord(f.caller));
+  push(f, f.callerWord());
 }
 function opCallvalue(f: Frame): void {
   push(f, toWord(f.value));

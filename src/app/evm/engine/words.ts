@@ -120,8 +120,9 @@ export function bytesToWord(b: Uint8Array): Word {
     return x;
   }
   if (n > 32) return toWord(BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, n).toString("hex")}`));
-  SCRATCH.fill(0, 0, 32 - n);
-  SCRATCH.set(b, 32 - n);
+  const pad = 32 - n;
+  for (let i = 0; i < pad; i++) SCRATCH[i] = 0;
+  for (let i = 0; i < n; i++) SCRATCH[pad + i] = b[i] as number;
   return readWord(SCRATCH_VIEW, 0);
 }
 
@@ -134,11 +135,9 @@ export function bytesToBigint(b: Uint8Array): bigint {
 export function loadWord(src: Uint8Array, offset: number): Word {
   const len = src.length;
   if (offset >= len) return 0;
-  if (offset + 32 <= len) SCRATCH.set(src.subarray(offset, offset + 32));
-  else {
-    SCRATCH.fill(0);
-    SCRATCH.set(src.subarray(offset));
-  }
+  const end = Math.min(32, len - offset);
+  for (let i = 0; i < end; i++) SCRATCH[i] = src[offset + i] as number;
+  for (let i = end; i < 32; i++) SCRATCH[i] = 0;
   return readWord(SCRATCH_VIEW, 0);
 }
 
