@@ -319,13 +319,13 @@ export function engineTxOf(d: DecodedTx): EngineTx {
 
 /** Hooks that record Hardhat console.log calls into `lines`. */
 export function consoleLogHooks(lines: string[]): EngineHooks {
-  return {
-    onEnter: (f) => {
-      if (!equalBytes(f.codeAddress, CONSOLE_ADDRESS)) return;
-      const text = formatConsoleLog(f.input);
-      if (text !== undefined) lines.push(text);
-    },
+  const record = (input: Uint8Array): void => {
+    const text = formatConsoleLog(input);
+    if (text !== undefined) lines.push(text);
   };
+  // A watched address rather than onEnter: onEnter would send every frame of every call through the
+  // engine's traced path.
+  return { watch: new Map([[Buffer.from(CONSOLE_ADDRESS).toString("hex"), record]]) };
 }
 
 /** Both hook sets (either may be undefined). */
@@ -334,6 +334,10 @@ export function joinHooks(a: EngineHooks | undefined, b: EngineHooks | undefined
   if (b === undefined) return a;
   const out: EngineHooks = { ...a };
   for (const k of Object.keys(b) as (keyof EngineHooks)[]) {
+    if (k === "watch") {
+      out.watch = new Map([...(a.watch ?? []), ...(b.watch ?? [])]);
+      continue;
+    }
     const fa = a[k] as ((...args: unknown[]) => void) | undefined;
     const fb = b[k] as (...args: unknown[]) => void;
     (out as Record<string, unknown>)[k] =

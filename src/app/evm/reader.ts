@@ -469,12 +469,20 @@ export class EvmReaderImpl implements EvmReader {
       tracer?.afterTx?.(overlay);
       const lines = exec.takeConsoleLogs();
       if (consoleSink !== undefined && lines.length > 0 && opts.quietConsole !== true) consoleSink(lines);
+      // The logs as plain records only when read: eth_call never reads them, and a token loop leaves
+      // thousands whose topics would each become bytes. (An own getter: a worker's structured clone
+      // invokes it.)
+      const engineLogs = r.success ? r.logs : [];
+      let logs: CallResult["logs"] | undefined;
       return {
         status: r.success ? "success" : r.error === "execution reverted" ? "reverted" : "failed",
         returnData: r.returnData,
         gasUsed: r.gasUsed,
         vmError: r.error,
-        logs: r.success ? r.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })) : [],
+        get logs() {
+          logs ??= engineLogs.map((l) => ({ address: l.address, topics: l.topics, data: l.data }));
+          return logs;
+        },
       };
     } finally {
       this.#release(exec);

@@ -622,6 +622,7 @@ export class Evm implements Host {
   /** onEnter or onExit is set. */
   readonly #framed: boolean;
   readonly #onEnter: ((frame: FrameEnter) => void) | undefined;
+  readonly #watch: ReadonlyMap<string, (input: Uint8Array) => void> | undefined;
   readonly #onExit: ((frame: FrameExit) => void) | undefined;
   readonly #onOpcode: ((step: OpcodeStep) => void) | undefined;
   readonly #onOpcodeEnd: ((cost: number, error: string) => void) | undefined;
@@ -646,6 +647,7 @@ export class Evm implements Host {
     const hooks = env.hooks;
     this.hooks = hooks;
     this.#onEnter = hooks?.onEnter?.bind(hooks);
+    this.#watch = hooks?.watch !== undefined && hooks.watch.size > 0 ? hooks.watch : undefined;
     this.#onExit = hooks?.onExit?.bind(hooks);
     this.#framed = this.#onEnter !== undefined || this.#onExit !== undefined;
     this.#onOpcode = hooks?.onOpcode?.bind(hooks);
@@ -1017,6 +1019,7 @@ export class Evm implements Host {
     isStatic: boolean,
     depth: number,
   ): FrameResult | Frame {
+    if (this.#watch !== undefined) this.#watch.get(this.#keyOf(codeAddress))?.(input);
     if (depth > MAX_CALL_DEPTH) return failed(gas, ERR.depth);
     const state = this.state;
     if ((kind === CALL || kind === CALLCODE) && value > 0n && state.account(caller).balance < value) {

@@ -242,4 +242,10 @@ export interface EngineHooks {
   onOpcodeEnd?(cost: number, error: string): void;
   /** A LOG opcode's log, as it is emitted (also in frames that later revert). */
   onLog?(log: EngineLog): void;
+  /**
+   * Calls to these code addresses (keys as lower-case hex without 0x) are reported with their input
+   * (valid during the callback only) when the frame is entered, as onEnter would see them, without
+   * making every frame pay for onEnter (Hardhat's console.log watches one address).
+   */
+  watch?: ReadonlyMap<string, (input: Uint8Array) => void>;
 }

@@ -20,20 +20,15 @@ const POW2: number[] = Array.from({ length: 54 }, (_, i) => 2 ** i);
 
 /**
  * 2^k and 2^k − 1 as words, k = 0..256. Solidity builds its masks at run time (`sub(shl(160, 1), 1)`
- * before an address is cleaned with AND): SHL of 1, SUB of 1 from a power of two and AND with such a
- * mask answer from these tables without a BigInt allocation (a token loop does each about six times a
- * round).
+ * before it cleans an address with AND, about six times a round of a token loop): SHL of 1 answers from
+ * the first table, and a SUB of 1 from the power SHL last made answers from the second, without BigInt
+ * arithmetic. (A general "is this 2^k − 1" test costs more than the arithmetic: Number() of a bigint
+ * takes ~140 ns.)
  */
 const ONE_SHL: Word[] = Array.from({ length: 257 }, (_, k) => toWord(1n << BigInt(k)));
 const LOW_MASKS: Word[] = Array.from({ length: 257 }, (_, k) => toWord((1n << BigInt(k)) - 1n));
-
-/** k when `x` is 2^k − 1 (or, with `minus` 0, 2^k) for some k ≥ 53, else −1. Allocates nothing. */
-function powerOfTwo(x: bigint, minus: 0 | 1): number {
-  // A double rounds 2^k − 1 to 2^k for k ≥ 54, so log2 of it is exactly k; the table check confirms.
-  const k = Math.log2(Number(x));
-  if (!Number.isInteger(k) || k > 256) return -1;
-  return (minus === 1 ? LOW_MASKS[k] : ONE_SHL[k]) === x ? k : -1;
-}
+let lastPower: Word = 1;
+let lastPowerBits = 0;
 
 function big(x: Word): bigint {
   return typeof x === "number" ? BigInt(x) : x;
@@ -53,10 +48,7 @@ export function sub(a: Word, b: Word): Word {
     const r = a - b;
     if (r >= 0) return r;
   }
-  if (b === 1 && typeof a === "bigint") {
-    const k = powerOfTwo(a, 0);
-    if (k >= 0) return LOW_MASKS[k] as Word;
-  }
+  if (b === 1 && a === lastPower) return LOW_MASKS[lastPowerBits] as Word;
   const r = big(a) - big(b);
   return toWord(r < 0n ? r + WORD_MOD : r);
 }
@@ -170,8 +162,6 @@ function andNumbers(a: number, b: number): number {
 export function and(a: Word, b: Word): Word {
   if (typeof a === "number") return andNumbers(a, low53(b));
   if (typeof b === "number") return andNumbers(low53(a), b);
-  // x AND a mask of at least x's width is x.
-  if (a <= b ? powerOfTwo(b, 1) >= 0 : powerOfTwo(a, 1) >= 0) return a <= b ? a : b;
   return toWord(a & b);
 }
 
@@ -218,7 +208,11 @@ export function shl(shift: Word, x: Word): Word {
   if (typeof shift !== "number" || shift >= 256) return 0;
   if (typeof x === "number") {
     if (x === 0) return 0;
-    if (x === 1) return ONE_SHL[shift] as Word;
+    if (x === 1) {
+      lastPower = ONE_SHL[shift] as Word;
+      lastPowerBits = shift;
+      return lastPower;
+    }
     if (shift < 53) {
       const r = x * (POW2[shift] as number);
       if (r < SAFE_LIMIT) return r;
