@@ -18,9 +18,9 @@
  */
 import { parseArgs } from "node:util";
 import { keccak256 } from "../src/app/evm/crypto.js";
-import { executeCall } from "../src/app/evm/engine/index.js";
 import { KECCAK256_NULL, type StoredAccount } from "../src/app/evm/records.js";
 import { OverlayStateManager } from "../src/app/evm/stateManager.js";
+import { executeCall } from "../src/evm/index.js";
 import { WORKLOADS, workloadCalldata } from "./workloads/workloads.js";
 import compiled from "./workloads/workloads.json" with { type: "json" };
 

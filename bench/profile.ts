@@ -24,7 +24,7 @@
  * Per route it prints req/s (under the profiler, which costs a few per cent), then the main thread's wall
  * time over the measured window split into (each sample goes to the category of its nearest stack frame
  * that has one, from the leaf up):
- *   interpreter   src/app/evm/engine/**
+ *   interpreter   src/evm/**
  *   state         src/app/evm/stateManager.ts, src/app/evm/stateDb.ts, src/store/**, lmdb (node_modules/lmdb)
  *   evm app       the rest of src/app/evm/** (the reader, the app, the read pool's main-thread side)
  *   rpc           src/rpc/** (HTTP fast path, JSON-RPC envelope, JSON, params, encoding)
@@ -228,7 +228,7 @@ const CATEGORIES = ["interpreter", "state", "evm app", "rpc", "socket I/O", "gc"
 type Category = (typeof CATEGORIES)[number];
 
 const CATEGORY_LABELS: Record<Category, string> = {
-  interpreter: "interpreter (src/app/evm/engine/**)",
+  interpreter: "interpreter (src/evm/**)",
   state: "state (stateManager, stateDb, src/store/**, lmdb)",
   "evm app": "EVM app/reader (other src/app/evm/**)",
   rpc: "RPC envelope/JSON/params/encoding (src/rpc/**)",
@@ -274,7 +274,7 @@ function frameCategory(f: CallFrame): Category | undefined {
   }
   if (f.url === "node:internal/stream_base_commons") return "socket I/O";
   const p = framePath(f.url);
-  if (p.startsWith("src/app/evm/engine/")) return "interpreter";
+  if (p.startsWith("src/evm/")) return "interpreter";
   if (p === "src/app/evm/stateManager.ts" || p === "src/app/evm/stateDb.ts" || p.startsWith("src/store/")) {
     return "state";
   }

@@ -19,16 +19,7 @@ import { describe, expect, test } from "vitest";
 const SRC = fileURLToPath(new URL("../src/", import.meta.url));
 
 /** Nested folders with a row (and an index.ts) of their own, deepest first. */
-const NESTED = [
-  "app/evm/engine",
-  "app/evm",
-  "app/kvstore",
-  "app/socket",
-  "p2p/conn",
-  "rpc/jsonrpc",
-  "rpc/comet",
-  "rpc/evm",
-] as const;
+const NESTED = ["app/evm", "app/kvstore", "app/socket", "p2p/conn", "rpc/jsonrpc", "rpc/comet", "rpc/evm"] as const;
 
 interface Exception {
   /** The importing folder, or "*" for any. */
@@ -46,8 +37,6 @@ const CYCLE_APP =
   "app/index.ts re-exports app/evm, app/kvstore and app/socket: importing it from them would be a cycle";
 const CYCLE_P2P =
   "p2p/index.ts re-exports conn/: importing it from conn/ (or conn/index.ts from a file conn/ imports) would be a cycle";
-const ENGINE_PARENT =
-  "the engine grew out of app/evm and takes these from their files; app/evm/index.ts loads the whole EVM app, which imports the engine, so going through it would be a cycle";
 const TYPES_BY_FILE =
   "historical: type-only imports of the defining file (erased at build); the folder's index.ts exports the same names. Switch the import when the file is next edited and delete the entry";
 
@@ -67,43 +56,6 @@ const EXCEPTIONS: readonly Exception[] = [
     from: "p2p",
     to: "p2p/conn/errors.ts",
     why: `nodeInfo.ts (which conn/ imports) throws conn's ConnectionError; ${CYCLE_P2P}`,
-  },
-  { from: "app/evm/engine", to: "app/evm/crypto.ts", why: ENGINE_PARENT },
-  { from: "app/evm/engine", to: "app/evm/records.ts", why: ENGINE_PARENT },
-  { from: "app/evm/engine", to: "app/evm/stateManager.ts", why: ENGINE_PARENT },
-  { from: "app/evm/engine", to: "app/evm/stateDb.ts", typeOnly: true, why: ENGINE_PARENT },
-  {
-    from: "app/evm/engine",
-    to: "app/evm/bech32Precompile.ts",
-    why: `Cosmos EVM's precompiles live with the app; ${ENGINE_PARENT}`,
-  },
-  {
-    from: "app/evm/engine",
-    to: "app/evm/p256Precompile.ts",
-    why: `Cosmos EVM's precompiles live with the app; ${ENGINE_PARENT}`,
-  },
-  {
-    from: "app/evm/engine",
-    to: "app/evm/",
-    testsOnly: true,
-    why: `the engine's tests build app state and tracers; ${ENGINE_PARENT}`,
-  },
-  {
-    from: "app/evm",
-    to: "app/evm/engine/types.ts",
-    typeOnly: true,
-    why: "stateManager.ts implements the engine's state contract and the engine imports stateManager.ts: through engine/index.ts that would be a cycle",
-  },
-  {
-    from: "app/evm",
-    to: "app/evm/engine/words.ts",
-    why: "stateManager.ts keeps storage slots as the engine's words and converts them with the engine's converters; the engine imports stateManager.ts, so going through engine/index.ts would be a cycle",
-  },
-  {
-    from: "app/evm",
-    to: "app/evm/engine/",
-    testsOnly: true,
-    why: "app/evm's tests use the engine's test support (random programs, reference precompiles, the state-test runner)",
   },
   { from: "app", to: "types/abci.ts", typeOnly: true, why: TYPES_BY_FILE },
   { from: "consensus", to: "types/", typeOnly: true, why: TYPES_BY_FILE },

@@ -1,6 +1,5 @@
 import { type Common, createCustomCommon, Hardfork, Mainnet } from "@ethereumjs/common";
 import { paramsTx } from "@ethereumjs/tx";
-import { ecrecover, keccak256 } from "./crypto.js";
 import {
   type BlockEnv,
   createAddress,
@@ -10,7 +9,9 @@ import {
   executeTx,
   recoverAuthorization,
   type TxResult,
-} from "./engine/index.js";
+} from "../../evm/index.js";
+import { COSMOS_PRECOMPILES } from "./cosmosPrecompiles.js";
+import { ecrecover, keccak256 } from "./crypto.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { DEC_ONE } from "./feeMarket.js";
 import { HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS } from "./genesis.js";
@@ -180,6 +181,7 @@ export class TxExecutor {
       r = executeTx(this.overlay, engineTxOf(d), this.env, "prague", {
         hooks: joinHooks(hooks, this.#consoleHooks),
         impersonated: d.impersonated === true,
+        extensions: COSMOS_PRECOMPILES,
         interrupt: this.overlay.deadline === undefined ? undefined : () => this.overlay.checkDeadline(),
       });
     } catch (err) {

@@ -1,7 +1,14 @@
+import {
+  create2Address,
+  createAddress,
+  delegationTarget,
+  type EngineState,
+  type OpcodeStep,
+  toBig,
+  type Word,
+} from "../../evm/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import { create2Address, createAddress, delegationTarget, type EngineState, type OpcodeStep } from "./engine/index.js";
-import { toBig, type Word } from "./engine/words.js";
 import { equalBytes, KECCAK256_NULL, setLengthLeft, stripZeros } from "./records.js";
 import { type EvmTracer, word } from "./tracer.js";
 

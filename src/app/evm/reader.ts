@@ -1,6 +1,4 @@
 import type { Common } from "@ethereumjs/common";
-import { bytesToHex } from "../../util/bytes.js";
-import { checksumAddress, keccak256 } from "./crypto.js";
 import {
   activePrecompiles,
   createAddress,
@@ -11,8 +9,12 @@ import {
   type OpcodeStep,
   recoverAuthorization,
   type TxResult,
-} from "./engine/index.js";
-import { type Word, toBig as wordToBig } from "./engine/words.js";
+  type Word,
+  toBig as wordToBig,
+} from "../../evm/index.js";
+import { bytesToHex } from "../../util/bytes.js";
+import { COSMOS_PRECOMPILES } from "./cosmosPrecompiles.js";
+import { checksumAddress, keccak256 } from "./crypto.js";
 import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
 import { type ExecBlockContext, joinHooks, TxExecutor } from "./executor.js";
 import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
@@ -450,7 +452,11 @@ export class EvmReaderImpl implements EvmReader {
           },
           exec.env,
           "prague",
-          { interrupt: () => overlay.checkDeadline(), hooks: joinHooks(hooks, exec.consoleHooks) },
+          {
+            interrupt: () => overlay.checkDeadline(),
+            hooks: joinHooks(hooks, exec.consoleHooks),
+            extensions: COSMOS_PRECOMPILES,
+          },
         );
       } catch (err) {
         if (err instanceof EngineTxError) throw new EvmCallError(err.message, { cause: err });
@@ -571,7 +577,7 @@ export class EvmReaderImpl implements EvmReader {
     const nonce = override?.nonce ?? this.account(from, height).nonce;
     const to = args.to ?? createAddress(from, nonce);
     const excluded = new Set<string>([bytesToHex(from), bytesToHex(to)]);
-    for (const p of activePrecompiles("prague")) excluded.add(bytesToHex(p));
+    for (const p of activePrecompiles("prague", COSMOS_PRECOMPILES)) excluded.add(bytesToHex(p));
     const chainId = this.chainId();
     for (const a of args.authorizationList ?? []) {
       if ((a.chainId !== 0n && a.chainId !== chainId) || a.nonce >= (1n << 64n) - 1n) continue;

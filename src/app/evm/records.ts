@@ -1,5 +1,5 @@
 import { RLP } from "@ethereumjs/rlp";
-import { bytesToBigint as wordsBytesToBigint } from "./engine/words.js";
+import { bigintToBytes, bytesToBigint, equalBytes, KECCAK256_NULL, type StoredAccount } from "../../evm/index.js";
 import { EvmStateCorruptionError } from "./errors.js";
 
 /**
@@ -7,23 +7,14 @@ import { EvmStateCorruptionError } from "./errors.js";
  * bigint (gas, wei) or number (heights, indexes); no wire formats here.
  */
 
-/** keccak256 of the empty string: the code hash of an account without code. */
-export const KECCAK256_NULL = hex32("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+/** The engine's byte helpers and account record, which the app's files import from here. */
+export { bigintToBytes, bytesToBigint, equalBytes, KECCAK256_NULL, type StoredAccount };
+
 /** keccak256(rlp("")): the root of an empty trie (transactionsRoot/receiptsRoot of an empty block). */
 export const EMPTY_TRIE_ROOT = hex32("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421");
 
 function hex32(h: string): Uint8Array {
   return new Uint8Array(Buffer.from(h, "hex"));
-}
-
-/** An account as stored. `exists: false` is a tombstone that keeps the incarnation after a deletion. */
-export interface StoredAccount {
-  exists: boolean;
-  nonce: bigint;
-  balance: bigint;
-  codeHash: Uint8Array;
-  /** Bumped when the account's storage is wiped (deletion, creation): older storage is no longer visible. */
-  incarnation: number;
 }
 
 export const MISSING_ACCOUNT: StoredAccount = Object.freeze({
@@ -104,16 +95,6 @@ export interface EvmBlock {
 
 // ---- scalar helpers -------------------------------------------------------------------------------
 
-export function bigintToBytes(n: bigint): Uint8Array {
-  if (n === 0n) return new Uint8Array(0);
-  let h = n.toString(16);
-  if (h.length % 2 === 1) h = `0${h}`;
-  return new Uint8Array(Buffer.from(h, "hex"));
-}
-
-/** Big-endian bytes as a bigint (the engine's converter: no hex string up to 32 bytes). */
-export const bytesToBigint: (b: Uint8Array) => bigint = wordsBytesToBigint;
-
 function smallNum(b: Uint8Array): number {
   let n = 0;
   for (let i = 0; i < b.length; i++) n = n * 256 + (b[i] as number);
@@ -193,12 +174,6 @@ export function decodeAccount(bytes: Uint8Array): StoredAccount {
     codeHash: codeHash.length === 0 ? KECCAK256_NULL : codeHash,
     incarnation: num(asBytes(l[3], "an account record")),
   };
-}
-
-export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 // ---- receipts -------------------------------------------------------------------------------------

@@ -1,6 +1,4 @@
 import { RLP } from "@ethereumjs/rlp";
-import { keccak256 } from "./crypto.js";
-import { toChecksumAddress } from "./devAccounts.js";
 import {
   activePrecompiles,
   type EngineHooks,
@@ -11,7 +9,10 @@ import {
   type Precompile,
   precompileAt,
   recoverAuthorization,
-} from "./engine/index.js";
+} from "../../evm/index.js";
+import { COSMOS_PRECOMPILES } from "./cosmosPrecompiles.js";
+import { keccak256 } from "./crypto.js";
+import { toChecksumAddress } from "./devAccounts.js";
 import { SimulationError } from "./errors.js";
 import { logsBloom } from "./executor.js";
 import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
@@ -75,8 +76,11 @@ class PrecompileTable {
   readonly #byAddress = new Map<string, Precompile>();
 
   constructor() {
-    for (const addr of activePrecompiles("prague")) {
-      this.#byAddress.set(Buffer.from(addr).toString("hex"), precompileAt(addr, "prague") as Precompile);
+    for (const addr of activePrecompiles("prague", COSMOS_PRECOMPILES)) {
+      this.#byAddress.set(
+        Buffer.from(addr).toString("hex"),
+        precompileAt(addr, "prague", COSMOS_PRECOMPILES) as Precompile,
+      );
     }
   }
 
@@ -892,7 +896,12 @@ function applyMessage(
       },
       env,
       "prague",
-      { interrupt: () => state.checkDeadline(), hooks: tracer.hooks, precompiles: precompiles.at },
+      {
+        interrupt: () => state.checkDeadline(),
+        hooks: tracer.hooks,
+        precompiles: precompiles.at,
+        extensions: COSMOS_PRECOMPILES,
+      },
     );
   } catch (err) {
     if (err instanceof EngineTxError) txFail("internal", err.message, gas);

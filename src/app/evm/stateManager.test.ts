@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
+import { MemoryStateReader } from "../../../test/evm/stateTests.js";
 import { bytesToHex } from "../../util/bytes.js";
-import { MemoryStateReader } from "./engine/stateTests.js";
 import { OverlayStateManager } from "./stateManager.js";
 
 const A = new Uint8Array(20).fill(0xaa);

@@ -1,9 +1,9 @@
 import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
 import { Account, type Address } from "@ethereumjs/util";
+import type { EngineState, StorageSlot } from "../../evm/index.js";
+import { bytesToWord, type Word, wordToBytes, wordToMinimalBytes } from "../../evm/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { keccak256 } from "./crypto.js";
-import type { EngineState, StorageSlot } from "./engine/types.js";
-import { bytesToWord, type Word, wordToBytes, wordToMinimalBytes } from "./engine/words.js";
 import { EvmCallTimeoutError, EvmNotSupportedError } from "./errors.js";
 import { encodeAccount, equalBytes, KECCAK256_NULL, type StoredAccount, stripZeros } from "./records.js";
 import type { StateDiff, StateReader } from "./stateDb.js";

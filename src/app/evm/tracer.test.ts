@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
+import { address, assembleBytes, blockEnv } from "../../../test/evm/randomPrograms.js";
+import { MemoryStateReader } from "../../../test/evm/stateTests.js";
+import { createAddress, type EngineTx, executeTx } from "../../evm/index.js";
 import { bytesToHex } from "../../util/bytes.js";
-import { createAddress, type EngineTx, executeTx } from "./engine/index.js";
-import { address, assembleBytes, blockEnv } from "./engine/randomPrograms.js";
-import { MemoryStateReader } from "./engine/stateTests.js";
 import { createPrestateTracer, type PrestateResult } from "./prestateTracer.js";
 import { OverlayStateManager } from "./stateManager.js";
 import {

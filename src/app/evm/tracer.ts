@@ -1,6 +1,5 @@
-import type { EngineHooks, EngineState, FrameEnter, FrameExit, OpcodeStep } from "./engine/index.js";
-import { OPCODES } from "./engine/index.js";
-import { toBig, type Word } from "./engine/words.js";
+import type { EngineHooks, EngineState, FrameEnter, FrameExit, OpcodeStep } from "../../evm/index.js";
+import { OPCODES, toBig, type Word } from "../../evm/index.js";
 import { setLengthLeft } from "./records.js";
 
 /**

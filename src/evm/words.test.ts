@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { keccak256 } from "../crypto.js";
+import { keccak256 } from "./crypto.js";
 import { keccakMemoWord } from "./keccakMemo.js";
 import { readWord, toBig, writeWord } from "./words.js";
 

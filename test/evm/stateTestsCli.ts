@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { executeTx } from "../../src/evm/index.js";
 import { createReferenceExecutor } from "./referenceExecutor.js";
 import {
   type CaseResult,
@@ -28,15 +29,9 @@ function out(line = ""): void {
   process.stdout.write(`${line}\n`);
 }
 
-/** cometh's engine: engine/transaction.ts `executeTx`, undefined while that module does not exist. */
+/** cometh's engine (src/evm/): `executeTx`. */
 export async function loadComethExecutor(): Promise<Executor | undefined> {
-  if (!existsSync(fileURLToPath(new URL("./transaction.ts", import.meta.url)))) {
-    if (!existsSync(fileURLToPath(new URL("./transaction.js", import.meta.url)))) return undefined;
-  }
-  // A computed specifier: the module may not exist yet, and tsc must not require it.
-  const specifier = "./transaction.js";
-  const mod = (await import(specifier)) as { executeTx?: unknown };
-  return typeof mod.executeTx === "function" ? (mod.executeTx as Executor) : undefined;
+  return executeTx as Executor;
 }
 
 async function main(): Promise<number> {
@@ -56,7 +51,7 @@ async function main(): Promise<number> {
   } else if (engine === "cometh") {
     executor = await loadComethExecutor();
     if (executor === undefined) {
-      out("cometh's engine is not there yet: src/app/evm/engine/transaction.ts does not export executeTx.");
+      out("cometh's engine is not there yet: src/evm/transaction.ts does not export executeTx.");
       out("Run the reference instead: npm run test:state -- --engine ethereumjs");
       return 2;
     }

@@ -9,7 +9,6 @@ import {
   blsPairing,
 } from "./precompiles/bls12381.js";
 import { bn254Add, bn254Mul, bn254Pairing } from "./precompiles/bn254.js";
-import { bech32Precompile, p256Verify } from "./precompiles/cosmos.js";
 import { ecrecover, identity, ripemd160, sha256 } from "./precompiles/hashing.js";
 import { kzgPointEvaluation } from "./precompiles/kzg.js";
 import { modexp } from "./precompiles/modexp.js";
@@ -17,8 +16,8 @@ import type { Fork, Precompile } from "./types.js";
 
 /**
  * The precompiled contracts by address and fork: Cancun 0x01–0x0a (Ethereum's set: the state-test
- * fixtures put ordinary contracts at 0x…0100); Prague, the chain's rules, 0x01–0x11 plus the app's P256
- * (0x…0100) and Bech32 (0x…0400). Each is pure and synchronous and never throws; see the files under
+ * fixtures put ordinary contracts at 0x…0100); Prague 0x01–0x11. A chain adds its own (Cosmos EVM's P256
+ * and Bech32) as `PrecompileExtensions` through ExecOptions.extensions. Each is pure and synchronous and never throws; see the files under
  * precompiles/ for what each follows.
  */
 
@@ -45,19 +44,25 @@ const PRAGUE = new Map<number, Precompile>([
   [0x0f, blsPairing],
   [0x10, blsMapFpToG1],
   [0x11, blsMapFp2ToG2],
-  [0x0100, p256Verify],
-  [0x0400, bech32Precompile],
 ]);
 
 function table(fork: Fork): Map<number, Precompile> {
   return fork === "prague" ? PRAGUE : CANCUN;
 }
 
-/** The precompile at `addr` under `fork`, or undefined. */
-export function precompileAt(addr: Uint8Array, fork: Fork): Precompile | undefined {
+/**
+ * Precompiles a chain adds to the fork's set, keyed by the address's last two bytes (their addresses are
+ * 0x00…0000–0x00…ffff, as Cosmos EVM's static precompiles are). They are warm from the start of every
+ * transaction, as the fork's own are; an extension at an address the fork already uses is ignored.
+ */
+export type PrecompileExtensions = ReadonlyMap<number, Precompile>;
+
+/** The precompile at `addr` under `fork` (with the chain's `extensions`), or undefined. */
+export function precompileAt(addr: Uint8Array, fork: Fork, extensions?: PrecompileExtensions): Precompile | undefined {
   if (addr.length !== 20) return undefined;
   for (let i = 0; i < 18; i++) if (addr[i] !== 0) return undefined;
-  return table(fork).get(((addr[18] as number) << 8) | (addr[19] as number));
+  const n = ((addr[18] as number) << 8) | (addr[19] as number);
+  return table(fork).get(n) ?? extensions?.get(n);
 }
 
 function addressesOf(precompiles: Map<number, Precompile>): Uint8Array[] {
@@ -78,14 +83,27 @@ const PRAGUE_ADDRESSES = addressesOf(PRAGUE);
  * Every precompile address active under `fork` (EIP-2929: warm from the start of a transaction), in
  * ascending order. A fresh array each call; the address bytes are shared and must not be written to.
  */
-export function activePrecompiles(fork: Fork): Uint8Array[] {
-  return (fork === "prague" ? PRAGUE_ADDRESSES : CANCUN_ADDRESSES).slice();
+export function activePrecompiles(fork: Fork, extensions?: PrecompileExtensions): Uint8Array[] {
+  const own = fork === "prague" ? PRAGUE_ADDRESSES : CANCUN_ADDRESSES;
+  if (extensions === undefined || extensions.size === 0) return own.slice();
+  const all = new Map(table(fork));
+  for (const [n, p] of extensions) if (!all.has(n)) all.set(n, p);
+  return addressesOf(all);
 }
 
 const PRAGUE_KEYS: readonly string[] = PRAGUE_ADDRESSES.map((a) => Buffer.from(a).toString("hex"));
 const CANCUN_KEYS: readonly string[] = CANCUN_ADDRESSES.map((a) => Buffer.from(a).toString("hex"));
 
-/** activePrecompiles as hex keys (addressKey), computed once: every transaction warms them. */
-export function activePrecompileKeys(fork: Fork): readonly string[] {
-  return fork === "prague" ? PRAGUE_KEYS : CANCUN_KEYS;
+const extensionKeys = new WeakMap<PrecompileExtensions, readonly string[]>();
+
+/** activePrecompiles as hex keys (addressKey), computed once per fork and extension set: every transaction warms them. */
+export function activePrecompileKeys(fork: Fork, extensions?: PrecompileExtensions): readonly string[] {
+  const own = fork === "prague" ? PRAGUE_KEYS : CANCUN_KEYS;
+  if (extensions === undefined || extensions.size === 0) return own;
+  let keys = extensionKeys.get(extensions);
+  if (keys === undefined) {
+    keys = [...new Set([...own, ...activePrecompiles(fork, extensions).map((a) => Buffer.from(a).toString("hex"))])];
+    extensionKeys.set(extensions, keys);
+  }
+  return keys;
 }

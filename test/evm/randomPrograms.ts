@@ -1,10 +1,10 @@
-import { bytesToHex } from "../../../util/bytes.js";
-import { keccak256 } from "../crypto.js";
-import { bigintToBytes } from "../records.js";
-import { OverlayStateManager } from "../stateManager.js";
-import { OPCODES } from "./opcodes.js";
+import { keccak256 } from "../../src/app/evm/crypto.js";
+import { bigintToBytes } from "../../src/app/evm/records.js";
+import { OverlayStateManager } from "../../src/app/evm/stateManager.js";
+import { OPCODES } from "../../src/evm/opcodes.js";
+import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult } from "../../src/evm/types.js";
+import { bytesToHex } from "../../src/util/bytes.js";
 import { type Executor, MemoryStateReader } from "./stateTests.js";
-import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult } from "./types.js";
 
 /**
  * Differential testing of two Executors (docs/evm-engine.md): a seeded generator of random EVM

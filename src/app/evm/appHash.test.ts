@@ -1,6 +1,6 @@
 import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
-import { deployErc20, erc20Interface, hexBytes, runBlock, signTestTx, type TestChain, TestChains } from "../testing.js";
+import { deployErc20, erc20Interface, hexBytes, runBlock, signTestTx, type TestChain, TestChains } from "./testing.js";
 
 /**
  * The app hashes of a fixed chain, recorded when @ethereumjs/vm executed every block: cometh's own EVM

@@ -1,12 +1,11 @@
-import { BECH32_BASE_GAS, runBech32 } from "../../bech32Precompile.js";
-import { P256_VERIFY_GAS, verifyP256 } from "../../p256Precompile.js";
-import type { PrecompileResult } from "../types.js";
-import { failure, outOfGas, success } from "./result.js";
+import { failure, outOfGas, type PrecompileExtensions, type PrecompileResult, success } from "../../evm/index.js";
+import { BECH32_BASE_GAS, runBech32 } from "./bech32Precompile.js";
+import { P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
 
 /**
- * The app's precompiles from Cosmos EVM's evmd defaults, as src/app/evm/p256Precompile.ts and
- * bech32Precompile.ts implement them: P256 at 0x…0100 (RIP-7212 at Cosmos EVM's 3450
- * gas) and Bech32 at 0x…0400 (6000 gas): the same logic, returning this engine's results.
+ * The app's precompiles from Cosmos EVM's evmd defaults, as p256Precompile.ts and bech32Precompile.ts
+ * implement them: P256 at 0x…0100 (RIP-7212 at Cosmos EVM's 3450 gas) and Bech32 at 0x…0400 (6000
+ * gas), given to the engine as its precompile extensions (COSMOS_PRECOMPILES) on every run of the chain.
  */
 
 const P256_VALID = Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? 1 : 0));
@@ -30,3 +29,9 @@ export function bech32Precompile(input: Uint8Array, gasLimit: bigint): Precompil
   if ("error" in r) return failure(r.error);
   return success(BECH32_BASE_GAS, r.output);
 }
+
+/** Cosmos EVM's precompiles as the engine's extensions: every execution of the chain passes them. */
+export const COSMOS_PRECOMPILES: PrecompileExtensions = new Map([
+  [0x0100, p256Verify],
+  [0x0400, bech32Precompile],
+]);

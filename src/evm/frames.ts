@@ -1,4 +1,4 @@
-import { ComethError } from "../../../util/errors.js";
+import { ComethError } from "../util/errors.js";
 import type { CodeAnalysis } from "./analysis.js";
 import { G_MEMORY, G_QUAD_DIVISOR, MAX_FRAME_GAS, MAX_MEMORY_BYTES } from "./gas.js";
 import type { Memory } from "./memory.js";

@@ -1,4 +1,4 @@
-import { keccakWord } from "../crypto.js";
+import { keccakWord } from "./crypto.js";
 import type { Word } from "./words.js";
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest";
-import { keccak256 } from "../crypto.js";
-import { OverlayStateManager } from "../stateManager.js";
-import { floorDataGas, intrinsicGas, sstoreCost } from "./gas.js";
+import { keccak256 } from "../../src/app/evm/crypto.js";
+import { OverlayStateManager } from "../../src/app/evm/stateManager.js";
+import { floorDataGas, intrinsicGas, sstoreCost } from "../../src/evm/gas.js";
+import { executeCall, executeTx } from "../../src/evm/transaction.js";
+import { type Authorization, type BlockEnv, type EngineTx, EngineTxError } from "../../src/evm/types.js";
 import { MemoryStateReader } from "./stateTests.js";
-import { executeCall, executeTx } from "./transaction.js";
-import { type Authorization, type BlockEnv, type EngineTx, EngineTxError } from "./types.js";
 
 /**
  * executeTx's own rules where the reference executor cannot follow (EIP-7702 set-code transactions:

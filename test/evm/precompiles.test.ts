@@ -22,11 +22,12 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bech32 } from "@scure/base";
 import { afterAll, describe, expect, test } from "vitest";
-import { keccak256 } from "../crypto.js";
-import { BLS_MODULUS, TRUSTED_SETUP_TAU_G2 } from "./precompiles/kzg.js";
-import { activePrecompiles, precompileAt } from "./precompiles.js";
+import { COSMOS_PRECOMPILES } from "../../src/app/evm/cosmosPrecompiles.js";
+import { keccak256 } from "../../src/app/evm/crypto.js";
+import { BLS_MODULUS, TRUSTED_SETUP_TAU_G2 } from "../../src/evm/precompiles/kzg.js";
+import { activePrecompiles, precompileAt } from "../../src/evm/precompiles.js";
+import type { Fork, PrecompileResult } from "../../src/evm/types.js";
 import { BECH32_PRECOMPILE, P256_PRECOMPILE } from "./referencePrecompiles.js";
-import type { Fork, PrecompileResult } from "./types.js";
 
 /**
  * Every precompile against @ethereumjs/evm's (run directly, with its noble BN254/BLS backends; the
@@ -193,7 +194,7 @@ type Outcome =
   | { ok: "revert"; gasUsed: bigint; output: string };
 
 function ours(addr: number, input: Uint8Array, gasLimit: bigint, fork: Fork): Outcome {
-  const precompile = precompileAt(address(addr), fork);
+  const precompile = precompileAt(address(addr), fork, COSMOS_PRECOMPILES);
   if (precompile === undefined) throw new RangeError(`no precompile at ${addr}`);
   const r: PrecompileResult = precompile(input.slice(), gasLimit, fork);
   if (r.ok === false) return { ok: false };
@@ -264,9 +265,14 @@ afterAll(() => {
 // ---- the table ------------------------------------------------------------------------------------
 
 describe("table", () => {
-  test("default: Cancun 0x01–0x0a (Ethereum's set), Prague 0x01–0x11 with the app's 0x…0100 and 0x…0400", () => {
-    const list = (fork: Fork) => activePrecompiles(fork).map((a) => hex(a).replace(/^0+/, ""));
-    expect(list("cancun")).toEqual(["1", "2", "3", "4", "5", "6", "7", "8", "9", "a"]);
+  test("default: Cancun 0x01–0x0a (Ethereum's set), Prague 0x01–0x11, and the app's 0x…0100 and 0x…0400 as extensions", () => {
+    const list = (fork: Fork) => activePrecompiles(fork, COSMOS_PRECOMPILES).map((a) => hex(a).replace(/^0+/, ""));
+    expect(list("cancun")).toEqual(["1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "100", "400"]);
+    expect(activePrecompiles("prague").map((a) => hex(a).replace(/^0+/, ""))).toEqual([
+      ...["1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f", "10", "11"],
+    ]);
+    expect(precompileAt(address(0x0100), "prague")).toBeUndefined();
+    expect(precompileAt(address(0x0100), "prague", COSMOS_PRECOMPILES)).toBeDefined();
     expect(list("prague")).toEqual([
       ...["1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f", "10", "11"],
       ...["100", "400"],
@@ -971,7 +977,11 @@ describe.skipIf(!gethVectors)("go-ethereum's testdata/precompiles (when its mirr
     expect(vectors.length).toBeGreaterThan(0);
     gethCount += vectors.length;
     for (const v of vectors) {
-      const got = precompileAt(address(ADDRESS[name]), "prague")?.(unhex(v.Input), GENEROUS, "prague");
+      const got = precompileAt(address(ADDRESS[name]), "prague", COSMOS_PRECOMPILES)?.(
+        unhex(v.Input),
+        GENEROUS,
+        "prague",
+      );
       expect({ name: v.Name, ok: got?.ok }).toEqual({ name: v.Name, ok: false });
     }
   });

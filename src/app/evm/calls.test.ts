@@ -1,8 +1,8 @@
 import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
-import { EvmCallError, EvmCallTimeoutError } from "../errors.js";
-import type { CallArgs, CallOptions, CallResult } from "../readerTypes.js";
-import { deployErc20, erc20Interface, hexBytes, runBlock, signTestTx, TestChains } from "../testing.js";
+import { EvmCallError, EvmCallTimeoutError } from "./errors.js";
+import type { CallArgs, CallOptions, CallResult } from "./readerTypes.js";
+import { deployErc20, erc20Interface, hexBytes, runBlock, signTestTx, TestChains } from "./testing.js";
 
 /**
  * eth_call through the app's reader: every answer — return data, gas used, status, error text, logs,

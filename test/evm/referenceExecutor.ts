@@ -11,11 +11,11 @@ import { type EVMMockBlockchainInterface, getActivePrecompiles, type PrecompileF
 import { createTx, type TypedTransaction } from "@ethereumjs/tx";
 import { Account, Address } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
-import { ecrecover, keccak256 } from "../crypto.js";
-import { EMPTY_TRIE_ROOT } from "../records.js";
-import { OverlayStateManager } from "../stateManager.js";
+import { ecrecover, keccak256 } from "../../src/app/evm/crypto.js";
+import { EMPTY_TRIE_ROOT } from "../../src/app/evm/records.js";
+import { OverlayStateManager } from "../../src/app/evm/stateManager.js";
+import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult } from "../../src/evm/types.js";
 import type { Executor } from "./stateTests.js";
-import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult } from "./types.js";
 
 /**
  * The reference Executor: @ethereumjs/vm's runTx (mainnet rules at the fork) over the

@@ -3,9 +3,10 @@ import { fileURLToPath } from "node:url";
 import { Address, createContractAddress } from "@ethereumjs/util";
 import { encodeFunctionData, parseAbi } from "viem";
 import { describe, expect, test } from "vitest";
-import { hexToBytes } from "../../../util/bytes.js";
-import { PREINSTALLS } from "../genesis.js";
-import { MULTICALL3_CODE, PERMIT2_CODE } from "../preinstallCode.js";
+import { PREINSTALLS } from "../../src/app/evm/genesis.js";
+import { MULTICALL3_CODE, PERMIT2_CODE } from "../../src/app/evm/preinstallCode.js";
+import type { EngineTx } from "../../src/evm/types.js";
+import { hexToBytes } from "../../src/util/bytes.js";
 import {
   address,
   blockEnv,
@@ -18,7 +19,6 @@ import {
 } from "./randomPrograms.js";
 import { createReferenceExecutor } from "./referenceExecutor.js";
 import type { Executor } from "./stateTests.js";
-import type { EngineTx } from "./types.js";
 
 /**
  * Differential tests: random programs from seeds and real contracts (the test ERC-20, Multicall3,
@@ -30,13 +30,13 @@ import type { EngineTx } from "./types.js";
 /** The seeds every run checks (printed); a failure names its seed and prints the programs. */
 const SEEDS = { first: 1, count: 300 };
 const seeds = Array.from({ length: SEEDS.count }, (_, i) => SEEDS.first + i);
-const comethEngine = fileURLToPath(new URL("./transaction.ts", import.meta.url));
+const comethEngine = fileURLToPath(new URL("../../src/evm/transaction.ts", import.meta.url));
 
 function bytes(h: string): Uint8Array {
   return hexToBytes(h.startsWith("0x") ? h.slice(2) : h) as Uint8Array;
 }
 
-const erc20 = JSON.parse(readFileSync(new URL("../../../../test/data/erc20.json", import.meta.url), "utf8")) as {
+const erc20 = JSON.parse(readFileSync(new URL("../data/erc20.json", import.meta.url), "utf8")) as {
   bytecode: string;
   abi: string[];
 };
@@ -222,7 +222,7 @@ suite("differential, ethereumjs vs ethereumjs", async () => {
 test("behavior: the contract scenario runs the contracts (no tx invalid, some succeed, some revert)", async () => {
   const s = contractsScenario();
   const r = await createReferenceExecutor();
-  const { OverlayStateManager } = await import("../stateManager.js");
+  const { OverlayStateManager } = await import("../../src/app/evm/stateManager.js");
   const { MemoryStateReader } = await import("./stateTests.js");
   const pre = new MemoryStateReader();
   for (const a of s.accounts) pre.put(a.addr, a);
@@ -270,7 +270,7 @@ test("error: a wrong executor is caught, with the program printed", async () => 
 // cometh's engine against the reference: switched on once engine/transaction.ts exports executeTx.
 describe.skipIf(!existsSync(comethEngine))("cometh vs ethereumjs", () => {
   suite("differential, cometh vs ethereumjs", async () => {
-    const specifier = "./transaction.js";
+    const specifier = "../../src/evm/transaction.js";
     const { executeTx } = (await import(specifier)) as { executeTx: Executor };
     return [executeTx, await createReferenceExecutor()];
   });

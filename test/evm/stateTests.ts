@@ -3,8 +3,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMPT } from "@ethereumjs/mpt";
 import { RLP } from "@ethereumjs/rlp";
-import { bytesToHex } from "../../../util/bytes.js";
-import { keccak256, publicKeyOf, publicKeyToAddress } from "../crypto.js";
+import { keccak256, publicKeyOf, publicKeyToAddress } from "../../src/app/evm/crypto.js";
 import {
   bigintToBytes,
   EMPTY_TRIE_ROOT,
@@ -12,9 +11,9 @@ import {
   MISSING_ACCOUNT,
   type StoredAccount,
   stripZeros,
-} from "../records.js";
-import type { StateReader } from "../stateDb.js";
-import { OverlayStateManager } from "../stateManager.js";
+} from "../../src/app/evm/records.js";
+import type { StateReader } from "../../src/app/evm/stateDb.js";
+import { OverlayStateManager } from "../../src/app/evm/stateManager.js";
 import {
   type AccessListItem,
   type BlockEnv,
@@ -24,7 +23,8 @@ import {
   EngineTxError,
   type Fork,
   type TxResult,
-} from "./types.js";
+} from "../../src/evm/types.js";
+import { bytesToHex } from "../../src/util/bytes.js";
 
 /**
  * The GeneralStateTests runner (docs/evm-engine.md, `npm run test:state`): ethereum/tests fixtures

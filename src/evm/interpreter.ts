@@ -1,7 +1,7 @@
 import { RLP } from "@ethereumjs/rlp";
-import { keccak256 } from "../crypto.js";
-import { bigintToBytes, equalBytes, KECCAK256_NULL } from "../records.js";
 import { analysisOf, ENDS_BLOCK } from "./analysis.js";
+import { bigintToBytes, equalBytes, KECCAK256_NULL } from "./bytes.js";
+import { keccak256 } from "./crypto.js";
 import {
   type AddressRef,
   addressHexOfWord,
@@ -34,7 +34,7 @@ import {
 } from "./gas.js";
 import { Memory } from "./memory.js";
 import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES } from "./opcodes.js";
-import { precompileAt } from "./precompiles.js";
+import { type PrecompileExtensions, precompileAt } from "./precompiles.js";
 import type {
   BlockEnv,
   EngineHooks,
@@ -538,6 +538,8 @@ export interface TxEnv {
   hooks?: EngineHooks | undefined;
   /** See ExecOptions.precompiles (transaction.ts); undefined: the fork's table. */
   precompiles?: ((addr: Uint8Array) => Precompile | undefined) | undefined;
+  /** See ExecOptions.extensions. */
+  extensions?: PrecompileExtensions | undefined;
 }
 
 function failed(gasLeft: number, error: string): FrameResult {
@@ -598,6 +600,7 @@ export class Evm implements Host {
   readonly interrupt: (() => void) | undefined;
   readonly hooks: EngineHooks | undefined;
   readonly #precompiles: ((addr: Uint8Array) => Precompile | undefined) | undefined;
+  readonly #extensions: PrecompileExtensions | undefined;
   ticks = 0;
   readonly logs: EngineLog[] = [];
   /** EIP-3529 refund counter. */
@@ -644,6 +647,7 @@ export class Evm implements Host {
     this.blobHashes = env.blobHashes;
     this.interrupt = env.interrupt;
     this.#precompiles = env.precompiles;
+    this.#extensions = env.extensions;
     const hooks = env.hooks;
     this.hooks = hooks;
     this.#onEnter = hooks?.onEnter?.bind(hooks);
@@ -671,7 +675,7 @@ export class Evm implements Host {
   }
 
   #precompileAt(addr: Uint8Array): Precompile | undefined {
-    return this.#precompiles === undefined ? precompileAt(addr, this.fork) : this.#precompiles(addr);
+    return this.#precompiles === undefined ? precompileAt(addr, this.fork, this.#extensions) : this.#precompiles(addr);
   }
 
   /** Hands this transaction's stacks and memories to the next one (call once it has ended). */

@@ -1,6 +1,6 @@
 import { type CustomPrecompile, EVMError, type ExecResult, type PrecompileInput } from "@ethereumjs/evm";
-import { BECH32_BASE_GAS, BECH32_PRECOMPILE_ADDRESS, runBech32 } from "../bech32Precompile.js";
-import { P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "../p256Precompile.js";
+import { BECH32_BASE_GAS, BECH32_PRECOMPILE_ADDRESS, runBech32 } from "../../src/app/evm/bech32Precompile.js";
+import { P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "../../src/app/evm/p256Precompile.js";
 
 /**
  * The app's own precompiles (P256 at 0x…0100, Bech32 at 0x…0400) as @ethereumjs/evm custom precompiles,

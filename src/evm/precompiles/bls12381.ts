@@ -1,6 +1,6 @@
 import { pippenger } from "@noble/curves/abstract/curve.js";
 import { bls12_381 as curve } from "@noble/curves/bls12-381.js";
-import { ComethError } from "../../../../util/errors.js";
+import { ComethError } from "../../util/errors.js";
 import type { PrecompileResult } from "../types.js";
 import { failure, fixedBytes, outOfGas, success, toBigint } from "./result.js";
 

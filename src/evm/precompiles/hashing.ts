@@ -1,6 +1,6 @@
 import { ripemd160 as nobleRipemd160 } from "@noble/hashes/legacy.js";
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { keccak256, recoverPublicKey } from "../../crypto.js";
+import { keccak256, recoverPublicKey } from "../crypto.js";
 import type { PrecompileResult } from "../types.js";
 import { outOfGas, padRight, success, toBigint, words } from "./result.js";
 

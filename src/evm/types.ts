@@ -1,5 +1,4 @@
-import { ComethError } from "../../../util/errors.js";
-import type { StoredAccount } from "../records.js";
+import { ComethError } from "../util/errors.js";
 import type { Word } from "./words.js";
 
 /**
@@ -10,6 +9,16 @@ import type { Word } from "./words.js";
 
 /** The rule sets the engine implements: Cancun for ethereum/tests' fixtures, Prague for the chain. */
 export type Fork = "cancun" | "prague";
+
+/** An account as the host stores it. `exists: false` is a tombstone that keeps the incarnation after a deletion. */
+export interface StoredAccount {
+  exists: boolean;
+  nonce: bigint;
+  balance: bigint;
+  codeHash: Uint8Array;
+  /** Bumped when the account's storage is wiped (deletion, creation): older storage is no longer visible. */
+  incarnation: number;
+}
 
 /**
  * The state a transaction runs on, synchronous, with an undo journal: writes after mark() are undone

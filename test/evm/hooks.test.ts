@@ -1,8 +1,10 @@
 import { describe, expect, test } from "vitest";
-import { OverlayStateManager } from "../stateManager.js";
-import { createStructLogger, type StructLog } from "../tracer.js";
-import { create2Address, createAddress } from "./interpreter.js";
-import { OPCODES } from "./opcodes.js";
+import { OverlayStateManager } from "../../src/app/evm/stateManager.js";
+import { createStructLogger, type StructLog } from "../../src/app/evm/tracer.js";
+import { create2Address, createAddress } from "../../src/evm/interpreter.js";
+import { OPCODES } from "../../src/evm/opcodes.js";
+import { executeCall, executeTx } from "../../src/evm/transaction.js";
+import type { BlockEnv, EngineHooks, EngineTx, FrameEnter, FrameExit, TxResult } from "../../src/evm/types.js";
 import {
   address,
   assembleBytes,
@@ -12,8 +14,6 @@ import {
   randomScenario,
 } from "./randomPrograms.js";
 import { MemoryStateReader } from "./stateTests.js";
-import { executeCall, executeTx } from "./transaction.js";
-import type { BlockEnv, EngineHooks, EngineTx, FrameEnter, FrameExit, TxResult } from "./types.js";
 
 /**
  * The engine's tracing hooks (types.ts EngineHooks): frames entered and left in geth's order and

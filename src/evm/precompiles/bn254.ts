@@ -1,5 +1,5 @@
 import { bn254 as curve } from "@noble/curves/bn254.js";
-import { ComethError } from "../../../../util/errors.js";
+import { ComethError } from "../../util/errors.js";
 import type { PrecompileResult } from "../types.js";
 import { failure, fixedBytes, outOfGas, padRight, success, toBigint } from "./result.js";
 

@@ -1,6 +1,6 @@
 import { RLP } from "@ethereumjs/rlp";
-import { keccak256, publicKeyToAddress, recoverPublicKey } from "../crypto.js";
-import { bigintToBytes } from "../records.js";
+import { bigintToBytes } from "./bytes.js";
+import { keccak256, publicKeyToAddress, recoverPublicKey } from "./crypto.js";
 import type { Authorization } from "./types.js";
 import { wordToBytes } from "./words.js";
 

@@ -1,4 +1,4 @@
-import { equalBytes, KECCAK256_NULL } from "../records.js";
+import { equalBytes, KECCAK256_NULL } from "./bytes.js";
 import { addressHexOfWord, ERR, type Frame, hexToAddress, STACK_LIMIT, smallOr, VmError } from "./frames.js";
 import {
   G_BASE,

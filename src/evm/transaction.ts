@@ -1,4 +1,4 @@
-import { equalBytes, KECCAK256_NULL, type StoredAccount } from "../records.js";
+import { equalBytes, KECCAK256_NULL } from "./bytes.js";
 import { addressKey, EMPTY } from "./frames.js";
 import {
   BLOB_GAS_PER_BLOB,
@@ -12,7 +12,7 @@ import {
   REFUND_QUOTIENT,
 } from "./gas.js";
 import { createAddress, delegationTarget, Evm } from "./interpreter.js";
-import { activePrecompileKeys } from "./precompiles.js";
+import { activePrecompileKeys, type PrecompileExtensions } from "./precompiles.js";
 import {
   type AccessListItem,
   type Authorization,
@@ -23,6 +23,7 @@ import {
   EngineTxError,
   type Fork,
   type Precompile,
+  type StoredAccount,
   type TxResult,
 } from "./types.js";
 import { bytesToWord } from "./words.js";
@@ -202,11 +203,12 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
     interrupt: opts.interrupt,
     hooks: opts.hooks,
     precompiles: opts.precompiles,
+    extensions: opts.extensions,
   });
   evm.warmAddress(addressKey(m.from));
   if (m.to !== undefined) evm.warmAddress(addressKey(m.to));
   evm.warmAddress(addressKey(block.coinbase));
-  for (const key of activePrecompileKeys(fork)) evm.warmAddress(key);
+  for (const key of activePrecompileKeys(fork, opts.extensions)) evm.warmAddress(key);
   for (const item of m.accessList) {
     const key = addressKey(item.address);
     evm.warmAddress(key);
@@ -341,6 +343,8 @@ export interface ExecOptions {
    * moves). The addresses warm at the start stay the fork's, as in geth.
    */
   precompiles?: ((addr: Uint8Array) => Precompile | undefined) | undefined;
+  /** The chain's own precompiles beside the fork's (precompiles.ts). */
+  extensions?: PrecompileExtensions | undefined;
 }
 
 /** A call as eth_call runs it: no validity checks and no gas bought. */

@@ -26,7 +26,7 @@ const PER_FOLDER = 4;
  */
 const SLOW = ["point_evaluation", "loopMul", "loopExp", "ContractCreationSpam", "CALLBlake2f_MaxRounds", "Call50000"];
 const root = generalStateTestsDir();
-const comethEngine = fileURLToPath(new URL("./transaction.ts", import.meta.url));
+const comethEngine = fileURLToPath(new URL("../../src/evm/transaction.ts", import.meta.url));
 
 function sample(): StateTestCase[] {
   if (root === undefined) return [];
@@ -87,7 +87,7 @@ describe.skipIf(root === undefined)("GeneralStateTests sample, ethereumjs refere
 // The cometh engine: switched on once engine/transaction.ts exports executeTx (the core engineer's).
 describe.skipIf(root === undefined || !existsSync(comethEngine))("GeneralStateTests sample, cometh engine", () => {
   test("default: every sampled case passes", async () => {
-    const specifier = "./transaction.js";
+    const specifier = "../../src/evm/transaction.js";
     const { executeTx } = (await import(specifier)) as { executeTx: Executor };
     const results = await runAll(sample(), executeTx);
     expect(report(results)).toBe("");

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, test } from "vitest";
-import { OverlayStateManager } from "../stateManager.js";
+import { OverlayStateManager } from "../../src/app/evm/stateManager.js";
+import { executeTx } from "../../src/evm/transaction.js";
+import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult } from "../../src/evm/types.js";
 import { assemble } from "./randomPrograms.js";
 import { createReferenceExecutor } from "./referenceExecutor.js";
 import { type Executor, MemoryStateReader } from "./stateTests.js";
-import { executeTx } from "./transaction.js";
-import { type BlockEnv, type EngineTx, EngineTxError, type Fork, type TxResult } from "./types.js";
 
 /**
  * Differential tests: hand-assembled programs run through cometh's engine and through @ethereumjs/vm

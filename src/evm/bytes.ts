@@ -1,0 +1,21 @@
+/** Byte helpers and constants the engine and its hosts share. */
+
+/** keccak256 of the empty string: the code hash of an account without code. */
+export const KECCAK256_NULL = new Uint8Array(
+  Buffer.from("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470", "hex"),
+);
+
+/** Byte-wise equality (a loop: faster than Buffer.compare for the 20- and 32-byte values the engine compares). */
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A bigint's big-endian bytes without leading zeros (empty for 0). */
+export function bigintToBytes(n: bigint): Uint8Array {
+  if (n === 0n) return new Uint8Array(0);
+  let h = n.toString(16);
+  if (h.length % 2 === 1) h = `0${h}`;
+  return new Uint8Array(Buffer.from(h, "hex"));
+}
