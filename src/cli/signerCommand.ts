@@ -51,8 +51,8 @@ export function signerFiles(home: string, flags: SignerFlags): { keyFile: string
 export async function runSigner(home: string, flags: SignerFlags, log: Logger, io: CliIo): Promise<void> {
   if (flags.addr === undefined || flags.addr === "") {
     throw new ConfigError(
+      "cometh signer",
       "--addr",
-      undefined,
       "is required: the node's priv_validator_laddr, e.g. tcp://127.0.0.1:26659",
     );
   }

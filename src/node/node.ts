@@ -462,6 +462,8 @@ async function createConsensusAndReactor(
   });
   parts.live.consensus = consensus;
   consensusReactor.setConsensus(consensus);
+  // A remote signer that dials back gets the vote it missed (consensus would otherwise wait for peers).
+  if (signer instanceof SignerClient) signer.onConnected(() => consensus.retrySigning());
   // Blocks committed while the indexer was behind (a crash between commit and index write).
   await catchUpIndexer(parts.indexer, blockStore, stateStore, log);
   return { evidencePool, consensusReactor, consensus };

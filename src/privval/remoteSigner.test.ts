@@ -24,7 +24,7 @@ import { SignerServer } from "./signerServer.js";
 
 const CHAIN = "remote-chain";
 const T0 = 1_700_000_000_123_456_789n;
-const log = process.env.SIGNER_TEST_LOG ? createLogger({ level: "debug" }) : silentLogger();
+const log = process.env.COMETH_TEST_LOG ? createLogger({ level: process.env.COMETH_TEST_LOG }) : silentLogger();
 /** Short timings so the fault tests end quickly; the behaviour is the same at CometBFT's 5 s. */
 const FAST: Partial<SignerClientOptions> = {
   timeoutReadWriteMs: 400,

@@ -55,6 +55,7 @@ export class SignerClient {
   readonly #log: Logger;
   #pubKey: PubKey | undefined;
   #address: Uint8Array = new Uint8Array(0);
+  readonly #onConnected: (() => void)[] = [];
 
   private constructor(listener: SignerListener, chainId: string, opts: SignerClientOptions, log: Logger) {
     this.#listener = listener;
@@ -95,7 +96,13 @@ export class SignerClient {
     let client: SignerClient | undefined;
     const listener = await SignerListener.listen(
       laddr,
-      { timeoutReadWriteMs: o.timeoutReadWriteMs, verify: (conn) => (client as SignerClient).#verify(conn) },
+      {
+        timeoutReadWriteMs: o.timeoutReadWriteMs,
+        verify: (conn) => (client as SignerClient).#verify(conn),
+        onConnected: () => {
+          for (const fn of (client as SignerClient).#onConnected) fn();
+        },
+      },
       log,
     );
     client = new SignerClient(listener, chainId, o, log);
@@ -106,6 +113,11 @@ export class SignerClient {
   async waitForSigner(): Promise<void> {
     this.#log.info({ laddr: this.laddr }, "waiting for the remote signer to connect");
     await this.#listener.waitForConnection(this.#opts.startWaitMs);
+  }
+
+  /** Calls `fn` whenever a signer (with the node's key) connects: consensus then retries a vote that failed. */
+  onConnected(fn: () => void): void {
+    this.#onConnected.push(fn);
   }
 
   /** Where the node listens (the bound port when laddr said 0). */

@@ -14,6 +14,8 @@ export interface SignerListenerOptions {
    * a throw closes it and the next waiting connection is tried.
    */
   readonly verify?: (conn: SignerConnection) => Promise<void>;
+  /** Called each time a verified connection starts serving. */
+  readonly onConnected?: () => void;
 }
 
 /**
@@ -187,6 +189,7 @@ export class SignerListener {
         this.#log.info({ remote: conn.remote }, "remote signer connected");
         void conn.closed.then(() => this.#onDropped(conn));
         for (const w of this.#connectedWaiters.splice(0)) w();
+        this.#opts.onConnected?.();
         return;
       }
     } finally {
