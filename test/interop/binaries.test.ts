@@ -61,3 +61,11 @@ describe.skipIf(gethMissing !== undefined)(`geth binary ${gethMissing ?? ""}`, (
     expect(stdout).toContain(`Version: ${PINNED.geth.version.replace(/^v/, "")}-stable`);
   });
 });
+
+const harnessMissing = missingBinaries("tm-signer-harness");
+describe.skipIf(harnessMissing !== undefined)(`tm-signer-harness binary ${harnessMissing ?? ""}`, () => {
+  test("default: tm-signer-harness is the pinned version", async () => {
+    const { stdout } = await runBinary("tm-signer-harness", ["version"]);
+    expect(stdout.trim()).toBe(PINNED.tendermint.version.replace(/^v/, ""));
+  });
+});
