@@ -28,7 +28,7 @@ export const PINNED: { cometbft: PinnedModule; geth: PinnedModule; tendermint: P
   readFileSync(join(INTEROP_DIR, "versions.json"), "utf8"),
 );
 
-export type InteropBinary = "cometbft" | "abci-cli" | "geth" | "tm-signer-harness";
+export type InteropBinary = "cometbft" | "abci-cli" | "geth" | "tm-signer-harness" | "cometbft-signer";
 
 /** The path of a built binary (whether or not it exists). */
 export function binaryPath(name: InteropBinary): string {

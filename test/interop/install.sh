@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Go binaries the interop tests run (`npm run interop:install`): CometBFT's `cometbft` and
-# `abci-cli`, go-ethereum's `geth`, and Tendermint's remote signer test harness `tm-signer-harness`
+# `abci-cli` (and `cometbft-signer`, CometBFT's privval signer in a main of ours), go-ethereum's `geth`, and Tendermint's remote signer test harness `tm-signer-harness`
 # (removed before CometBFT v0.37, so built from tendermint v0.34.24, the last release that has it; the
 # privval protocol it checks is unchanged in v0.38), at the versions pinned in test/interop/versions.json, into
 # test/interop/bin/ (git-ignored; COMETH_INTEROP_BIN=DIR puts them elsewhere, and the tests read the
@@ -126,6 +126,16 @@ while read -r group name module version pkg; do
   fi
   echo "interop:install: built $name $version in $((SECONDS - start)) s"
 done <<<"$pins"
+
+# cometbft-signer: a remote signer made of CometBFT's privval code (test/interop/gosigner, our few
+# lines around it; its go.mod pins the same cometbft version), for cometh-as-node interop tests.
+if [ -z "$only" ] || [ "$only" = cometbft ]; then
+  echo "interop:install: building cometbft-signer from test/interop/gosigner ..."
+  if ! (cd "$here/gosigner" && "$go_cmd" build -o "$bin/cometbft-signer" .); then
+    echo "interop:install: building test/interop/gosigner failed (see above)" >&2
+    exit 1
+  fi
+fi
 
 if [ -x "$bin/cometbft" ]; then echo "interop:install: cometbft version: $("$bin/cometbft" version)"; fi
 if [ -x "$bin/abci-cli" ]; then echo "interop:install: abci-cli version: $("$bin/abci-cli" version)"; fi

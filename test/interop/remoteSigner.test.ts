@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { initHome } from "../../src/config/index.js";
-import { type SpawnedNode, spawnNode } from "../integration/testNode.js";
+import { rpcGet, type SpawnedNode, spawnNode, startNodeProcess } from "../integration/testNode.js";
 import { freePorts } from "../integration/testnetHarness.js";
 import {
   type GoProcess,
@@ -20,7 +20,9 @@ import {
  * `cometh signer` (docs/remote-signer.md) against CometBFT's Go code: Tendermint's remote signer
  * test harness (`tm-signer-harness run`: it listens as a node does, checks the signer's key and the
  * signatures on a proposal, a prevote and a precommit), and a Go `cometbft` validator whose
- * priv_validator_laddr our signer dials, which makes blocks with it. Over tcp (SecretConnection)
+ * priv_validator_laddr our signer dials, which makes blocks with it. And the other way round: a
+ * cometh validator signing through CometBFT's own signer code (`cometbft-signer`: privval's FilePV,
+ * SignerDialerEndpoint and SignerServer), which it loses and gets back. Over tcp (SecretConnection)
  * and unix.
  */
 
@@ -134,6 +136,65 @@ describe.skipIf(cometbftMissing !== undefined)(`a Go cometbft validator ${cometb
     expect(commit.signed_header.commit.signatures.map((s) => s.validator_address)).toEqual([key.address]);
     expect(await node.stop()).toBe(0);
   });
+});
+
+const goSignerMissing = missingBinaries("cometbft-signer");
+describe.skipIf(goSignerMissing !== undefined)(`cometh with CometBFT's signer ${goSignerMissing ?? ""}`, () => {
+  test.each(["tcp", "unix"] as const)(
+    "behavior: a cometh validator signs through Go's privval over %s",
+    async (transport) => {
+      const dir = await tempDir("cometh-gosigner-");
+      const home = join(dir, "node");
+      await initHome(home, { chainId: "go-signed" });
+      const keyFile = join(dir, "priv_validator_key.json");
+      const stateFile = join(dir, "priv_validator_state.json");
+      await copyFile(join(home, "config/priv_validator_key.json"), keyFile);
+      await copyFile(join(home, "data/priv_validator_state.json"), stateFile);
+      await rm(join(home, "config/priv_validator_key.json"));
+      const addr = await address(transport, dir);
+      const goSigner = () =>
+        track(
+          spawnBinary("cometbft-signer", [
+            "-addr",
+            addr,
+            "-key",
+            keyFile,
+            "-state",
+            stateFile,
+            "-chain-id",
+            "go-signed",
+          ]),
+        );
+
+      let signer = goSigner();
+      await signer.waitForOutput(/cometbft-signer started/);
+      const node = await startNodeProcess(home, [
+        "--priv_validator_laddr",
+        addr,
+        "--proxy_app",
+        "kvstore",
+        "--consensus.timeout_commit",
+        "100ms",
+      ]);
+      cleanups.push(() => node.kill());
+      await waitForHeight(node.rpcUrl, 3);
+
+      // Go's signer goes away: cometh stops signing and keeps running; a new one is used at once.
+      await signer.kill();
+      await waitFor(() => /remote signer disconnected/.test(node.output()));
+      await waitFor(() => /failed signing (vote|proposal)/.test(node.output()));
+      const stalled = Number(
+        (await rpcGet<{ sync_info: { latest_block_height: string } }>(node.rpcUrl, "status")).sync_info
+          .latest_block_height,
+      );
+      signer = goSigner();
+      await waitForHeight(node.rpcUrl, stalled + 3);
+      // Go's FilePV kept the guard: its state file moved on with the chain.
+      const state = JSON.parse(await readFile(stateFile, "utf8")) as { height: string };
+      expect(Number(state.height)).toBeGreaterThanOrEqual(stalled + 2);
+      expect(await node.stop()).toBe(0);
+    },
+  );
 });
 
 /** Waits for a condition a child process reaches on its own (a line it prints), bounded. */
