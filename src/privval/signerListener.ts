@@ -36,6 +36,8 @@ export class SignerListener {
   readonly #waiting: Socket[] = [];
   #active: SignerConnection | undefined;
   #promoting = false;
+  /** The socket going through the handshake and the key check (closed by close() too). */
+  #promotingSocket: Socket | undefined;
   #closed = false;
   /** Why the last connection was refused, for the error of a request that found none. */
   #lastRefusal = "";
@@ -104,6 +106,7 @@ export class SignerListener {
     this.#closed = true;
     clearInterval(this.#pingTimer);
     this.#active?.close();
+    this.#promotingSocket?.destroy();
     for (const s of this.#waiting.splice(0)) s.destroy();
     for (const w of this.#connectedWaiters.splice(0)) w();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -170,11 +173,13 @@ export class SignerListener {
         if (socket === undefined || this.#closed) return;
         if (socket.destroyed) continue;
         socket.resume();
+        this.#promotingSocket = socket;
         let conn: SignerConnection;
         try {
           conn = await SignerConnection.open(socket, this.#secretKey, this.#opts.timeoutReadWriteMs);
           await this.#opts.verify?.(conn);
         } catch (err) {
+          if (this.#closed) return;
           socket.destroy();
           this.#lastRefusal = (err as Error).message;
           this.#log.error({ err: this.#lastRefusal }, "remote signer connection refused");
@@ -194,6 +199,7 @@ export class SignerListener {
       }
     } finally {
       this.#promoting = false;
+      this.#promotingSocket = undefined;
     }
   }
 
