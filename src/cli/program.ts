@@ -17,6 +17,7 @@ import {
   NodeKeyFileError,
   normalizeFlagName,
   packageVersion,
+  parseLogLevel,
   resetHome,
   resolveHome,
 } from "../config/index.js";
@@ -27,11 +28,15 @@ import {
   InvalidSignRequestError,
   loadPrivValidatorKey,
   PrivValidatorFileError,
+  RemoteSignerError,
+  SignerAddressError,
+  SignerConnectionError,
 } from "../privval/index.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { dashboardUrl } from "./dashboardUrl.js";
 import type { DevFlags } from "./devCommand.js";
 import type { CliIo } from "./io.js";
+import type { SignerFlags } from "./signerCommand.js";
 
 export type { CliIo } from "./io.js";
 
@@ -50,6 +55,9 @@ const USER_ERRORS = [
   PrivValidatorFileError,
   DoubleSignError,
   InvalidSignRequestError,
+  SignerAddressError,
+  SignerConnectionError,
+  RemoteSignerError,
 ] as const;
 
 /**
@@ -100,8 +108,8 @@ export function normalizeArgv(argv: readonly string[]): string[] {
 
 /**
  * Builds the `cometh` command tree. Actions report user errors on stderr and exit 1. The commands,
- * in `cometh help` order: init, start, dev, testnet, start-testnet, show-node-id, show-validator,
- * version, unsafe-reset-all.
+ * in `cometh help` order: init, start, dev, testnet, start-testnet, signer, show-node-id,
+ * show-validator, version, unsafe-reset-all.
  */
 export function buildProgram(io: CliIo = processIo): Command {
   const program = new Command("cometh")
@@ -114,6 +122,7 @@ export function buildProgram(io: CliIo = processIo): Command {
   addStartCommand(program, io);
   addDevCommand(program, io);
   addTestnetCommands(program, io);
+  addSignerCommand(program, io);
   addShowCommands(program, io);
   addVersionCommand(program, io);
   addUnsafeResetAllCommand(program, io);
@@ -441,6 +450,30 @@ async function startTestnetCommand(opts: TestnetFlags, io: CliIo): Promise<void>
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   io.exit(await runner.done);
+}
+
+// ---------------------------------------------------------------------------------------------
+// signer
+
+function addSignerCommand(program: Command, io: CliIo): void {
+  program
+    .command("signer")
+    .description(
+      "Run a remote signer: hold the validator key and its double-sign state, dial a node's priv_validator_laddr and sign for it",
+    )
+    .option("--addr <address>", "the node's priv_validator_laddr: tcp://host:port or unix:///path")
+    .option("--chain-id <id>", "chain to sign for (default: the chain id of the home's config/genesis.json)")
+    .option("--key-file <path>", "validator key (default: the home's config/priv_validator_key.json)")
+    .option("--state-file <path>", "last sign state (default: the home's data/priv_validator_state.json)")
+    .action(
+      reportingErrors(io, async (opts: SignerFlags, cmd: Command) => {
+        const level = parseLogLevel(globals(cmd).log_level ?? "info");
+        if (typeof level === "string") throw new ConfigError("--log_level", undefined, level);
+        const log = createLogger({ level: pinoLevel(level.default) });
+        const { runSigner } = await import("./signerCommand.js");
+        await runSigner(homeOf(cmd, io), opts, log, io);
+      }),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -266,7 +266,7 @@ function sampleFor(e: SettingEntry): { flag: string | boolean; expected: unknown
     // Settings with a single valid value or a required value: covered by the error tests.
     "--proxy_app": "skip",
     "--db_backend": "skip",
-    "--priv_validator_laddr": "skip",
+    "--priv_validator_laddr": { flag: "unix:///tmp/signer.sock", expected: "unix:///tmp/signer.sock" },
     "--blocksync.version": "skip",
     "--statesync.enable": "skip",
     "--rpc.experimental_subscription_buffer_size": { flag: "150", expected: 150 },
@@ -555,9 +555,17 @@ describe("errors", () => {
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
       `"<home>/config/config.toml: [rpc] experimental_subscription_buffer_size must be at least 100; got 50"`,
     );
-    writeConfig('priv_validator_laddr = "tcp://127.0.0.1:26659"\n');
+    writeConfig('priv_validator_laddr = "udp://127.0.0.1:26659"\n');
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
-      `"<home>/config/config.toml: priv_validator_laddr must be "" (empty): cometh signs with the key file and has no remote signer support"`,
+      `"<home>/config/config.toml: priv_validator_laddr must be tcp://host:port or unix:///path (protocol "udp" is not one)"`,
+    );
+    writeConfig('priv_validator_laddr = "tcp://127.0.0.1"\n');
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: priv_validator_laddr must be tcp://host:port, e.g. tcp://127.0.0.1:26659"`,
+    );
+    writeConfig('priv_validator_laddr = "unix://"\n');
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: priv_validator_laddr must name a socket path after unix:// (unix:///path/to/signer.sock)"`,
     );
     writeConfig("[statesync]\nenable = true\n");
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(

@@ -128,11 +128,8 @@ const base = table("config.toml", "", "Main Base Config Options", {
     doc: "Path to the JSON file containing the last sign state of a validator",
   }),
   privValidatorLaddr: str("priv_validator_laddr", "", {
-    doc:
-      "TCP or UNIX socket address for CometBFT to listen on for\nconnections from an external PrivValidator process.\n" +
-      "Not supported by cometh: must be empty (the file signer above is used).",
-    check: (s) =>
-      s === "" ? undefined : 'must be "" (empty): cometh signs with the key file and has no remote signer support',
+    doc: "TCP or UNIX socket address for CometBFT to listen on for\nconnections from an external PrivValidator process",
+    check: checkSignerLaddr,
   }),
   nodeKeyFile: path("node_key_file", "config/node_key.json", {
     doc: "Path to the JSON file containing the private key to use for node authentication in the p2p protocol",
@@ -614,4 +611,21 @@ export function listSettings(): SettingEntry[] {
     }
   }
   return out;
+}
+
+/**
+ * priv_validator_laddr: empty (the key file signs), tcp://host:port, host:port (tcp) or
+ * unix://path, as CometBFT's ProtocolAndAddress reads it (docs/remote-signer.md).
+ */
+function checkSignerLaddr(s: string): string | undefined {
+  if (s === "") return undefined;
+  const sep = s.indexOf("://");
+  const proto = sep < 0 ? "tcp" : s.slice(0, sep);
+  const rest = sep < 0 ? s : s.slice(sep + 3);
+  if (proto === "unix")
+    return rest === "" ? "must name a socket path after unix:// (unix:///path/to/signer.sock)" : undefined;
+  if (proto !== "tcp") return `must be tcp://host:port or unix:///path (protocol "${proto}" is not one)`;
+  const m = /^(?:\[[^\]]+\]|[^:/]*):(\d+)$/.exec(rest);
+  if (m === null || Number(m[1]) > 65535) return "must be tcp://host:port, e.g. tcp://127.0.0.1:26659";
+  return undefined;
 }

@@ -28,6 +28,12 @@ export interface Consensus {
   removePeer(peerId: string): void;
   /** Resolves once block `height` is committed and applied; rejects if consensus halts or stops. */
   waitForHeight(height: number): Promise<void>;
+  /**
+   * The validator's signer is reachable again (a remote signer reconnected): a vote of the current
+   * step whose signing failed is signed now. Without this a lone validator whose signer blinked
+   * would wait forever, since no timeout follows a vote it never cast.
+   */
+  retrySigning(): void;
   /** Resolves once no input is queued or being handled (tests). */
   idle(): Promise<void>;
   isIdle(): boolean;
@@ -75,6 +81,7 @@ export async function createConsensus(opts: ConsensusOptions, deps: ConsensusDep
     addPeer: (peerId, nodeAddress) => cs.addPeer(peerId, nodeAddress),
     removePeer: (peerId) => cs.removePeer(peerId),
     waitForHeight: (h) => cs.waitForHeight(h),
+    retrySigning: () => cs.retrySigning(),
     idle: () => cs.idle(),
     isIdle: () => cs.isIdle(),
     haltError: () => cs.haltError(),

@@ -114,6 +114,7 @@ type QueueItem =
   | { kind: "timeout"; timeout: TimeoutInfo }
   | { kind: "txsAvailable" }
   | { kind: "devKick" }
+  | { kind: "retrySign" }
   | { kind: "devRollback"; run: () => Promise<ChainState>; done: (err?: unknown) => void };
 
 /** A dev chain's request for `remaining` more blocks (evm_mine, hardhat_mine, a cheat's own block). */
@@ -177,6 +178,10 @@ export class ConsensusState {
   readonly #internalQueue: QueueItem[] = [];
   readonly #peerQueue: QueueItem[] = [];
   #processing = false;
+  /** The last vote whose signing failed (a remote signer unreachable), for retrySigning. */
+  #unsignedVote:
+    | { height: number; round: number; type: VoteType; hash?: Uint8Array; header?: PartSetHeader }
+    | undefined;
   #replayMode = false;
   #started = false;
   /** Set once the WAL replay is done: only then does the queue run. */
@@ -405,6 +410,24 @@ export class ConsensusState {
   }
 
   /** Resolves once nothing is queued or being handled. */
+  /** See Consensus.retrySigning. Queued, so it runs between inputs like everything else. */
+  retrySigning(): void {
+    this.#enqueue({ kind: "retrySign" }, true);
+  }
+
+  /** Signs again the vote whose signing failed, while its height, round and step last. */
+  async #handleRetrySign(): Promise<void> {
+    const v = this.#unsignedVote;
+    if (v === undefined || v.height !== this.height || v.round !== this.round) return;
+    const inStep =
+      v.type === SIGNED_MSG_TYPE.prevote
+        ? this.step === ROUND_STEP.prevote || this.step === ROUND_STEP.prevoteWait
+        : this.step === ROUND_STEP.precommit || this.step === ROUND_STEP.precommitWait;
+    if (!inStep) return;
+    this.#deps.log.info({ height: v.height, round: v.round, type: v.type }, "signer is back; signing the vote again");
+    await this.#signAddVote(v.type, v.hash, v.header);
+  }
+
   idle(): Promise<void> {
     if (!this.#processing) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
@@ -517,6 +540,9 @@ export class ConsensusState {
         return;
       case "devKick":
         await this.#handleDevKick();
+        return;
+      case "retrySign":
+        await this.#handleRetrySign();
         return;
       case "devRollback":
         try {
@@ -1509,10 +1535,21 @@ export class ConsensusState {
       extensionSignature: EMPTY_BYTES,
     };
     let vote: Vote;
+    this.#unsignedVote = undefined;
     try {
       vote = await signer.signVote(this.state.chainId, unsigned);
     } catch (err) {
       this.#deps.log.error({ height: this.height, round: this.round, err }, "failed signing vote");
+      // Tried again by retrySigning when the signer is back (the signer's guard makes a repeat safe).
+      if (!this.#replayMode) {
+        this.#unsignedVote = {
+          height: this.height,
+          round: this.round,
+          type,
+          ...(hash === undefined ? {} : { hash }),
+          ...(header === undefined ? {} : { header }),
+        };
+      }
       return;
     }
     // Vote extensions are not enabled (vote_extensions_enable_height is not supported): drop the

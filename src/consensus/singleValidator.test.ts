@@ -59,6 +59,38 @@ describe("single validator", () => {
     await node.consensus.stop();
   });
 
+  test("behavior: a vote whose signing failed is signed again when retrySigning says the signer is back", async () => {
+    const { clock, chain, disk } = setup();
+    let away = false;
+    const node = await createTestNode({
+      disk,
+      genesis: chain.genesis,
+      clock,
+      // A remote signer that goes away: every request fails until it is back.
+      wrapSigner: (s) => ({
+        pubKey: () => s.pubKey(),
+        address: () => s.address(),
+        signVote: (c, v) => (away ? Promise.reject(new Error("no remote signer connected")) : s.signVote(c, v)),
+        signProposal: (c, p) => (away ? Promise.reject(new Error("no remote signer connected")) : s.signProposal(c, p)),
+      }),
+    });
+    await node.consensus.start();
+    await runUntil([node.consensus], clock, () => heightOf(node) >= 2);
+    away = true;
+    const atLoss = heightOf(node);
+    const stuck = () => runUntil([node.consensus], clock, () => false, { maxMs: 30_000 });
+    await expect(stuck()).rejects.toThrow(TestSetupError);
+    expect(heightOf(node)).toBeLessThanOrEqual(atLoss + 1);
+    // Back, but nobody says so: a lone validator's round waits for a vote it never cast.
+    away = false;
+    const stalled = heightOf(node);
+    await expect(stuck()).rejects.toThrow(TestSetupError);
+    expect(heightOf(node)).toBe(stalled);
+    node.consensus.retrySigning();
+    await runUntil([node.consensus], clock, () => heightOf(node) >= stalled + 2);
+    await node.consensus.stop();
+  });
+
   test("behavior: events per committed block come in CometBFT's order", async () => {
     const { clock, chain, disk } = setup();
     const node = await createTestNode({ disk, genesis: chain.genesis, clock });

@@ -31,7 +31,7 @@ import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
 import { AddrBook, mconnConfigFromP2P, PexReactor, Switch, splitAddressList } from "../p2p/index.js";
-import { FilePV } from "../privval/index.js";
+import { FilePV, SignerClient } from "../privval/index.js";
 import { ConsensusReactor, MempoolReactor } from "../reactors/index.js";
 import {
   type CometRpcConfig,
@@ -274,7 +274,8 @@ interface Base {
   /** No fsyncs (a dev chain). */
   readonly noSync: boolean;
   readonly nodeKey: NodeKey;
-  readonly signer: FilePV;
+  /** The key file, or with priv_validator_laddr the external signer (docs/remote-signer.md). */
+  readonly signer: FilePV | SignerClient;
   readonly db: KvStore;
   readonly blockStore: BlockStore;
   readonly stateStore: StateStore;
@@ -308,13 +309,9 @@ async function openKeysAndStores(
   const devChain = config.base.proxyApp === "evm" && isDevChainGenesis(genesis);
   const devTime = devChain ? new DevTime(systemClock) : undefined;
   const nodeKey = await loadOrGenerateNodeKey(config.base.nodeKeyFile);
-  const signer = await FilePV.loadOrGenerate(config.base.privValidatorKeyFile, config.base.privValidatorStateFile);
+  const signer = await openSigner(config, genesis, devChain, stack, log);
   // A dev chain trades durability against power loss for speed (docs/dev-chain.md): no fsyncs.
   const noSync = devChain;
-  if (devChain) {
-    signer.setDurable(false);
-    stack.push("validator state", () => signer.flushState());
-  }
 
   const db = await openKvStore(join(dbDir, DB_FILES.node), { noSync });
   stack.push("node database", () => db.close());
@@ -336,6 +333,38 @@ async function openKeysAndStores(
     blockStore,
     stateStore,
   };
+}
+
+/**
+ * The validator's signer: the key file, or with priv_validator_laddr an external signer that must
+ * connect and give its key before the node goes on (node/setup.go createAndStartPrivValidatorSocketClient).
+ */
+async function openSigner(
+  config: NodeConfig,
+  genesis: GenesisDoc,
+  devChain: boolean,
+  stack: ShutdownStack,
+  log: Logger,
+): Promise<FilePV | SignerClient> {
+  const laddr = config.base.privValidatorLaddr;
+  if (laddr !== "") {
+    if (devChain) {
+      throw new ConfigError(
+        config.files.config,
+        "priv_validator_laddr",
+        "must be empty on a dev chain: its rollbacks rewrite the key file's sign state, which a remote signer keeps",
+      );
+    }
+    const client = await SignerClient.start(laddr, genesis.chainId, log.child({ module: "privval" }));
+    stack.push("remote signer", () => client.close());
+    return client;
+  }
+  const pv = await FilePV.loadOrGenerate(config.base.privValidatorKeyFile, config.base.privValidatorStateFile);
+  if (devChain) {
+    pv.setDurable(false);
+    stack.push("validator state", () => pv.flushState());
+  }
+  return pv;
 }
 
 /** The metrics, when `[instrumentation] prometheus` is on; they read `live` at scrape time. */
@@ -433,6 +462,8 @@ async function createConsensusAndReactor(
   });
   parts.live.consensus = consensus;
   consensusReactor.setConsensus(consensus);
+  // A remote signer that dials back gets the vote it missed (consensus would otherwise wait for peers).
+  if (signer instanceof SignerClient) signer.onConnected(() => consensus.retrySigning());
   // Blocks committed while the indexer was behind (a crash between commit and index write).
   await catchUpIndexer(parts.indexer, blockStore, stateStore, log);
   return { evidencePool, consensusReactor, consensus };
@@ -603,7 +634,8 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
 /** A dev chain's controls (`cometh dev`; mining, cheats, rollbacks), with its `--load-state` loaded. */
 async function createDevControl(core: Core): Promise<DevChain | undefined> {
   const { devTime, app, consensus, mempool, blockStore, stateStore, indexer, signer, evidencePool, log } = core;
-  if (devTime === undefined || !(app instanceof EvmApplication)) return undefined;
+  // openSigner refuses priv_validator_laddr on a dev chain, so its signer is the key file.
+  if (devTime === undefined || !(app instanceof EvmApplication) || !(signer instanceof FilePV)) return undefined;
   const dev = core.opts.dev ?? {};
   const devControl = new DevChain({
     consensus,

@@ -5,7 +5,7 @@ import { type EventBus, parseQuery } from "../events/index.js";
 import type { Indexer } from "../indexer/index.js";
 import type { Mempool } from "../mempool/index.js";
 import type { NodeInfo } from "../p2p/index.js";
-import type { FilePV } from "../privval/index.js";
+import type { FilePV, SignerClient } from "../privval/index.js";
 import type { CometServices, EvidenceAccess, NodeInfoView, P2PAccess } from "../rpc/comet/index.js";
 import type { BlockStore, StateStore } from "../store/index.js";
 import {
@@ -27,7 +27,7 @@ export interface ServiceParts {
   config: NodeConfig;
   genesis: GenesisDoc;
   nodeKey: NodeKey;
-  signer: FilePV;
+  signer: FilePV | SignerClient;
   blockStore: BlockStore;
   stateStore: StateStore;
   app: Application;

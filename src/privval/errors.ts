@@ -17,3 +17,26 @@ export class PrivValidatorFileError extends ComethError {
     this.file = file;
   }
 }
+
+/**
+ * The remote signer refused a request (privval RemoteSignerError): a double-sign guard refusal, a
+ * wrong chain id, a key it cannot provide. Not retried: asking again gets the same answer.
+ */
+export class RemoteSignerError extends ComethError {
+  readonly code: number;
+  readonly description: string;
+  constructor(code: number, description: string) {
+    super(`the remote signer refused: ${description} (code ${code})`);
+    this.code = code;
+    this.description = description;
+  }
+}
+
+/** No signer is connected, or the connection failed or timed out: the request may be retried on another connection. */
+export class SignerConnectionError extends ComethError {}
+
+/** The other side sent bytes that are not the privval protocol, or an answer of the wrong kind. */
+export class SignerProtocolError extends ComethError {}
+
+/** priv_validator_laddr, or a signer's address, is not one privval can listen on or dial. */
+export class SignerAddressError extends ComethError {}

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,6 +6,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import {
   type CometbftNode,
   cometbftVersion,
+  INTEROP_DIR,
   initCometbftHome,
   missingBinaries,
   PINNED,
@@ -59,5 +61,22 @@ describe.skipIf(gethMissing !== undefined)(`geth binary ${gethMissing ?? ""}`, (
   test("default: geth is the pinned version", async () => {
     const { stdout } = await runBinary("geth", ["version"]);
     expect(stdout).toContain(`Version: ${PINNED.geth.version.replace(/^v/, "")}-stable`);
+  });
+});
+
+const harnessMissing = missingBinaries("tm-signer-harness");
+describe.skipIf(harnessMissing !== undefined)(`tm-signer-harness binary ${harnessMissing ?? ""}`, () => {
+  test("default: tm-signer-harness is the pinned version", async () => {
+    const { stdout } = await runBinary("tm-signer-harness", ["version"]);
+    expect(stdout.trim()).toBe(PINNED.tendermint.version.replace(/^v/, ""));
+  });
+});
+
+describe("test/interop/gosigner", () => {
+  test("default: its go.mod requires the cometbft version versions.json pins", () => {
+    const goMod = readFileSync(join(INTEROP_DIR, "gosigner", "go.mod"), "utf8");
+    expect(goMod).toMatch(
+      new RegExp(`^require github\\.com/cometbft/cometbft ${PINNED.cometbft.version.replace(/\./g, "\\.")}$`, "m"),
+    );
   });
 });

@@ -24,11 +24,11 @@ interface PinnedModule {
   packages: Record<string, string>;
 }
 /** The pinned Go modules (test/interop/versions.json, the one place the versions are written). */
-export const PINNED: { cometbft: PinnedModule; geth: PinnedModule } = JSON.parse(
+export const PINNED: { cometbft: PinnedModule; geth: PinnedModule; tendermint: PinnedModule } = JSON.parse(
   readFileSync(join(INTEROP_DIR, "versions.json"), "utf8"),
 );
 
-export type InteropBinary = "cometbft" | "abci-cli" | "geth";
+export type InteropBinary = "cometbft" | "abci-cli" | "geth" | "tm-signer-harness" | "cometbft-signer";
 
 /** The path of a built binary (whether or not it exists). */
 export function binaryPath(name: InteropBinary): string {
@@ -42,8 +42,10 @@ export function binaryPath(name: InteropBinary): string {
 export function missingBinaries(...names: InteropBinary[]): string | undefined {
   const missing = names.filter((n) => !existsSync(binaryPath(n)));
   if (missing.length === 0) return undefined;
-  const geth = missing.includes("geth");
-  const only = geth && missing.length === 1 ? " -- --only geth" : geth ? "" : " -- --only cometbft";
+  const groups = new Set(
+    missing.map((n) => (n === "geth" ? "geth" : n === "tm-signer-harness" ? "tendermint" : "cometbft")),
+  );
+  const only = groups.size === 1 ? ` -- --only ${[...groups][0]}` : "";
   return (
     `skipped: ${missing.map((n) => binaryPath(n)).join(", ")} not built ` +
     `(run \`npm run interop:install${only}\`; it needs Go, and without Go it builds nothing)`

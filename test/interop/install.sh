@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds the Go binaries the interop tests run (`npm run interop:install`): CometBFT's `cometbft` and
-# `abci-cli`, and go-ethereum's `geth`, at the versions pinned in test/interop/versions.json, into
+# `abci-cli` (and `cometbft-signer`, CometBFT's privval signer in a main of ours), go-ethereum's `geth`, and Tendermint's remote signer test harness `tm-signer-harness`
+# (removed before CometBFT v0.37, so built from tendermint v0.34.24, the last release that has it; the
+# privval protocol it checks is unchanged in v0.38), at the versions pinned in test/interop/versions.json, into
 # test/interop/bin/ (git-ignored; COMETH_INTEROP_BIN=DIR puts them elsewhere, and the tests read the
 # same variable). Nothing of their code is committed: `go install` builds each from its
 # module, fetched through the Go module proxy, and the Go build cache makes a rebuild quick. A binary
 # whose embedded module version (`go version -m`) already is the pinned one is not rebuilt.
 #
-#   bash test/interop/install.sh                  # cometbft, abci-cli and geth
-#   bash test/interop/install.sh --only cometbft  # cometbft and abci-cli (geth takes minutes)
+#   bash test/interop/install.sh                    # all of them
+#   bash test/interop/install.sh --only cometbft    # cometbft and abci-cli (geth takes minutes)
 #   bash test/interop/install.sh --only geth
+#   bash test/interop/install.sh --only tendermint  # tm-signer-harness
 #
 # Without Go it says so and exits 0 (the interop tests then skip); if the module proxy refuses a module
 # it names the module and prints the proxy's error, and exits 1.
@@ -28,19 +31,19 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
-      echo "interop:install: unknown argument \"$1\"; use --only cometbft or --only geth" >&2
+      echo "interop:install: unknown argument \"$1\"; use --only cometbft, --only geth or --only tendermint" >&2
       exit 2
       ;;
   esac
 done
 case "$only" in
-  "" | cometbft | geth) ;;
+  "" | cometbft | geth | tendermint) ;;
   *)
-    echo "interop:install: --only takes cometbft or geth, not \"$only\"" >&2
+    echo "interop:install: --only takes cometbft, geth or tendermint, not \"$only\"" >&2
     exit 2
     ;;
 esac
@@ -62,9 +65,23 @@ pins="$(node -e '
 ' "$here/versions.json")"
 
 mkdir -p "$bin"
-# The module version a binary was built from, read from its embedded build info ("" when unknown).
+# The module version a binary was built from, read from its embedded build info ("" when unknown): the
+# main module (go install) or a dependency (build_in_module below).
 built_version() {
-  "$go_cmd" version -m "$1" 2>/dev/null | awk -v m="$2" '$1 == "mod" && $2 == m { print $3 }'
+  "$go_cmd" version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m { print $3 }'
+}
+
+# `go install module/pkg@version` also asks the proxy for the module's version list (to report a
+# deprecation); a proxy that serves the version but refuses the list fails it. This builds the same
+# package from a throwaway main module that requires module@version instead.
+build_in_module() {
+  local module="$1" version="$2" pkg="$3" out="$4" tmp
+  tmp="$(mktemp -d)"
+  printf 'module cometh.interop/build\n\ngo 1.22\n\nrequire %s %s\n' "$module" "$version" >"$tmp/go.mod"
+  (cd "$tmp" && GOFLAGS=-mod=mod "$go_cmd" build -o "$out" "$module/$pkg")
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
 }
 
 # Fetches module@version through the proxy first, so a refusal is reported as such (not as a build error).
@@ -96,8 +113,11 @@ while read -r group name module version pkg; do
   echo "interop:install: building $name from $module/$pkg@$version ..."
   start=$SECONDS
   if ! (cd "$bin" && GOBIN="$bin" "$go_cmd" install "$module/$pkg@$version"); then
-    echo "interop:install: go install $module/$pkg@$version failed (see above)" >&2
-    exit 1
+    echo "interop:install: go install $module/$pkg@$version failed; building it in a temporary module ..."
+    if ! build_in_module "$module" "$version" "$pkg" "$target"; then
+      echo "interop:install: building $module/$pkg@$version failed (see above)" >&2
+      exit 1
+    fi
   fi
   got="$(built_version "$target" "$module")"
   if [ "$got" != "$version" ]; then
@@ -107,6 +127,17 @@ while read -r group name module version pkg; do
   echo "interop:install: built $name $version in $((SECONDS - start)) s"
 done <<<"$pins"
 
+# cometbft-signer: a remote signer made of CometBFT's privval code (test/interop/gosigner, our few
+# lines around it; its go.mod pins the same cometbft version), for cometh-as-node interop tests.
+if [ -z "$only" ] || [ "$only" = cometbft ]; then
+  echo "interop:install: building cometbft-signer from test/interop/gosigner ..."
+  if ! (cd "$here/gosigner" && "$go_cmd" build -o "$bin/cometbft-signer" .); then
+    echo "interop:install: building test/interop/gosigner failed (see above)" >&2
+    exit 1
+  fi
+fi
+
 if [ -x "$bin/cometbft" ]; then echo "interop:install: cometbft version: $("$bin/cometbft" version)"; fi
 if [ -x "$bin/abci-cli" ]; then echo "interop:install: abci-cli version: $("$bin/abci-cli" version)"; fi
 if [ -x "$bin/geth" ]; then echo "interop:install: $("$bin/geth" version | head -n 2 | tr '\n' ' ')"; fi
+if [ -x "$bin/tm-signer-harness" ]; then echo "interop:install: tm-signer-harness version: $("$bin/tm-signer-harness" version)"; fi

@@ -144,6 +144,8 @@ export interface StartNodeArgs {
   wrapApp?: (app: KvStoreApplication) => ConsensusApp;
   /** Every signature the node makes is recorded here (key: height/round/type). */
   signLog?: SignLog;
+  /** Wraps the node's signer (e.g. one that fails while a remote signer is away). */
+  wrapSigner?: (signer: Signer) => Signer;
   log?: Logger;
   /** Builds the node's evidence pool over its stores (reported conflicting votes, evidence in blocks). */
   evidencePool?: (stores: {
@@ -198,6 +200,11 @@ function recordingSigner(pv: FilePV, log: SignLog): Signer {
   };
 }
 
+function wrapSigner(pv: FilePV, args: StartNodeArgs): Signer {
+  const signer = args.signLog ? recordingSigner(pv, args.signLog) : pv;
+  return args.wrapSigner ? args.wrapSigner(signer) : signer;
+}
+
 /** Builds a node's process objects over its disk, runs the handshake; does not start consensus. */
 export async function createTestNode(args: StartNodeArgs): Promise<TestNode> {
   const level = process.env.CS_TEST_LOG;
@@ -242,7 +249,7 @@ export async function createTestNode(args: StartNodeArgs): Promise<TestNode> {
     mempool,
     events,
     genesis: args.genesis,
-    ...(signer === undefined ? {} : { signer: args.signLog ? recordingSigner(signer, args.signLog) : signer }),
+    ...(signer === undefined ? {} : { signer: wrapSigner(signer, args) }),
     clock: args.clock,
     log,
     ...(args.gossip === undefined ? {} : { gossip: args.gossip }),

@@ -6,6 +6,7 @@
  * Does not own: listening, dialing, the peer set, reconnects, filtering by IP/ID, the address
  * book or PEX, nor what any channel's messages mean (that is the switch and the reactors).
  */
+export { ChunkReader, type ChunkSource, socketSource } from "./chunkReader.js";
 export * from "./errors.js";
 export { FlowMonitor } from "./flowMonitor.js";
 export {
@@ -17,3 +18,4 @@ export {
 export { MerlinTranscript } from "./merlin.js";
 export { DATA_MAX_SIZE, SEALED_FRAME_SIZE, SecretConnection } from "./secretConnection.js";
 export { nodeIdFromEd25519, type PeerConnection, type UpgradeOptions, upgradeConnection } from "./upgradeConnection.js";
+export { delimit } from "./wire.js";
