@@ -42,7 +42,7 @@ export type Executor = (state: EngineState, tx: EngineTx, block: BlockEnv, fork:
 
 /** Fixtures folder: $ETHEREUM_TESTS_DIR, else `../shared/ethereum-tests` beside the repository. */
 export function fixturesDir(env: NodeJS.ProcessEnv = process.env): string {
-  const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
+  const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
   const dir = env.ETHEREUM_TESTS_DIR;
   return dir !== undefined && dir !== "" ? resolve(repoRoot, dir) : resolve(repoRoot, "../shared/ethereum-tests");
 }
