@@ -68,10 +68,24 @@ export const MAX_FRAME_GAS = Number.MAX_SAFE_INTEGER;
 /** Memory beyond this many bytes is refused as out of gas (its cost alone would be ~2^45 gas). */
 export const MAX_MEMORY_BYTES = 0x1_0000_0000;
 
-/** Max blobs per block (EIP-4844 Cancun, EIP-7691 Prague). */
-export function maxBlobsPerTx(fork: Fork): number {
-  return fork === "prague" ? 9 : 6;
+/**
+ * What differs between the forks the engine runs, one table per fork (Cancun: ethereum/tests' fixtures;
+ * Prague: the chain). The opcode table and its static gas are the same in both (opcodes.ts); the
+ * precompiles have a table per fork (precompiles.ts).
+ */
+export interface ForkRules {
+  /** EIP-4844 blobs per transaction (EIP-7691 raised it in Prague). */
+  readonly maxBlobsPerTx: number;
+  /** EIP-7623: a transaction pays at least 21000 + 10 per calldata token. */
+  readonly calldataFloor: boolean;
+  /** EIP-7702: set-code transactions, delegated EOAs as senders, calls that follow a delegation. */
+  readonly setCode: boolean;
 }
+
+export const FORK_RULES: Readonly<Record<Fork, ForkRules>> = {
+  cancun: { maxBlobsPerTx: 6, calldataFloor: false, setCode: false },
+  prague: { maxBlobsPerTx: 9, calldataFloor: true, setCode: true },
+};
 
 /** Words of `bytes` (rounded up). */
 export function words(bytes: number): number {

@@ -18,6 +18,7 @@ import {
 } from "./frames.js";
 import {
   allButOne64th,
+  FORK_RULES,
   G_CALL_STIPEND,
   G_CALL_VALUE,
   G_CODE_DEPOSIT,
@@ -1049,7 +1050,7 @@ export class Evm implements Host {
       return failed(0, r.ok === false ? r.error : ERR.outOfGas);
     }
     let code = state.code(codeAddress, this.#keyOf(codeAddress));
-    if (this.fork === "prague") {
+    if (FORK_RULES[this.fork].setCode) {
       const target = delegationTarget(code);
       if (target !== undefined) code = state.code(target);
     }
@@ -1209,7 +1210,7 @@ export class Evm implements Host {
     if (op === CALL && f.isStatic && value !== 0n) throw new VmError(ERR.writeProtection);
     f.useGas(this.warmAddress(toKey) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
     const to = ref.bytes;
-    if (this.fork === "prague") {
+    if (FORK_RULES[this.fork].setCode) {
       const target = delegationTarget(this.state.code(to, toKey));
       if (target !== undefined) f.useGas(this.warmAddress(addressKey(target)) ? G_COLD_ACCOUNT : G_WARM_ACCESS);
     }

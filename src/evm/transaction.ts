@@ -2,13 +2,13 @@ import { equalBytes, KECCAK256_NULL } from "./bytes.js";
 import { addressKey, EMPTY } from "./frames.js";
 import {
   BLOB_GAS_PER_BLOB,
+  FORK_RULES,
   floorDataGas,
   G_AUTH_BASE,
   G_AUTH_EMPTY_ACCOUNT,
   intrinsicGas,
   MAX_FRAME_GAS,
   MAX_INITCODE_SIZE,
-  maxBlobsPerTx,
   REFUND_QUOTIENT,
 } from "./gas.js";
 import { createAddress, delegationTarget, Evm } from "./interpreter.js";
@@ -63,7 +63,7 @@ export function effectivePrice(
 /** geth's preCheck and the intrinsic-gas checks of execute(); returns the intrinsic gas. */
 function validate(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork, impersonated: boolean): bigint {
   const from = hex(tx.from);
-  if (tx.type === 4 && fork === "cancun") throw new EngineTxError("transaction type not supported");
+  if (tx.type === 4 && !FORK_RULES[fork].setCode) throw new EngineTxError("transaction type not supported");
   if (tx.type > 4 || tx.type < 0) throw new EngineTxError("transaction type not supported");
   const sender = state.account(tx.from);
   if (tx.nonce > sender.nonce) {
@@ -77,7 +77,7 @@ function validate(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork,
   // EIP-3607, with EIP-7702's delegated EOAs allowed.
   if (!impersonated && sender.exists && !equalBytes(sender.codeHash, KECCAK256_NULL)) {
     const code = state.code(tx.from);
-    if (fork === "cancun" || delegationTarget(code) === undefined) {
+    if (!FORK_RULES[fork].setCode || delegationTarget(code) === undefined) {
       throw new EngineTxError(`sender not an eoa: address ${from}, len(code): ${code.length}`);
     }
   }
@@ -104,9 +104,9 @@ function validate(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork,
   if (tx.type === 3) {
     if (tx.to === undefined) throw new EngineTxError(`blob transaction of type create: address ${from}`);
     if (tx.blobVersionedHashes.length === 0) throw new EngineTxError("blob transaction missing blob hashes");
-    if (tx.blobVersionedHashes.length > maxBlobsPerTx(fork)) {
+    if (tx.blobVersionedHashes.length > FORK_RULES[fork].maxBlobsPerTx) {
       throw new EngineTxError(
-        `blob transaction has too many blobs: have ${tx.blobVersionedHashes.length}, max ${maxBlobsPerTx(fork)}`,
+        `blob transaction has too many blobs: have ${tx.blobVersionedHashes.length}, max ${FORK_RULES[fork].maxBlobsPerTx}`,
       );
     }
     tx.blobVersionedHashes.forEach((h, i) => {
@@ -136,7 +136,7 @@ function validate(state: EngineState, tx: EngineTx, block: BlockEnv, fork: Fork,
   if (tx.gasLimit < intrinsic) {
     throw new EngineTxError(`intrinsic gas too low: have ${tx.gasLimit}, want ${intrinsic}`);
   }
-  if (fork === "prague") {
+  if (FORK_RULES[fork].calldataFloor) {
     const floor = floorDataGas(tx.data);
     if (tx.gasLimit < floor) {
       throw new EngineTxError(`insufficient gas for floor data gas cost: have ${tx.gasLimit}, want ${floor}`);
@@ -219,7 +219,7 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
     const sender = state.account(m.from);
     state.setAccount(m.from, { ...sender, nonce: sender.nonce + 1n });
   }
-  if (fork === "prague") {
+  if (FORK_RULES[fork].setCode) {
     for (const auth of m.authorizations) evm.addRefund(applyAuthorization(evm, auth, block.chainId));
     // geth warms the recipient's delegation target, which the authorizations may have just set.
     if (m.to !== undefined) {
@@ -243,7 +243,7 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
   const refundCap = gasUsed / REFUND_QUOTIENT;
   let refund = BigInt(Math.max(0, evm.refund));
   gasUsed -= refund < refundCap ? refund : refundCap;
-  if (fork === "prague") {
+  if (FORK_RULES[fork].calldataFloor) {
     const floor = floorDataGas(m.data);
     if (gasUsed < floor) {
       gasUsed = floor;
@@ -374,7 +374,7 @@ export function executeCall(
   opts: ExecOptions = {},
 ): TxResult {
   const accessList = msg.accessList ?? [];
-  const authorizations = fork === "prague" ? (msg.authorizationList ?? []) : [];
+  const authorizations = FORK_RULES[fork].setCode ? (msg.authorizationList ?? []) : [];
   const intrinsic = intrinsicGas(msg.data, accessList, authorizations, msg.to === undefined);
   if (msg.gasLimit < intrinsic) {
     throw new EngineTxError(`intrinsic gas too low: have ${msg.gasLimit}, want ${intrinsic}`);
