@@ -38,6 +38,7 @@ import { OP_GAS, OP_HANDLERS, OP_MAX_STACK, OP_MIN_STACK, OPCODES } from "./opco
 import { type PrecompileExtensions, precompileAt } from "./precompiles.js";
 import type {
   BlockEnv,
+  CallInputs,
   EngineHooks,
   EngineLog,
   EngineState,
@@ -906,25 +907,9 @@ export class Evm implements Host {
    * the one whose code runs; CALL moves `value` from caller to address, CALLCODE only checks the
    * caller can pay it. geth's Call/CallCode/DelegateCall/StaticCall.
    */
-  call(
-    kind: number,
-    caller: Uint8Array,
-    address: Uint8Array,
-    codeAddress: Uint8Array,
-    value: bigint,
-    input: Uint8Array,
-    gas: number,
-    isStatic: boolean,
-    depth: number,
-    reserve = 0n,
-  ): FrameResult {
+  call(c: CallInputs, reserve = 0n): FrameResult {
     this.#childReserve = reserve;
-    if (this.#framed) {
-      return this.#drive(
-        this.#enterCallTraced(kind, caller, caller, address, codeAddress, value, input, gas, isStatic, depth),
-      );
-    }
-    return this.#drive(this.#enterCall(kind, caller, address, codeAddress, value, input, gas, isStatic, depth));
+    return this.#drive(this.#framed ? this.#enterCallTraced(c, c.caller) : this.#enterCall(c));
   }
 
   /** CREATE/CREATE2 (and creation transactions): geth's evm.create. The caller's nonce is bumped here. */
@@ -972,23 +957,10 @@ export class Evm implements Host {
    * #enterCallBody with the gas above 2^53 − 1 that opCall or call() set aside for the new frame
    * (`#childReserve`): the frame gets it, or an immediate result hands it back (`#returnedReserve`).
    */
-  #enterCall(
-    kind: number,
-    caller: Uint8Array,
-    address: Uint8Array,
-    codeAddress: Uint8Array,
-    value: bigint,
-    input: Uint8Array,
-    gas: number,
-    isStatic: boolean,
-    depth: number,
-  ): FrameResult | Frame {
+  #enterCall(c: CallInputs): FrameResult | Frame {
     const reserve = this.#childReserve;
     this.#childReserve = 0n;
-    return this.#withReserve(
-      this.#enterCallBody(kind, caller, address, codeAddress, value, input, gas, isStatic, depth),
-      reserve,
-    );
+    return this.#withReserve(this.#enterCallBody(c), reserve);
   }
 
   #enterCreate(
@@ -1013,17 +985,8 @@ export class Evm implements Host {
     return next;
   }
 
-  #enterCallBody(
-    kind: number,
-    caller: Uint8Array,
-    address: Uint8Array,
-    codeAddress: Uint8Array,
-    value: bigint,
-    input: Uint8Array,
-    gas: number,
-    isStatic: boolean,
-    depth: number,
-  ): FrameResult | Frame {
+  #enterCallBody(c: CallInputs): FrameResult | Frame {
+    const { kind, caller, address, codeAddress, value, input, gas, isStatic, depth } = c;
     if (this.#watch !== undefined) this.#watch.get(this.#keyOf(codeAddress))?.(input);
     if (depth > MAX_CALL_DEPTH) return failed(gas, ERR.depth);
     const state = this.state;
@@ -1245,14 +1208,25 @@ export class Evm implements Host {
     const input = this.#framed ? f.memory.read(inAt, inSize as number) : f.memory.view(inAt, inSize as number);
     const depth = f.depth + 1;
     if (this.#stepOpen) this.#closeStep();
-    let next: FrameResult | Frame;
-    if (this.#framed) next = this.#enterCallFromOpcode(f, op, to, value, input, gas, depth);
-    else if (op === CALL) next = this.#enterCall(op, f.address, to, to, value, input, gas, f.isStatic, depth);
-    else if (op === CALLCODE)
-      next = this.#enterCall(op, f.address, f.address, to, value, input, gas, f.isStatic, depth);
-    else if (op === DELEGATECALL)
-      next = this.#enterCall(op, f.caller, f.address, to, f.value, input, gas, f.isStatic, depth);
-    else next = this.#enterCall(op, f.address, to, to, 0n, input, gas, true, depth);
+    // The CALL family's context: whose storage runs (address), as whom (caller), with what value.
+    const isStatic = op === STATICCALL || f.isStatic;
+    const c: CallInputs =
+      op === CALL || op === STATICCALL
+        ? { kind: op, caller: f.address, address: to, codeAddress: to, value, input, gas, isStatic, depth }
+        : op === CALLCODE
+          ? { kind: op, caller: f.address, address: f.address, codeAddress: to, value, input, gas, isStatic, depth }
+          : {
+              kind: op,
+              caller: f.caller,
+              address: f.address,
+              codeAddress: to,
+              value: f.value,
+              input,
+              gas,
+              isStatic,
+              depth,
+            };
+    const next = this.#framed ? this.#enterCallTraced(c, f.address) : this.#enterCall(c);
     const retSize = outSize as number;
     if (next instanceof Frame) {
       next.parent = f;
@@ -1299,55 +1273,23 @@ export class Evm implements Host {
 
   // -- tracing (only with hooks) --
 
-  /** #enterCall with onEnter first and, for a frame that runs no code, onExit at once. */
-  #enterCallTraced(
-    kind: number,
-    from: Uint8Array,
-    caller: Uint8Array,
-    address: Uint8Array,
-    codeAddress: Uint8Array,
-    value: bigint,
-    input: Uint8Array,
-    gas: number,
-    isStatic: boolean,
-    depth: number,
-  ): FrameResult | Frame {
+  /** #enterCall with onEnter first (`from`: the frame that calls) and, for a frame that runs no code, onExit at once. */
+  #enterCallTraced(c: CallInputs, from: Uint8Array): FrameResult | Frame {
     this.#onEnter?.({
-      depth,
-      type: frameType(kind),
+      depth: c.depth,
+      type: frameType(c.kind),
       from,
-      to: address,
-      codeAddress,
-      precompile: this.#precompileAt(codeAddress) !== undefined,
-      input,
-      gas: BigInt(gas),
-      value,
+      to: c.address,
+      codeAddress: c.codeAddress,
+      precompile: this.#precompileAt(c.codeAddress) !== undefined,
+      input: c.input,
+      gas: BigInt(c.gas),
+      value: c.value,
     });
-    this.#startGas[depth] = gas;
-    const next = this.#enterCall(kind, caller, address, codeAddress, value, input, gas, isStatic, depth);
-    if (!(next instanceof Frame)) this.#traceExit(depth, gas, next);
+    this.#startGas[c.depth] = c.gas;
+    const next = this.#enterCall(c);
+    if (!(next instanceof Frame)) this.#traceExit(c.depth, c.gas, next);
     return next;
-  }
-
-  /** opCall's frame with hooks: the CALL family's context, caller and value as #enterCall takes them. */
-  #enterCallFromOpcode(
-    f: Frame,
-    op: number,
-    to: Uint8Array,
-    value: bigint,
-    input: Uint8Array,
-    gas: number,
-    depth: number,
-  ): FrameResult | Frame {
-    if (op === CALL)
-      return this.#enterCallTraced(op, f.address, f.address, to, to, value, input, gas, f.isStatic, depth);
-    if (op === CALLCODE) {
-      return this.#enterCallTraced(op, f.address, f.address, f.address, to, value, input, gas, f.isStatic, depth);
-    }
-    if (op === DELEGATECALL) {
-      return this.#enterCallTraced(op, f.address, f.caller, f.address, to, f.value, input, gas, f.isStatic, depth);
-    }
-    return this.#enterCallTraced(op, f.address, f.address, to, to, 0n, input, gas, true, depth);
   }
 
   #enterCreateTraced(

@@ -237,7 +237,20 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
     createdAddress = createAddress(m.from, m.nonce);
     r = evm.create(m.from, m.value, m.data, gas, 0, createdAddress, reserve);
   } else {
-    r = evm.call(0xf1, m.from, m.to, m.to, m.value, m.data, gas, false, 0, reserve);
+    r = evm.call(
+      {
+        kind: 0xf1,
+        caller: m.from,
+        address: m.to,
+        codeAddress: m.to,
+        value: m.value,
+        input: m.data,
+        gas,
+        isStatic: false,
+        depth: 0,
+      },
+      reserve,
+    );
   }
   let gasUsed = m.gasLimit - BigInt(r.gasLeft) - evm.takeReturnedReserve();
   const refundCap = gasUsed / REFUND_QUOTIENT;

@@ -162,6 +162,27 @@ export type PrecompileResult =
 /** A precompiled contract: pure, synchronous. */
 export type Precompile = (input: Uint8Array, gasLimit: bigint, fork: Fork) => PrecompileResult;
 
+/**
+ * The inputs of a message call (revm's CallInputs), as CALL, CALLCODE, DELEGATECALL, STATICCALL and a
+ * transaction's own call give them: `address` is the account whose context runs (storage, ADDRESS),
+ * `codeAddress` the one whose code runs, `caller` the new frame's CALLER; CALL moves `value` from caller
+ * to address, CALLCODE only checks that the caller can pay it.
+ */
+export interface CallInputs {
+  /** The opcode (0xf1 CALL, 0xf2 CALLCODE, 0xf4 DELEGATECALL, 0xfa STATICCALL; a transaction's call is a CALL). */
+  readonly kind: number;
+  readonly caller: Uint8Array;
+  readonly address: Uint8Array;
+  readonly codeAddress: Uint8Array;
+  readonly value: bigint;
+  readonly input: Uint8Array;
+  /** Gas handed to the new frame (at most 2^53 − 1; the rest travels as the frame's reserve). */
+  readonly gas: number;
+  readonly isStatic: boolean;
+  /** The new frame's depth (0 for a transaction's own call). */
+  readonly depth: number;
+}
+
 /** The kinds of frame geth's tracing hooks name (SELFDESTRUCT: the opcode, reported as a frame). */
 export type FrameType = "CALL" | "CALLCODE" | "DELEGATECALL" | "STATICCALL" | "CREATE" | "CREATE2" | "SELFDESTRUCT";
 
