@@ -10,7 +10,8 @@
  *
  * The rows: SLOAD of one warm slot; SLOAD of a new (cold) slot each iteration; SSTORE of a new slot each
  * iteration (cold, 0 → non-zero); SSTORE of one warm dirty slot; LOG3 with 32 bytes of data; KECCAK256
- * of 64 bytes of memory; MSTORE + MLOAD of a word.
+ * of 64 bytes of memory; MSTORE + MLOAD of a word. Last, the analysis of code seen once (µs per analysis of
+ * a fresh copy of each workload contract and of 24 576 pseudo-random bytes).
  *
  * Then bench:evm's five workloads (bench/workloads/), each call with its own seed as bench:evm sends
  * them, run through executeCall on a fresh overlay per call: ms of CPU per call (median of --reps) and
@@ -20,6 +21,7 @@ import { parseArgs } from "node:util";
 import { keccak256 } from "../src/app/evm/crypto.js";
 import { KECCAK256_NULL, type StoredAccount } from "../src/app/evm/records.js";
 import { OverlayStateManager } from "../src/app/evm/stateManager.js";
+import { analysisOf } from "../src/evm/analysis.js";
 import { executeCall } from "../src/evm/index.js";
 import { WORKLOADS, workloadCalldata } from "./workloads/workloads.js";
 import compiled from "./workloads/workloads.json" with { type: "json" };
@@ -123,4 +125,29 @@ for (const w of WORKLOADS) {
     (rep) => new Uint8Array(Buffer.from(workloadCalldata(w, BigInt(1000 + rep)).slice(2), "hex")),
   );
   console.log(`${w.label.padEnd(40)} ${ms.toFixed(1).padStart(8)} ${(Number(gas) / ms / 1000).toFixed(0).padStart(8)}`);
+}
+
+// Code seen once (a creation's init code, an eth_call without `to`, a contract called for the first
+// time): its analysis (analysis.ts: JUMPDESTs, PUSH values, basic blocks) is paid in full. Each rep
+// analyses a fresh copy, so no cache answers it.
+console.log(`\n${"analysis of code seen once".padEnd(40)} ${"µs".padStart(8)} ${"ns/byte".padStart(8)}`);
+const codes: [string, Uint8Array][] = Object.entries(compiled.contracts).map(([name, c]) => [
+  `${name} (${(c.deployedBytecode.length - 2) / 2} bytes)`,
+  new Uint8Array(Buffer.from(c.deployedBytecode.slice(2), "hex")),
+]);
+const big = new Uint8Array(24_576);
+for (let i = 0; i < big.length; i++) big[i] = (i * 7919 + 13) & 0xff;
+codes.push([`24 576 pseudo-random bytes`, big]);
+for (const [name, code] of codes) {
+  const per: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    const copies = Array.from({ length: 200 }, () => code.slice());
+    const before = process.cpuUsage();
+    for (const c of copies) analysisOf(c);
+    const used = process.cpuUsage(before);
+    per.push((used.user + used.system) / copies.length);
+  }
+  per.sort((a, b) => a - b);
+  const us = per[per.length >> 1] as number;
+  console.log(`${name.padEnd(40)} ${us.toFixed(1).padStart(8)} ${((us * 1000) / code.length).toFixed(1).padStart(8)}`);
 }

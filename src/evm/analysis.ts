@@ -57,24 +57,29 @@ function analyze(code: Uint8Array): CodeAnalysis {
   padded.set(code);
   const jumpdests = new Uint8Array(len);
   // Indexed by pc up to the padding's end: a truncated PUSH at the end runs on into the padding's STOP.
-  const blockGas = new Int32Array(len + 34);
-  const blockMin = new Int32Array(len + 34);
-  const blockMax = new Int32Array(len + 34).fill(STACK_LIMIT);
+  // One allocation for the four per-pc tables (a typed array's backing store costs more than its bytes).
+  const n = len + 34;
+  const tables = new Int32Array(4 * n);
+  const blockGas = tables.subarray(0, n);
+  const blockMin = tables.subarray(n, 2 * n);
+  const blockMax = tables.subarray(2 * n, 3 * n).fill(STACK_LIMIT);
   /** The cumulative static gas of the block through each opcode, until close() turns it into the rest. */
-  const rest = new Int32Array(len + 34);
-  /** The pcs of the open block's opcodes. */
-  const ops: number[] = [];
+  const rest = tables.subarray(3 * n, 4 * n);
   let start = 0;
   let gas = 0;
   let delta = 0;
   let min = 0;
   let max = STACK_LIMIT;
-  const close = (): void => {
+  /** Closes the block [start, end): its totals at its start, and each opcode's rest. */
+  const close = (end: number): void => {
     blockGas[start] = gas;
     blockMin[start] = min;
     blockMax[start] = max;
-    for (const at of ops) rest[at] = gas - (rest[at] as number);
-    ops.length = 0;
+    for (let at = start; at < end; ) {
+      rest[at] = gas - (rest[at] as number);
+      const op = code[at] as number;
+      at += op >= 0x60 && op <= 0x7f ? op - 0x5e : 1;
+    }
   };
   const open = (at: number): void => {
     start = at;
@@ -89,7 +94,7 @@ function analyze(code: Uint8Array): CodeAnalysis {
     if (op === 0x5b) {
       jumpdests[pc] = 1;
       if (pc !== start) {
-        close();
+        close(pc);
         open(pc);
       }
     }
@@ -100,15 +105,14 @@ function analyze(code: Uint8Array): CodeAnalysis {
     delta += OP_DELTA[op] as number;
     gas += OP_GAS[op] as number;
     rest[pc] = gas;
-    ops.push(pc);
     pc += op >= 0x60 && op <= 0x7f ? op - 0x5e : 1;
     if (ENDS_BLOCK[op] === 1) {
-      close();
+      close(pc);
       open(pc);
     }
   }
   // A block that runs off the end stops there (the padding reads as STOP); one starting at or past
   // the end is empty.
-  if (start < len) close();
+  if (start < len) close(pc);
   return { code: padded, jumpdests, pushValues: pushValuesOf(code), blockGas, blockMin, blockMax, rest };
 }

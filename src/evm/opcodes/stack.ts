@@ -1,5 +1,5 @@
 import type { Frame } from "../frames.js";
-import { toWord, type Word } from "../words.js";
+import { bytesToWord, type Word } from "../words.js";
 
 import type { Handler } from "./common.js";
 
@@ -20,23 +20,22 @@ export function pushValuesOf(code: Uint8Array): Word[] {
   let values = pushValueCache.get(code);
   if (values !== undefined) return values;
   values = new Array<Word>(code.length + 1).fill(0);
-  for (let pc = 0; pc < code.length; pc++) {
+  const len = code.length;
+  for (let pc = 0; pc < len; pc++) {
     const op = code[pc] as number;
     if (op < 0x60 || op > 0x7f) continue;
     const n = op - 0x5f;
-    let v = 0n;
-    let x = 0;
-    let bytes = 0;
-    for (let i = pc + 1; i <= pc + n; i++) {
-      x = x * 256 + (code[i] ?? 0);
-      if (++bytes === 6) {
-        v = (v << 48n) | BigInt(x);
-        x = 0;
-        bytes = 0;
-      }
+    if (n <= 6 && pc + n < len) {
+      // Up to 48 bits: a number, no BigInt.
+      let x = 0;
+      for (let i = pc + 1; i <= pc + n; i++) x = x * 256 + (code[i] as number);
+      values[pc + 1] = x;
+    } else {
+      // Bytes past the end of the code read as zero (a truncated PUSH at the end).
+      const bytes = new Uint8Array(n);
+      bytes.set(code.subarray(pc + 1, Math.min(len, pc + 1 + n)));
+      values[pc + 1] = bytesToWord(bytes);
     }
-    if (bytes > 0) v = (v << BigInt(8 * bytes)) | BigInt(x);
-    values[pc + 1] = toWord(v);
     pc += n;
   }
   pushValueCache.set(code, values);
