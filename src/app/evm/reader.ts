@@ -15,7 +15,7 @@ import {
 import { type Word, toBig as wordToBig } from "./engine/words.js";
 import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
 import { type ExecBlockContext, joinHooks, TxExecutor } from "./executor.js";
-import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
+import { baseFeeForHeight, baseFeeWei, nextBlockBaseFee } from "./feeMarket.js";
 import type {
   AccessListEntry,
   CallArgs,
@@ -282,7 +282,7 @@ export class EvmReaderImpl implements EvmReader {
     const s = this.#d.settings();
     const m = this.#d.db.meta();
     if (s === undefined || m === undefined) return 0n;
-    return baseFeeWei(baseFeeForHeight(m.height + 1, s.feeMarket, m.feeMarket, s.maxGas));
+    return baseFeeWei(nextBlockBaseFee(m.height + 1, s.feeMarket, m.feeMarket, s.maxGas, m.nextBaseFee));
   }
 
   gasUsed(height: number): bigint | undefined {

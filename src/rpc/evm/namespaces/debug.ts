@@ -102,7 +102,7 @@ export const debug = {
   traceTransaction: method([p.hash, p.optional(p.traceConfig)], async ([hash, config], s) => {
     const tracer = requireTracer(s);
     const found = await s.chain.transactionByHash(hash);
-    if (found === undefined) throw serverError(`transaction ${toData(hash)} not found`);
+    if (found === undefined) throw serverError("transaction not found");
     if (found.location.blockNumber === 0) throw serverError("genesis is not traceable");
     const cfg = config ?? DEFAULT_TRACE;
     return encodeTraceResult(await traced(cfg, () => tracer.traceTransaction(hash, cfg)));

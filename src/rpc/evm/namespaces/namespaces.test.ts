@@ -773,7 +773,7 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
     });
 
     test("error: trace errors", async () => {
-      err(await call("debug_traceTransaction", [UNKNOWN_HASH]), -32000, /not found/);
+      err(await call("debug_traceTransaction", [UNKNOWN_HASH]), -32000, "transaction not found");
       err(await call("debug_traceBlockByNumber", ["0x0"]), -32000, "genesis is not traceable");
       err(await call("debug_traceBlockByNumber", ["0x999"]), -32000, /not found/);
       err(
