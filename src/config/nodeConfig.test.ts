@@ -177,6 +177,7 @@ describe("defaults", () => {
         metricsAddress: "127.0.0.1:6065",
         batchRequestLimit: 1000,
         batchResponseMaxSize: 25_000_000,
+        filterTimeoutMs: 300_000,
         enableProfiling: false,
         readWorkers: 0,
       },
