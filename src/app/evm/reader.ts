@@ -19,6 +19,7 @@ import { baseFeeForHeight, baseFeeWei, nextBlockBaseFee } from "./feeMarket.js";
 import type {
   AccessListEntry,
   CallArgs,
+  CallBlockOverrides,
   CallOptions,
   CallResult,
   EvmAccountView,
@@ -390,6 +391,7 @@ export class EvmReaderImpl implements EvmReader {
     try {
       const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
       const ctx = this.#context(height);
+      if (opts.block !== undefined) applyBlockOverrides(ctx, opts.block);
       const zeroPrice =
         (args.gasPrice ?? 0n) === 0n && (args.maxFeePerGas ?? 0n) === 0n && (args.maxPriorityFeePerGas ?? 0n) === 0n;
       const feeCap = args.gasPrice ?? args.maxFeePerGas;
@@ -838,8 +840,20 @@ function hexOrDash(b: Uint8Array | undefined): string {
  * (balanceOf, allowance, getReserves) per block pay for one execution per block. Thrown errors
  * (insufficient funds, timeouts) are not kept; results (success, revert, VM failure) are.
  */
+/** geth's BlockOverrides.Apply on a call's block context (before a priceless call's base fee goes to 0). */
+function applyBlockOverrides(ctx: ExecBlockContext, o: CallBlockOverrides): void {
+  if (o.number !== undefined) ctx.height = Number(o.number);
+  if (o.time !== undefined) ctx.timestamp = o.time;
+  if (o.gasLimit !== undefined) ctx.gasLimit = o.gasLimit;
+  if (o.coinbase !== undefined) ctx.coinbase = o.coinbase;
+  if (o.prevRandao !== undefined) ctx.prevRandao = o.prevRandao;
+  if (o.baseFee !== undefined) ctx.baseFee = o.baseFee;
+  if (o.blobBaseFee !== undefined) ctx.blobBaseFee = o.blobBaseFee;
+}
+
 function callMemoKey(args: CallArgs, opts: CallOptions, height: number): string | undefined {
   if (opts.overrides !== undefined && opts.overrides.length > 0) return undefined;
+  if (opts.block !== undefined) return undefined;
   if (args.accessList !== undefined || args.authorizationList !== undefined) return undefined;
   return `${height}|${opts.gasCap ?? "d"}|${hexOrDash(args.from)}|${hexOrDash(args.to)}|${args.gas ?? "-"}|${args.gasPrice ?? "-"}|${args.maxFeePerGas ?? "-"}|${args.maxPriorityFeePerGas ?? "-"}|${args.value ?? "-"}|${hexOrDash(args.data)}`;
 }
