@@ -8,8 +8,9 @@ import { FIXTURES_DIR, FIXTURES_PRESENT, startTestChain, type TestChain } from "
  * `npm run test:conformance`: the execution-apis conformance cases replayed against cometh on a dev
  * chain rebuilt from the set's test chain (testChain.ts). Each case passes only when every answer
  * equals geth's recorded one (speconly cases: has its structure), after the test chain's block hashes
- * are swapped for ours, fields in MUST_DIFFER aside. The cases that cannot apply to a CometBFT chain
- * are skipped with the reason (SKIPS); at the end the per-method counts are printed.
+ * are swapped for ours, fields in MUST_DIFFER aside. The cases that cannot apply to a CometBFT chain,
+ * and those where cometh differs on purpose, are skipped with the reason (SKIPS, one list); at the end
+ * the per-method counts and every skip reason with its cases are printed.
  */
 
 /** Fields never compared, with the reason. */
@@ -33,10 +34,12 @@ const method =
 const TEST_CHAIN_MERGE_BLOCK = 36n;
 
 /**
- * Cases that cannot apply to a CometBFT chain, with the reason: each depends on the test chain's own
- * Ethereum blocks (their headers, hashes, RLP, fork history) or on the Ethereum consensus layer.
+ * Every case that is not compared, with the reason, in one list. `cannot apply`: the case depends on
+ * the test chain's own Ethereum blocks (their headers, hashes, RLP, fork history) or on Ethereum's
+ * consensus layer, which a CometBFT chain does not have. `differs on purpose`: cometh answers
+ * otherwise on purpose, each a row of docs/compatibility.md.
  */
-const SKIPS: { match: (c: IoCase) => boolean; reason: string }[] = [
+const SKIPS: { match: (c: IoCase) => boolean; kind: "cannot apply" | "differs on purpose"; reason: string }[] = [
   {
     match: named(
       "debug_getRawBlock/get-block-n",
@@ -44,6 +47,7 @@ const SKIPS: { match: (c: IoCase) => boolean; reason: string }[] = [
       "debug_getRawHeader/get-block-n",
       "debug_getRawHeader/get-genesis",
     ),
+    kind: "cannot apply",
     reason:
       "the RLP of the test chain's own Ethereum block or header: a CometBFT chain's blocks are CometBFT blocks with no RLP header (and cometh answers -32601, docs/ethereum-rpc.md)",
   },
@@ -53,6 +57,7 @@ const SKIPS: { match: (c: IoCase) => boolean; reason: string }[] = [
       c.name !== "eth_getBlockByNumber/get-block-notfound" &&
       !c.name.endsWith("-by-empty-hash") &&
       !c.name.endsWith("-by-notfound-hash"),
+    kind: "cannot apply",
     reason:
       "the test chain's own headers: proof-of-work difficulty, nonce and mixHash, its gas limit before London, extraData, its state and receipt roots, the beacon root and blob gas of the consensus layer, the RLP size — a CometBFT block has none of them",
   },
@@ -65,11 +70,13 @@ const SKIPS: { match: (c: IoCase) => boolean; reason: string }[] = [
       "eth_getTransactionReceipt/get-legacy-input",
       "eth_getTransactionReceipt/get-legacy-receipt",
     ),
+    kind: "cannot apply",
     reason:
       "a receipt of a pre-Byzantium block (test chain blocks 1–8): it carries the post-state root of the test chain's trie instead of a status, and its gas follows Homestead's schedule; a CometBFT chain runs one fork (Prague) from its first block",
   },
   {
     match: named("eth_getLogs/contract-addr"),
+    kind: "cannot apply",
     reason:
       "logs of test chain block 2, executed there under Homestead's gas schedule: its first tx logs in a loop while GAS > 10000, and under Prague (cheaper calldata, EIP-2028) it has more gas left and logs 11 times instead of 10, so the next log's block-wide logIndex is one higher (a CometBFT chain runs one fork from genesis)",
   },
@@ -79,16 +86,19 @@ const SKIPS: { match: (c: IoCase) => boolean; reason: string }[] = [
       "eth_getTransactionReceipt/get-blob-tx",
       "eth_sendRawTransaction/send-blob-tx",
     ),
+    kind: "cannot apply",
     reason:
       "an EIP-4844 blob transaction: blobs live on Ethereum's consensus layer; a CometBFT chain has none and Cosmos EVM refuses type-3 txs (the replay sent the test chain's blob txs as plain EIP-1559 txs)",
   },
   {
     match: method("testing_buildBlockV1"),
+    kind: "cannot apply",
     reason:
       "builds an execution payload for Ethereum's engine API on a given parent; CometBFT builds blocks through its own consensus (PrepareProposal), there is no engine API",
   },
   {
     match: method("eth_config"),
+    kind: "cannot apply",
     reason:
       "EIP-7910's fork configuration (fork id, activation times, blob schedule, system contracts) of an Ethereum fork schedule; a CometBFT chain has one fork from genesis and no fork id",
   },
@@ -98,18 +108,13 @@ const SKIPS: { match: (c: IoCase) => boolean; reason: string }[] = [
       const base = /,\s*"(0x[0-9a-f]+)"\s*\]\s*}\s*$/.exec(c.exchanges[0]?.request ?? "")?.[1];
       return base !== undefined && BigInt(base) < TEST_CHAIN_MERGE_BLOCK;
     },
+    kind: "cannot apply",
     reason:
       "simulates on a pre-merge block of the test chain (an ethash header: difficulty, its gas limit, no base fee rules)",
   },
-];
-
-/**
- * Cases where cometh answers differently on purpose: each row of docs/compatibility.md named here.
- * They are skipped too, under their own heading in the summary.
- */
-const DIFFERS: { match: (c: IoCase) => boolean; reason: string }[] = [
   {
     match: named("eth_getBlockReceipts/get-block-receipts-empty", "eth_getBlockByHash/get-block-by-empty-hash"),
+    kind: "differs on purpose",
     reason: "block 0 has the zero hash (CometBFT has no block 0), so the zero hash names it",
   },
   {
@@ -120,25 +125,30 @@ const DIFFERS: { match: (c: IoCase) => boolean; reason: string }[] = [
       "eth_getStorageAt/get-storage-default-block",
       "eth_getTransactionCount/get-nonce-default-block",
     ),
+    kind: "differs on purpose",
     reason: "state reads without a block parameter: -32602 missing value (Cosmos EVM v0.5; geth reads at latest)",
   },
   {
     match: named("eth_getStorageAt/get-storage-invalid-key", "eth_getStorageAt/get-storage-invalid-key-too-large"),
+    kind: "differs on purpose",
     reason: "texts of -32602 errors: Cosmos EVM v0.5's storage key text",
   },
   {
     match: named("debug_traceBlockByNumber/trace-block-invalid-number"),
+    kind: "differs on purpose",
     reason: "texts of -32602 errors: cometh names the accepted block forms",
   },
   {
     match: (c) =>
       c.method.startsWith("debug_getRaw") ||
       ["eth_blobBaseFee", "eth_baseFee", "eth_capabilities", "eth_getStorageValues"].includes(c.method),
+    kind: "differs on purpose",
     reason:
       "methods Cosmos EVM v0.5 does not serve: debug_getRaw* (-32601 not implemented), eth_blobBaseFee, eth_baseFee, eth_capabilities, eth_getStorageValues (-32601)",
   },
   {
     match: named("eth_call/call-callenv", "eth_call/call-callenv-options-eip1559"),
+    kind: "differs on purpose",
     reason: "PREVRANDAO is 2^256-1 in every block (Cosmos EVM v0.5 sets the block context's Random to MaxHash)",
   },
 ];
@@ -173,11 +183,11 @@ describe.skipIf(!FIXTURES_PRESENT)("execution-apis conformance", () => {
   });
 
   test.for(cases)("$name", async (c, ctx) => {
+    // The first entry that matches decides (cannot-apply entries come first).
     const skip = SKIPS.find((s) => s.match(c));
-    const differs = skip === undefined ? DIFFERS.find((s) => s.match(c)) : undefined;
-    if (skip !== undefined || differs !== undefined) {
-      count(c.method, skip !== undefined ? "skipped" : "differs");
-      const reason = skip !== undefined ? `cannot apply: ${skip.reason}` : `differs on purpose: ${differs?.reason}`;
+    if (skip !== undefined) {
+      count(c.method, skip.kind === "cannot apply" ? "skipped" : "differs");
+      const reason = `${skip.kind}: ${skip.reason}`;
       skipReasons.set(reason, [...(skipReasons.get(reason) ?? []), c.name]);
       ctx.skip(reason);
       return;
