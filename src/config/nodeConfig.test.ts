@@ -485,6 +485,12 @@ describe("errors", () => {
     expect(renderConfigFile("config.toml")).toMatch(/^dashboard = false$/m);
   });
 
+  test("default: [json-rpc] filter-timeout is a positive Go duration (geth's 5 minutes by default)", () => {
+    expect(loadNodeConfig(home).jsonRpc.filterTimeoutMs).toBe(300_000);
+    expect(loadNodeConfig(home, { "json-rpc.filter-timeout": "1500ms" }).jsonRpc.filterTimeoutMs).toBe(1500);
+    expect(() => loadNodeConfig(home, { "json-rpc.filter-timeout": "0s" })).toThrow(/filter-timeout/);
+  });
+
   test("limits: [json-rpc] read-workers takes 0..64", () => {
     writeConfig("[json-rpc]\nread-workers = 0\n", "app.toml");
     expect(loadNodeConfig(home).jsonRpc.readWorkers).toBe(0);
