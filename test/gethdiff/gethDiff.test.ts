@@ -510,9 +510,26 @@ describe.skipIf(missing !== undefined)(`geth differential ${missing ?? ""}`, () 
       ],
       ["error: insufficient funds", { blockStateCalls: [{ calls: [{ from: echo, to: RECIPIENT, value: "0x1" }] }] }],
     ];
+    // Its text names the base block's time, which each chain stamps itself; the code and the rest are compared.
+    const ownTime: MustDiffer[] = [
+      {
+        path: /^eth_simulateV1\.error\.message$/,
+        label: /time going backwards$/,
+        reason: "the message names the base block's timestamp (block times differ, above)",
+      },
+    ];
     for (const [what, req] of requests) {
-      await c.call("eth_simulateV1", [req, "latest"], { label: `eth_simulateV1 ${what}` });
+      await c.call("eth_simulateV1", [req, "latest"], { label: `eth_simulateV1 ${what}`, extra: ownTime });
     }
+    // The same refusal, its text compared up to that timestamp.
+    const backwards = { blockStateCalls: [{ blockOverrides: { time: "0x1" } }] };
+    const texts = await Promise.all(
+      pair.both.map(async (e) => (await e.call("eth_simulateV1", [backwards, "latest"])).error?.message),
+    );
+    expect(texts.map((t) => t?.replace(/\d+$/, "T"))).toEqual([
+      "block timestamps must be in order: 1 <= T",
+      "block timestamps must be in order: 1 <= T",
+    ]);
     c.done();
   });
 
