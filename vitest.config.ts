@@ -5,7 +5,7 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     // The interop tests and the geth differential run Go binaries and have their own runs:
     // `npm run test:interop`, `npm run test:geth-diff`.
-    exclude: [...configDefaults.exclude, "test/interop/**", "test/gethdiff/**"],
+    exclude: [...configDefaults.exclude, "test/interop/**", "test/gethdiff/**", "test/conformance/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

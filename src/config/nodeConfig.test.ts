@@ -177,6 +177,7 @@ describe("defaults", () => {
         metricsAddress: "127.0.0.1:6065",
         batchRequestLimit: 1000,
         batchResponseMaxSize: 25_000_000,
+        filterTimeoutMs: 300_000,
         enableProfiling: false,
         readWorkers: 0,
       },
@@ -482,6 +483,12 @@ describe("errors", () => {
       `"<home>/config/config.toml: [rpc] dashboard must be true or false; got "yes" (a string)"`,
     );
     expect(renderConfigFile("config.toml")).toMatch(/^dashboard = false$/m);
+  });
+
+  test("default: [json-rpc] filter-timeout is a positive Go duration (geth's 5 minutes by default)", () => {
+    expect(loadNodeConfig(home).jsonRpc.filterTimeoutMs).toBe(300_000);
+    expect(loadNodeConfig(home, { "json-rpc.filter-timeout": "1500ms" }).jsonRpc.filterTimeoutMs).toBe(1500);
+    expect(() => loadNodeConfig(home, { "json-rpc.filter-timeout": "0s" })).toThrow(/filter-timeout/);
   });
 
   test("limits: [json-rpc] read-workers takes 0..64", () => {

@@ -531,6 +531,12 @@ const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {
   batchResponseMaxSize: int("batch-response-max-size", 25000000, {
     doc: "Upper bound on the number of response bytes of a JSON-RPC batch (0 = unlimited).",
   }),
+  filterTimeoutMs: duration("filter-timeout", "5m0s", {
+    doc:
+      "A filter (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter) not polled for this\n" +
+      "long is removed, as geth removes it after 5 minutes. cometh-only key.",
+    positive: true,
+  }),
   enableProfiling: bool("enable-profiling", false, { doc: "Enable profiling in the debug namespace" }),
   readWorkers: int("read-workers", DEFAULT_READ_WORKERS, {
     doc:

@@ -84,6 +84,12 @@ export const MUST_DIFFER: readonly MustDiffer[] = [
     path: /^eth_blobBaseFee\.(error|result)$/,
     reason: "eth_blobBaseFee: not registered in Cosmos EVM v0.5 (-32601); the chain takes no blob txs",
   },
+  {
+    path: /^eth_simulateV1\.error\.(code|message)$/,
+    label: /^eth_simulateV1 error: state and stateDiff together$/,
+    reason:
+      "eth_simulateV1 with both state and stateDiff for one account: geth refuses it when it applies the overrides (-32000); cometh when it decodes the argument, as it does for eth_call's overrides (-32602 invalid argument 0, docs/compatibility.md)",
+  },
   // Error paths (errors.test.ts): the same code, a different text, or a Cosmos EVM v0.5 rule.
   {
     path: /^eth_getBalance\.(error|result)$/,
@@ -113,7 +119,7 @@ export const MUST_DIFFER: readonly MustDiffer[] = [
     path: /^(eth_getTransactionByHash|eth_getTransactionReceipt|debug_traceTransaction)\./,
     label: /^(eth_getTransactionByHash|eth_getTransactionReceipt|debug_traceTransaction) \["0x(ab){32}"\]$/,
     reason:
-      "an unknown tx hash on a fresh chain: geth's tx indexer runs in the background and answers -32000 'transaction indexing is in progress' until its first pass ends; cometh indexes every block before announcing it, so the answer is geth's answer once indexed (null, 'transaction … not found')",
+      "an unknown tx hash on a fresh chain: geth's tx indexer runs in the background and answers -32000 'transaction indexing is in progress' until its first pass ends; cometh indexes every block before announcing it, so the answer is geth's answer once indexed (null, 'transaction not found')",
   },
   {
     path: /\.error\.message$/,

@@ -19,6 +19,12 @@ const ADDR = DEV_ADDRESS;
 const UNKNOWN_HASH = `0x${"ab".repeat(32)}`;
 const REVERTER = "0x00000000000000000000000000000000000000c2";
 const REVERTER_EMPTY = "0x00000000000000000000000000000000000000c3";
+/**
+ * cometh's filter timeout here (`[json-rpc] filter-timeout`), so a filter can expire within the test.
+ * geth's is 5 minutes with no flag to shorten it; an expired filter is deleted from its filter map,
+ * so geth answers for it what it answers for an id it never had.
+ */
+const FILTER_TIMEOUT_MS = 1500;
 const overrides = { [REVERTER]: { code: `0x${REVERT_REASON}` }, [REVERTER_EMPTY]: { code: `0x${REVERT_EMPTY}` } };
 
 /** Sends the same raw body to both; returns the unexpected differences of the parsed answers. */
@@ -89,7 +95,7 @@ async function wsExchange(url: string, frames: string[], count: number): Promise
 
 describe.skipIf(missing !== undefined)(`geth differential: errors ${missing ?? ""}`, () => {
   beforeAll(async () => {
-    pair = await startPair();
+    pair = await startPair({ comethArgs: ["--json-rpc.filter-timeout", `${FILTER_TIMEOUT_MS}ms`] });
   }, 240_000);
 
   afterAll(async () => {
@@ -252,6 +258,30 @@ describe.skipIf(missing !== undefined)(`geth differential: errors ${missing ?? "
       return { jsonrpc: "2.0", id: 1, method: "eth_getFilterChanges", params: [id] };
     });
     await c.call("eth_newFilter", [{ fromBlock: "0x5", toBlock: "0x1" }]);
+    c.done();
+  });
+
+  test("filters that expired: geth's answers for a filter it no longer has", async () => {
+    const c = new Check();
+    const ids = {
+      block: await pair.cometh.result<string>("eth_newBlockFilter"),
+      logs: await pair.cometh.result<string>("eth_newFilter", [{ fromBlock: "latest" }]),
+      pending: await pair.cometh.result<string>("eth_newPendingTransactionFilter"),
+    };
+    // Polled before the timeout, a filter lives on (each poll restarts its timer).
+    await new Promise((r) => setTimeout(r, FILTER_TIMEOUT_MS * 0.6));
+    expect((await pair.cometh.call("eth_getFilterChanges", [ids.logs])).error).toBeUndefined();
+    await new Promise((r) => setTimeout(r, FILTER_TIMEOUT_MS * 0.6));
+    expect((await pair.cometh.call("eth_getFilterChanges", [ids.logs])).error).toBeUndefined();
+    await new Promise((r) => setTimeout(r, FILTER_TIMEOUT_MS + 500));
+    const gone = "0x00000000000000000000000000000001";
+    for (const [kind, id] of Object.entries(ids)) {
+      for (const method of ["eth_getFilterChanges", "eth_getFilterLogs", "eth_uninstallFilter"]) {
+        const geth = strip(await pair.geth.raw({ jsonrpc: "2.0", id: 1, method, params: [gone] }));
+        const cometh = strip(await pair.cometh.raw({ jsonrpc: "2.0", id: 1, method, params: [id] }));
+        c.record(`${method} (expired ${kind} filter)`, geth, cometh);
+      }
+    }
     c.done();
   });
 

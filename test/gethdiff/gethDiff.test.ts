@@ -23,7 +23,11 @@ const hexN = (n: number) => `0x${n.toString(16)}`;
 /** Collects the unexpected differences of several calls; fails once with all of them. */
 class Check {
   readonly #bad: { label: string; diffs: Difference[] }[] = [];
-  async call(method: string, params: Params = [], opts: { extra?: readonly MustDiffer[]; label?: string } = {}) {
+  async call(
+    method: string,
+    params: Params = [],
+    opts: { extra?: readonly MustDiffer[]; label?: string; map?: (v: unknown) => unknown } = {},
+  ) {
     const r = await compareCall(pair, method, params, opts);
     if (r.unexpected.length > 0) {
       this.#bad.push({ label: opts.label ?? `${method} ${JSON.stringify(params)}`, diffs: r.unexpected });
@@ -314,6 +318,218 @@ describe.skipIf(missing !== undefined)(`geth differential ${missing ?? ""}`, () 
         await c.call("debug_traceBlockByNumber", [hexN(n), cfg], { label: `debug_traceBlockByNumber ${n} ${what}` });
       }
     }
+    c.done();
+  });
+
+  test("debug_traceCall with blockOverrides: every overridden field reaches the EVM as geth applies it", async () => {
+    const c = new Check();
+    // Returns NUMBER, TIMESTAMP, COINBASE, GASLIMIT, PREVRANDAO, BASEFEE and BLOBBASEFEE as 7 words.
+    const env = "0x00000000000000000000000000000000000000e7";
+    const code = `0x${["43", "42", "41", "45", "44", "48", "4a"].map((op, i) => `${op}60${(i * 32).toString(16).padStart(2, "0")}52`).join("")}60e06000f3`;
+    const stateOverrides = { [env]: { code } };
+    const all = {
+      number: "0x1234",
+      time: "0x7000000",
+      feeRecipient: "0x00000000000000000000000000000000000000fe",
+      gasLimit: "0x2000000",
+      prevRandao: `0x${"5a".repeat(32)}`,
+      baseFeePerGas: "0x7",
+      blobBaseFee: "0x3",
+    };
+    const call = { from: DEV_ADDRESS, to: env, gas: "0x186a0" };
+    for (const [what, cfg] of tracerConfigs) {
+      await c.call("debug_traceCall", [call, "latest", { ...cfg, stateOverrides, blockOverrides: all }], {
+        label: `debug_traceCall blockOverrides (all fields) ${what}`,
+      });
+    }
+    // A priced call pays the overridden base fee (geth zeroes it only for a call without a price).
+    await c.call("debug_traceCall", [
+      { ...call, maxFeePerGas: "0x9", maxPriorityFeePerGas: "0x1" },
+      "latest",
+      { tracer: "callTracer", stateOverrides, blockOverrides: all },
+    ]);
+    // Each field alone on top of the latest block (the others are the node's own: only what is
+    // overridden is compared word by word).
+    for (const [field, value] of Object.entries(all)) {
+      await c.call(
+        "debug_traceCall",
+        [call, "latest", { tracer: "callTracer", stateOverrides, blockOverrides: { [field]: value } }],
+        {
+          label: `debug_traceCall blockOverrides ${field}`,
+          map: (v: unknown) => {
+            const out = (v as { output?: string }).output ?? "";
+            const i = Object.keys(all).indexOf(field);
+            return out.slice(2 + i * 64, 2 + (i + 1) * 64);
+          },
+        },
+      );
+    }
+    // What a single call cannot take, and bad values.
+    await c.call("debug_traceCall", [call, "latest", { blockOverrides: { beaconRoot: `0x${"11".repeat(32)}` } }]);
+    await c.call("debug_traceCall", [call, "latest", { blockOverrides: { withdrawals: [] } }]);
+    await c.call("debug_traceCall", [call, "latest", { blockOverrides: { number: "12" } }]);
+    await c.call("debug_traceCall", [call, "latest", { blockOverrides: { feeRecipient: "0x12" } }]);
+    c.done();
+  });
+
+  test("eth_simulateV1: multi-block, overrides, validation, traceTransfers, full transactions, and its errors", async () => {
+    const c = new Check();
+    const word = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+    const from = DEV_ADDRESS;
+    const echo = "0x00000000000000000000000000000000000000c1";
+    const requests: [string, Record<string, unknown>][] = [
+      [
+        "two blocks: a store, a logging call, a transfer, then a read of the store",
+        {
+          blockStateCalls: [
+            {
+              calls: [
+                { from, to: s.contracts.store, data: word(11) },
+                { from, to: s.contracts.logger, data: word(2) },
+                { from, to: RECIPIENT, value: "0x5" },
+              ],
+            },
+            {
+              calls: [
+                { from, to: s.contracts.store, data: word(11) },
+                { from, to: s.contracts.revertReason },
+              ],
+            },
+          ],
+        },
+      ],
+      [
+        "block overrides: a gap of block numbers, fee recipient, prevRandao, gas limit",
+        {
+          blockStateCalls: [
+            {
+              blockOverrides: {
+                number: hexN(s.lastBlock + 5),
+                feeRecipient: "0x00000000000000000000000000000000000000fe",
+                prevRandao: `0x${"5a".repeat(32)}`,
+                gasLimit: "0x1000000",
+              },
+              calls: [{ from, to: s.contracts.logger, data: word(3) }],
+            },
+          ],
+        },
+      ],
+      [
+        "state overrides: balance, code, stateDiff, a precompile moved",
+        {
+          blockStateCalls: [
+            {
+              stateOverrides: {
+                [from]: { balance: "0xde0b6b3a7640000" },
+                [echo]: { code: "0x5f355f5260205ff3" },
+                [s.contracts.store]: { stateDiff: { [word(1)]: word(100) } },
+                "0x0000000000000000000000000000000000000004": {
+                  movePrecompileToAddress: "0x00000000000000000000000000000000000000d4",
+                },
+              },
+              calls: [
+                { from, to: echo, data: word(77) },
+                { from, to: s.contracts.store, data: word(5) },
+                { from, to: "0x00000000000000000000000000000000000000d4", data: "0xdeadbeef" },
+                { from, to: "0x0000000000000000000000000000000000000004", data: "0xdeadbeef" },
+              ],
+            },
+          ],
+        },
+      ],
+      [
+        "traceTransfers and returnFullTransactions",
+        {
+          traceTransfers: true,
+          returnFullTransactions: true,
+          blockStateCalls: [
+            {
+              calls: [
+                { from, to: RECIPIENT, value: "0x7" },
+                { from, to: s.contracts.factory, data: word(8), value: "0x2" },
+              ],
+            },
+          ],
+        },
+      ],
+      [
+        "validation: nonces and fees checked",
+        {
+          validation: true,
+          blockStateCalls: [
+            {
+              blockOverrides: { baseFeePerGas: "0x9" },
+              calls: [{ from, to: RECIPIENT, value: "0x1", maxFeePerGas: "0xa", maxPriorityFeePerGas: "0x1" }],
+            },
+          ],
+        },
+      ],
+      [
+        "validation: fee cap below the base fee",
+        {
+          validation: true,
+          blockStateCalls: [
+            { blockOverrides: { baseFeePerGas: "0x9" }, calls: [{ from, to: RECIPIENT, maxFeePerGas: "0x1" }] },
+          ],
+        },
+      ],
+      [
+        "validation: nonce too high",
+        {
+          validation: true,
+          blockStateCalls: [{ calls: [{ from, to: RECIPIENT, nonce: "0x999", maxFeePerGas: "0x0" }] }],
+        },
+      ],
+      [
+        "error: block numbers not increasing",
+        {
+          blockStateCalls: [
+            { blockOverrides: { number: hexN(s.lastBlock + 3) } },
+            { blockOverrides: { number: hexN(s.lastBlock + 2) } },
+          ],
+        },
+      ],
+      ["error: too many blocks", { blockStateCalls: [{ blockOverrides: { number: hexN(s.lastBlock + 300) } }] }],
+      [
+        "error: time going backwards",
+        {
+          blockStateCalls: [{ blockOverrides: { time: "0x1" } }],
+        },
+      ],
+      [
+        "error: state and stateDiff together",
+        {
+          blockStateCalls: [{ stateOverrides: { [echo]: { state: {}, stateDiff: {} } } }],
+        },
+      ],
+      [
+        "error: a call that runs out of the gas budget",
+        {
+          blockStateCalls: [{ calls: [{ from, to: s.contracts.loop, gas: "0x5f5e100" }] }],
+        },
+      ],
+      ["error: insufficient funds", { blockStateCalls: [{ calls: [{ from: echo, to: RECIPIENT, value: "0x1" }] }] }],
+    ];
+    // Its text names the base block's time, which each chain stamps itself; the code and the rest are compared.
+    const ownTime: MustDiffer[] = [
+      {
+        path: /^eth_simulateV1\.error\.message$/,
+        label: /time going backwards$/,
+        reason: "the message names the base block's timestamp (block times differ, above)",
+      },
+    ];
+    for (const [what, req] of requests) {
+      await c.call("eth_simulateV1", [req, "latest"], { label: `eth_simulateV1 ${what}`, extra: ownTime });
+    }
+    // The same refusal, its text compared up to that timestamp.
+    const backwards = { blockStateCalls: [{ blockOverrides: { time: "0x1" } }] };
+    const texts = await Promise.all(
+      pair.both.map(async (e) => (await e.call("eth_simulateV1", [backwards, "latest"])).error?.message),
+    );
+    expect(texts.map((t) => t?.replace(/\d+$/, "T"))).toEqual([
+      "block timestamps must be in order: 1 <= T",
+      "block timestamps must be in order: 1 <= T",
+    ]);
     c.done();
   });
 

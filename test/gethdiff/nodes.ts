@@ -82,7 +82,7 @@ function endpoint(name: "geth" | "cometh", http: string, ws: string): Endpoint {
  * cometh preinstalls it), and stubs (STOP) at the EIP-7002 and EIP-7251 request contracts, which
  * geth's Prague block processing calls and refuses to find empty; no tx of the suite touches them.
  */
-export function genesisJson(): Record<string, unknown> {
+export function genesisJson(baseFee = BASE_FEE): Record<string, unknown> {
   const history = PREINSTALLS.find((p) => p.name.startsWith("EIP-2935"));
   if (history === undefined) throw new Error("no EIP-2935 preinstall");
   return {
@@ -114,7 +114,7 @@ export function genesisJson(): Record<string, unknown> {
     timestamp: "0x0",
     extraData: "0x",
     gasLimit: `0x${GAS_LIMIT.toString(16)}`,
-    baseFeePerGas: `0x${BASE_FEE.toString(16)}`,
+    baseFeePerGas: `0x${baseFee.toString(16)}`,
     difficulty: "0x0",
     coinbase: DEV_ADDRESS,
     alloc: {
@@ -149,11 +149,18 @@ async function waitAnswering(e: Endpoint, alive: () => boolean, what: () => stri
   }
 }
 
+export interface PairOptions {
+  /** The genesis base fee (default BASE_FEE, 0). */
+  baseFee?: bigint;
+  /** More `cometh dev` flags (e.g. a short `--json-rpc.filter-timeout`). */
+  comethArgs?: string[];
+}
+
 /** Starts geth --dev and cometh dev on one genesis; `stop()` ends both (by PID) and removes their dirs. */
-export async function startPair(): Promise<NodePair> {
+export async function startPair(opts: PairOptions = {}): Promise<NodePair> {
   const dir = await mkdtemp(join(tmpdir(), "cometh-gethdiff-"));
   const genesisFile = join(dir, "genesis.json");
-  writeFileSync(genesisFile, JSON.stringify(genesisJson(), null, 2));
+  writeFileSync(genesisFile, JSON.stringify(genesisJson(opts.baseFee), null, 2));
   const datadir = join(dir, "geth");
   let geth: GoProcess | undefined;
   let cometh: SpawnedNode | undefined;
@@ -227,6 +234,7 @@ export async function startPair(): Promise<NodePair> {
       // geth's default RPC gas cap (Cosmos EVM's default is 25 000 000, docs/compatibility.md).
       "--json-rpc.gas-cap",
       "50000000",
+      ...(opts.comethArgs ?? []),
     ]);
     cometh.ready.catch(() => undefined);
     const c = cometh;

@@ -273,6 +273,24 @@ describe("cometh dev with viem's test client", () => {
     expect(bad.error?.code).toBe(-32602);
   });
 
+  test("cheats: setNextBlockBaseFeePerGas below the fee market's is what CheckTx, eth_feeHistory and the next block use", async () => {
+    const { test: t, wallet, pub } = clients("anvil");
+    const next = 7n;
+    await t.setNextBlockBaseFeePerGas({ baseFeePerGas: next });
+    const history = (await rpc("eth_feeHistory", ["0x1", "latest", []])).result as { baseFeePerGas: string[] };
+    expect(BigInt(history.baseFeePerGas[1] ?? "0x0")).toBe(next);
+    // A fee cap at the set base fee (far below the fee market's) is accepted and mined at it.
+    const hash = await wallet.sendTransaction({
+      to: "0x00000000000000000000000000000000000000ef",
+      value: 1n,
+      maxFeePerGas: next,
+      maxPriorityFeePerGas: 0n,
+    });
+    const receipt = await pub.getTransactionReceipt({ hash });
+    const block = await pub.getBlock({ blockNumber: receipt.blockNumber });
+    expect(block.baseFeePerGas).toBe(next);
+    expect(receipt.effectiveGasPrice).toBe(next);
+  });
   test("impersonation: a contract that holds tokens sends them without a key; stopping ends it", async () => {
     const { test: t, wallet, pub } = clients("anvil");
     const deploy = await wallet.deployContract({

@@ -142,6 +142,24 @@ function requestsAt(h: number): { method: string; params: unknown[] }[] {
     { method: "debug_traceCall", params: [transfer, tag, { tracer: "callTracer", tracerConfig: { withLog: true } }] },
     { method: "debug_traceCall", params: [transfer, tag, { tracer: "prestateTracer" }] },
     { method: "debug_traceCall", params: [transfer, tag, {}] },
+    {
+      method: "debug_traceCall",
+      params: [
+        { to: LOOP_ADDR, gas: "0x186a0" },
+        tag,
+        {
+          tracer: "callTracer",
+          // NUMBER TIMESTAMP COINBASE PREVRANDAO, returned: block overrides cross to the workers.
+          stateOverrides: { [LOOP_ADDR]: { code: "0x43600052426020524160405244606052608060" + "00f3" } },
+          blockOverrides: {
+            number: "0x99",
+            time: "0x12345",
+            feeRecipient: "0x00000000000000000000000000000000000000fe",
+            prevRandao: `0x${"5a".repeat(32)}`,
+          },
+        },
+      ],
+    },
     { method: "eth_getLogs", params: [{ fromBlock: "0x1", toBlock: tag }] },
     { method: "eth_getLogs", params: [{ fromBlock: tag, toBlock: tag, address: tokenAddr }] },
   ];

@@ -33,11 +33,11 @@ import {
 } from "./errors.js";
 import { createEvmCommon, createTxCommon, type ExecBlockContext, isDelegation, TxExecutor } from "./executor.js";
 import {
-  baseFeeForHeight,
   baseFeeWei,
   DEC_ONE,
   defaultFeeMarketParams,
   formatDec,
+  nextBlockBaseFee,
   nextFeeMarketState,
 } from "./feeMarket.js";
 import { type GenesisAccount, HISTORY_STORAGE_ADDRESS, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
@@ -411,7 +411,9 @@ export class EvmApplication implements Application {
       );
     }
     const meta = this.db.meta() as AppMeta;
-    const baseFee = baseFeeWei(baseFeeForHeight(meta.height + 1, settings.feeMarket, meta.feeMarket, settings.maxGas));
+    const baseFee = baseFeeWei(
+      nextBlockBaseFee(meta.height + 1, settings.feeMarket, meta.feeMarket, settings.maxGas, meta.nextBaseFee),
+    );
     if (d.maxFeePerGas < baseFee) {
       throw new InvalidEthTxError(
         CHECK_TX_CODES.insufficientFee,
@@ -486,7 +488,9 @@ export class EvmApplication implements Application {
   async prepareProposal(req: PrepareProposalRequest): Promise<{ txs: Uint8Array[] }> {
     const settings = this.#requireSettings();
     const meta = this.db.meta() as AppMeta;
-    const baseFee = baseFeeWei(baseFeeForHeight(req.height, settings.feeMarket, meta.feeMarket, settings.maxGas));
+    const baseFee = baseFeeWei(
+      nextBlockBaseFee(req.height, settings.feeMarket, meta.feeMarket, settings.maxGas, meta.nextBaseFee),
+    );
     const maxGas = settings.maxGas;
     const minTip = this.#opts.minTip ?? 0n;
     const out: Uint8Array[] = [];
@@ -589,10 +593,7 @@ export class EvmApplication implements Application {
     }
     const fm = settings.feeMarket;
     // A dev chain's setNextBlockBaseFeePerGas fixes this block's base fee.
-    const baseFeeDec =
-      meta.nextBaseFee !== undefined
-        ? meta.nextBaseFee * DEC_ONE
-        : baseFeeForHeight(req.height, fm, meta.feeMarket, settings.maxGas);
+    const baseFeeDec = nextBlockBaseFee(req.height, fm, meta.feeMarket, settings.maxGas, meta.nextBaseFee);
     const baseFee = baseFeeWei(baseFeeDec);
     const coinbase = settings.coinbase ?? (req.proposerAddress.length === 20 ? req.proposerAddress : ZERO_ADDRESS);
     let blockSettings: ChainSettings | undefined;

@@ -32,6 +32,10 @@ export interface ExecBlockContext {
   gasLimit: bigint;
   /** CometBFT block hash of this height (written to the EIP-2935 contract). */
   hash: Uint8Array;
+  /** PREVRANDAO, when a call overrides it (otherwise Cosmos EVM's MaxHash). */
+  prevRandao?: Uint8Array;
+  /** BLOBBASEFEE, when a call overrides it (otherwise 1: the chain takes no blobs). */
+  blobBaseFee?: bigint;
 }
 
 /** Outcome of one tx in a block: rejected before execution, or executed (success or EVM failure). */
@@ -280,8 +284,8 @@ export function blockEnvOf(ctx: ExecBlockContext, chainId: bigint, blockHash: (n
     coinbase: ctx.coinbase,
     gasLimit: ctx.gasLimit > MAX_UINT64 ? MAX_UINT64 : ctx.gasLimit,
     baseFee: ctx.baseFee,
-    prevRandao: MAX_HASH,
-    blobBaseFee: 1n,
+    prevRandao: ctx.prevRandao ?? MAX_HASH,
+    blobBaseFee: ctx.blobBaseFee ?? 1n,
     chainId,
     blockHash,
   };

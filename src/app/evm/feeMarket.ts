@@ -71,6 +71,23 @@ export function baseFeeForHeight(
   );
 }
 
+/**
+ * The base fee (Dec) of the block after the committed one: a dev chain's setNextBaseFee entry
+ * (`nextBaseFee`, wei) when one is pending, else the fee market's. CheckTx, PrepareProposal,
+ * FinalizeBlock and the reader's eth_baseFee must agree on it, or a tx priced for the set fee is
+ * refused before the block that would take it.
+ */
+export function nextBlockBaseFee(
+  height: number,
+  params: FeeMarketParams,
+  state: FeeMarketState,
+  maxGas: bigint,
+  nextBaseFee: bigint | undefined,
+): bigint | undefined {
+  if (nextBaseFee !== undefined) return nextBaseFee * DEC_ONE;
+  return baseFeeForHeight(height, params, state, maxGas);
+}
+
 /** The EVM-facing base fee in wei: the Dec truncated (0 when the fee market is off). */
 export function baseFeeWei(dec: bigint | undefined): bigint {
   return dec === undefined ? 0n : dec / DEC_ONE;

@@ -52,6 +52,7 @@ export type {
   AccessListEntry,
   AuthorizationView,
   CallArgs,
+  CallBlockOverrides,
   CallOptions,
   CallResult,
   EvmAccountView,

@@ -241,6 +241,7 @@ export class EvmReadPool {
     if (opts.gasCap !== undefined) o.gasCap = opts.gasCap;
     if (opts.timeoutMs !== undefined) o.timeoutMs = opts.timeoutMs;
     if (opts.overrides !== undefined) o.overrides = opts.overrides;
+    if (opts.block !== undefined) o.block = opts.block;
     if (opts.quietConsole !== undefined) o.quietConsole = opts.quietConsole;
     return o;
   }

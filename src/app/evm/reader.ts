@@ -17,10 +17,11 @@ import { COSMOS_PRECOMPILES } from "./cosmosPrecompiles.js";
 import { checksumAddress, keccak256 } from "./crypto.js";
 import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
 import { type ExecBlockContext, joinHooks, TxExecutor } from "./executor.js";
-import { baseFeeForHeight, baseFeeWei } from "./feeMarket.js";
+import { baseFeeForHeight, baseFeeWei, nextBlockBaseFee } from "./feeMarket.js";
 import type {
   AccessListEntry,
   CallArgs,
+  CallBlockOverrides,
   CallOptions,
   CallResult,
   EvmAccountView,
@@ -284,7 +285,7 @@ export class EvmReaderImpl implements EvmReader {
     const s = this.#d.settings();
     const m = this.#d.db.meta();
     if (s === undefined || m === undefined) return 0n;
-    return baseFeeWei(baseFeeForHeight(m.height + 1, s.feeMarket, m.feeMarket, s.maxGas));
+    return baseFeeWei(nextBlockBaseFee(m.height + 1, s.feeMarket, m.feeMarket, s.maxGas, m.nextBaseFee));
   }
 
   gasUsed(height: number): bigint | undefined {
@@ -392,6 +393,7 @@ export class EvmReaderImpl implements EvmReader {
     try {
       const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
       const ctx = this.#context(height);
+      if (opts.block !== undefined) applyBlockOverrides(ctx, opts.block);
       const zeroPrice =
         (args.gasPrice ?? 0n) === 0n && (args.maxFeePerGas ?? 0n) === 0n && (args.maxPriorityFeePerGas ?? 0n) === 0n;
       const feeCap = args.gasPrice ?? args.maxFeePerGas;
@@ -852,8 +854,20 @@ function hexOrDash(b: Uint8Array | undefined): string {
  * (balanceOf, allowance, getReserves) per block pay for one execution per block. Thrown errors
  * (insufficient funds, timeouts) are not kept; results (success, revert, VM failure) are.
  */
+/** geth's BlockOverrides.Apply on a call's block context (before a priceless call's base fee goes to 0). */
+function applyBlockOverrides(ctx: ExecBlockContext, o: CallBlockOverrides): void {
+  if (o.number !== undefined) ctx.height = Number(o.number);
+  if (o.time !== undefined) ctx.timestamp = o.time;
+  if (o.gasLimit !== undefined) ctx.gasLimit = o.gasLimit;
+  if (o.coinbase !== undefined) ctx.coinbase = o.coinbase;
+  if (o.prevRandao !== undefined) ctx.prevRandao = o.prevRandao;
+  if (o.baseFee !== undefined) ctx.baseFee = o.baseFee;
+  if (o.blobBaseFee !== undefined) ctx.blobBaseFee = o.blobBaseFee;
+}
+
 function callMemoKey(args: CallArgs, opts: CallOptions, height: number): string | undefined {
   if (opts.overrides !== undefined && opts.overrides.length > 0) return undefined;
+  if (opts.block !== undefined) return undefined;
   if (args.accessList !== undefined || args.authorizationList !== undefined) return undefined;
   return `${height}|${opts.gasCap ?? "d"}|${hexOrDash(args.from)}|${hexOrDash(args.to)}|${args.gas ?? "-"}|${args.gasPrice ?? "-"}|${args.maxFeePerGas ?? "-"}|${args.maxPriorityFeePerGas ?? "-"}|${args.value ?? "-"}|${hexOrDash(args.data)}`;
 }

@@ -139,10 +139,24 @@ export interface StateOverride {
   stateDiff?: { slot: Uint8Array; value: Uint8Array }[];
 }
 
+/** The block context fields a call may override (geth's BlockOverrides as debug_traceCall applies them). */
+export interface CallBlockOverrides {
+  number?: bigint;
+  /** Unix seconds. */
+  time?: bigint;
+  gasLimit?: bigint;
+  coinbase?: Uint8Array;
+  prevRandao?: Uint8Array;
+  baseFee?: bigint;
+  blobBaseFee?: bigint;
+}
+
 export interface CallOptions {
   /** State after this height and that block's context; default latest. */
   height?: number;
   overrides?: StateOverride[];
+  /** The block context's fields replaced (debug_traceCall's blockOverrides). */
+  block?: CallBlockOverrides;
   /** Gas cap (`[json-rpc] gas-cap`); 0 = none; default 25 000 000. */
   gasCap?: bigint;
   /** `evm-timeout`; 0 = none; default 5000. */

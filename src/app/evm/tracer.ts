@@ -99,8 +99,9 @@ function hexOf(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
 }
 
-/** geth's name of an opcode (vm.OpCode.String()). */
+/** geth's name of an opcode (vm.OpCode.String()): 0x44 keeps its pre-merge name there. */
 function opName(op: number): string {
+  if (op === 0x44) return "DIFFICULTY";
   const name = OPCODES[op]?.name ?? "";
   return name === "" || name.startsWith("0x") ? `opcode 0x${op.toString(16)} not defined` : name;
 }

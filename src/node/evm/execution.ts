@@ -1,9 +1,11 @@
 import {
   type CallOptions as AppCallOptions,
   type CallArgs,
+  type CallBlockOverrides,
   type EvmReader,
   type EvmReadPool,
   GasEstimationError,
+  type SimulateBlockOverrides,
   type SimulatedBlock,
   SimulationError,
   type StateOverride,
@@ -120,6 +122,19 @@ export function callOptionsOf(opts: CallOptions): AppCallOptions {
     timeoutMs: opts.timeoutMs,
     ...(opts.quietConsole === true ? { quietConsole: true } : {}),
     ...(opts.overrides === undefined ? {} : { overrides: overridesOf(opts.overrides) }),
+    ...(opts.block === undefined ? {} : { block: blockOf(opts.block) }),
+  };
+}
+
+function blockOf(o: SimulateBlockOverrides): CallBlockOverrides {
+  return {
+    ...(o.number === undefined ? {} : { number: o.number }),
+    ...(o.time === undefined ? {} : { time: o.time }),
+    ...(o.gasLimit === undefined ? {} : { gasLimit: o.gasLimit }),
+    ...(o.feeRecipient === undefined ? {} : { coinbase: o.feeRecipient }),
+    ...(o.prevRandao === undefined ? {} : { prevRandao: o.prevRandao }),
+    ...(o.baseFeePerGas === undefined ? {} : { baseFee: o.baseFeePerGas }),
+    ...(o.blobBaseFee === undefined ? {} : { blobBaseFee: o.blobBaseFee }),
   };
 }
 

@@ -116,6 +116,17 @@ describe("structured arguments", () => {
     );
   });
 
+  test("error: a field inside a nested struct names the innermost struct and the whole field path (Go's encoding/json)", () => {
+    expect(fails(p.traceConfig.decode, '{"blockOverrides":{"number":"12"}}')).toBe(
+      "json: cannot unmarshal hex string without 0x prefix into Go struct field BlockOverrides.BlockOverrides.Number of type *hexutil.Big",
+    );
+  });
+
+  test("default: debug_traceCall's blockOverrides decode as eth_simulateV1's", () => {
+    const cfg = p.traceConfig.decode(node('{"blockOverrides":{"number":"0x10","baseFeePerGas":"0x7","time":"0x5"}}'));
+    expect(cfg.blockOverrides).toEqual({ number: 16n, baseFeePerGas: 7n, time: 5n });
+  });
+
   test("default: filter topics (null wildcard, OR lists, null inside a list)", () => {
     const t = `0x${"11".repeat(32)}`;
     const f = p.filter.decode(node(`{"topics":[null,"${t}",["${t}","${t}"],["${t}",null]]}`));

@@ -22,27 +22,40 @@ import type {
 /** Why one argument does not decode; the dispatcher prefixes "invalid argument N: ". */
 export class ParamError extends ComethError {
   /** Set for Go `UnmarshalTypeError`s, whose text changes inside a struct field. */
-  readonly typeError: { readonly value: string; readonly goType: string } | undefined;
-  constructor(message: string, typeError?: { value: string; goType: string }) {
+  readonly typeError: GoTypeError | undefined;
+  constructor(message: string, typeError?: GoTypeError) {
     super(message);
     this.typeError = typeError;
   }
+}
+
+/** A Go UnmarshalTypeError: inside struct fields, `struct` is the innermost struct's name and `path` the field path from the outermost. */
+interface GoTypeError {
+  readonly value: string;
+  readonly goType: string;
+  readonly struct?: string;
+  readonly path?: string;
 }
 
 function typeError(value: string, goType: string): ParamError {
   return new ParamError(`json: cannot unmarshal ${value} into Go value of type ${goType}`, { value, goType });
 }
 
-/** Re-words a failure inside a struct field the way encoding/json does. */
+/**
+ * Re-words a failure inside a struct field the way encoding/json does: the innermost struct's name,
+ * then the field names from the outermost down (`BlockOverrides.BlockOverrides.Number`).
+ */
 function inField<T>(struct: string, field: string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
     if (err instanceof ParamError && err.typeError !== undefined) {
-      const { value, goType } = err.typeError;
+      const t = err.typeError;
+      const inner =
+        t.path === undefined ? { struct, path: field } : { struct: t.struct ?? struct, path: `${field}.${t.path}` };
       throw new ParamError(
-        `json: cannot unmarshal ${value} into Go struct field ${struct}.${field} of type ${goType}`,
-        err.typeError,
+        `json: cannot unmarshal ${t.value} into Go struct field ${inner.struct}.${inner.path} of type ${t.goType}`,
+        { value: t.value, goType: t.goType, ...inner },
       );
     }
     throw err;
@@ -572,7 +585,9 @@ function decodeBlockOverrides(node: JsonNode): SimulateBlockOverride {
   const out: SimulateBlockOverride = {};
   const get = <T>(name: string, dec: (n: JsonNode) => T): T | undefined => {
     const v = f.get(name.toLowerCase());
-    return v === undefined || v.kind === "null" ? undefined : inField("BlockOverrides", name, () => dec(v));
+    // The Go struct has no JSON tags: an error names the Go field (`Number`, `FeeRecipient`).
+    const goName = `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+    return v === undefined || v.kind === "null" ? undefined : inField("BlockOverrides", goName, () => dec(v));
   };
   const number = get("number", decodeBig);
   if (number !== undefined) out.number = number;
@@ -683,8 +698,14 @@ function decodeTraceConfig(node: JsonNode): TraceConfig {
     so === undefined || so.kind === "null"
       ? undefined
       : inField("TraceCallConfig", "StateOverrides", () => decodeStateOverrides(so));
+  const bo = f.get("blockoverrides");
+  const blockOverrides =
+    bo === undefined || bo.kind === "null"
+      ? undefined
+      : inField("TraceCallConfig", "BlockOverrides", () => decodeBlockOverrides(bo));
   return {
     ...(stateOverrides === undefined ? {} : { stateOverrides }),
+    ...(blockOverrides === undefined ? {} : { blockOverrides }),
     tracer: tracerName === "" ? undefined : (tracerName as (typeof TRACERS)[number]),
     onlyTopCall: !prestate && flag("onlyTopCall"),
     withLog: !prestate && flag("withLog"),

@@ -2,6 +2,7 @@ import type {
   AccessListEntry,
   AuthorizationView as Authorization,
   EvmTx,
+  SimulateBlockOverrides,
   SimulateBlockSpec,
   SimulatedBlock,
   SimulatedCall,
@@ -253,6 +254,8 @@ export interface CallOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   readonly overrides?: StateOverrides;
+  /** The block context's fields replaced (debug_traceCall's blockOverrides; no beaconRoot, no withdrawals). */
+  readonly block?: SimulateBlockOverrides;
   /** A dev chain prints a call's console.log lines unless quiet (the estimate inside eth_sendTransaction). */
   readonly quietConsole?: boolean;
 }
@@ -435,6 +438,8 @@ export interface MinerControl {
 export interface TraceConfig {
   /** debug_traceCall: state overrides as eth_call takes them (geth's TraceCallConfig). */
   readonly stateOverrides?: StateOverrides;
+  /** debug_traceCall: block overrides (geth's TraceCallConfig), as eth_simulateV1 takes them. */
+  readonly blockOverrides?: SimulateBlockOverrides;
   /** Undefined: the struct (opcode) logger. */
   readonly tracer: "callTracer" | "prestateTracer" | "4byteTracer" | "noopTracer" | undefined;
   /** callTracer: only the top call. */

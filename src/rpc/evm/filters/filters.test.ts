@@ -55,6 +55,17 @@ describe("filters", () => {
     expect(f.rpc.runtime.filters.size()).toBe(0);
   });
 
+  test("behavior: [json-rpc] filter-timeout sets the expiry", async () => {
+    const clock = new ManualClock();
+    f = await chain.startRpc({ filterTimeoutMs: 2000 }, { clock });
+    const id = (await rpcCall(f.url, "eth_newBlockFilter")).result;
+    clock.advance(1500);
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [id])).result).toEqual([]);
+    clock.advance(2001);
+    expect((await rpcCall(f.url, "eth_getFilterChanges", [id])).error?.message).toBe("filter not found");
+    expect((await rpcCall(f.url, "eth_uninstallFilter", [id])).result).toBe(false);
+  });
+
   test("behavior: eth_getFilterLogs does not keep a filter alive", async () => {
     const clock = new ManualClock();
     f = await chain.startRpc({}, { clock });

@@ -102,7 +102,7 @@ export const debug = {
   traceTransaction: method([p.hash, p.optional(p.traceConfig)], async ([hash, config], s) => {
     const tracer = requireTracer(s);
     const found = await s.chain.transactionByHash(hash);
-    if (found === undefined) throw serverError(`transaction ${toData(hash)} not found`);
+    if (found === undefined) throw serverError("transaction not found");
     if (found.location.blockNumber === 0) throw serverError("genesis is not traceable");
     const cfg = config ?? DEFAULT_TRACE;
     return encodeTraceResult(await traced(cfg, () => tracer.traceTransaction(hash, cfg)));
@@ -129,6 +129,12 @@ export const debug = {
       const height = await stateHeight(ref, s);
       const gas = callGas(req, ctx.runtime.settings.gasCap);
       const cfg = config ?? DEFAULT_TRACE;
+      // geth's BlockOverrides.Apply: a single call has no beacon root call and no withdrawals.
+      for (const field of ["beaconRoot", "withdrawals"] as const) {
+        if (cfg.blockOverrides?.[field] !== undefined) {
+          throw serverError(`block override "${field}" is not supported for this RPC method`);
+        }
+      }
       const result = await withEvmTimeout(ctx, (signal, timeoutMs) =>
         traced(cfg, () =>
           tracer.traceCall({ ...req, gas }, cfg, {
@@ -137,6 +143,7 @@ export const debug = {
             timeoutMs,
             signal,
             ...(cfg.stateOverrides === undefined ? {} : { overrides: cfg.stateOverrides }),
+            ...(cfg.blockOverrides === undefined ? {} : { block: cfg.blockOverrides }),
           }),
         ),
       );

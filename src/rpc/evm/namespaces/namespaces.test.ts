@@ -767,13 +767,42 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       const traced = (await call("debug_traceCall", [{ from: a0, to: hex(ECHO) }, "latest", { tracer: "callTracer" }]))
         .result;
       expect(traced.type).toBe("CALL");
+      // blockOverrides reach the EVM: NUMBER, TIMESTAMP, COINBASE, GASLIMIT, PREVRANDAO (the struct
+      // logger names 0x44 DIFFICULTY, as geth does), BASEFEE, BLOBBASEFEE as seven words.
+      const env = "0x00000000000000000000000000000000000000e7";
+      const code = `0x${["43", "42", "41", "45", "44", "48", "4a"].map((op, i) => `${op}60${(i * 32).toString(16).padStart(2, "0")}52`).join("")}60e06000f3`;
+      const blockOverrides = {
+        number: "0x1234",
+        time: "0x7000000",
+        feeRecipient: "0x00000000000000000000000000000000000000fe",
+        gasLimit: "0x2000000",
+        prevRandao: `0x${"5a".repeat(32)}`,
+        baseFeePerGas: "0x7",
+        blobBaseFee: "0x3",
+      };
+      const envCall = { from: a0, to: env, gas: "0x186a0", maxFeePerGas: "0x9", maxPriorityFeePerGas: "0x1" };
+      const cfg = { tracer: "callTracer", stateOverrides: { [env]: { code } }, blockOverrides };
+      const words = ok("debug_traceCall", await call("debug_traceCall", [envCall, "latest", cfg])).output.slice(2);
+      expect(words.match(/.{64}/g)).toEqual(
+        ["1234", "7000000", "fe", "2000000", "5a".repeat(32), "7", "3"].map((w) => w.padStart(64, "0")),
+      );
+      const logged = ok(
+        "debug_traceCall",
+        await call("debug_traceCall", [envCall, "latest", { ...cfg, tracer: undefined }]),
+      );
+      expect(logged.structLogs.map((l: { op: string }) => l.op)).toContain("DIFFICULTY");
+      err(
+        await call("debug_traceCall", [envCall, "latest", { blockOverrides: { beaconRoot: `0x${"11".repeat(32)}` } }]),
+        -32000,
+        'block override "beaconRoot" is not supported for this RPC method',
+      );
       // An RLP block whose header number (field 8) is 1.
       const rlp = hex(RLP.encode([[0, 0, 0, 0, 0, 0, 0, 0, 1], [], []]));
       expect((await call("debug_traceBlock", [rlp])).result).toHaveLength(3);
     });
 
     test("error: trace errors", async () => {
-      err(await call("debug_traceTransaction", [UNKNOWN_HASH]), -32000, /not found/);
+      err(await call("debug_traceTransaction", [UNKNOWN_HASH]), -32000, "transaction not found");
       err(await call("debug_traceBlockByNumber", ["0x0"]), -32000, "genesis is not traceable");
       err(await call("debug_traceBlockByNumber", ["0x999"]), -32000, /not found/);
       err(

@@ -81,6 +81,8 @@ export interface EvmRpcConfig {
   readonly maxOpenConnections: number;
   readonly batchRequestLimit: number;
   readonly batchResponseMaxSize: number;
+  /** A filter not polled for this long is removed (geth: 5 minutes). */
+  readonly filterTimeoutMs?: number;
   readonly enableProfiling?: boolean;
   /** HTTP body limit (geth: 5 MiB). */
   readonly maxBodyBytes?: number;
@@ -91,7 +93,7 @@ export interface EvmRpcConfig {
 export interface StartEvmRpcOptions {
   /** Filter expiry runs on this clock (tests pass a ManualClock). */
   readonly clock?: Clock;
-  /** Filter expiry (geth: 5 minutes). */
+  /** Filter expiry, over the config's `filter-timeout` (tests). */
   readonly filterTimeoutMs?: number;
   /** Records each method's calls (metrics). */
   readonly observer?: RpcObserver;
@@ -250,7 +252,9 @@ export async function startEvmRpc(
     feed,
     clock,
     settings,
-    ...(opts.filterTimeoutMs === undefined ? {} : { timeoutMs: opts.filterTimeoutMs }),
+    ...((opts.filterTimeoutMs ?? config.filterTimeoutMs) === undefined
+      ? {}
+      : { timeoutMs: opts.filterTimeoutMs ?? config.filterTimeoutMs }),
   });
   const runtime: EvmRuntime = {
     settings,
