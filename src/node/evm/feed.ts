@@ -23,6 +23,25 @@ export class EvmFeed implements EvmEventSource {
     this.#pending.add(listener);
     return () => this.#pending.delete(listener);
   }
+  /**
+   * The one "wait for the next block" the node has: resolves true at the next committed block (once
+   * the RPC can read it), false after `timeoutMs`. eth_sendRawTransactionSync and the dev chain's
+   * automine answers wait for a tx's block with it.
+   */
+  nextBlock(timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#blocks.delete(onBlock);
+        resolve(false);
+      }, timeoutMs);
+      const onBlock = (): void => {
+        clearTimeout(timer);
+        this.#blocks.delete(onBlock);
+        resolve(true);
+      };
+      this.#blocks.add(onBlock);
+    });
+  }
   newBlock(height: number): void {
     for (const l of this.#blocks) l(height);
   }

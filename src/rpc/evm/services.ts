@@ -363,6 +363,11 @@ export interface FeeOracle {
 export interface EvmEventSource {
   /** Called once per committed block, after it is readable through ChainReader, in height order. */
   onNewBlock(listener: (height: number) => void): () => void;
+  /**
+   * Resolves true at the next committed block (readable through ChainReader), false after
+   * `timeoutMs` (eth_sendRawTransactionSync waits for its tx's block with it).
+   */
+  nextBlock(timeoutMs: number): Promise<boolean>;
   /** Called for each Ethereum tx this node's CheckTx accepted. */
   onPendingTransaction(listener: (hash: Uint8Array) => void): () => void;
   /**
@@ -402,6 +407,21 @@ export interface PeerView {
   readonly inbound: boolean;
 }
 
+/** A named address (a precompile or system contract) of the chain's rules. */
+export interface NamedAddress {
+  /** The EIP-7910 name (geth's spelling, e.g. "ECREC", "HISTORY_STORAGE_ADDRESS"). */
+  readonly name: string;
+  readonly address: Uint8Array;
+}
+
+/** eth_config (EIP-7910): the rules of the chain's one fork, active since genesis. */
+export interface ChainRules {
+  readonly precompiles: readonly NamedAddress[];
+  readonly systemContracts: readonly NamedAddress[];
+  /** The EVM's blob fee schedule (BLOBBASEFEE), even where the chain takes no blob txs. */
+  readonly blobSchedule: { readonly target: number; readonly max: number; readonly baseFeeUpdateFraction: bigint };
+}
+
 export interface NodeInfoSource {
   /** EIP-155 chain id (`[evm] evm-chain-id`). */
   chainId(): bigint;
@@ -413,6 +433,8 @@ export interface NodeInfoSource {
   identity(): NodeIdentity;
   /** Home directory (admin_datadir). */
   dataDir(): string;
+  /** The chain's rules for eth_config. Absent: eth_config answers -32601. */
+  chainRules?(): ChainRules;
 }
 
 /** p2p actions for admin_*. */

@@ -122,6 +122,13 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       expect(ok("eth_protocolVersion", await call("eth_protocolVersion"))).toBe("0x41");
     });
 
+    test("default: eth_config is EIP-7910's shape: the one fork, active from genesis", async () => {
+      const cfg = ok("eth_config", await call("eth_config"));
+      expect(cfg.current.chainId).toBe("0x40000");
+      expect(cfg.current.precompiles.MODEXP).toBe("0x0000000000000000000000000000000000000005");
+      expect([cfg.next, cfg.last]).toEqual([null, null]);
+    });
+
     test("default: eth_syncing false, then progress while catching up", async () => {
       expect(ok("eth_syncing", await call("eth_syncing"))).toBe(false);
       chain.syncing = true;

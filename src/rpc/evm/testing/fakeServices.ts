@@ -124,7 +124,12 @@ export function createFakeNode(): FakeNode {
     execution,
     mempool,
     fees,
-    events: { onNewBlock: () => () => undefined, onPendingTransaction: () => () => undefined },
+    events: {
+      onNewBlock: () => () => undefined,
+      onPendingTransaction: () => () => undefined,
+      // No chain: no block ever comes.
+      nextBlock: (ms) => new Promise((resolve) => setTimeout(() => resolve(false), ms)),
+    },
     node,
   };
   return { services };
