@@ -939,6 +939,16 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       err(await call("eth_coinbase"), -32601, "the method eth_coinbase does not exist/is not available");
       err(await call("foo"), -32601, "the method foo does not exist/is not available");
       err(await call("trace_block", ["0x1"]), -32601, /the method trace_block is not implemented/);
+      // Otterscan's methods are served on dev chains only; trace_ answers as Cosmos EVM does elsewhere.
+      err(
+        await call("trace_transaction", ["0x1"]),
+        -32601,
+        /the method trace_transaction is not implemented: .*dev chains/,
+      );
+      err(await call("trace_filter", [{}]), -32601, /the method trace_filter is not implemented/);
+      err(await call("ots_getApiLevel"), -32601, /ots_getApiLevel does not exist\/is not available: .*dev chain/);
+      err(await call("erigon_getHeaderByNumber", ["latest"]), -32601, /need a dev chain/);
+      err(await call("ots_nothing"), -32601, "the method ots_nothing does not exist/is not available");
       err(await call("engine_newPayloadV3"), -32601, /the method engine_newPayloadV3 is not implemented/);
       err(await call("rpc_foo"), -32601, "the method rpc_foo does not exist/is not available");
     });
