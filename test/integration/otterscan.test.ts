@@ -228,6 +228,9 @@ describe("a block's page", () => {
     const page = await ok("ots_getBlockTransactions", [Number(r.blockNumber), 0, 25]);
     expect(page.fullblock.transactionCount).toBe(1);
     expect(page.fullblock.transactions[0].hash).toBe(revertTx);
+    const make = await ok("ots_getBlockTransactions", [Number((await receipt(factoryTx)).blockNumber), 0, 25]);
+    // Only the 4-byte selector of the input (the factory's salt word is 32 bytes).
+    expect(make.fullblock.transactions[0].input).toBe("0x00000000");
     expect(page.receipts[0].status).toBe("0x0");
     expect(page.receipts[0].logs).toBeNull();
     const empty = await ok("ots_getBlockTransactions", [Number(r.blockNumber), 1, 25]);

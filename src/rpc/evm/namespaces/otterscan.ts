@@ -152,7 +152,8 @@ async function blockTransactions(b: EvmBlock, page: number, pageSize: number, s:
     const tx = b.transactions[i];
     const r = receipts[i];
     if (tx === undefined || r === undefined) continue;
-    txs.push(encodeTransaction(tx, txLocationInBlock(b, i)));
+    // Erigon's page carries only the 4-byte selector of each input (Otterscan shows the method).
+    txs.push({ ...(encodeTransaction(tx, txLocationInBlock(b, i)) as object), input: toData(tx.input.subarray(0, 4)) });
     rs.push(listReceipt(r, b.timestamp));
   }
   return {
