@@ -194,7 +194,8 @@ describe("on a dev chain", () => {
 describe("on a chain that is not a dev chain", () => {
   let n: InProcessEvmNode;
   beforeAll(async () => {
-    n = await startInProcessEvmNode();
+    // A short http-timeout, so that the wait that ends before it is seen quickly.
+    n = await startInProcessEvmNode(undefined, { "--json-rpc.http-timeout": "3s" });
   });
   afterAll(async () => {
     await n?.close();
@@ -218,6 +219,27 @@ describe("on a chain that is not a dev chain", () => {
       nonce: "0x1",
       code: "0x",
     });
+  });
+
+  test("error: a wait longer than http-timeout ends a second before it, with code 4 and the hash", async () => {
+    const transport = http(n.evmHttpUrl, { retryCount: 0 });
+    const wallet = createWalletClient({ account: ACCOUNT1, transport, chain, cacheTime: 0 });
+    const pub = createPublicClient({ transport, chain, cacheTime: 0 });
+    // A nonce gap: admitted, never mined.
+    const nonce = (await pub.getTransactionCount({ address: ACCOUNT1.address })) + 5;
+    const request = await wallet.prepareTransactionRequest({
+      to: "0x00000000000000000000000000000000000000e7",
+      value: 1n,
+      nonce,
+    });
+    const raw = await wallet.signTransaction(request);
+    const started = Date.now();
+    const res = await rpcAt(n.evmHttpUrl, "eth_sendRawTransactionSync", [raw, 60_000]);
+    const took = Date.now() - started;
+    expect(res.error?.code).toBe(4);
+    expect(res.error?.message).toBe("The transaction was added to the transaction pool but wasn't processed in 2s");
+    expect(took).toBeGreaterThanOrEqual(1900);
+    expect(took).toBeLessThan(3000);
   });
 
   test("error: a tx CheckTx refuses is refused as by eth_sendRawTransaction, without waiting", async () => {

@@ -77,8 +77,9 @@ export function formatGoDurationMs(ms: number): string {
 /**
  * eth_sendRawTransactionSync (EIP-7966): eth_sendRawTransaction, then the receipt once the tx is in a
  * block. The wait is the client's `timeoutMs` (0 or absent: 20 s; at most 60 s, geth's defaults); when
- * it passes, error 4 with the tx hash as data, in geth's words. A dev chain's automine has already
- * waited for the block inside the send.
+ * it passes, error 4 with the tx hash as data, in geth's words; the wait ends a second before the
+ * server's http-timeout would answer for the request. A dev chain's automine has already waited for
+ * the block inside the send.
  */
 export async function sendRawTransactionSync(
   raw: Uint8Array,
@@ -88,10 +89,13 @@ export async function sendRawTransactionSync(
 ): Promise<WireValue> {
   const hashHex = await submitRawTransaction(raw, s, ctx);
   const hash = Buffer.from(hashHex.slice(2), "hex");
-  const wait =
+  let wait =
     timeoutMs === undefined || timeoutMs <= 0
       ? TX_SYNC_DEFAULT_TIMEOUT_MS
       : Math.min(timeoutMs, TX_SYNC_MAX_TIMEOUT_MS);
+  // End before the server's own request deadline (http-timeout), so the client gets code 4 and the hash.
+  const limit = ctx.runtime.settings.requestTimeoutMs;
+  if (limit > 0 && wait > limit - 1000) wait = Math.max(limit - 1000, 1);
   const deadline = Date.now() + wait;
   for (;;) {
     const receipt = await s.chain.receiptByHash(hash);
