@@ -251,7 +251,9 @@ describe("the trace and state-diff tabs (trace_*)", () => {
     expect(factoryTraces.map((t: { type: string }) => t.type)).toEqual(["call", "create", "call", "suicide"]);
     expect(factoryTraces[1].action.creationMethod).toBe("create2");
     expect(factoryTraces[3].action).toMatchObject({ refundAddress: factory, balance: "0x7" });
-    expect(await ok("trace_get", [splitTx, ["1", "0"]])).toEqual(traces[3]);
+    expect(await ok("trace_get", [splitTx, ["0x1", "0x0"]])).toEqual(traces[3]);
+    expect(await ok("trace_get", [splitTx, ["0x5"]])).toBeNull();
+    expect((await rpc("trace_get", [splitTx, ["x"]])).error?.code).toBe(-32602);
     const block = await ok("trace_block", [(await receipt(splitTx)).blockNumber]);
     expect(block).toEqual(traces);
   });
@@ -283,6 +285,16 @@ describe("the trace and state-diff tabs (trace_*)", () => {
     const reverted = await ok("trace_replayTransaction", [revertTx, ["trace"]]);
     expect(reverted.output.startsWith("0x08c379a0")).toBe(true);
     expect(reverted.stateDiff).toBeNull();
+  });
+
+  test("error: bad arguments are -32602 naming the argument", async () => {
+    expect((await rpc("ots_getBlockDetails", ["abc"])).error?.code).toBe(-32602);
+    expect((await rpc("ots_searchTransactionsBefore", ["0x12", 0, 25])).error?.code).toBe(-32602);
+    const zero = await rpc("ots_getBlockTransactions", [1, 0, 0]);
+    expect(zero.error?.code).toBe(-32602);
+    expect(zero.error?.message).toMatch(/page size/);
+    expect((await rpc("ots_getTransactionBySenderAndNonce", [account0, -1])).error?.code).toBe(-32602);
+    expect((await rpc("ots_traceTransaction", [])).error?.message).toBe("missing value for required argument 0");
   });
 
   test("error: vmTrace and unknown trace types are -32602; other trace_ methods are not implemented", async () => {

@@ -539,7 +539,11 @@ export const trace = {
     method([p.hash, p.stringList], async ([hash, indexes], s, ctx) => {
       const at = await requireMined(hash, s);
       const traces = encodeParityTraces(await callTree(tracerOf(s, ctx, "trace"), hash), at);
-      // trace_get names a trace by its trace address; [] is the top call.
+      // trace_get names a trace by its trace address (0x quantities, as OpenEthereum takes them); [] is the top call.
+      for (const i of indexes) {
+        if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(i))
+          throw invalidParams(`invalid argument 1: ${JSON.stringify(i)} is not an index`);
+      }
       const want = JSON.stringify(indexes.map((i) => Number(i)));
       return traces.find((t) => JSON.stringify((t as { traceAddress: number[] }).traceAddress) === want) ?? null;
     }),
