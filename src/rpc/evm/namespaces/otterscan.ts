@@ -137,9 +137,15 @@ async function blockDetails(b: EvmBlock, s: EvmServices): Promise<WireValue> {
   };
 }
 
-/** A receipt as Otterscan's lists take it: no logs or bloom, the block's timestamp. */
-function listReceipt(r: EvmReceipt, timestamp: number): WireValue {
-  return { ...(encodeReceipt(r) as object), logs: null, logsBloom: null, timestamp: toQuantity(timestamp) };
+/**
+ * A receipt as Otterscan's lists take it, with the block's timestamp. A block page's receipts carry no
+ * logs or bloom (Erigon caps them); a search's keep their logs, which Otterscan's formatter requires.
+ */
+function listReceipt(r: EvmReceipt, timestamp: number, withLogs: boolean): WireValue {
+  const base = encodeReceipt(r) as object;
+  return withLogs
+    ? { ...base, timestamp: toQuantity(timestamp) }
+    : { ...base, logs: null, logsBloom: null, timestamp: toQuantity(timestamp) };
 }
 
 async function blockTransactions(b: EvmBlock, page: number, pageSize: number, s: EvmServices): Promise<WireValue> {
@@ -154,7 +160,7 @@ async function blockTransactions(b: EvmBlock, page: number, pageSize: number, s:
     if (tx === undefined || r === undefined) continue;
     // Erigon's page carries only the 4-byte selector of each input (Otterscan shows the method).
     txs.push({ ...(encodeTransaction(tx, txLocationInBlock(b, i)) as object), input: toData(tx.input.subarray(0, 4)) });
-    rs.push(listReceipt(r, b.timestamp));
+    rs.push(listReceipt(r, b.timestamp, false));
   }
   return {
     fullblock: {
@@ -227,7 +233,7 @@ async function searchResult(found: Found[], firstPage: boolean, lastPage: boolea
     const r = (await receiptsOf(f.block, s))[f.index];
     if (tx === undefined || r === undefined) continue;
     txs.push(encodeTransaction(tx, txLocationInBlock(f.block, f.index)));
-    receipts.push(listReceipt(r, f.block.timestamp));
+    receipts.push(listReceipt(r, f.block.timestamp, true));
   }
   return { txs, receipts, firstPage, lastPage };
 }
