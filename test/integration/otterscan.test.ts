@@ -253,6 +253,11 @@ describe("the trace and state-diff tabs (trace_*)", () => {
     expect(traces[2].result).toBeNull();
     expect(traces[1].action).toMatchObject({ callType: "call", from: SPLITTER, to: A1, value: "0x32" });
     expect(traces[0]).toMatchObject({ transactionHash: splitTx, transactionPosition: 0, type: "call" });
+    // The top trace's gas is the gas limit less the intrinsic 21000; a plain transfer's execution uses none.
+    expect(traces[0].action.gas).toBe(`0x${(0x30000 - 21000).toString(16)}`);
+    const plain = await ok("trace_transaction", [plainTx]);
+    expect(plain[0].result.gasUsed).toBe("0x0");
+    expect(BigInt(traces[0].result.gasUsed)).toBeLessThan(BigInt((await receipt(splitTx)).gasUsed));
     const factoryTraces = await ok("trace_transaction", [factoryTx]);
     expect(factoryTraces.map((t: { type: string }) => t.type)).toEqual(["call", "create", "call", "suicide"]);
     expect(factoryTraces[1].action.creationMethod).toBe("create2");

@@ -177,6 +177,18 @@ describe("callTracer", () => {
     expect(root.gasUsed).toBe(500_000n);
     expect(root.output).toEqual(new Uint8Array());
   });
+
+  test("args: frameGasAtTop gives the top frame's own gas (no intrinsic gas) and what its execution used", () => {
+    // PUSH0 PUSH0 RETURN: 2 + 2 + 0 gas.
+    const state = stateOf([[C, { code: asm("PUSH0 PUSH0 RETURN") }]]);
+    const geth = trace(state, createCallTracer()) as CallFrame;
+    expect([geth.gas, geth.gasUsed]).toEqual([500_000n, 21_004n]);
+    const own = trace(
+      stateOf([[C, { code: asm("PUSH0 PUSH0 RETURN") }]]),
+      createCallTracer({ frameGasAtTop: true }),
+    ) as CallFrame;
+    expect([own.gas, own.gasUsed]).toEqual([500_000n - 21_000n, 4n]);
+  });
 });
 
 describe("revertReason", () => {

@@ -82,7 +82,11 @@ async function traceWith(config: TraceConfig, run: (spec: TracerSpec) => Promise
     case "callTracer": {
       const frame = (await run({
         kind: "call",
-        options: { onlyTopCall: config.onlyTopCall, withLog: config.withLog },
+        options: {
+          onlyTopCall: config.onlyTopCall,
+          withLog: config.withLog,
+          ...(config.frameGasAtTop === true ? { frameGasAtTop: true } : {}),
+        },
       })) as AppCallFrame | undefined;
       if (frame === undefined) throw new NodeServiceError("the call tracer recorded no call frame");
       return { kind: "call", frame: frameOf(frame) };

@@ -463,6 +463,11 @@ export interface TraceConfig {
   readonly onlyTopCall: boolean;
   /** callTracer: include logs in frames. */
   readonly withLog: boolean;
+  /**
+   * callTracer: the top frame's own gas and gas used (OpenEthereum's trace_*: the intrinsic gas and
+   * refunds left out) instead of the tx's gas limit and receipt gas used. Absent: geth's.
+   */
+  readonly frameGasAtTop?: boolean;
   /** prestateTracer: `pre` and `post` of what the tx changed. */
   readonly diffMode: boolean;
   /** prestateTracer: leave code out. */

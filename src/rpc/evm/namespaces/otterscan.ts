@@ -79,9 +79,11 @@ const CALL_TRACE: TraceConfig = {
 };
 
 const DIFF_TRACE: TraceConfig = { ...CALL_TRACE, tracer: "prestateTracer", diffMode: true };
+/** OpenEthereum's traces give the top frame's own gas (without the intrinsic gas) and gas used. */
+const PARITY_TRACE: TraceConfig = { ...CALL_TRACE, frameGasAtTop: true };
 
-async function callTree(tracer: Tracer, hash: Uint8Array): Promise<CallFrame> {
-  const r: TraceResult = await tracer.traceTransaction(hash, CALL_TRACE);
+async function callTree(tracer: Tracer, hash: Uint8Array, config: TraceConfig = CALL_TRACE): Promise<CallFrame> {
+  const r: TraceResult = await tracer.traceTransaction(hash, config);
   if (r.kind !== "call") throw serverError("the call tracer gave no call frame");
   return r.frame;
 }
@@ -396,7 +398,7 @@ async function replayTransaction(
   tracer: Tracer,
 ): Promise<WireValue> {
   await requireMined(hash, s);
-  const root = await callTree(tracer, hash);
+  const root = await callTree(tracer, hash, PARITY_TRACE);
   let stateDiff: WireValue = null;
   if (types.has("stateDiff")) {
     const r = await tracer.traceTransaction(hash, DIFF_TRACE);
@@ -419,7 +421,7 @@ async function blockTraces(b: EvmBlock, tracer: Tracer): Promise<WireValue[]> {
   const out: WireValue[] = [];
   for (const [i, tx] of b.transactions.entries()) {
     const at = { blockHash: b.hash, blockNumber: b.number, transactionHash: tx.hash, transactionPosition: i };
-    out.push(...encodeParityTraces(await callTree(tracer, tx.hash), at));
+    out.push(...encodeParityTraces(await callTree(tracer, tx.hash, PARITY_TRACE), at));
   }
   return out;
 }
@@ -524,7 +526,7 @@ export const trace = {
     "trace",
     method([p.hash], async ([hash], s, ctx) => {
       const at = await requireMined(hash, s);
-      return encodeParityTraces(await callTree(tracerOf(s, ctx, "trace"), hash), at);
+      return encodeParityTraces(await callTree(tracerOf(s, ctx, "trace"), hash, PARITY_TRACE), at);
     }),
   ),
   replayTransaction: devOnly(
@@ -544,7 +546,7 @@ export const trace = {
     "trace",
     method([p.hash, p.stringList], async ([hash, indexes], s, ctx) => {
       const at = await requireMined(hash, s);
-      const traces = encodeParityTraces(await callTree(tracerOf(s, ctx, "trace"), hash), at);
+      const traces = encodeParityTraces(await callTree(tracerOf(s, ctx, "trace"), hash, PARITY_TRACE), at);
       // trace_get names a trace by its trace address (0x quantities, as OpenEthereum takes them); [] is the top call.
       for (const i of indexes) {
         if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(i))
