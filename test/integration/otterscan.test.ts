@@ -308,10 +308,24 @@ describe("the trace and state-diff tabs (trace_*)", () => {
     expect((await rpc("ots_traceTransaction", [])).error?.message).toBe("missing value for required argument 0");
   });
 
-  test("error: vmTrace and unknown trace types are -32602; other trace_ methods are not implemented", async () => {
-    const vm = await rpc("trace_replayTransaction", [splitTx, ["vmTrace"]]);
-    expect(vm.error?.code).toBe(-32602);
-    expect(vm.error?.message).toMatch(/vmTrace/);
+  test("default: trace_replayTransaction's vmTrace: each frame's code and opcodes, a call's frame under it", async () => {
+    const reverted = await ok("trace_replayTransaction", [revertTx, ["vmTrace"]]);
+    expect(reverted.vmTrace.code).toBe(`0x${REVERT_REASON}`);
+    // Otterscan's revert trace looks for the frame whose last opcode is REVERT.
+    expect(reverted.vmTrace.ops.at(-1).op).toBe("REVERT");
+    expect(reverted.trace).toEqual([]);
+    const split = (await ok("trace_replayTransaction", [splitTx, ["vmTrace"]])).vmTrace;
+    expect(split.code).toBe(SPLITTER_CODE);
+    const calls = split.ops.filter((o: { op: string }) => o.op === "CALL");
+    expect(calls).toHaveLength(2);
+    expect(calls[0].sub).toEqual({ code: "0x", ops: [] });
+    expect(calls[1].sub.code).toBe(REV_CODE);
+    expect(calls[1].sub.ops.at(-1).op).toBe("REVERT");
+    expect(calls[1].ex.push).toEqual(["0x0"]);
+    expect(split.ops.find((o: { op: string }) => o.op === "SSTORE").ex.store).toEqual({ key: "0x0", val: "0x64" });
+  });
+
+  test("error: unknown trace types are -32602; other trace_ methods are not implemented", async () => {
     expect((await rpc("trace_replayTransaction", [splitTx, ["bogus"]])).error?.code).toBe(-32602);
     const filter = await rpc("trace_filter", [{}]);
     expect(filter.error?.code).toBe(-32601);

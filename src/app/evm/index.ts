@@ -102,3 +102,4 @@ export type {
   TraceTxInfo,
 } from "./tracer.js";
 export { createCallTracer, createFourByteTracer, createNoopTracer, createStructLogger } from "./tracer.js";
+export { createVmTracer, type VmTrace, type VmTraceOp } from "./vmTracer.js";

@@ -101,7 +101,8 @@ function hexOf(b: Uint8Array): string {
 }
 
 /** geth's name of an opcode (vm.OpCode.String()). */
-function opName(op: number): string {
+/** geth's opcode name, or its text for an undefined opcode. */
+export function opName(op: number): string {
   const name = OPCODES[op]?.name ?? "";
   return name === "" || name.startsWith("0x") ? `opcode 0x${op.toString(16)} not defined` : name;
 }

@@ -6,6 +6,7 @@ import {
   type PrestateResult,
   type StructLoggerResult,
   type TracerSpec,
+  type VmTrace,
 } from "../../app/evm/index.js";
 import type { CallFrame, CallOptions, CallRequest, TraceConfig, TraceResult, Tracer } from "../../rpc/evm/index.js";
 import { NodeServiceError } from "../errors.js";
@@ -91,6 +92,8 @@ async function traceWith(config: TraceConfig, run: (spec: TracerSpec) => Promise
       if (frame === undefined) throw new NodeServiceError("the call tracer recorded no call frame");
       return { kind: "call", frame: frameOf(frame) };
     }
+    case "vmTrace":
+      return { kind: "vm", trace: (await run({ kind: "vm" })) as VmTrace | undefined };
     case undefined: {
       const r = (await run({
         kind: "struct",

@@ -457,8 +457,11 @@ export interface MinerControl {
 export interface TraceConfig {
   /** debug_traceCall: state overrides as eth_call takes them (geth's TraceCallConfig). */
   readonly stateOverrides?: StateOverrides;
-  /** Undefined: the struct (opcode) logger. */
-  readonly tracer: "callTracer" | "prestateTracer" | "4byteTracer" | "noopTracer" | undefined;
+  /**
+   * Undefined: the struct (opcode) logger. `vmTrace`: OpenEthereum's vmTrace (trace_replayTransaction
+   * on dev chains; debug_trace* do not take it).
+   */
+  readonly tracer: "callTracer" | "prestateTracer" | "4byteTracer" | "noopTracer" | "vmTrace" | undefined;
   /** callTracer: only the top call. */
   readonly onlyTopCall: boolean;
   /** callTracer: include logs in frames. */
@@ -538,6 +541,7 @@ export type TraceResult =
       readonly pre: ReadonlyMap<string, PrestateAccount>;
       readonly post: ReadonlyMap<string, PrestateAccount>;
     }
+  | { readonly kind: "vm"; readonly trace: VmTrace | undefined }
   /** 4byteTracer: `0x<selector>-<calldata size - 4>` → calls. */
   | { readonly kind: "fourByte"; readonly counts: ReadonlyMap<string, number> }
   | { readonly kind: "noop" };
@@ -551,6 +555,23 @@ export interface PrestateAccount {
   readonly codeHash?: Uint8Array;
   /** 0x-less 64-hex slot → 32-byte value. */
   readonly storage: ReadonlyMap<string, Uint8Array>;
+}
+
+/** OpenEthereum's vmTrace of one frame: its code and each opcode run (`ex` absent: it failed before running). */
+export interface VmTrace {
+  readonly code: Uint8Array;
+  readonly ops: readonly {
+    readonly pc: number;
+    readonly op: string;
+    readonly cost: bigint;
+    readonly ex?: {
+      readonly used: bigint;
+      readonly push: readonly bigint[];
+      readonly mem?: { readonly off: number; readonly data: Uint8Array };
+      readonly store?: { readonly key: bigint; readonly val: bigint };
+    };
+    readonly sub?: VmTrace;
+  }[];
 }
 
 export interface Tracer {

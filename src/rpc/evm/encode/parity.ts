@@ -1,5 +1,5 @@
 import type { WireValue } from "../../jsonrpc/index.js";
-import type { CallFrame, PrestateAccount } from "../services.js";
+import type { CallFrame, PrestateAccount, VmTrace } from "../services.js";
 import { padBytes, toAddress, toData, toQuantity, ZERO_ADDRESS } from "./hex.js";
 
 /**
@@ -179,4 +179,31 @@ export function encodeStateDiff(
     };
   }
   return out;
+}
+
+/**
+ * OpenEthereum's vmTrace as Erigon writes it: `{code, ops}`, each op `{cost, ex, pc, sub, op}` with
+ * `ex` `{mem, push, store, used}` (null when the opcode failed before it ran) and `sub` the frame the
+ * opcode opened (null when none).
+ */
+export function encodeVmTrace(t: VmTrace): WireValue {
+  return {
+    code: toData(t.code),
+    ops: t.ops.map((o) => ({
+      cost: Number(o.cost),
+      ex:
+        o.ex === undefined
+          ? null
+          : {
+              mem: o.ex.mem === undefined ? null : { data: toData(o.ex.mem.data), off: o.ex.mem.off },
+              push: o.ex.push.map(toQuantity),
+              store:
+                o.ex.store === undefined ? null : { key: toQuantity(o.ex.store.key), val: toQuantity(o.ex.store.val) },
+              used: Number(o.ex.used),
+            },
+      pc: o.pc,
+      sub: o.sub === undefined ? null : encodeVmTrace(o.sub),
+      op: o.op,
+    })),
+  };
 }

@@ -2,7 +2,7 @@ import type { JsonNode, WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext } from "../context.js";
 import { encodeHeader } from "../encode/block.js";
 import { toAddress, toData, toQuantity, ZERO_ADDRESS } from "../encode/hex.js";
-import { encodeParityTraces, encodeStateDiff, type TraceLocation } from "../encode/parity.js";
+import { encodeParityTraces, encodeStateDiff, encodeVmTrace, type TraceLocation } from "../encode/parity.js";
 import { encodeReceipt } from "../encode/receipt.js";
 import { encodeTransaction, txLocationInBlock } from "../encode/transaction.js";
 import { invalidParams, methodNotFound, notImplemented, serverError } from "../errors.js";
@@ -377,13 +377,9 @@ function decodeTraceTypes(node: JsonNode): Set<string> {
   const list = p.stringList.decode(node);
   const out = new Set<string>();
   for (const t of list) {
-    if (t === "vmTrace") {
-      throw new ParamError(
-        '"vmTrace" is not supported: cometh answers "trace" and "stateDiff" (debug_traceTransaction gives opcodes)',
-      );
+    if (t !== "trace" && t !== "stateDiff" && t !== "vmTrace") {
+      throw new ParamError(`unrecognized trace type: ${JSON.stringify(t)}; use "trace", "stateDiff" or "vmTrace"`);
     }
-    if (t !== "trace" && t !== "stateDiff")
-      throw new ParamError(`unrecognized trace type: ${JSON.stringify(t)}; use "trace" or "stateDiff"`);
     out.add(t);
   }
   return out;
@@ -413,8 +409,16 @@ async function replayTransaction(
     ),
     stateDiff,
     trace: types.has("trace") ? encodeParityTraces(root, undefined) : [],
-    vmTrace: null,
+    vmTrace: types.has("vmTrace") ? await vmTraceOf(hash, tracer) : null,
   };
+}
+
+const VM_TRACE: TraceConfig = { ...CALL_TRACE, tracer: "vmTrace" };
+
+async function vmTraceOf(hash: Uint8Array, tracer: Tracer): Promise<WireValue> {
+  const r = await tracer.traceTransaction(hash, VM_TRACE);
+  if (r.kind !== "vm" || r.trace === undefined) throw serverError("the vm tracer recorded no frame");
+  return encodeVmTrace(r.trace);
 }
 
 async function blockTraces(b: EvmBlock, tracer: Tracer): Promise<WireValue[]> {
