@@ -365,9 +365,9 @@ export interface EvmEventSource {
   onNewBlock(listener: (height: number) => void): () => void;
   /**
    * Resolves true at the next committed block (readable through ChainReader), false after
-   * `timeoutMs` (eth_sendRawTransactionSync waits for its tx's block with it).
+   * `timeoutMs` or once `signal` aborts (eth_sendRawTransactionSync waits for its tx's block with it).
    */
-  nextBlock(timeoutMs: number): Promise<boolean>;
+  nextBlock(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
   /** Called for each Ethereum tx this node's CheckTx accepted. */
   onPendingTransaction(listener: (hash: Uint8Array) => void): () => void;
   /**

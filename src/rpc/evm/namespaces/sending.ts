@@ -33,8 +33,16 @@ export function checkTxFee(gas: bigint, feeCap: bigint, capWei: bigint): void {
   throw serverError(`tx fee (${eth(fee)} ether) exceeds the configured cap (${eth(capWei)} ether)`);
 }
 
-/** eth_sendRawTransaction: decode, EIP-155 and chain-id checks, fee cap, then CheckTx. */
+/** eth_sendRawTransaction: admitted as below, then (dev chain automine) answered once its block is in. */
 export async function submitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCallContext): Promise<string> {
+  const hash = await admitRawTransaction(raw, s, ctx);
+  // A dev chain's automine: answer once the block holding the tx is committed (its receipt exists).
+  if (s.dev !== undefined) await s.dev.afterSubmit(raw, hash);
+  return toData(hash);
+}
+
+/** Decode, EIP-155 and chain-id checks, fee cap, then CheckTx; the tx hash once the mempool took it. */
+async function admitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCallContext): Promise<Uint8Array> {
   let summary: ReturnType<typeof summarizeRawTx>;
   try {
     summary = summarizeRawTx(raw);
@@ -54,9 +62,7 @@ export async function submitRawTransaction(raw: Uint8Array, s: EvmServices, ctx:
   checkTxFee(summary.gasLimit, summary.feeCap, settings.txFeeCapWei);
   const result = await s.mempool.submit(raw);
   if (!result.accepted) throw serverError(result.log === "" ? `CheckTx failed with code ${result.code}` : result.log);
-  // A dev chain's automine: answer once the block holding the tx is committed (its receipt exists).
-  if (s.dev !== undefined) await s.dev.afterSubmit(raw, result.hash);
-  return toData(result.hash);
+  return result.hash;
 }
 
 /** eth_sendRawTransactionSync's wait when the client names none, and the most it may ask (geth's defaults). */
@@ -78,8 +84,8 @@ export function formatGoDurationMs(ms: number): string {
  * eth_sendRawTransactionSync (EIP-7966): eth_sendRawTransaction, then the receipt once the tx is in a
  * block. The wait is the client's `timeoutMs` (0 or absent: 20 s; at most 60 s, geth's defaults); when
  * it passes, error 4 with the tx hash as data, in geth's words; the wait ends a second before the
- * server's http-timeout would answer for the request. A dev chain's automine has already waited for
- * the block inside the send.
+ * server's http-timeout would answer for the request. On a dev chain with automine the block comes at
+ * once and the same wait sees it.
  */
 export async function sendRawTransactionSync(
   raw: Uint8Array,
@@ -87,8 +93,9 @@ export async function sendRawTransactionSync(
   s: EvmServices,
   ctx: EvmCallContext,
 ): Promise<WireValue> {
-  const hashHex = await submitRawTransaction(raw, s, ctx);
-  const hash = Buffer.from(hashHex.slice(2), "hex");
+  // Not submitRawTransaction: its automine wait is not bounded by this call's timeout; this loop waits
+  // for the automined block as for any other.
+  const hash = await admitRawTransaction(raw, s, ctx);
   let wait =
     timeoutMs === undefined || timeoutMs <= 0
       ? TX_SYNC_DEFAULT_TIMEOUT_MS
@@ -98,16 +105,22 @@ export async function sendRawTransactionSync(
   if (limit > 0 && wait > limit - 1000) wait = Math.max(limit - 1000, 1);
   const deadline = Date.now() + wait;
   for (;;) {
-    const receipt = await s.chain.receiptByHash(hash);
-    if (receipt !== undefined) return encodeReceipt(receipt);
+    // Listen for the next block before looking, so that a block landing in between is not missed.
+    const stop = new AbortController();
     const left = deadline - Date.now();
-    if (left <= 0 || !(await s.events.nextBlock(left))) {
+    const next = left > 0 ? s.events.nextBlock(left, stop.signal) : Promise.resolve(false);
+    const receipt = await s.chain.receiptByHash(hash);
+    if (receipt !== undefined) {
+      stop.abort();
+      return encodeReceipt(receipt);
+    }
+    if (!(await next)) {
       // One last look: the block may have landed as the timer fired.
       const late = await s.chain.receiptByHash(hash);
       if (late !== undefined) return encodeReceipt(late);
       throw new TxSyncTimeoutError(
         `The transaction was added to the transaction pool but wasn't processed in ${formatGoDurationMs(wait)}`,
-        hashHex,
+        toData(hash),
       );
     }
   }

@@ -128,7 +128,14 @@ export function createFakeNode(): FakeNode {
       onNewBlock: () => () => undefined,
       onPendingTransaction: () => () => undefined,
       // No chain: no block ever comes.
-      nextBlock: (ms) => new Promise((resolve) => setTimeout(() => resolve(false), ms)),
+      nextBlock: (ms, signal) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => resolve(false), ms);
+          signal?.addEventListener("abort", () => {
+            clearTimeout(timer);
+            resolve(false);
+          });
+        }),
     },
     node,
   };
