@@ -432,10 +432,6 @@ async function blockTraces(b: EvmBlock, tracer: Tracer): Promise<WireValue[]> {
 
 // ---- the tables ----------------------------------------------------------------------------------
 
-function tracerOf(s: EvmServices, ctx: EvmCallContext, ns: "ots" | "erigon" | "trace"): Tracer {
-  return requireDevTracer(s, ctx, ns);
-}
-
 export const ots = {
   getApiLevel: devOnly(
     "ots",
@@ -453,7 +449,7 @@ export const ots = {
     "ots",
     method([p.hash], async ([hash], s, ctx) => {
       await requireMined(hash, s);
-      return internalOperations(await callTree(tracerOf(s, ctx, "ots"), hash));
+      return internalOperations(await callTree(requireDevTracer(s, ctx, "ots"), hash));
     }),
   ),
   getTransactionError: devOnly(
@@ -462,7 +458,7 @@ export const ots = {
       const r = await s.chain.receiptByHash(hash);
       if (r === undefined) return null;
       if (r.status === 1) return "0x";
-      const root = await callTree(tracerOf(s, ctx, "ots"), hash);
+      const root = await callTree(requireDevTracer(s, ctx, "ots"), hash);
       return root.error === "execution reverted" ? toData(root.output ?? new Uint8Array(0)) : "0x";
     }),
   ),
@@ -470,7 +466,7 @@ export const ots = {
     "ots",
     method([p.hash], async ([hash], s, ctx) => {
       await requireMined(hash, s);
-      return otsTraceEntries(await callTree(tracerOf(s, ctx, "ots"), hash));
+      return otsTraceEntries(await callTree(requireDevTracer(s, ctx, "ots"), hash));
     }),
   ),
   getBlockDetails: devOnly(
@@ -495,13 +491,13 @@ export const ots = {
   searchTransactionsBefore: devOnly(
     "ots",
     method([p.address, looseUint, looseUint], ([address, blockNumber, pageSize], s, ctx) =>
-      searchBefore(address, blockNumber, Math.max(1, pageSize), s, tracerOf(s, ctx, "ots")),
+      searchBefore(address, blockNumber, Math.max(1, pageSize), s, requireDevTracer(s, ctx, "ots")),
     ),
   ),
   searchTransactionsAfter: devOnly(
     "ots",
     method([p.address, looseUint, looseUint], ([address, blockNumber, pageSize], s, ctx) =>
-      searchAfter(address, blockNumber, Math.max(1, pageSize), s, tracerOf(s, ctx, "ots")),
+      searchAfter(address, blockNumber, Math.max(1, pageSize), s, requireDevTracer(s, ctx, "ots")),
     ),
   ),
   getTransactionBySenderAndNonce: devOnly(
@@ -510,7 +506,7 @@ export const ots = {
   ),
   getContractCreator: devOnly(
     "ots",
-    method([p.address], ([address], s, ctx) => contractCreator(address, s, tracerOf(s, ctx, "ots"))),
+    method([p.address], ([address], s, ctx) => contractCreator(address, s, requireDevTracer(s, ctx, "ots"))),
   ),
 } satisfies Namespace;
 
@@ -530,27 +526,27 @@ export const trace = {
     "trace",
     method([p.hash], async ([hash], s, ctx) => {
       const at = await requireMined(hash, s);
-      return encodeParityTraces(await callTree(tracerOf(s, ctx, "trace"), hash, PARITY_TRACE), at);
+      return encodeParityTraces(await callTree(requireDevTracer(s, ctx, "trace"), hash, PARITY_TRACE), at);
     }),
   ),
   replayTransaction: devOnly(
     "trace",
     method([p.hash, traceTypes], ([hash, types], s, ctx) =>
-      replayTransaction(hash, types, s, tracerOf(s, ctx, "trace")),
+      replayTransaction(hash, types, s, requireDevTracer(s, ctx, "trace")),
     ),
   ),
   block: devOnly(
     "trace",
     method([looseBlock], async ([spec], s, ctx) => {
       const b = await blockBySpec(spec, s);
-      return b === undefined ? null : blockTraces(b, tracerOf(s, ctx, "trace"));
+      return b === undefined ? null : blockTraces(b, requireDevTracer(s, ctx, "trace"));
     }),
   ),
   get: devOnly(
     "trace",
     method([p.hash, p.stringList], async ([hash, indexes], s, ctx) => {
       const at = await requireMined(hash, s);
-      const traces = encodeParityTraces(await callTree(tracerOf(s, ctx, "trace"), hash, PARITY_TRACE), at);
+      const traces = encodeParityTraces(await callTree(requireDevTracer(s, ctx, "trace"), hash, PARITY_TRACE), at);
       // trace_get names a trace by its trace address (0x quantities, as OpenEthereum takes them); [] is the top call.
       for (const i of indexes) {
         if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(i))
