@@ -140,7 +140,16 @@ export function comethStart(timeoutCommit: string, extraArgs: readonly string[] 
  * home under TMPDIR: a directory of ours, removed even after a SIGKILL.
  */
 export const COMETH_DEV: NodeSpec = cometh("dev", "cometh-bench-dev-", true, (port, rpcPort, tmp) => ({
-  args: ["--port", String(port), "--rpc.laddr", `tcp://127.0.0.1:${rpcPort}`, "--silent"],
+  // The benches' one chain id for every node (a dev chain's default is 31337).
+  args: [
+    "--port",
+    String(port),
+    "--rpc.laddr",
+    `tcp://127.0.0.1:${rpcPort}`,
+    "--chain-id",
+    String(CHAIN_ID),
+    "--silent",
+  ],
   env: { TMPDIR: tmp },
 }));
 

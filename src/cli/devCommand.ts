@@ -26,7 +26,7 @@ import type { CliIo } from "./io.js";
 export interface DevFlags {
   port: string;
   host: string;
-  /** Absent: the --init file's `config.chainId`, else 262144. */
+  /** Absent: the --init file's `config.chainId`, else 31337. */
   chainId?: string;
   accounts: string;
   balance: string;
@@ -51,8 +51,13 @@ export interface DevRunOptions extends DevFlags {
   logLevelGiven: boolean;
 }
 
-/** The EVM chain id of a dev chain given neither --chain-id nor an --init file's chain id. */
-export const DEFAULT_DEV_CHAIN_ID = 262144n;
+/**
+ * The EVM chain id of a dev chain given neither --chain-id nor an --init file's chain id: Anvil's and
+ * Hardhat's 31337. Foundry caches fork reads on disk per chain id and block for every chain id except
+ * 99, 1337 and 31337, so a dev chain under any other id can be served an earlier dev chain's cached
+ * state at the same block number (docs/dev-chain.md "Chain id"). `npm start` keeps Cosmos EVM's 262144.
+ */
+export const DEFAULT_DEV_CHAIN_ID = 31337n;
 
 function wholeNumber(flag: string, value: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(value);

@@ -295,7 +295,7 @@ function addDevCommand(program: Command, io: CliIo): void {
     )
     .option("--port <port>", "Ethereum JSON-RPC HTTP port (WebSocket on port + 1)", "8545")
     .option("--host <ip>", "address the Ethereum JSON-RPC and node RPC listen on", "127.0.0.1")
-    .option("--chain-id <id>", "EVM chain id of a new dev chain (default: the --init file's, else 262144)")
+    .option("--chain-id <id>", "EVM chain id of a new dev chain (default: the --init file's, else 31337)")
     .option("--accounts <n>", "dev accounts to fund and unlock", "10")
     .option("--balance <eth>", "balance of each dev account, in ETH", "10000")
     .option("--mnemonic <words>", "BIP-39 mnemonic of the dev accounts (default: Hardhat's and Anvil's)")

@@ -286,23 +286,8 @@ export class DevChain implements DevControl {
     for (let blocks = 0; blocks < 3; blocks++) {
       if (reader.txLocation(hash) !== undefined) return;
       if (!this.#p.mempool.has(key)) return;
-      if (!(await this.#nextBlock(10_000))) return;
+      if (!(await this.#p.feed.nextBlock(10_000))) return;
     }
-  }
-
-  /** Resolves true at the next committed block (as the EVM RPC sees it), false after `ms`. */
-  #nextBlock(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        off();
-        resolve(false);
-      }, ms);
-      const off = this.#p.feed.onNewBlock(() => {
-        clearTimeout(timer);
-        off();
-        resolve(true);
-      });
-    });
   }
 
   // ---- time --------------------------------------------------------------------------------------
@@ -546,7 +531,8 @@ export class DevChain implements DevControl {
       currentBlockNumber: Math.max(0, height),
       currentBlockTimestamp: block?.timestamp ?? 0n,
       currentBlockHash: block?.hash ?? new Uint8Array(32),
-      hardFork: "prague",
+      // Anvil's spelling (alloy's EthereumHardfork name), which Foundry parses back.
+      hardFork: "Prague",
       baseFee: reader.nextBaseFee(),
       chainId: reader.chainId(),
       gasLimit: settings === undefined || settings.maxGas <= 0n ? (1n << 64n) - 1n : settings.maxGas,

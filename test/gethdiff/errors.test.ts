@@ -323,4 +323,28 @@ describe.skipIf(missing !== undefined)(`geth differential: errors ${missing ?? "
     await c.raw("no method", { jsonrpc: "2.0", id: 1 });
     c.done();
   });
+
+  // Last: on cometh a queued tx makes one empty automine block (docs/compatibility.md), which would
+  // shift the heights the tests above compare.
+  test("eth_sendRawTransactionSync: a tx that is never mined ends the wait with code 4, geth's text and the hash", async () => {
+    const c = new Check();
+    const dev = new Wallet(DEV_KEY);
+    const queued = await dev.signTransaction({
+      chainId: CHAIN_ID,
+      to: ADDR,
+      gasLimit: 21_000,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+      // Ahead of the next nonce by less than cometh's largest nonce gap (63): queued by both.
+      nonce: 20,
+    });
+    const [geth, cometh] = await c.call(
+      "eth_sendRawTransactionSync",
+      [queued, 300],
+      "eth_sendRawTransactionSync (queued)",
+    );
+    expect((geth as { error?: { code: number } }).error?.code).toBe(4);
+    expect((cometh as { error?: { data?: string } }).error?.data).toBe(keccak256(queued));
+    c.done();
+  });
 });

@@ -73,7 +73,7 @@ async function rpc(url: string, method: string, params: unknown[] = []): Promise
 }
 
 describe("cometh dev", () => {
-  test("flags: --accounts, --balance, --chain-id, --no-mining; SIGTERM writes --dump-state, --load-state reads it", async () => {
+  test("flags: --accounts, --balance, --chain-id (default 31337), --no-mining; SIGTERM writes --dump-state, --load-state reads it", async () => {
     const file = join(dir, "state.json");
     const { node, url } = await startDev([
       "--accounts",
@@ -81,7 +81,7 @@ describe("cometh dev", () => {
       "--balance",
       "5",
       "--chain-id",
-      "31337",
+      "4242",
       "--no-mining",
       "--dump-state",
       file,
@@ -91,7 +91,7 @@ describe("cometh dev", () => {
     try {
       // --silent: no banner, no request log.
       expect(node.output()).toBe("");
-      expect(await rpc(url, "eth_chainId")).toBe("0x7a69");
+      expect(await rpc(url, "eth_chainId")).toBe("0x1092");
       const accounts = (await rpc(url, "eth_accounts")) as string[];
       expect(accounts).toHaveLength(3);
       expect(await rpc(url, "eth_getBalance", [accounts[0], "latest"])).toBe(`0x${(5n * 10n ** 18n).toString(16)}`);
@@ -112,6 +112,8 @@ describe("cometh dev", () => {
 
     const again = await startDev(["--load-state", file, "--silent"]);
     try {
+      // Without --chain-id a dev chain is 31337, as Anvil and Hardhat are.
+      expect(await rpc(again.url, "eth_chainId")).toBe("0x7a69");
       expect(await rpc(again.url, "eth_getBalance", ["0x00000000000000000000000000000000000000d1", "latest"])).toBe(
         "0x1234",
       );

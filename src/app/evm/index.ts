@@ -3,6 +3,7 @@
 // market, dev accounts, abci_query paths, and the read API (`EvmReader`) the Ethereum JSON-RPC server
 // uses. Does not own: consensus, the mempool, blocks (CometBFT's block store), any wire format.
 // See README.md for the design, the query paths and the EvmReader contract.
+export { type ChainRulesView, chainRules } from "./chainRules.js";
 export { ecrecoverBackend, ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 export type { DevAccount } from "./devAccounts.js";
 export {
@@ -102,3 +103,4 @@ export type {
   TraceTxInfo,
 } from "./tracer.js";
 export { createCallTracer, createFourByteTracer, createNoopTracer, createStructLogger } from "./tracer.js";
+export { createVmTracer, type VmTrace, type VmTraceOp } from "./vmTracer.js";

@@ -21,6 +21,7 @@ import {
   type EvmTracer,
   type StructLoggerOptions,
 } from "./tracer.js";
+import { createVmTracer } from "./vmTracer.js";
 
 /**
  * What the main thread and the read workers (readPool.ts, readWorker.ts) send each other. Values
@@ -44,7 +45,8 @@ export type TracerSpec =
   | { readonly kind: "fourByte" }
   | { readonly kind: "prestate"; readonly options: PrestateTracerOptions }
   | { readonly kind: "call"; readonly options: CallTracerOptions }
-  | { readonly kind: "struct"; readonly options: StructLoggerOptions };
+  | { readonly kind: "struct"; readonly options: StructLoggerOptions }
+  | { readonly kind: "vm" };
 
 /** The tracer a spec names (the same one on either thread). */
 export function createTracer(spec: TracerSpec): EvmTracer<unknown> {
@@ -59,6 +61,8 @@ export function createTracer(spec: TracerSpec): EvmTracer<unknown> {
       return createCallTracer(spec.options);
     case "struct":
       return createStructLogger(spec.options);
+    case "vm":
+      return createVmTracer();
   }
 }
 

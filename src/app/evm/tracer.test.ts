@@ -13,6 +13,7 @@ import {
   type EvmTracer,
   revertReason,
 } from "./tracer.js";
+import { createVmTracer, type VmTrace } from "./vmTracer.js";
 
 /**
  * The built-in tracers on cometh's EVM, run on hand-assembled contracts: callTracer (types, from/to
@@ -177,6 +178,18 @@ describe("callTracer", () => {
     expect(root.gasUsed).toBe(500_000n);
     expect(root.output).toEqual(new Uint8Array());
   });
+
+  test("args: frameGasAtTop gives the top frame's own gas (no intrinsic gas) and what its execution used", () => {
+    // PUSH0 PUSH0 RETURN: 2 + 2 + 0 gas.
+    const state = stateOf([[C, { code: asm("PUSH0 PUSH0 RETURN") }]]);
+    const geth = trace(state, createCallTracer()) as CallFrame;
+    expect([geth.gas, geth.gasUsed]).toEqual([500_000n, 21_004n]);
+    const own = trace(
+      stateOf([[C, { code: asm("PUSH0 PUSH0 RETURN") }]]),
+      createCallTracer({ frameGasAtTop: true }),
+    ) as CallFrame;
+    expect([own.gas, own.gasUsed]).toEqual([500_000n - 21_000n, 4n]);
+  });
 });
 
 describe("revertReason", () => {
@@ -285,5 +298,43 @@ describe("struct logger", () => {
     const limited = trace(stateOf([[C, { code: asm("PUSH0 PUSH0 POP POP STOP") }]]), createStructLogger({ limit: 2 }));
     expect(limited.structLogs.map((l) => l.op)).toEqual(["PUSH0", "PUSH0"]);
     expect(limited.structLogs[1]?.gasCost).toBe(2n);
+  });
+});
+
+describe("vmTracer", () => {
+  test("default: each frame's code and opcodes, pushes, memory writes, stores and the frame a call opened", () => {
+    const state = stateOf([
+      [C, { code: asm(`PUSH1 0x2a PUSH0 MSTORE ${call("STATICCALL", E)} POP PUSH1 0x07 PUSH1 0x01 SSTORE STOP`) }],
+      [E, { code: asm("PUSH0 PUSH0 REVERT") }],
+    ]);
+    const root = trace(state, createVmTracer()) as VmTrace;
+    expect(hex(root.code)).toBe(
+      hex(asm(`PUSH1 0x2a PUSH0 MSTORE ${call("STATICCALL", E)} POP PUSH1 0x07 PUSH1 0x01 SSTORE STOP`)),
+    );
+    const names = root.ops.map((o) => o.op);
+    expect(names.slice(0, 3)).toEqual(["PUSH1", "PUSH0", "MSTORE"]);
+    expect(names.slice(-4)).toEqual(["PUSH1", "PUSH1", "SSTORE", "STOP"]);
+    expect(root.ops[0]).toMatchObject({ pc: 0, cost: 3n, ex: { push: [0x2an] } });
+    const mstore = root.ops[2];
+    expect(mstore?.ex?.mem?.off).toBe(0);
+    expect(mstore?.ex?.mem?.data).toEqual(new Uint8Array(Buffer.from("2a".padStart(64, "0"), "hex")));
+    const staticcall = root.ops.find((o) => o.op === "STATICCALL");
+    // The call failed (E reverted): it pushed 0; its frame hangs under it and ends in REVERT.
+    expect(staticcall?.ex?.push).toEqual([0n]);
+    expect(staticcall?.sub?.ops.map((o) => o.op)).toEqual(["PUSH0", "PUSH0", "REVERT"]);
+    expect(hex(staticcall?.sub?.code ?? new Uint8Array())).toBe(hex(asm("PUSH0 PUSH0 REVERT")));
+    expect(root.ops.find((o) => o.op === "SSTORE")?.ex?.store).toEqual({ key: 1n, val: 7n });
+    // Gas left only goes down, and each op's is what the next one starts with.
+    const used = root.ops.map((o) => o.ex?.used ?? 0n);
+    for (let i = 1; i < used.length; i++) expect(used[i]).toBeLessThanOrEqual(used[i - 1] as bigint);
+  });
+
+  test("error: an opcode that fails before it runs has no ex", () => {
+    // PUSH0 ADD: a stack underflow.
+    const root = trace(stateOf([[C, { code: asm("PUSH0 ADD") }]]), createVmTracer()) as VmTrace;
+    expect(root.ops.map((o) => [o.op, o.ex === undefined])).toEqual([
+      ["PUSH0", false],
+      ["ADD", true],
+    ]);
   });
 });

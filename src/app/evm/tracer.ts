@@ -99,8 +99,8 @@ function hexOf(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
 }
 
-/** geth's name of an opcode (vm.OpCode.String()): 0x44 keeps its pre-merge name there. */
-function opName(op: number): string {
+/** geth's name of an opcode (vm.OpCode.String()), or its text for an undefined opcode: 0x44 keeps its pre-merge name there. */
+export function opName(op: number): string {
   if (op === 0x44) return "DIFFICULTY";
   const name = OPCODES[op]?.name ?? "";
   return name === "" || name.startsWith("0x") ? `opcode 0x${op.toString(16)} not defined` : name;
@@ -204,6 +204,12 @@ export interface CallFrame {
 export interface CallTracerOptions {
   onlyTopCall?: boolean;
   withLog?: boolean;
+  /**
+   * The top frame's own gas and gas used, as OpenEthereum's traces give them (the gas limit less the
+   * intrinsic gas; what the execution used, before refunds), instead of geth's tx gas limit and
+   * receipt gas used.
+   */
+  frameGasAtTop?: boolean;
 }
 
 const ERROR_SELECTOR = 0x08c379a0;
@@ -300,7 +306,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
       from: e.from,
       to: e.codeAddress,
       value: e.type === "STATICCALL" ? undefined : e.value,
-      gas: e.depth === 0 ? gasLimit : e.gas,
+      gas: e.depth === 0 && opts.frameGasAtTop !== true ? gasLimit : e.gas,
       gasUsed: 0n,
       input: e.input.slice(),
       output: EMPTY,
@@ -313,7 +319,10 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
     // geth's StateDB journal takes a reverted frame's logs back, and their indexes with them.
     if (x.reverted && entered !== undefined) logIndex = entered;
     if (x.depth === 0) {
-      if (stack.length === 1) processOutput(stack[0] as CallFrame, x);
+      if (stack.length === 1) {
+        processOutput(stack[0] as CallFrame, x);
+        if (opts.frameGasAtTop === true) (stack[0] as CallFrame).gasUsed = x.gasUsed;
+      }
       return;
     }
     depth = x.depth - 1;
@@ -351,7 +360,7 @@ export function createCallTracer(opts: CallTracerOptions = {}): EvmTracer<CallFr
     result: (tx) => {
       if (stack.length !== 1) return undefined;
       const root = stack[0] as CallFrame;
-      root.gasUsed = tx.gasUsed;
+      if (opts.frameGasAtTop !== true) root.gasUsed = tx.gasUsed;
       if (tx.failed && root.error === undefined) root.error = tx.vmError;
       if (opts.withLog === true) clearFailedLogs(root, false);
       return root;

@@ -23,6 +23,26 @@ export class EvmFeed implements EvmEventSource {
     this.#pending.add(listener);
     return () => this.#pending.delete(listener);
   }
+  /**
+   * The one "wait for the next block" the node has: resolves true at the next committed block (once
+   * the RPC can read it), false after `timeoutMs` or when `signal` aborts. eth_sendRawTransactionSync and the dev chain's
+   * automine answers wait for a tx's block with it.
+   */
+  nextBlock(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (seen: boolean): void => {
+        clearTimeout(timer);
+        this.#blocks.delete(onBlock);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(seen);
+      };
+      const onBlock = (): void => done(true);
+      const onAbort = (): void => done(false);
+      const timer = setTimeout(onAbort, timeoutMs);
+      this.#blocks.add(onBlock);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
   newBlock(height: number): void {
     for (const l of this.#blocks) l(height);
   }

@@ -1,6 +1,6 @@
-import type { EvmReader } from "../../app/evm/index.js";
+import { chainRules, type EvmReader } from "../../app/evm/index.js";
 import { type NodeConfig, type NodeKey, packageVersion } from "../../config/index.js";
-import type { NodeIdentity, NodeInfoSource, SyncStatus } from "../../rpc/evm/index.js";
+import type { ChainRules, NodeIdentity, NodeInfoSource, SyncStatus } from "../../rpc/evm/index.js";
 import type { GenesisDoc } from "../../types/index.js";
 import type { EvmPeerAdapter } from "./peers.js";
 
@@ -75,5 +75,8 @@ export class EvmNodeInfoAdapter implements NodeInfoSource {
   }
   dataDir(): string {
     return this.#config.home;
+  }
+  chainRules(): ChainRules {
+    return chainRules();
   }
 }

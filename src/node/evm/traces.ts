@@ -6,6 +6,7 @@ import {
   type PrestateResult,
   type StructLoggerResult,
   type TracerSpec,
+  type VmTrace,
 } from "../../app/evm/index.js";
 import type { CallFrame, CallOptions, CallRequest, TraceConfig, TraceResult, Tracer } from "../../rpc/evm/index.js";
 import { NodeServiceError } from "../errors.js";
@@ -82,11 +83,17 @@ async function traceWith(config: TraceConfig, run: (spec: TracerSpec) => Promise
     case "callTracer": {
       const frame = (await run({
         kind: "call",
-        options: { onlyTopCall: config.onlyTopCall, withLog: config.withLog },
+        options: {
+          onlyTopCall: config.onlyTopCall,
+          withLog: config.withLog,
+          ...(config.frameGasAtTop === true ? { frameGasAtTop: true } : {}),
+        },
       })) as AppCallFrame | undefined;
       if (frame === undefined) throw new NodeServiceError("the call tracer recorded no call frame");
       return { kind: "call", frame: frameOf(frame) };
     }
+    case "vmTrace":
+      return { kind: "vm", trace: (await run({ kind: "vm" })) as VmTrace | undefined };
     case undefined: {
       const r = (await run({
         kind: "struct",

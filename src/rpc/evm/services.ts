@@ -366,6 +366,11 @@ export interface FeeOracle {
 export interface EvmEventSource {
   /** Called once per committed block, after it is readable through ChainReader, in height order. */
   onNewBlock(listener: (height: number) => void): () => void;
+  /**
+   * Resolves true at the next committed block (readable through ChainReader), false after
+   * `timeoutMs` or once `signal` aborts (eth_sendRawTransactionSync waits for its tx's block with it).
+   */
+  nextBlock(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
   /** Called for each Ethereum tx this node's CheckTx accepted. */
   onPendingTransaction(listener: (hash: Uint8Array) => void): () => void;
   /**
@@ -405,6 +410,21 @@ export interface PeerView {
   readonly inbound: boolean;
 }
 
+/** A named address (a precompile or system contract) of the chain's rules. */
+export interface NamedAddress {
+  /** The EIP-7910 name (geth's spelling, e.g. "ECREC", "HISTORY_STORAGE_ADDRESS"). */
+  readonly name: string;
+  readonly address: Uint8Array;
+}
+
+/** eth_config (EIP-7910): the rules of the chain's one fork, active since genesis. */
+export interface ChainRules {
+  readonly precompiles: readonly NamedAddress[];
+  readonly systemContracts: readonly NamedAddress[];
+  /** The EVM's blob fee schedule (BLOBBASEFEE), even where the chain takes no blob txs. */
+  readonly blobSchedule: { readonly target: number; readonly max: number; readonly baseFeeUpdateFraction: bigint };
+}
+
 export interface NodeInfoSource {
   /** EIP-155 chain id (`[evm] evm-chain-id`). */
   chainId(): bigint;
@@ -416,6 +436,8 @@ export interface NodeInfoSource {
   identity(): NodeIdentity;
   /** Home directory (admin_datadir). */
   dataDir(): string;
+  /** The chain's rules for eth_config. Absent: eth_config answers -32601. */
+  chainRules?(): ChainRules;
 }
 
 /** p2p actions for admin_*. */
@@ -440,12 +462,20 @@ export interface TraceConfig {
   readonly stateOverrides?: StateOverrides;
   /** debug_traceCall: block overrides (geth's TraceCallConfig), as eth_simulateV1 takes them. */
   readonly blockOverrides?: SimulateBlockOverrides;
-  /** Undefined: the struct (opcode) logger. */
-  readonly tracer: "callTracer" | "prestateTracer" | "4byteTracer" | "noopTracer" | undefined;
+  /**
+   * Undefined: the struct (opcode) logger. `vmTrace`: OpenEthereum's vmTrace (trace_replayTransaction
+   * on dev chains; debug_trace* do not take it).
+   */
+  readonly tracer: "callTracer" | "prestateTracer" | "4byteTracer" | "noopTracer" | "vmTrace" | undefined;
   /** callTracer: only the top call. */
   readonly onlyTopCall: boolean;
   /** callTracer: include logs in frames. */
   readonly withLog: boolean;
+  /**
+   * callTracer: the top frame's own gas and gas used (OpenEthereum's trace_*: the intrinsic gas and
+   * refunds left out) instead of the tx's gas limit and receipt gas used. Absent: geth's.
+   */
+  readonly frameGasAtTop?: boolean;
   /** prestateTracer: `pre` and `post` of what the tx changed. */
   readonly diffMode: boolean;
   /** prestateTracer: leave code out. */
@@ -516,6 +546,7 @@ export type TraceResult =
       readonly pre: ReadonlyMap<string, PrestateAccount>;
       readonly post: ReadonlyMap<string, PrestateAccount>;
     }
+  | { readonly kind: "vm"; readonly trace: VmTrace | undefined }
   /** 4byteTracer: `0x<selector>-<calldata size - 4>` → calls. */
   | { readonly kind: "fourByte"; readonly counts: ReadonlyMap<string, number> }
   | { readonly kind: "noop" };
@@ -529,6 +560,23 @@ export interface PrestateAccount {
   readonly codeHash?: Uint8Array;
   /** 0x-less 64-hex slot → 32-byte value. */
   readonly storage: ReadonlyMap<string, Uint8Array>;
+}
+
+/** OpenEthereum's vmTrace of one frame: its code and each opcode run (`ex` absent: it failed before running). */
+export interface VmTrace {
+  readonly code: Uint8Array;
+  readonly ops: readonly {
+    readonly pc: number;
+    readonly op: string;
+    readonly cost: bigint;
+    readonly ex?: {
+      readonly used: bigint;
+      readonly push: readonly bigint[];
+      readonly mem?: { readonly off: number; readonly data: Uint8Array };
+      readonly store?: { readonly key: bigint; readonly val: bigint };
+    };
+    readonly sub?: VmTrace;
+  }[];
 }
 
 export interface Tracer {

@@ -17,6 +17,8 @@ export interface EvmRpcSettings {
   readonly allowUnprotectedTxs: boolean;
   readonly allowInsecureUnlock: boolean;
   readonly enableProfiling: boolean;
+  /** http-timeout: how long a request may take before the server answers for it (0 = no limit). */
+  readonly requestTimeoutMs: number;
   /** Enabled namespaces (rpc is always on). */
   readonly namespaces: ReadonlySet<string>;
 }

@@ -94,6 +94,17 @@ export class ExecutionRevertedError extends RpcError {
 }
 
 /**
+ * 4: eth_sendRawTransactionSync's wait ended before the tx was in a block (EIP-7966, geth's
+ * txSyncTimeoutError); `data` is the 0x-hex tx hash, so the client can keep polling for the receipt.
+ */
+export class TxSyncTimeoutError extends RpcError {
+  static readonly code = 4;
+  constructor(message: string, txHash: string) {
+    super(TxSyncTimeoutError.code, message, { data: txHash });
+  }
+}
+
+/**
  * geth's transaction-validation and simulation family (-38010 … -38026: nonce, fees, intrinsic gas,
  * funds, block gas limit, block number/timestamp order, client limits), as eth_simulateV1 answers it.
  */

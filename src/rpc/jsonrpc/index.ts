@@ -58,6 +58,7 @@ export {
   RpcError,
   type RpcErrorOptions,
   ServerError,
+  TxSyncTimeoutError,
   TxValidationError,
 } from "./errors.js";
 export {

@@ -1,6 +1,7 @@
 import type { WireValue } from "../../jsonrpc/index.js";
 import type { CallFrame, PrestateAccount, StructLog, TraceResult } from "../services.js";
 import { toAddress, toData, toQuantity } from "./hex.js";
+import { encodeVmTrace } from "./parity.js";
 
 /**
  * Trace results: the struct (opcode) logger as in execution-apis OpcodeTransactionTrace (gas
@@ -81,6 +82,7 @@ export function encodeTraceResult(r: TraceResult): WireValue {
   if (r.kind === "call") return encodeCallFrame(r.frame);
   if (r.kind === "noop") return {};
   if (r.kind === "fourByte") return new Map<string, WireValue>(r.counts);
+  if (r.kind === "vm") return r.trace === undefined ? null : encodeVmTrace(r.trace);
   if (r.kind === "prestate") {
     return r.diffMode ? { post: encodePrestateMap(r.post), pre: encodePrestateMap(r.pre) } : encodePrestateMap(r.pre);
   }

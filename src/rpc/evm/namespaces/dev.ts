@@ -264,7 +264,9 @@ const handlers = {
         gasPrice: toQuantity(n.gasPrice),
       },
       forkConfig: {},
-      network: "cometh",
+      // Foundry reads `network` as the execution family ("ethereum", "optimism", "tempo", "monad") and
+      // refuses a fork source that names another; cometh runs Ethereum's EVM.
+      network: "ethereum",
     };
   }),
   metadata: devMethod([], (_, dev) => {
@@ -315,6 +317,9 @@ export const hardhat = {
   stopImpersonatingAccount: handlers.stopImpersonatingAccount,
   metadata: handlers.metadata,
   setLoggingEnabled: handlers.setLoggingEnabled,
+  // viem's test client in hardhat mode calls these names.
+  dumpState: handlers.dumpState,
+  loadState: handlers.loadState,
 } satisfies Namespace;
 
 /** Anvil's own names. */

@@ -1,14 +1,15 @@
+import { crc32 } from "node:zlib";
 import { bytesEqual } from "../../../util/bytes.js";
-import { isPromise, type WireValue } from "../../jsonrpc/index.js";
+import { isPromise, type JsonNode, type WireValue } from "../../jsonrpc/index.js";
 import { encodeBlock, encodeHeader } from "../encode/block.js";
 import { padBytes, toAddress, toData, toQuantity } from "../encode/hex.js";
 import { encodeLog, encodeReceipt } from "../encode/receipt.js";
 import { encodeTransaction, txLocationInBlock } from "../encode/transaction.js";
-import { invalidParams, serverError } from "../errors.js";
+import { invalidParams, methodNotFound, serverError } from "../errors.js";
 import { getLogsJson } from "../filters/getLogs.js";
 import { method, type Namespace, notImplemented } from "../method.js";
-import { decodeStorageKey, ParamError, p } from "../params.js";
-import type { AccessListEntry, EvmBlock, EvmServices, EvmTx } from "../services.js";
+import { decodeStorageKey, type Param, ParamError, p } from "../params.js";
+import type { AccessListEntry, EvmBlock, EvmServices, EvmTx, NamedAddress } from "../services.js";
 import { subscribe, unsubscribe } from "../subscriptions/subscribe.js";
 import { signTransaction } from "../tx/buildTx.js";
 import { TypedDataError, typedDataHash } from "../tx/eip712.js";
@@ -28,6 +29,7 @@ import {
   checkTxFee,
   pendingNonce,
   requireKeyring,
+  sendRawTransactionSync,
   sendUnsigned,
   sendWithKeyring,
   signDigest27,
@@ -69,6 +71,57 @@ function proofKey(text: string, key: Uint8Array): string {
   return toQuantity(BigInt(toData(key)));
 }
 
+/**
+ * eth_sendRawTransactionSync's timeout in milliseconds: a JSON number, as geth (`*uint64`) and viem
+ * send it, or a 0x quantity.
+ */
+const syncTimeoutMs: Param<number> = {
+  optional: false,
+  decode(node: JsonNode): number {
+    const v = node.kind === "string" ? p.uint64.decode(node) : BigInt(p.uint.decode(node));
+    return v > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(v);
+  },
+};
+
+/** A name → address map as geth writes a Go map: keys sorted. */
+function namedAddresses(list: readonly NamedAddress[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    out[e.name] = toAddress(e.address);
+  }
+  return out;
+}
+
+/**
+ * eth_config (EIP-7910). cometh runs one fork (Prague) from genesis, so `current` is it with activation
+ * time 0 and `next` and `last` are null. The fork id (EIP-2124) is the CRC32 of the genesis hash: no
+ * fork follows the genesis.
+ */
+async function ethConfig(s: EvmServices, method: string): Promise<WireValue> {
+  const rules = s.node.chainRules?.();
+  if (rules === undefined) throw methodNotFound(method, "this node does not describe its chain rules");
+  const genesis = await s.chain.blockByNumber(0);
+  if (genesis === undefined) throw serverError("unable to load genesis: block 0 is not available");
+  const forkId = Buffer.alloc(4);
+  forkId.writeUInt32BE(crc32(genesis.hash) >>> 0);
+  return {
+    current: {
+      activationTime: 0,
+      blobSchedule: {
+        baseFeeUpdateFraction: Number(rules.blobSchedule.baseFeeUpdateFraction),
+        max: rules.blobSchedule.max,
+        target: rules.blobSchedule.target,
+      },
+      chainId: toQuantity(s.node.chainId()),
+      forkId: toData(forkId),
+      precompiles: namedAddresses(rules.precompiles),
+      systemContracts: namedAddresses(rules.systemContracts),
+    },
+    next: null,
+    last: null,
+  };
+}
+
 async function findPending(s: EvmServices, from: Uint8Array, nonce: bigint): Promise<EvmTx | undefined> {
   const { pending, queued } = await s.mempool.content();
   return [...pending, ...queued].find((tx) => bytesEqual(tx.from, from) && tx.nonce === nonce);
@@ -96,6 +149,7 @@ export const eth = {
   feeHistory: method([p.hexOrDecimal, p.block, p.floatList], ([count, newest, percentiles], s, ctx) =>
     feeHistory(count, newest, percentiles, s, ctx),
   ),
+  config: method([], (_, s, ctx) => ethConfig(s, ctx.method)),
 
   // State
   getBalance: method([p.address, p.blockRef], ([who, ref], s) => {
@@ -108,6 +162,16 @@ export const eth = {
   getCode: method([p.address, p.blockRef], async ([who, ref], s) =>
     toData(await s.state.code(who, await stateHeight(ref, s))),
   ),
+  /** Anvil's eth_getAccountInfo: balance, nonce and code in one answer. */
+  getAccountInfo: method([p.address, p.optional(p.blockRef)], async ([who, ref], s) => {
+    const height = await stateHeight(ref, s);
+    const [balance, nonce, code] = await Promise.all([
+      s.state.balance(who, height),
+      s.state.nonce(who, height),
+      s.state.code(who, height),
+    ]);
+    return { balance: toQuantity(balance), nonce: toQuantity(nonce), code: toData(code) };
+  }),
   getStorageAt: method([p.address, p.string, p.blockRef], async ([who, keyText, ref], s) => {
     let key: Uint8Array;
     try {
@@ -197,6 +261,9 @@ export const eth = {
 
   // Sending and signing
   sendRawTransaction: method([p.data], ([raw], s, ctx) => submitRawTransaction(raw, s, ctx)),
+  sendRawTransactionSync: method([p.data, p.optional(syncTimeoutMs)], ([raw, timeoutMs], s, ctx) =>
+    sendRawTransactionSync(raw, timeoutMs, s, ctx),
+  ),
   sendTransaction: method([p.callRequest], ([req], s, ctx) => sendWithKeyring(req, s, ctx)),
   sendUnsignedTransaction: method([p.callRequest], ([req], s, ctx) => sendUnsigned(req, s, ctx)),
   sign: method([p.address, p.data], ([who, data], s, ctx) => signDigest27(s, ctx, who, personalMessageHash(data))),

@@ -6,6 +6,7 @@ import { DEV_NAMESPACES } from "./dev.js";
 import { eth } from "./eth.js";
 import { miner } from "./miner.js";
 import { net } from "./net.js";
+import { OTTERSCAN_NAMESPACES, TRACE_METHOD_NOT_SERVED } from "./otterscan.js";
 import { personal } from "./personal.js";
 import { txpool } from "./txpool.js";
 import { web3 } from "./web3.js";
@@ -31,7 +32,6 @@ const rpc = {
 
 /** Namespaces that answer "not implemented" (docs/ethereum-rpc.md "Methods that are not implemented"). */
 const NOT_SERVED: Readonly<Record<string, string>> = {
-  trace: "cometh does not serve the trace namespace; use debug_traceTransaction or debug_traceBlockByNumber",
   engine: "the Engine API does not apply: CometBFT consensus builds the blocks",
 };
 
@@ -46,6 +46,13 @@ export function findMethod(name: string, enabled: ReadonlySet<string>): Method {
   }
   const why = NOT_SERVED[ns];
   if (why !== undefined) throw notImplemented(name, why);
+  const otsTable = Object.hasOwn(OTTERSCAN_NAMESPACES, ns) ? OTTERSCAN_NAMESPACES[ns] : undefined;
+  if (otsTable !== undefined) {
+    // Always routed: off a dev chain each method answers what Cosmos EVM answers (trace_: not implemented).
+    if (Object.hasOwn(otsTable, short)) return otsTable[short] as Method;
+    if (ns === "trace") throw notImplemented(name, TRACE_METHOD_NOT_SERVED);
+    throw methodNotFound(name);
+  }
   const devTable = Object.hasOwn(DEV_NAMESPACES, ns) ? DEV_NAMESPACES[ns] : undefined;
   if (devTable !== undefined) {
     // Always routed: on a chain that is not a dev chain the method itself says what it needs.

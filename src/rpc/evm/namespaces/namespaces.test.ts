@@ -122,6 +122,13 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       expect(ok("eth_protocolVersion", await call("eth_protocolVersion"))).toBe("0x41");
     });
 
+    test("default: eth_config is EIP-7910's shape: the one fork, active from genesis", async () => {
+      const cfg = ok("eth_config", await call("eth_config"));
+      expect(cfg.current.chainId).toBe("0x40000");
+      expect(cfg.current.precompiles.MODEXP).toBe("0x0000000000000000000000000000000000000005");
+      expect([cfg.next, cfg.last]).toEqual([null, null]);
+    });
+
     test("default: eth_syncing false, then progress while catching up", async () => {
       expect(ok("eth_syncing", await call("eth_syncing"))).toBe(false);
       chain.syncing = true;
@@ -961,6 +968,16 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       err(await call("eth_coinbase"), -32601, "the method eth_coinbase does not exist/is not available");
       err(await call("foo"), -32601, "the method foo does not exist/is not available");
       err(await call("trace_block", ["0x1"]), -32601, /the method trace_block is not implemented/);
+      // Otterscan's methods are served on dev chains only; trace_ answers as Cosmos EVM does elsewhere.
+      err(
+        await call("trace_transaction", ["0x1"]),
+        -32601,
+        /the method trace_transaction is not implemented: .*dev chains/,
+      );
+      err(await call("trace_filter", [{}]), -32601, /the method trace_filter is not implemented/);
+      err(await call("ots_getApiLevel"), -32601, /ots_getApiLevel does not exist\/is not available: .*dev chain/);
+      err(await call("erigon_getHeaderByNumber", ["latest"]), -32601, /need a dev chain/);
+      err(await call("ots_nothing"), -32601, "the method ots_nothing does not exist/is not available");
       err(await call("engine_newPayloadV3"), -32601, /the method engine_newPayloadV3 is not implemented/);
       err(await call("rpc_foo"), -32601, "the method rpc_foo does not exist/is not available");
     });

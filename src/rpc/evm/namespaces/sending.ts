@@ -1,6 +1,8 @@
 import { bytesEqual } from "../../../util/bytes.js";
+import { TxSyncTimeoutError, type WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext } from "../context.js";
 import { toData } from "../encode/hex.js";
+import { encodeReceipt } from "../encode/receipt.js";
 import { methodNotFound, serverError } from "../errors.js";
 import { type CallRequest, type DevKeyring, type EvmServices, TX_TYPE } from "../services.js";
 import { signTransaction, type UnsignedTx } from "../tx/buildTx.js";
@@ -31,8 +33,16 @@ export function checkTxFee(gas: bigint, feeCap: bigint, capWei: bigint): void {
   throw serverError(`tx fee (${eth(fee)} ether) exceeds the configured cap (${eth(capWei)} ether)`);
 }
 
-/** eth_sendRawTransaction: decode, EIP-155 and chain-id checks, fee cap, then CheckTx. */
+/** eth_sendRawTransaction: admitted as below, then (dev chain automine) answered once its block is in. */
 export async function submitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCallContext): Promise<string> {
+  const hash = await admitRawTransaction(raw, s, ctx);
+  // A dev chain's automine: answer once the block holding the tx is committed (its receipt exists).
+  if (s.dev !== undefined) await s.dev.afterSubmit(raw, hash);
+  return toData(hash);
+}
+
+/** Decode, EIP-155 and chain-id checks, fee cap, then CheckTx; the tx hash once the mempool took it. */
+async function admitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCallContext): Promise<Uint8Array> {
   let summary: ReturnType<typeof summarizeRawTx>;
   try {
     summary = summarizeRawTx(raw);
@@ -52,9 +62,68 @@ export async function submitRawTransaction(raw: Uint8Array, s: EvmServices, ctx:
   checkTxFee(summary.gasLimit, summary.feeCap, settings.txFeeCapWei);
   const result = await s.mempool.submit(raw);
   if (!result.accepted) throw serverError(result.log === "" ? `CheckTx failed with code ${result.code}` : result.log);
-  // A dev chain's automine: answer once the block holding the tx is committed (its receipt exists).
-  if (s.dev !== undefined) await s.dev.afterSubmit(raw, result.hash);
-  return toData(result.hash);
+  return result.hash;
+}
+
+/** eth_sendRawTransactionSync's wait when the client names none, and the most it may ask (geth's defaults). */
+export const TX_SYNC_DEFAULT_TIMEOUT_MS = 20_000;
+export const TX_SYNC_MAX_TIMEOUT_MS = 60_000;
+
+/** A whole number of milliseconds as Go's time.Duration prints it ("500ms", "1.5s", "1m0s"). */
+export function formatGoDurationMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const minutes = Math.floor(ms / 60_000);
+  const restMs = ms - minutes * 60_000;
+  const whole = Math.floor(restMs / 1000);
+  const frac = restMs % 1000;
+  const seconds = frac === 0 ? `${whole}` : `${whole}.${String(frac).padStart(3, "0").replace(/0+$/, "")}`;
+  return minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
+}
+
+/**
+ * eth_sendRawTransactionSync (EIP-7966): eth_sendRawTransaction, then the receipt once the tx is in a
+ * block. The wait is the client's `timeoutMs` (0 or absent: 20 s; at most 60 s, geth's defaults); when
+ * it passes, error 4 with the tx hash as data, in geth's words; the wait ends a second before the
+ * server's http-timeout would answer for the request. On a dev chain with automine the block comes at
+ * once and the same wait sees it.
+ */
+export async function sendRawTransactionSync(
+  raw: Uint8Array,
+  timeoutMs: number | undefined,
+  s: EvmServices,
+  ctx: EvmCallContext,
+): Promise<WireValue> {
+  // Not submitRawTransaction: its automine wait is not bounded by this call's timeout; this loop waits
+  // for the automined block as for any other.
+  const hash = await admitRawTransaction(raw, s, ctx);
+  let wait =
+    timeoutMs === undefined || timeoutMs <= 0
+      ? TX_SYNC_DEFAULT_TIMEOUT_MS
+      : Math.min(timeoutMs, TX_SYNC_MAX_TIMEOUT_MS);
+  // End before the server's own request deadline (http-timeout), so the client gets code 4 and the hash.
+  const limit = ctx.runtime.settings.requestTimeoutMs;
+  if (limit > 0 && wait > limit - 1000) wait = Math.max(limit - 1000, 1);
+  const deadline = Date.now() + wait;
+  for (;;) {
+    // Listen for the next block before looking, so that a block landing in between is not missed.
+    const stop = new AbortController();
+    const left = deadline - Date.now();
+    const next = left > 0 ? s.events.nextBlock(left, stop.signal) : Promise.resolve(false);
+    const receipt = await s.chain.receiptByHash(hash);
+    if (receipt !== undefined) {
+      stop.abort();
+      return encodeReceipt(receipt);
+    }
+    if (!(await next)) {
+      // One last look: the block may have landed as the timer fired.
+      const late = await s.chain.receiptByHash(hash);
+      if (late !== undefined) return encodeReceipt(late);
+      throw new TxSyncTimeoutError(
+        `The transaction was added to the transaction pool but wasn't processed in ${formatGoDurationMs(wait)}`,
+        toData(hash),
+      );
+    }
+  }
 }
 
 /** The keyring, when unlocked access is allowed; otherwise geth/Cosmos EVM's errors. */

@@ -124,7 +124,19 @@ export function createFakeNode(): FakeNode {
     execution,
     mempool,
     fees,
-    events: { onNewBlock: () => () => undefined, onPendingTransaction: () => () => undefined },
+    events: {
+      onNewBlock: () => () => undefined,
+      onPendingTransaction: () => () => undefined,
+      // No chain: no block ever comes.
+      nextBlock: (ms, signal) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => resolve(false), ms);
+          signal?.addEventListener("abort", () => {
+            clearTimeout(timer);
+            resolve(false);
+          });
+        }),
+    },
     node,
   };
   return { services };

@@ -154,6 +154,7 @@ export function settingsFromConfig(c: EvmRpcConfig): EvmRpcSettings {
     allowUnprotectedTxs: c.allowUnprotectedTxs,
     allowInsecureUnlock: c.allowInsecureUnlock ?? true,
     enableProfiling: c.enableProfiling ?? false,
+    requestTimeoutMs: c.httpTimeoutMs,
     namespaces: new Set(c.api),
   };
 }
