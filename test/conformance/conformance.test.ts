@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { httpPost } from "../../src/rpc/evm/testing/evmClient.js";
 import { type ProofResult, verifyProof } from "../gethdiff/proof.js";
 import { differences, type IoCase, loadCases, replaceAll } from "./cases.js";
-import { FIXTURES_DIR, FIXTURES_PRESENT, startTestChain, type TestChain } from "./testChain.js";
+import { FIXTURES_DIR, FIXTURES_PRESENT, REPLAY_GAPS, startTestChain, type TestChain } from "./testChain.js";
 
 /**
  * `npm run test:conformance`: the execution-apis conformance cases replayed against cometh on a dev
@@ -176,6 +176,12 @@ describe.skipIf(!FIXTURES_PRESENT)("execution-apis conformance", () => {
     const lines = ["execution-apis conformance, per method: passed / failed / cannot apply / differs on purpose"];
     for (const [method, t] of [...tally].sort()) {
       lines.push(`  ${method}: ${t.passed} / ${t.failed} / ${t.skipped} / ${t.differs}`);
+    }
+    const blobs = REPLAY_GAPS.blobTxs;
+    if (blobs.length > 0) {
+      lines.push(
+        `  replay: ${blobs.length} blob txs sent as impersonated EIP-1559 txs (blocks ${[...new Set(blobs.map((b) => b.block))].join(", ")})`,
+      );
     }
     for (const [reason, names] of skipReasons) lines.push(`  skipped ${names.length}: ${reason}`);
     for (const f of failures) lines.push(`  FAILED ${f}`);

@@ -14,8 +14,11 @@
  * - EIP-4844 blob transactions (which Cosmos EVM refuses) are sent as their sender's impersonated
  *   EIP-1559 transaction with the same nonce, gas, fees, target, value and input: the state change is
  *   the same, the tx hash is not.
- * The fee market starts at block 27 (London on the test chain) at 1 gwei, as Ethereum's does, and the
- * block gas limit is the test chain's post-London 200M throughout.
+ * The fee market starts at block 27 (London on the test chain) at 1 gwei, as Ethereum's does; each
+ * block from there carries a dev entry that sets the next block's base fee to the test chain's (and
+ * block 54 the one geth gives block 55), since x/feemarket's fixed point would drift from geth's by a
+ * few wei and refuse txs priced at the base fee + 1. The block gas limit is the test chain's
+ * post-London 200M throughout, and every block runs Prague (cometh's one fork).
  */
 
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
