@@ -1,10 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
 import { Address, createContractAddress } from "@ethereumjs/util";
 import { encodeFunctionData, parseAbi } from "viem";
 import { describe, expect, test } from "vitest";
 import { PREINSTALLS } from "../../src/app/evm/genesis.js";
 import { MULTICALL3_CODE, PERMIT2_CODE } from "../../src/app/evm/preinstallCode.js";
+import { executeTx } from "../../src/evm/index.js";
 import type { EngineTx } from "../../src/evm/types.js";
 import { hexToBytes } from "../../src/util/bytes.js";
 import {
@@ -30,7 +30,6 @@ import type { Executor } from "./stateTests.js";
 /** The seeds every run checks (printed); a failure names its seed and prints the programs. */
 const SEEDS = { first: 1, count: 300 };
 const seeds = Array.from({ length: SEEDS.count }, (_, i) => SEEDS.first + i);
-const comethEngine = fileURLToPath(new URL("../../src/evm/transaction.ts", import.meta.url));
 
 function bytes(h: string): Uint8Array {
   return hexToBytes(h.startsWith("0x") ? h.slice(2) : h) as Uint8Array;
@@ -267,11 +266,8 @@ test("error: a wrong executor is caught, with the program printed", async () => 
   expect(found).toMatch(/tx \d: gasUsed differs\n {2}a: \d+\n {2}b: \d+\n {2}program A: 0x[0-9a-f]+/);
 });
 
-// cometh's engine against the reference: switched on once engine/transaction.ts exports executeTx.
-describe.skipIf(!existsSync(comethEngine))("cometh vs ethereumjs", () => {
+describe("cometh vs ethereumjs", () => {
   suite("differential, cometh vs ethereumjs", async () => {
-    const specifier = "../../src/evm/transaction.js";
-    const { executeTx } = (await import(specifier)) as { executeTx: Executor };
-    return [executeTx, await createReferenceExecutor()];
+    return [executeTx as Executor, await createReferenceExecutor()];
   });
 });

@@ -1,5 +1,3 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { executeTx } from "../../src/evm/index.js";
 import { createReferenceExecutor } from "./referenceExecutor.js";
@@ -29,11 +27,6 @@ function out(line = ""): void {
   process.stdout.write(`${line}\n`);
 }
 
-/** cometh's engine (src/evm/): `executeTx`. */
-export async function loadComethExecutor(): Promise<Executor | undefined> {
-  return executeTx as Executor;
-}
-
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -49,12 +42,7 @@ async function main(): Promise<number> {
     executor = await createReferenceExecutor();
     skipRules = [...SKIPS, ...REFERENCE_SKIPS];
   } else if (engine === "cometh") {
-    executor = await loadComethExecutor();
-    if (executor === undefined) {
-      out("cometh's engine is not there yet: src/evm/transaction.ts does not export executeTx.");
-      out("Run the reference instead: npm run test:state -- --engine ethereumjs");
-      return 2;
-    }
+    executor = executeTx;
   } else {
     out(`unknown engine "${engine}": use --engine cometh or --engine ethereumjs`);
     return 2;
