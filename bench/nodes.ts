@@ -82,6 +82,11 @@ function npmScript(command: "start" | "dev"): { env: Record<string, string>; nod
  * cometh as `npm <command>` runs it, on a temporary directory (`tmpPrefix`...) removed after it stops;
  * `args` gives the command's own arguments and environment for the ports and that directory.
  */
+/** Extra Node flags for cometh's process from $BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile it). */
+function extraNodeFlags(): string[] {
+  return (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+}
+
 function cometh(
   command: "start" | "dev",
   tmpPrefix: string,
@@ -98,7 +103,7 @@ function cometh(
       const own = args(port, extraPort, tmp);
       return {
         cmd: process.execPath,
-        args: [...npm.nodeFlags, "bin/cometh.js", command, ...own.args],
+        args: [...npm.nodeFlags, ...extraNodeFlags(), "bin/cometh.js", command, ...own.args],
         cwd: ROOT,
         env: { ...process.env, ...npm.env, ...own.env },
         cleanup: () => rm(tmp, { recursive: true, force: true }),

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4 --heap-growing-percent=80
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=16 --heap-growing-percent=80
 // Entry for the `cometh` binary and `npm start`. It runs the bundled build in dist/ (made by
 // `npm install`'s prepare step, bin/build.js) when that build is at least as new as every source
 // file: no TypeScript loader in the process, so it starts faster and uses less memory. Otherwise
@@ -7,9 +7,12 @@
 //
 // Node flags and environment (the line above, and package.json's start/cometh scripts, which must
 // match); V8 and glibc read them when the process starts, so they cannot be set from here:
-// --max-semi-space-size=4 caps each of V8's young-generation semi-spaces at 4 MiB instead of 16. Under
-// transaction load most short-lived objects still die young, and the young generation stops holding
-// tens of MiB of garbage: peak RSS over `npm run bench:evm` ~290 -> ~260 MiB.
+// --max-semi-space-size=16 is V8's own ceiling for each young-generation semi-space, written out because it
+// was 4 until 2026-11-29: 4 MiB saved ~30 MiB of peak RSS over `npm run bench:evm` (~290 -> ~260 MiB),
+// but contract execution keeps a call's journal, slot records and words alive for the whole call, so a
+// small young generation copies the same survivors again and again: the approve+transferFrom loop of
+// bench:evm ran ~114 scavenges a call at 4 MiB and ~40 at 16, and the token loops took 10-40% longer.
+// Contract speed is what users meet first, so the young generation keeps V8's default size.
 // --heap-growing-percent=80 lets the old generation grow 1.8x its live size before the next full GC,
 // where V8 picks up to 4x when GCs are fast: the live heap under tx load is ~30 MiB, the committed
 // heap had reached ~130: peak RSS ~234 -> ~179 MiB (3+3 runs; 30% cost 15-20% of tx throughput, 60%

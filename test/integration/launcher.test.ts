@@ -55,11 +55,11 @@ describe("launcher", () => {
     }
   });
 
-  test("behavior: the cometh binary and npm start run Node alike (4 MiB semi-spaces, 1.8x heap growth, 2 malloc arenas)", () => {
+  test("behavior: the cometh binary and npm start run Node alike (16 MiB semi-spaces, 1.8x heap growth, 2 malloc arenas)", () => {
     const shebang = readFileSync(`${ROOT}/bin/cometh.js`, "utf8").split("\n")[0] as string;
     const m = /^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=2 node (.+)$/.exec(shebang);
     const flags = m?.[1];
-    expect(flags).toBe("--max-semi-space-size=4 --heap-growing-percent=80");
+    expect(flags).toBe("--max-semi-space-size=16 --heap-growing-percent=80");
     const scripts = (JSON.parse(readFileSync(`${ROOT}/package.json`, "utf8")) as { scripts: Record<string, string> })
       .scripts;
     expect(scripts.start).toBe(`MALLOC_ARENA_MAX=2 node ${flags} bin/cometh.js start`);

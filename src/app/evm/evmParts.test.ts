@@ -112,6 +112,14 @@ describe("crypto and roots", () => {
     );
   });
 
+  test("behavior: keccak256 agrees with noble on inputs longer than the WebAssembly module takes at once", () => {
+    // The module absorbs 478 blocks (65 008 bytes) per call; lengths around one and two chunks, and past them.
+    const data = new Uint8Array(200_000).map((_, i) => (i * 13 + 5) & 0xff);
+    for (const n of [65_007, 65_008, 65_009, 65_143, 65_144, 130_016, 130_017, 199_999]) {
+      expect(bytesToHex(keccak256(data.subarray(1, 1 + n)))).toBe(bytesToHex(keccak_256(data.subarray(1, 1 + n))));
+    }
+  });
+
   test("behavior: transactionsRoot matches ethereumjs's trie", async () => {
     const w = Wallet.createRandom();
     const common = createTxCommon(262144n);
