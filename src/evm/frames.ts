@@ -1,5 +1,6 @@
 import { ComethError } from "../util/errors.js";
 import type { CodeAnalysis } from "./analysis.js";
+import { hexOfBytes } from "./bytes.js";
 import { G_MEMORY, G_QUAD_DIVISOR, MAX_FRAME_GAS, MAX_MEMORY_BYTES } from "./gas.js";
 import type { Memory } from "./memory.js";
 import type { BlockEnv, EngineState, Fork } from "./types.js";
@@ -257,5 +258,5 @@ export function hexToAddress(hex: string): Uint8Array {
 }
 
 export function addressKey(addr: Uint8Array): string {
-  return Buffer.from(addr.buffer, addr.byteOffset, addr.byteLength).toString("hex");
+  return hexOfBytes(addr);
 }

@@ -1,6 +1,21 @@
 /** Byte helpers: hex, base64, comparison. No project imports. */
 
+/**
+ * Buffer's own string encoders, called on any Uint8Array. `Buffer.from(b.buffer, …).toString()` reads
+ * the array's `.buffer`, and a fresh array of up to 64 bytes (an address, a hash, a key) lives inside
+ * V8's heap until then: reading `.buffer` moves it out to a backing store of its own, ~1 µs, five times
+ * the encoding. Node's encoders (`hexSlice` and its siblings, which `toString` itself calls) read a small
+ * view's bytes without moving it. They are not in Node's documented API, so each falls back to the
+ * documented way when absent.
+ */
+type Encoder = (this: Uint8Array, start: number, end: number) => string;
+const slices = Buffer.prototype as unknown as { hexSlice?: Encoder; base64Slice?: Encoder; utf8Slice?: Encoder };
+const hexSlice = slices.hexSlice;
+const base64Slice = slices.base64Slice;
+const utf8Slice = slices.utf8Slice;
+
 export function bytesToHex(b: Uint8Array): string {
+  if (hexSlice !== undefined) return hexSlice.call(b, 0, b.length);
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
 }
 
@@ -17,6 +32,7 @@ export function hexToBytes(hex: string): Uint8Array | undefined {
 }
 
 export function bytesToBase64(b: Uint8Array): string {
+  if (base64Slice !== undefined) return base64Slice.call(b, 0, b.length);
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
 }
 
@@ -31,6 +47,7 @@ export function utf8ToBytes(s: string): Uint8Array {
 }
 
 export function bytesToUtf8(b: Uint8Array): string {
+  if (utf8Slice !== undefined) return utf8Slice.call(b, 0, b.length);
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8");
 }
 

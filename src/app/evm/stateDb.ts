@@ -61,7 +61,10 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 export function storageKey(addr: Uint8Array, incarnation: number, slot: Uint8Array): Uint8Array {
   const out = new Uint8Array(56);
   out.set(addr, 0);
-  out.set(u32be(incarnation), 20);
+  out[20] = incarnation >>> 24;
+  out[21] = (incarnation >>> 16) & 0xff;
+  out[22] = (incarnation >>> 8) & 0xff;
+  out[23] = incarnation & 0xff;
   out.set(slot, 24);
   return out;
 }
