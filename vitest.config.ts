@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import SlowestFirst from "./test/slowestFirst.js";
 
 export default defineConfig({
   test: {
@@ -9,6 +10,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The slowest files first (test/slowestFirst.ts), so the run does not end on one long file.
+    sequence: { sequencer: SlowestFirst },
     reporters: ["default"],
   },
 });
