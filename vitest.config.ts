@@ -19,6 +19,8 @@ export default defineConfig({
     // unit files: 340 s of imports against 63 s). No test mocks modules or stubs globals; each file
     // closes what it starts.
     isolate: false,
+    // dist/ rebuilt when stale, so child nodes start from the bundle (test/buildOnce.ts).
+    globalSetup: ["test/buildOnce.ts"],
     // The slowest files first (test/slowestFirst.ts), so the run does not end on one long file.
     sequence: { sequencer: SlowestFirst },
     reporters: ["default"],

@@ -38,7 +38,8 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "cometh-launcher-"));
   stamp = `${root}/dist/.built`;
   mkdirSync(`${root}/bin`);
-  for (const f of ["bin/build.js", "bin/cometh.js", "package.json"]) copyFileSync(`${ROOT}/${f}`, `${root}/${f}`);
+  for (const f of ["bin/build.js", "bin/cometh.js", "bin/buildFreshness.js", "package.json"])
+    copyFileSync(`${ROOT}/${f}`, `${root}/${f}`);
   symlinkSync(`${ROOT}/src`, `${root}/src`);
   symlinkSync(`${ROOT}/node_modules`, `${root}/node_modules`);
   const r = run(["bin/build.js"]);
