@@ -10,21 +10,33 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * could start last. Here a file's duration is the cache's when there is one, else the one measured
  * below, and the files with neither run after those, larger first.
  *
- * The seconds are one `npm test` run's on 2 cores (vitest's JSON reporter, `--reporter=json`); only
- * their order matters. A file missing from the list is not wrong, only perhaps started late.
+ * The seconds are one `npm test` run's (vitest's JSON reporter, `--reporter=json`: a file's endTime
+ * − startTime) on a busy 2-core machine; only their order matters. A file missing from the list is
+ * not wrong, only perhaps started late.
  */
 export const MEASURED_SECONDS: Readonly<Record<string, number>> = {
-  "test/integration/testnet.test.ts": 60,
-  "test/evm/precompiles.test.ts": 40,
-  "test/integration/remoteSigner.test.ts": 30,
-  "test/integration/storageFaults.test.ts": 25,
-  "test/integration/dashboard.browser.test.ts": 25,
-  "test/integration/requestFlood.test.ts": 20,
-  "test/integration/devCommand.test.ts": 15,
-  "test/integration/e2eRunner.test.ts": 12,
-  "test/evm/differential.test.ts": 11,
-  "test/bench/workloads.test.ts": 11,
-  "src/cli/main.test.ts": 8,
+  "test/evm/precompiles.test.ts": 325,
+  "test/integration/testnet.test.ts": 256,
+  "test/integration/storageFaults.test.ts": 131,
+  "test/integration/dashboard.browser.test.ts": 117,
+  "test/integration/devCommand.test.ts": 89,
+  "test/bench/workloads.test.ts": 88,
+  "src/cli/main.test.ts": 79,
+  "test/evm/differential.test.ts": 71,
+  "test/integration/requestFlood.test.ts": 68,
+  "test/evm/stateTests.test.ts": 66,
+  "src/rpc/evm/clients.test.ts": 62,
+  "test/integration/remoteSigner.test.ts": 56,
+  "test/integration/callOverrides.test.ts": 55,
+  "test/evm/interpreter.test.ts": 52,
+  "src/rpc/evm/namespaces/namespaces.test.ts": 43,
+  "test/integration/e2eRunner.test.ts": 43,
+  "src/rpc/evm/malformed.test.ts": 39,
+  "src/app/evm/readPool.test.ts": 35,
+  "test/integration/cometMalformed.test.ts": 27,
+  "test/integration/crashRecovery.test.ts": 24,
+  "src/rpc/comet/routes.test.ts": 23,
+  "test/integration/cometOpenapi.test.ts": 22,
 };
 
 export default class SlowestFirst extends BaseSequencer {
