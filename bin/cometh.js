@@ -20,33 +20,12 @@
 // MALLOC_ARENA_MAX=2: glibc's malloc keeps two arenas instead of one per allocating thread (V8's
 // compiler threads included): ~14 MiB less peak RSS.
 // None changed the read or transfer rows beyond run-to-run noise.
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { buildIsFresh } from "./buildFreshness.js";
 
 const root = new URL("..", import.meta.url);
 const built = new URL("dist/cli/main.js", root);
-const stamp = new URL("dist/.built", root);
 
-/** The newest modification time of the non-test sources (and the dashboard's styles) under `dir`. */
-function newestSource(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    // .css: the dashboard's styles are bundled into dist/dashboard/ too.
-    else if ((entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) || entry.name.endsWith(".css")) {
-      newest = Math.max(newest, statSync(path).mtimeMs);
-    }
-  }
-  return newest;
-}
-
-function buildIsFresh() {
-  if (process.env.COMETH_FROM_SOURCE === "1" || !existsSync(built) || !existsSync(stamp)) return false;
-  return statSync(stamp).mtimeMs >= newestSource(fileURLToPath(new URL("src", root)));
-}
-
-const fresh = buildIsFresh();
+const fresh = process.env.COMETH_FROM_SOURCE !== "1" && buildIsFresh(root);
 // For tests and support: which entry runs.
 if (process.env.COMETH_TRACE_ENTRY === "1") {
   console.error(

@@ -18,7 +18,8 @@ function cometh(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", join(repo, "src/cli/main.ts"), ...args],
+      // The launcher: the build in dist/ while fresh, else the sources through tsx.
+      [join(repo, "bin/cometh.js"), ...args],
       { cwd: repo, env: { ...process.env, COMETH_HOME: "", ...env }, timeout: 60_000 },
       (err, stdout, stderr) => {
         const code = err === null ? 0 : typeof err.code === "number" ? err.code : 1;

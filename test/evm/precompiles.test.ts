@@ -39,8 +39,13 @@ import { BECH32_PRECOMPILE, P256_PRECOMPILE } from "./referencePrecompiles.js";
  */
 
 const SEED = Number(process.env.PRECOMPILE_SEED ?? Math.floor(Math.random() * 2 ** 31));
-/** PRECOMPILE_SCALE=<k> multiplies the random inputs (the default keeps the file near 20 s on 2 cores). */
-const SCALE = Number(process.env.PRECOMPILE_SCALE ?? 1);
+/**
+ * PRECOMPILE_SCALE=<k> multiplies the random inputs. The counts below are the full set, which
+ * `npm run test:precompiles` runs (k = 1; .ci/run runs it after `npm test`); `npm test` runs a third
+ * of them with a fresh seed each time (every edge input and go-ethereum vector still runs): the full
+ * set took 77 s of `npm test`'s time on 2 cores, most of it the reference's BLS12-381 and BN254.
+ */
+const SCALE = Number(process.env.PRECOMPILE_SCALE ?? 1 / 3);
 function count(n: number): number {
   return Math.max(1, Math.round(n * SCALE));
 }
@@ -568,9 +573,9 @@ function blsG1OffSubgroupCompressed(): Uint8Array {
 /**
  * Point-evaluation inputs with proofs that verify, made from p(X) = a + bX: its commitment is
  * [a]G1 + [b][τ]G1 (g1_monomial[1] of the ceremony), its proof at any z is [b]G1 and y = a + bz;
- * then corrupted in the ways the precompile must refuse.
+ * then corrupted in the ways the precompile must refuse (`untouched`: left valid).
  */
-function kzgInput(): Uint8Array {
+function kzgInput(untouched: boolean): Uint8Array {
   const a = randomBig(255) % BLS_MODULUS;
   const b = chance(0.1) ? 0n : randomBig(255) % BLS_MODULUS;
   const z = randomBig(255) % BLS_MODULUS;
@@ -579,6 +584,7 @@ function kzgInput(): Uint8Array {
   let commitment: Uint8Array = times(BLS_G1.BASE, a).add(times(TAU_G1, b)).toBytes(true);
   let proof: Uint8Array = times(BLS_G1.BASE, b).toBytes(true);
   let zBytes = word(z);
+  if (untouched) return concat(versionedHash(commitment), word(z), word(y), commitment, proof);
   let hash: Uint8Array | undefined;
   switch (int(14)) {
     case 0:
@@ -638,11 +644,12 @@ const KZG_RANDOM = count(150);
 const KZG_VECTOR = unhex(
   "01e798154708fe7789429634053cbf9f99b619f9f084048927333fce637f549b564c0a11a0f704f4fc3e8acfe0f8245f0ad1347b378fbf96e206da11a5d3630624d25032e67a7e6a4910df5834b8fe70e6bcfeeac0352434196bdf4b2485d5a18f59a8d2a1a625a17f3fea0fe5eb8c896db3764f3185481bc22f91b4aaffcca25f26936857bc3a7c2539ea8ec3a952b7873033e038326e87ed3e1276fd140253fa08e9fc25fb2d9a98527fc22a2c9612fbeafdad446cbc7bcdbdcd780af2c16a",
 );
-const kzgInputs = [KZG_VECTOR, ...Array.from({ length: KZG_RANDOM }, kzgInput)];
+// Every fifth one is a valid proof whatever the draws (about a fifth of the others are as well).
+const kzgInputs = [KZG_VECTOR, ...Array.from({ length: KZG_RANDOM }, (_, i) => kzgInput(i % 5 === 0))];
 
 /**
  * c-kzg (kzg-wasm) answers verifyKZGProof for every KZG input in a worker thread: loading its trusted
- * setup costs ~10 s of CPU, which then overlaps the rest of this file on the other core.
+ * setup costs ~25 s of CPU, which overlaps the rest of this file.
  */
 function askCKzg(inputs: Uint8Array[]): Promise<void> {
   const questions = inputs
@@ -905,8 +912,8 @@ describe("0x0a KZG point evaluation", () => {
       await check("kzg", input, pick(["cancun", "prague"]));
       if (ours(0x0a, input, 50_000n, "prague").ok === true) valid++;
     }
-    expect(valid).toBeGreaterThan(KZG_RANDOM / 10); // the generator makes real proofs
-  });
+    expect(valid).toBeGreaterThanOrEqual(KZG_RANDOM / 5); // the generator makes real proofs
+  }, 300_000); // c-kzg's worker loads its trusted setup first: ~25 s of CPU, minutes on a busy machine
 });
 
 // ---- go-ethereum's vectors ----------------------------------------------------------------------

@@ -501,8 +501,15 @@ function openApiToJsonSchema(node: unknown): unknown {
   return { anyOf: [{ type: "null" }, out] };
 }
 
+let parsed: Record<string, unknown> | undefined;
+
+/**
+ * The document, a fresh copy each call (callers change it). Parsed once: the YAML parse takes
+ * seconds, and the test that drops each correction in turn builds a schema set per correction.
+ */
 export function loadOpenApi(): Record<string, unknown> {
-  return parse(readFileSync(OPENAPI_FILE, "utf8")) as Record<string, unknown>;
+  parsed ??= parse(readFileSync(OPENAPI_FILE, "utf8")) as Record<string, unknown>;
+  return structuredClone(parsed);
 }
 
 export interface SchemaSet {

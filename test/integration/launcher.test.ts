@@ -1,27 +1,63 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { NPM_START } from "./testNode.js";
 
 /**
  * bin/build.js bundles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
  * that build only while it is fresh (COMETH_TRACE_ENTRY=1 prints the entry the launcher chose).
+ *
+ * The build under test is made once, in a checkout of its own: a temporary root with copies of bin/
+ * and package.json and links to src/ and node_modules/. The checkout's own dist/ is left alone,
+ * because the other test files start their nodes from it (testNode.ts) while this one runs beside
+ * them: rebuilding it, or making it look stale, under a starting node would change what they test.
  */
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const STAMP = `${ROOT}/dist/.built`;
 const VERSION = (JSON.parse(readFileSync(`${ROOT}/package.json`, "utf8")) as { version: string }).version;
 
+let root: string;
+let stamp: string;
+let build: { status: number | null; err: string };
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "cometh-launcher-"));
+  stamp = `${root}/dist/.built`;
+  mkdirSync(`${root}/bin`);
+  for (const f of ["bin/build.js", "bin/cometh.js", "bin/buildFreshness.js", "package.json"])
+    copyFileSync(`${ROOT}/${f}`, `${root}/${f}`);
+  symlinkSync(`${ROOT}/src`, `${root}/src`);
+  symlinkSync(`${ROOT}/node_modules`, `${root}/node_modules`);
+  const r = run(["bin/build.js"]);
+  build = { status: r.status, err: r.err };
+}, 120_000);
+afterAll(() => {
+  if (root !== undefined) rmSync(root, { recursive: true, force: true });
+});
+
 function run(args: string[], env: Record<string, string> = {}): { out: string; err: string; status: number | null } {
-  const r = spawnSync(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, encoding: "utf8" });
   return { out: r.stdout, err: r.stderr, status: r.status };
 }
 
 describe("launcher", () => {
   test("default: the build is made, runs by itself, and the launcher picks it while fresh", () => {
-    expect(run(["bin/build.js"]).status).toBe(0);
-    expect(existsSync(`${ROOT}/dist/cli/main.js`)).toBe(true);
+    expect(build.status, build.err).toBe(0);
+    expect(existsSync(`${root}/dist/cli/main.js`)).toBe(true);
     expect(run(["dist/cli/main.js", "version"]).out).toContain(`cometh ${VERSION}`);
     const fresh = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1" });
     expect(fresh.out).toContain(`cometh ${VERSION}`);
@@ -29,29 +65,29 @@ describe("launcher", () => {
   });
 
   test("behavior: the bundle leaves @ethereumjs/vm and its interpreter out (the node runs cometh's own EVM)", () => {
-    expect(run(["bin/build.js"]).status).toBe(0);
-    const code = readdirSync(`${ROOT}/dist/cli`)
+    expect(build.status).toBe(0);
+    const code = readdirSync(`${root}/dist/cli`)
       .filter((f) => f.endsWith(".js"))
-      .map((f) => readFileSync(`${ROOT}/dist/cli/${f}`, "utf8"))
+      .map((f) => readFileSync(`${root}/dist/cli/${f}`, "utf8"))
       .join("\n");
     expect(code).not.toMatch(/^\s+_getValidJumpDestinations\(code\) \{/m);
     expect(code).not.toContain("async runTx(");
   });
 
   test("behavior: a source newer than the build, or COMETH_FROM_SOURCE=1, runs the sources", () => {
-    expect(run(["bin/build.js"]).status).toBe(0);
+    expect(build.status).toBe(0);
     const forced = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1", COMETH_FROM_SOURCE: "1" });
     expect(forced.out).toContain(`cometh ${VERSION}`);
     expect(forced.err).toContain("src/cli/main.ts");
     // Make the build look older than the sources, then fresh again.
-    const { atime, mtime } = statSync(STAMP);
+    const { atime, mtime } = statSync(stamp);
     try {
-      utimesSync(STAMP, new Date(0), new Date(0));
+      utimesSync(stamp, new Date(0), new Date(0));
       const stale = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1" });
       expect(stale.out).toContain(`cometh ${VERSION}`);
       expect(stale.err).toContain("src/cli/main.ts");
     } finally {
-      utimesSync(STAMP, atime, mtime);
+      utimesSync(stamp, atime, mtime);
     }
   });
 

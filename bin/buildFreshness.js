@@ -1,0 +1,26 @@
+// Whether dist/ (bin/build.js's bundle) is at least as new as every source file it is built from:
+// bin/cometh.js runs the bundle only then, and `npm test` (test/buildOnce.ts) rebuilds it otherwise.
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** The newest modification time of the non-test sources (and the dashboard's styles) under `dir`. */
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    // .css: the dashboard's styles are bundled into dist/dashboard/ too.
+    else if ((entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) || entry.name.endsWith(".css")) {
+      newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  }
+  return newest;
+}
+
+/** `root`: the package's root directory, as a URL ending in a slash. */
+export function buildIsFresh(root) {
+  const built = new URL("dist/cli/main.js", root);
+  const stamp = new URL("dist/.built", root);
+  if (!existsSync(built) || !existsSync(stamp)) return false;
+  return statSync(stamp).mtimeMs >= newestSource(fileURLToPath(new URL("src", root)));
+}
