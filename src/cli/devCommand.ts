@@ -8,6 +8,7 @@ import {
   ForkConfigError,
   type ForkOptions,
   ForkSource,
+  ForkSourceError,
   formatDevAccounts,
   StateDumpError,
 } from "../app/evm/index.js";
@@ -355,7 +356,9 @@ function openFork(opts: DevRunOptions, home: string): ForkSource | undefined {
   try {
     fork = ForkSource.open(options);
   } catch (err) {
-    if (err instanceof ForkConfigError) throw new ConfigError("dev", "--fork-url", err.message);
+    if (err instanceof ForkConfigError || err instanceof ForkSourceError) {
+      throw new ConfigError("dev", "--fork-url", err.message);
+    }
     throw err;
   }
   return fork;

@@ -7,6 +7,7 @@ import {
   encodeAnvilStateHex,
   encodeAnvilStateJson,
   encodeDevEntry,
+  ForkSource,
   type StateDump,
   StateDumpError,
 } from "../app/index.js";
@@ -353,6 +354,43 @@ export class DevChain implements DevControl {
     return this.#serial(async () => {
       this.#snapshots.clear();
       await this.#rollbackTo(0);
+      const t = this.#p.time;
+      t.offset = 0n;
+      t.next = undefined;
+      t.interval = undefined;
+    });
+  }
+
+  // ---- forking (anvil_reset with `forking`; app/evm/fork/) ----------------------------------------
+
+  /**
+   * Back to genesis on another fork: the new source is opened first (a URL that does not answer
+   * leaves the chain as it was), then the chain is rolled back to genesis and reads the new source.
+   * The genesis state (the dev accounts' balances, the nonces they had on the first source) and the
+   * chain id stay those of the chain's start (docs/compatibility.md).
+   */
+  resetFork(forking: { urls?: string[]; blockNumber?: bigint }): Promise<void> {
+    return this.#serial(async () => {
+      const old = this.#p.app.db.fork;
+      if (old === undefined) {
+        throw new DevInputError(
+          "this dev chain is not a fork: reset takes forking options only on a chain started with --fork-url",
+        );
+      }
+      const { chainId: _pinned, blockNumber: _old, ...kept } = old.options;
+      let fork: ForkSource;
+      try {
+        fork = ForkSource.open({
+          ...kept,
+          urls: forking.urls ?? old.options.urls,
+          ...(forking.blockNumber === undefined ? {} : { blockNumber: forking.blockNumber }),
+        });
+      } catch (err) {
+        throw new DevInputError(`cannot reset to the fork: ${(err as Error).message}`);
+      }
+      this.#snapshots.clear();
+      await this.#rollbackTo(0);
+      await this.#p.app.replaceFork(fork);
       const t = this.#p.time;
       t.offset = 0n;
       t.next = undefined;

@@ -693,6 +693,12 @@ export interface DevControl {
   revert(id: bigint): Promise<boolean>;
   /** Back to genesis. */
   reset(): Promise<void>;
+  /**
+   * anvil_reset / hardhat_reset with `forking`: back to genesis, then the chain reads its state
+   * from `urls` (absent: the same source) at `blockNumber` (absent: the source's head). A chain
+   * that is not a fork refuses (DevInputError).
+   */
+  resetFork(forking: { urls?: string[]; blockNumber?: bigint }): Promise<void>;
 
   cheat(c: DevCheatRequest): Promise<void>;
 

@@ -111,6 +111,8 @@ export class SyncRpcClient {
       workerData: { port: port2, signal: this.#signal },
       transferList: [port2],
       name: "cometh-fork-rpc",
+      // Plain JavaScript: no loader (tsx) to start in the thread.
+      execArgv: [],
     });
     // The worker never keeps the process alive; the port only carries answers taken synchronously.
     this.#worker.unref();
