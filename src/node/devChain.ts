@@ -370,19 +370,18 @@ export class DevChain implements DevControl {
    * chain id stay those of the chain's start (docs/compatibility.md).
    */
   resetFork(forking: { urls?: string[]; blockNumber?: bigint }): Promise<void> {
+    const old = this.#p.app.db.fork;
+    const urls = forking.urls ?? old?.options.urls;
+    // A block number alone on a chain that is no fork (viem's reset({ blockNumber })): a plain reset.
+    if (urls === undefined) return this.reset();
     return this.#serial(async () => {
-      const old = this.#p.app.db.fork;
-      if (old === undefined) {
-        throw new DevInputError(
-          "this dev chain is not a fork: reset takes forking options only on a chain started with --fork-url",
-        );
-      }
-      const { chainId: _pinned, blockNumber: _old, ...kept } = old.options;
+      // A chain started without --fork-url becomes a fork from its genesis on, as Anvil's does.
+      const { chainId: _pinned, blockNumber: _old, ...kept } = old?.options ?? { urls };
       let fork: ForkSource;
       try {
         fork = ForkSource.open({
           ...kept,
-          urls: forking.urls ?? old.options.urls,
+          urls,
           ...(forking.blockNumber === undefined ? {} : { blockNumber: forking.blockNumber }),
         });
       } catch (err) {

@@ -105,6 +105,7 @@ async function receipt(url: string, hash: unknown): Promise<{ status: string; co
 let dir: string;
 let source: Dev;
 let counter: string;
+let deployHash: string;
 let sourceHead: bigint;
 const started: SpawnedNode[] = [];
 
@@ -116,19 +117,22 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cometh-fork-"));
   source = await dev(["--chain-id", "4242"]);
   await rpc(source.url, "eth_sendTransaction", [{ from: ACCOUNT0, to: FUNDED, value: "0x1234" }]);
-  const deploy = await rpc(source.url, "eth_sendTransaction", [{ from: ACCOUNT0, data: COUNTER_INIT, gas: "0x30000" }]);
-  const r = await receipt(source.url, deploy);
+  deployHash = (await rpc(source.url, "eth_sendTransaction", [
+    { from: ACCOUNT0, data: COUNTER_INIT, gas: "0x30000" },
+  ])) as string;
+  const r = await receipt(source.url, deployHash);
   expect(r.status).toBe("0x1");
   counter = r.contractAddress as string;
   sourceHead = BigInt((await rpc(source.url, "eth_blockNumber")) as string);
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   for (const n of started) await stop(n);
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("cometh dev --fork-url", () => {
+// Each case starts processes (tsx from the sources): minutes on a loaded two-core machine.
+describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
   let fork: Dev;
   const cacheDir = () => join(dir, "cache");
 
@@ -157,6 +161,18 @@ describe("cometh dev --fork-url", () => {
     expect(await rpc(source.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2an));
     // The state before the local block is still the fork block's.
     expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, "0x0"])).toBe(word(0x2an));
+  });
+
+  test("behavior: transactions, receipts and blocks from before the fork are the source's, by hash", async () => {
+    const onSource = (await rpc(source.url, "eth_getTransactionReceipt", [deployHash])) as { blockHash: string };
+    expect(await rpc(fork.url, "eth_getTransactionReceipt", [deployHash])).toEqual(onSource);
+    expect(await rpc(fork.url, "eth_getTransactionByHash", [deployHash])).toEqual(
+      await rpc(source.url, "eth_getTransactionByHash", [deployHash]),
+    );
+    expect(await rpc(fork.url, "eth_getBlockByHash", [onSource.blockHash, false])).toEqual(
+      await rpc(source.url, "eth_getBlockByHash", [onSource.blockHash, false]),
+    );
+    expect(await rpc(fork.url, "eth_getTransactionReceipt", [`0x${"12".repeat(32)}`])).toBeNull();
   });
 
   test("behavior: evm_snapshot / evm_revert over forked state; a slot zeroed locally does not fall back to the source", async () => {
@@ -198,6 +214,33 @@ describe("cometh dev --fork-url", () => {
     const bad = await call(fork.url, "anvil_reset", [{ forking: { jsonRpcUrl: "http://127.0.0.1:9" } }]);
     expect(bad.error?.message).toMatch(/cannot reset to the fork: .*cannot be reached/);
     expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2an));
+  });
+
+  test("behavior: a dev chain started without --fork-url becomes a fork by anvil_reset; a block number alone is a plain reset", async () => {
+    // Its fork's cache goes to the default root under $HOME: a home of the test's own.
+    const home = process.env.HOME;
+    process.env.HOME = join(dir, "home");
+    let plain: Dev;
+    try {
+      plain = await dev([]);
+    } finally {
+      if (home === undefined) delete process.env.HOME;
+      else process.env.HOME = home;
+    }
+    try {
+      await rpc(plain.url, "anvil_setBalance", [FUNDED, "0x1"]);
+      expect(await rpc(plain.url, "anvil_reset", [{ forking: { blockNumber: 3 } }])).toBeNull();
+      expect(await rpc(plain.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x0");
+      expect(await rpc(plain.url, "eth_getCode", [counter, "latest"])).toBe("0x");
+      await rpc(plain.url, "anvil_reset", [{ forking: { jsonRpcUrl: source.url } }]);
+      expect(await rpc(plain.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2an));
+      expect(await rpc(plain.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
+    } finally {
+      await stop(plain.node);
+    }
+    expect(existsSync(join(dir, "home", ".cometh", "cache", "rpc", "4242", String(sourceHead), "storage.json"))).toBe(
+      true,
+    );
   });
 
   test("error: the source going away gives a clear JSON-RPC error for state not read yet, and what was read still answers", async () => {
@@ -268,6 +311,7 @@ describe("cometh dev --fork-url", () => {
 
 describe.skipIf(!existsSync(ANVIL_BIN))(
   `fork of Anvil (${ANVIL_BIN}; skipped when absent: bash bench/peers/install.sh)`,
+  { timeout: 240_000 },
   () => {
     let anvil: ChildProcess;
     let anvilUrl: string;
