@@ -137,7 +137,7 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
   const cacheDir = () => join(dir, "cache");
 
   test("default: the source's chain id, balances, nonces, code and storage read lazily at the fork block", async () => {
-    fork = await dev(["--fork-url", source.url, "--fork-cache-dir", cacheDir()]);
+    fork = await dev(["--fork-url", source.url, "--fork-cache-dir", cacheDir(), "--home", join(dir, "forkA")]);
     expect(fork.node.output()).toContain(`Block number:   ${sourceHead}`);
     expect(await rpc(fork.url, "eth_chainId")).toBe("0x1092");
     expect(await rpc(fork.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
@@ -271,24 +271,23 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     expect(cached.storage[counter]?.[SLOT0]).toBe("0x2a");
   });
 
-  test("behavior: a second run at the same block starts and answers from the disk cache with the source stopped", async () => {
-    const offline = await dev([
-      "--fork-url",
-      source.url,
-      "--fork-block-number",
-      String(sourceHead),
-      "--fork-chain-id",
-      "4242",
-      "--fork-cache-dir",
-      cacheDir(),
-    ]);
-    expect(await rpc(offline.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
-    expect(await rpc(offline.url, "eth_call", [{ to: counter, data: "0x" }, "latest"])).toBe(word(0x2bn));
-    const hash = await rpc(offline.url, "eth_sendTransaction", [{ from: ACCOUNT1, to: counter, gas: "0x20000" }]);
-    expect((await receipt(offline.url, hash)).status).toBe("0x1");
-    const missing = await call(offline.url, "eth_getBalance", [UNTOUCHED, "latest"]);
-    expect(missing.error?.message).toMatch(/fork source cannot be reached/);
-    await stop(offline.node);
+  test("behavior: a restart of a fork's --home needs no fork flags and answers from the disk cache with the source stopped", async () => {
+    // config/fork.json holds the URLs, the fork block and the source's chain id: an offline start.
+    const again = await dev(["--home", join(dir, "forkA"), "--fork-cache-dir", cacheDir()]);
+    try {
+      expect(again.node.output()).toContain(`Block number:   ${sourceHead}`);
+      // The chain continues where it stopped: one local block, the counter at 0x2b.
+      expect(await rpc(again.url, "eth_blockNumber")).toBe("0x1");
+      expect(await rpc(again.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2bn));
+      expect(await rpc(again.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
+      const hash = await rpc(again.url, "eth_sendTransaction", [{ from: ACCOUNT1, to: counter, gas: "0x20000" }]);
+      expect((await receipt(again.url, hash)).status).toBe("0x1");
+      expect(await rpc(again.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2cn));
+      const missing = await call(again.url, "eth_getBalance", [UNTOUCHED, "latest"]);
+      expect(missing.error?.message).toMatch(/fork source cannot be reached/);
+    } finally {
+      await stop(again.node);
+    }
   });
 
   test("error: a --fork-url that does not answer stops the start with the reason", async () => {
