@@ -16,6 +16,7 @@ export {
   encodeAnvilStateHex,
   encodeAnvilStateJson,
   encodeDevEntry,
+  ForkSource,
   formatDevAccounts,
   type StateDump,
   StateDumpError,

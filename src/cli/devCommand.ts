@@ -5,6 +5,10 @@ import {
   DEV_MNEMONIC,
   decodeAnvilStateHex,
   deriveDevAccounts,
+  ForkConfigError,
+  type ForkOptions,
+  ForkSource,
+  ForkSourceError,
   formatDevAccounts,
   StateDumpError,
 } from "../app/evm/index.js";
@@ -41,6 +45,16 @@ export interface DevFlags {
   silent?: boolean;
   /** A geth genesis.json for a new dev chain (Anvil's `--init`; devGenesis.ts says what is read). */
   init?: string;
+  /** Fork sources in failover order (`--fork-url`, repeated or comma-separated). */
+  forkUrl?: string[];
+  forkBlockNumber?: string;
+  forkChainId?: string;
+  forkCacheDir?: string;
+  /** false with --no-storage-caching. */
+  storageCaching?: boolean;
+  /** Per request to the fork's source, ms (Anvil's --timeout). */
+  timeout?: string;
+  retries?: string;
 }
 
 export interface DevRunOptions extends DevFlags {
@@ -102,8 +116,19 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
     }
     init = parseDevInitGenesis(opts.init, text);
   }
+  const temporary = opts.home === undefined;
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "cometh-dev-"));
+  let fork: ForkSource | undefined;
+  try {
+    fork = openFork(opts, home);
+  } catch (err) {
+    if (temporary) rmSync(home, { recursive: true, force: true });
+    throw err;
+  }
   const chainId =
-    opts.chainId !== undefined ? bigNumber("--chain-id", opts.chainId) : (init?.chainId ?? DEFAULT_DEV_CHAIN_ID);
+    opts.chainId !== undefined
+      ? bigNumber("--chain-id", opts.chainId)
+      : (init?.chainId ?? fork?.point.chainId ?? DEFAULT_DEV_CHAIN_ID);
   if (init?.chainId !== undefined && chainId !== init.chainId) {
     throw new ConfigError(
       "dev",
@@ -133,9 +158,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
     }
   }
 
-  const temporary = opts.home === undefined;
   let node: Awaited<ReturnType<typeof startNode>> | undefined;
-  const home = opts.home ?? mkdtempSync(join(tmpdir(), "cometh-dev-"));
   const out = (line: string) => {
     if (opts.silent !== true) io.out(line);
   };
@@ -166,6 +189,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         ...(gasLimit === undefined ? {} : { maxGas: gasLimit }),
       });
     }
+    if (fork !== undefined) saveFork(home, fork);
     const overrides: ConfigOverrides = {
       // A dev chain makes blocks when asked (automine, mine methods), back to back.
       "--consensus.timeout_commit": "0s",
@@ -245,6 +269,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         mnemonic,
         accounts,
         ...(loaded === undefined ? {} : { loadState: new Uint8Array(loaded) }),
+        ...(fork === undefined ? {} : { fork }),
       },
     });
 
@@ -255,6 +280,16 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
     out("");
     out("WARNING: these accounts and keys are public; never use them on a real network.");
     out("");
+    if (fork !== undefined) {
+      out("Fork");
+      out("==================");
+      out(`Endpoint:       ${fork.options.urls.join(", ")}`);
+      out(`Block number:   ${fork.point.blockNumber}`);
+      out(`Block hash:     ${fork.point.blockHash}`);
+      out(`Chain ID:       ${fork.point.chainId}`);
+      out(`Cache:          ${fork.cacheFile ?? "memory only"}`);
+      out("");
+    }
     for (const addr of node.rpcAddresses) out(`node RPC listening on ${addr}`);
     for (const addr of node.rpcAddresses) {
       const url = dashboardUrl(addr, node.config.rpc.dashboard);
@@ -269,7 +304,80 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
   } catch (err) {
     // A failure after the start (a state file that does not load) stops the chain before its home goes.
     await node?.stop();
+    // The app closes the fork's source; before the app exists, it is closed here.
+    if (node === undefined) await fork?.close();
     if (temporary) rmSync(home, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * The fork's source, resolved before the genesis is written (the chain id of a fork is the source's).
+ * A home keeps the fork it was made with (`config/fork.json`: URLs, block, source chain id), so a
+ * restart with --home needs no --fork-* flags and reads the same block.
+ */
+function openFork(opts: DevRunOptions, home: string): ForkSource | undefined {
+  const file = join(home, "config", "fork.json");
+  const given = opts.forkUrl ?? [];
+  const stored = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as StoredFork) : undefined;
+  if (given.length === 0 && stored === undefined) {
+    if (opts.forkBlockNumber !== undefined || opts.forkChainId !== undefined) {
+      throw new ConfigError("dev", "--fork-block-number", "needs --fork-url: the chain to fork");
+    }
+    return undefined;
+  }
+  const blockText = opts.forkBlockNumber ?? stored?.blockNumber;
+  if (blockText !== undefined && !/^-?\d+$/.test(blockText)) {
+    throw new ConfigError(
+      "dev",
+      "--fork-block-number",
+      `must be a whole number, or negative for blocks before the head (got "${blockText}")`,
+    );
+  }
+  const blockNumber = blockText === undefined ? undefined : BigInt(blockText);
+  if (stored !== undefined && blockNumber !== undefined && BigInt(stored.blockNumber) !== blockNumber) {
+    throw new ConfigError(
+      "dev",
+      "--fork-block-number",
+      `${blockNumber} differs from block ${stored.blockNumber} this home was forked at. Use a new --home to fork another block`,
+    );
+  }
+  const forkChainId = opts.forkChainId ?? stored?.chainId;
+  const options: ForkOptions = {
+    urls: given.length > 0 ? given : (stored?.urls ?? []),
+    ...(blockNumber === undefined ? {} : { blockNumber }),
+    ...(forkChainId === undefined ? {} : { chainId: bigNumber("--fork-chain-id", forkChainId) }),
+    ...(opts.forkCacheDir === undefined ? {} : { cacheRoot: opts.forkCacheDir }),
+    ...(opts.storageCaching === false ? { noCache: true } : {}),
+    timeoutMs: wholeNumber("--timeout", opts.timeout ?? "10000", 3_600_000),
+    retries: wholeNumber("--retries", opts.retries ?? "0", 100),
+  };
+  let fork: ForkSource;
+  try {
+    fork = ForkSource.open(options);
+  } catch (err) {
+    if (err instanceof ForkConfigError || err instanceof ForkSourceError) {
+      throw new ConfigError("dev", "--fork-url", err.message);
+    }
+    throw err;
+  }
+  return fork;
+}
+
+/** Records the fork a new home was made with (see openFork). */
+function saveFork(home: string, fork: ForkSource): void {
+  const file = join(home, "config", "fork.json");
+  if (existsSync(file)) return;
+  const record: StoredFork = {
+    urls: [...fork.options.urls],
+    blockNumber: fork.point.blockNumber.toString(),
+    chainId: fork.point.chainId.toString(),
+  };
+  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+}
+
+interface StoredFork {
+  urls: string[];
+  blockNumber: string;
+  chainId: string;
 }

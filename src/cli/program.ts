@@ -310,7 +310,25 @@ function addDevCommand(program: Command, io: CliIo): void {
     .option("--dump-state <file>", "write the state to this file (Anvil's JSON) at exit")
     .option("--load-state <file>", "load a state file (Anvil's JSON) at start")
     .option("--state <file>", "--load-state and --dump-state with one file (loaded only if it exists)")
-    .option("--silent", "print no request log, console.log or banner");
+    .option("--silent", "print no request log, console.log or banner")
+    .option(
+      "--fork-url <url>",
+      "fork the chain at this Ethereum JSON-RPC URL: its state is read lazily at the fork block (repeat or comma-separate for failover)",
+      collectList,
+      [],
+    )
+    .option(
+      "--fork-block-number <n>",
+      "the fork block (default: the source's head); negative: that many blocks before the head",
+    )
+    .option(
+      "--fork-chain-id <id>",
+      "the source's chain id: with --fork-block-number, start from the disk cache without asking the source",
+    )
+    .option("--fork-cache-dir <dir>", "root of the fork's disk cache (default: ~/.cometh/cache/rpc)")
+    .option("--no-storage-caching", "keep the fork's reads in memory only, no disk cache")
+    .option("--timeout <ms>", "timeout of each request to the fork's source, in ms", "10000")
+    .option("--retries <n>", "extra rounds over the fork URLs when none answers", "0");
   addSettingFlags(dev);
   dev.action(
     reportingErrors(io, async (opts: DevFlags, cmd: Command) => {
@@ -328,6 +346,17 @@ function addDevCommand(program: Command, io: CliIo): void {
       );
     }),
   );
+}
+
+/** A repeatable option whose values may also be comma-separated (`--fork-url a,b --fork-url c`). */
+function collectList(value: string, previous: string[]): string[] {
+  return [
+    ...previous,
+    ...value
+      .split(",")
+      .map((v) => v.trim())
+      .filter((v) => v !== ""),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------

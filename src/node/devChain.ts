@@ -7,6 +7,7 @@ import {
   encodeAnvilStateHex,
   encodeAnvilStateJson,
   encodeDevEntry,
+  ForkSource,
   type StateDump,
   StateDumpError,
 } from "../app/index.js";
@@ -353,6 +354,42 @@ export class DevChain implements DevControl {
     return this.#serial(async () => {
       this.#snapshots.clear();
       await this.#rollbackTo(0);
+      const t = this.#p.time;
+      t.offset = 0n;
+      t.next = undefined;
+      t.interval = undefined;
+    });
+  }
+
+  // ---- forking (anvil_reset with `forking`; app/evm/fork/) ----------------------------------------
+
+  /**
+   * Back to genesis on another fork: the new source is opened first (a URL that does not answer
+   * leaves the chain as it was), then the chain is rolled back to genesis and reads the new source.
+   * The genesis state (the dev accounts' balances, the nonces they had on the first source) and the
+   * chain id stay those of the chain's start (docs/compatibility.md).
+   */
+  resetFork(forking: { urls?: string[]; blockNumber?: bigint }): Promise<void> {
+    const old = this.#p.app.db.fork;
+    const urls = forking.urls ?? old?.options.urls;
+    // A block number alone on a chain that is no fork (viem's reset({ blockNumber })): a plain reset.
+    if (urls === undefined) return this.reset();
+    return this.#serial(async () => {
+      // A chain started without --fork-url becomes a fork from its genesis on, as Anvil's does.
+      const { chainId: _pinned, blockNumber: _old, ...kept } = old?.options ?? { urls };
+      let fork: ForkSource;
+      try {
+        fork = ForkSource.open({
+          ...kept,
+          urls,
+          ...(forking.blockNumber === undefined ? {} : { blockNumber: forking.blockNumber }),
+        });
+      } catch (err) {
+        throw new DevInputError(`cannot reset to the fork: ${(err as Error).message}`);
+      }
+      this.#snapshots.clear();
+      await this.#rollbackTo(0);
+      await this.#p.app.replaceFork(fork);
       const t = this.#p.time;
       t.offset = 0n;
       t.next = undefined;

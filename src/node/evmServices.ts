@@ -45,7 +45,7 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
   const devAccounts = p.app.devAccounts();
   const peers = p.p2p === undefined ? undefined : new EvmPeerAdapter(p.p2p);
   return {
-    chain: new EvmChainAdapter(reader, p.readPool, p.blockStore, p.genesis),
+    chain: new EvmChainAdapter(reader, p.readPool, p.blockStore, p.genesis, () => p.app.db.fork),
     state: new EvmStateAdapter(reader),
     execution: new EvmExecutionAdapter(reader, p.readPool),
     mempool: new EvmTxPoolAdapter(p.mempool, reader, p.feed),

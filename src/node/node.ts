@@ -8,6 +8,7 @@ import {
   type DevAccount,
   EvmApplication,
   EvmReadPool,
+  type ForkSource,
   SocketApplication,
 } from "../app/index.js";
 import { BlocksyncReactor } from "../blocksync/index.js";
@@ -109,6 +110,8 @@ export interface DevStartOptions {
   /** The dev keyring's mnemonic and size (default Hardhat's, 10). */
   mnemonic?: string;
   accounts?: number;
+  /** A forked chain's source (`--fork-url`), resolved by the CLI; the app owns and closes it. */
+  fork?: ForkSource;
 }
 
 export interface StartNodeOptions {
@@ -753,6 +756,7 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
         ...(dev === undefined ? {} : { noSync: true }),
         ...(dev?.mnemonic === undefined ? {} : { mnemonic: dev.mnemonic }),
         ...(dev?.accounts === undefined ? {} : { devAccountCount: dev.accounts }),
+        ...(dev?.fork === undefined ? {} : { fork: dev.fork }),
       });
   }
 }

@@ -40,6 +40,7 @@ import {
   nextBlockBaseFee,
   nextFeeMarketState,
 } from "./feeMarket.js";
+import { type ForkSource, ForkSourceError } from "./fork/index.js";
 import { type GenesisAccount, HISTORY_STORAGE_ADDRESS, PREINSTALLS, parseEvmGenesis } from "./genesis.js";
 import { EvmReaderImpl } from "./reader.js";
 import type { EvmReader } from "./readerTypes.js";
@@ -97,6 +98,11 @@ export interface EvmAppOptions {
   minTip?: bigint;
   /** `[evm] max-tx-gas-wanted`: CheckTx reports at most this gas wanted per tx (0 = the tx's gas limit). */
   maxTxGasWanted?: bigint;
+  /**
+   * Dev chains forked from another chain (`cometh dev --fork-url`): state local writes never touched
+   * is read from this source at its fork block (app/evm/fork/). The app closes it on close().
+   */
+  fork?: ForkSource;
 }
 
 interface PendingBlock {
@@ -188,7 +194,7 @@ export class EvmApplication implements Application {
     this.#kv = kv;
     this.#opts = opts;
     this.log = opts.log;
-    this.db = new EvmStateDb(kv);
+    this.db = new EvmStateDb(kv, opts.fork);
     this.#pruning = opts.pruning ?? DEFAULT_PRUNING_KEEP_RECENT;
     if (this.#pruning !== "archive" && (!Number.isInteger(this.#pruning) || this.#pruning < 1)) {
       throw new EvmConfigError(
@@ -301,10 +307,16 @@ export class EvmApplication implements Application {
       );
     }
     const genesis = parseEvmGenesis(req.appStateBytes, this.#devAccounts);
-    const coinbase = this.#opts.coinbase === undefined ? genesis.coinbase : hexToBytes(this.#opts.coinbase);
+    // A fork pays fees to Anvil's default coinbase, the zero address, read from the source once here:
+    // a proposer's address would be a new account to fetch for each new home (no offline restart).
+    const coinbase =
+      this.#opts.coinbase !== undefined
+        ? hexToBytes(this.#opts.coinbase)
+        : (genesis.coinbase ?? (this.db.fork === undefined ? undefined : ZERO_ADDRESS));
     if (coinbase !== undefined && coinbase.length !== 20) {
       throw new EvmConfigError(`coinbase "${this.#opts.coinbase}" is not a 20-byte hex address. Use a 0x address`);
     }
+    if (this.db.fork !== undefined && coinbase !== undefined) this.db.forkAccount(coinbase);
     const settings: ChainSettings = {
       chainId: this.#decodeCtx.chainId,
       initialHeight: req.initialHeight,
@@ -319,9 +331,13 @@ export class EvmApplication implements Application {
       );
     }
     const accounts = new Map<string, GenesisAccount>();
+    const fork = this.db.fork;
+    // A fork takes the source's contracts as they are: no preinstalls over them, but the EIP-2935
+    // history contract, which is the fork's own (EvmStateDb.forkAccount).
     if (genesis.preinstalls) {
       for (const p of PREINSTALLS) {
         const address = hexToBytes(p.address) as Uint8Array;
+        if (fork !== undefined && !equalBytes(address, HISTORY_STORAGE_ADDRESS)) continue;
         accounts.set(bytesToHex(address), {
           address,
           balance: 0n,
@@ -334,6 +350,14 @@ export class EvmApplication implements Application {
     for (const a of genesis.accounts) accounts.set(bytesToHex(a.address), a);
     const diff: StateDiff = { accounts: [], storage: [], codes: [] };
     for (const a of accounts.values()) {
+      // On a fork, an account genesis gives no code and nonce (the dev accounts) keeps the source's
+      // nonce and code and gets the balance, as Anvil funds its dev accounts on a fork.
+      const remote =
+        fork !== undefined && a.code.length === 0 && a.nonce === 0n ? this.db.forkAccount(a.address) : undefined;
+      if (remote?.exists) {
+        diff.accounts.push({ addr: a.address, account: { ...remote, balance: a.balance } });
+        continue;
+      }
       const codeHash = a.code.length === 0 ? KECCAK256_NULL : keccak256(a.code);
       if (a.code.length > 0) diff.codes.push({ hash: codeHash, code: a.code });
       diff.accounts.push({
@@ -380,12 +404,14 @@ export class EvmApplication implements Application {
       // A dev chain's cheat needs no gas and no sender checks.
       if (this.#devCheat(req.tx) !== undefined) return checkTxOk(0n);
       d = this.#cache.decode(req.tx, this.#decodeCtx);
+      if (this.db.fork !== undefined) await this.#warmFork(d);
       this.#admit(d);
       // Cosmos EVM's ante handler: the gas limit cannot be trusted for mempool accounting, since
       // unused gas is refunded, so an operator may cap what CheckTx reports.
       const cap = this.#opts.maxTxGasWanted ?? 0n;
       return checkTxOk(cap > 0n && d.gasLimit > cap ? cap : d.gasLimit);
     } catch (err) {
+      if (err instanceof ForkSourceError) return forkUnreachable(err, d);
       if (!(err instanceof InvalidEthTxError)) throw err;
       return {
         code: err.code,
@@ -642,7 +668,11 @@ export class EvmApplication implements Application {
         continue;
       }
       keys.push(d.key);
-      const o = await exec.apply(d);
+      const o = this.db.fork === undefined ? exec.apply(d) : applyOnFork(exec, d);
+      if (o instanceof ForkSourceError) {
+        txResults.push(forkTxFailed(o, d.gasLimit));
+        continue;
+      }
       if (o.kind === "invalid") {
         txResults.push(failedResult(o.error, d.gasLimit));
         continue;
@@ -774,6 +804,7 @@ export class EvmApplication implements Application {
     }
     this.#pending = undefined;
     if (p.consoleLines.length > 0) this.#consoleLog?.(p.consoleLines);
+    if (this.db.fork !== undefined) this.flushForkCache();
     // The mempool rechecks what is left after each block; CheckTx rebuilds its view from those rechecks.
     this.#checkState = new Map();
     for (const k of p.keys) this.#cache.delete(k);
@@ -858,7 +889,54 @@ export class EvmApplication implements Application {
   }
 
   async close(): Promise<void> {
-    await this.#kv.close();
+    try {
+      await this.db.fork?.close();
+    } finally {
+      await this.#kv.close();
+    }
+  }
+
+  /**
+   * A fork: runs the tx as a call on the latest state before admitting it, so every account, slot
+   * and code it reads is fetched from the source (and kept) now. Block execution then finds them
+   * kept and does not wait on the source; a source that cannot be reached rejects the tx here with
+   * its reason instead of failing a block. The call's own outcome (revert, out of gas) is not looked at.
+   */
+  async #warmFork(d: DecodedTx): Promise<void> {
+    const args = {
+      from: d.from,
+      ...(d.to === undefined ? {} : { to: d.to }),
+      gas: d.gasLimit,
+      value: d.value,
+      data: d.tx.data,
+    };
+    try {
+      await this.reader.call(args, { height: this.db.latestHeight() });
+    } catch (err) {
+      if (err instanceof ForkSourceError) throw err;
+    }
+  }
+
+  /** After the fork's source is written to, flushes the reads it kept to its disk cache. */
+  flushForkCache(): void {
+    try {
+      this.db.fork?.flush(true);
+    } catch (err) {
+      this.log.warn({ err }, "cannot write the fork cache");
+    }
+  }
+
+  /**
+   * Dev chains (anvil_reset with `forking`): with the chain already rolled back to its genesis, reads
+   * fall back to `fork` (undefined: no source) from now on; the previous source is closed.
+   */
+  async replaceFork(fork: ForkSource | undefined): Promise<void> {
+    const old = this.db.fork;
+    this.db.setFork(fork);
+    this.reader.forgetResults();
+    this.#cache.clear();
+    this.#checkState = new Map();
+    if (old !== undefined && old !== fork) await old.close();
   }
 
   /**
@@ -1011,6 +1089,54 @@ function checkTxOk(gasWanted: bigint): CheckTxResponse {
     gasUsed: 0n,
     events: [],
     codespace: "",
+  };
+}
+
+/**
+ * A tx of a forked chain: a source that fails in the middle of it (a key CheckTx's warm-up did not
+ * read) undoes what the tx wrote and fails the tx alone (forkTxFailed), never the block.
+ */
+function applyOnFork(exec: TxExecutor, d: DecodedTx): ReturnType<TxExecutor["apply"]> | ForkSourceError {
+  const mark = exec.overlay.mark();
+  try {
+    const o = exec.apply(d);
+    exec.overlay.keep(mark);
+    return o;
+  } catch (err) {
+    if (!(err instanceof ForkSourceError)) throw err;
+    exec.overlay.unwindTo(mark);
+    return err;
+  }
+}
+
+/** A tx the fork's source failed: no state change and no receipt, as a failed ante check. */
+function forkTxFailed(err: ForkSourceError, gasWanted: bigint): ExecTxResult {
+  return {
+    code: 1,
+    data: EMPTY_BYTES,
+    log: err.message,
+    info: "",
+    gasWanted,
+    gasUsed: 0n,
+    events: [],
+    codespace: CHECK_TX_CODESPACE,
+  };
+}
+
+/**
+ * A fork whose source cannot be reached for what a tx reads: the tx is refused with the source's
+ * failure (Cosmos SDK's ErrInternal code 1), and nothing waits on it.
+ */
+function forkUnreachable(err: ForkSourceError, d: DecodedTx | undefined): CheckTxResponse {
+  return {
+    code: 1,
+    data: EMPTY_BYTES,
+    log: err.message,
+    info: "",
+    gasWanted: d?.gasLimit ?? 0n,
+    gasUsed: 0n,
+    events: [],
+    codespace: CHECK_TX_CODESPACE,
   };
 }
 

@@ -47,6 +47,14 @@ export {
   formatDec,
   parseDec,
 } from "./feeMarket.js";
+export {
+  defaultForkCacheRoot,
+  ForkConfigError,
+  type ForkOptions,
+  type ForkPoint,
+  ForkSource,
+  ForkSourceError,
+} from "./fork/index.js";
 export { CONSOLE_ADDRESS, formatConsoleLog } from "./hardhatConsole.js";
 export { createPrestateTracer, type PrestateAccount, type PrestateResult } from "./prestateTracer.js";
 export type {

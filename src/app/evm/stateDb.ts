@@ -3,6 +3,8 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
 import { type KvStore, type KvTable, prefixEnd } from "../../store/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { StateUnavailableError } from "./errors.js";
+import type { ForkSource } from "./fork/index.js";
+import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import {
   type AppMeta,
   type ChainSettings,
@@ -174,9 +176,16 @@ export class EvmStateDb {
   /** Decoded receipt logs per height with their entry count (logs + receipts), least recently read first. */
   readonly #logsCache = new Map<number, { receipts: readonly ReceiptLogs[]; entries: number }>();
   #logsCacheEntries = 0;
+  /**
+   * A forked chain's source (app/evm/fork/): a key local state has never written is read from it.
+   * Local writes then keep tombstones (a zeroed slot, an emptied account) so a key once written
+   * never falls back to the source.
+   */
+  #fork: ForkSource | undefined;
 
-  constructor(kv: KvStore) {
+  constructor(kv: KvStore, fork?: ForkSource) {
     this.kv = kv;
+    this.#fork = fork;
     this.#acct = kv.table("evm_acct");
     this.#acctH = kv.table("evm_acct_h");
     this.#stor = kv.table("evm_stor");
@@ -191,6 +200,33 @@ export class EvmStateDb {
     this.#devH = kv.table("evm_dev_h");
     const m = this.#meta.get(META_APP);
     this.#latest = m === undefined ? undefined : decodeMeta(m);
+  }
+
+  /** The fork's source, when this chain is a fork. */
+  get fork(): ForkSource | undefined {
+    return this.#fork;
+  }
+
+  /**
+   * Dev chains (anvil_reset with `forking`): reads fall back to another source from now on. Call
+   * with the chain rolled back to its genesis, before any local write of the new fork.
+   */
+  setFork(fork: ForkSource | undefined): void {
+    this.#fork = fork;
+    this.#acctCache.clear();
+    this.#codeCache.clear();
+  }
+
+  /**
+   * The source's account at the fork block as a stored record (MISSING_ACCOUNT when it has none).
+   * The EIP-2935 history contract is the fork's own (its genesis installs it, each block writes its
+   * hash): reading it from the source would make every block wait on the source.
+   */
+  forkAccount(addr: Uint8Array): StoredAccount {
+    if (equalBytes(addr, HISTORY_STORAGE_ADDRESS)) return MISSING_ACCOUNT;
+    const remote = this.#fork?.account(addr);
+    if (remote === undefined) return MISSING_ACCOUNT;
+    return { exists: true, nonce: remote.nonce, balance: remote.balance, codeHash: remote.codeHash, incarnation: 0 };
   }
 
   /** Committed pointer, undefined before InitChain. */
@@ -252,19 +288,25 @@ export class EvmStateDb {
       const cached = this.#acctCache.get(key);
       if (cached !== undefined) return cached;
       const v = this.#acct.get(addr);
-      const a = v === undefined ? MISSING_ACCOUNT : decodeAccount(v);
+      const a =
+        v !== undefined ? decodeAccount(v) : this.#fork === undefined ? MISSING_ACCOUNT : this.forkAccount(addr);
       if (this.#acctCache.size >= 200_000) this.#acctCache.clear();
       this.#acctCache.set(key, a);
       return a;
     }
     const v = this.#seek(this.#acctH, addr, height);
-    return v === undefined ? MISSING_ACCOUNT : decodeAccount(v);
+    if (v !== undefined) return decodeAccount(v);
+    return this.#fork === undefined ? MISSING_ACCOUNT : this.forkAccount(addr);
   }
 
   readStorage(addr: Uint8Array, incarnation: number, slot: Uint8Array, height: number): Uint8Array {
     const key = storageKey(addr, incarnation, slot);
-    if (this.useLatest(height)) return this.#stor.get(key) ?? EMPTY;
-    return this.#seek(this.#storH, key, height) ?? EMPTY;
+    const v = this.useLatest(height) ? this.#stor.get(key) : this.#seek(this.#storH, key, height);
+    if (v !== undefined) return v;
+    // The source's slots belong to the account as it was at the fork block (incarnation 0); a wipe
+    // since (creation, self-destruct) bumped the incarnation and hides them.
+    if (this.#fork === undefined || incarnation !== 0 || equalBytes(addr, HISTORY_STORAGE_ADDRESS)) return EMPTY;
+    return this.#fork.storage(addr, slot);
   }
 
   /**
@@ -332,7 +374,7 @@ export class EvmStateDb {
     const key = bytesToHex(codeHash);
     const cached = this.#codeCache.get(key);
     if (cached !== undefined) return cached;
-    const code = this.#code.get(codeHash) ?? EMPTY;
+    const code = this.#code.get(codeHash) ?? this.#fork?.code(codeHash) ?? EMPTY;
     if (this.#codeCache.size >= 1000) this.#codeCache.clear();
     this.#codeCache.set(key, code);
     return code;
@@ -470,16 +512,23 @@ export class EvmStateDb {
     const h = meta.height;
     const inv = inverted(h);
     const changes: Uint8Array[][] = [];
+    const fork = this.#fork;
     for (const { addr, account } of diff.accounts) {
       const enc = encodeAccount(account);
-      if (account.exists || account.incarnation > 0) this.#acct.put(addr, enc);
+      if (account.exists || account.incarnation > 0 || fork !== undefined) this.#acct.put(addr, enc);
       else this.#acct.remove(addr);
+      // A record naming the source's code keeps the code locally (a restart reads the record, not the source).
+      if (fork !== undefined && account.exists && !equalBytes(account.codeHash, KECCAK256_NULL)) {
+        const code = fork.code(account.codeHash);
+        if (code !== undefined && this.#code.get(account.codeHash) === undefined)
+          this.#code.put(account.codeHash, code);
+      }
       this.#acctH.put(concat(addr, inv), enc);
       changes.push([Uint8Array.of(T_ACCT), addr]);
     }
     for (const s of diff.storage) {
       const key = storageKey(s.addr, s.incarnation, s.slot);
-      if (s.value.length === 0) this.#stor.remove(key);
+      if (s.value.length === 0 && fork === undefined) this.#stor.remove(key);
       else this.#stor.put(key, s.value);
       this.#storH.put(concat(key, inv), s.value);
       changes.push([Uint8Array.of(T_STOR), key]);
@@ -577,11 +626,13 @@ export class EvmStateDb {
       if (table === T_ACCT) {
         const v = this.#seek(this.#acctH, key, target);
         const a = v === undefined ? MISSING_ACCOUNT : decodeAccount(v);
-        if (v !== undefined && (a.exists || a.incarnation > 0)) this.#acct.put(key, v);
+        if (v !== undefined && (a.exists || a.incarnation > 0 || this.#fork !== undefined)) this.#acct.put(key, v);
         else this.#acct.remove(key);
       } else {
         const v = this.#seek(this.#storH, key, target);
-        if (v === undefined || v.length === 0) this.#stor.remove(key);
+        // A fork keeps the zero it wrote (a tombstone over the source's value); without a version the
+        // key falls back to the source again.
+        if (v === undefined || (v.length === 0 && this.#fork === undefined)) this.#stor.remove(key);
         else this.#stor.put(key, v);
       }
     }

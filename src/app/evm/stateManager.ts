@@ -402,6 +402,15 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     if (this.#checkpoints.length === 0) this.#journal = [];
   }
 
+  /**
+   * Reverts to just before `mark` was taken, dropping any checkpoint above it that a run left open
+   * (a forked chain's source failing in the middle of a tx: app/evm/fork/).
+   */
+  unwindTo(mark: number): void {
+    while (this.#checkpoints.length > mark) this.revertTo(this.#checkpoints.length);
+    this.revertTo(mark);
+  }
+
   revertTo(mark: number): void {
     if (mark !== this.#checkpoints.length) {
       throw new RangeError(`revertTo(${mark}) out of order: depth ${this.#checkpoints.length}`);

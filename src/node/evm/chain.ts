@@ -19,8 +19,17 @@ export class EvmChainAdapter implements ChainReader {
   readonly #blockStore: BlockStore;
   readonly #genesis: GenesisDoc;
   readonly #genesisMiner: Uint8Array;
+  /** A forked chain's source (it changes on anvil_reset with forking), or undefined. */
+  readonly #fork: () => { request(method: string, params: unknown[]): unknown } | undefined;
 
-  constructor(reader: EvmReader, pool: EvmReadPool | undefined, blockStore: BlockStore, genesis: GenesisDoc) {
+  constructor(
+    reader: EvmReader,
+    pool: EvmReadPool | undefined,
+    blockStore: BlockStore,
+    genesis: GenesisDoc,
+    fork: () => { request(method: string, params: unknown[]): unknown } | undefined = () => undefined,
+  ) {
+    this.#fork = fork;
     this.#reader = reader;
     this.#pool = pool;
     this.#blockStore = blockStore;
@@ -30,6 +39,10 @@ export class EvmChainAdapter implements ChainReader {
 
   latestHeight(): number {
     return Math.max(0, this.#reader.latestHeight());
+  }
+
+  fromForkSource(method: string, params: unknown[]): unknown {
+    return this.#fork()?.request(method, params);
   }
 
   blockByNumber(n: number): EvmBlock | undefined {

@@ -176,6 +176,12 @@ export interface ChainReader {
   blockReceipts(number: number): Awaitable<readonly EvmReceipt[] | undefined>;
   /** Logs matching the query exactly, in chain order (block, then log index); at most `limit`. */
   logs(query: LogQuery): Awaitable<readonly EvmLog[]>;
+  /**
+   * Dev chains forked from another chain: the source's own JSON answer to a request about what
+   * only it holds (a block, transaction or receipt from before the fork, looked up by hash);
+   * undefined when the chain is not a fork. Throws (-32000) when the source cannot be reached.
+   */
+  fromForkSource?(method: string, params: unknown[]): unknown;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -693,6 +699,13 @@ export interface DevControl {
   revert(id: bigint): Promise<boolean>;
   /** Back to genesis. */
   reset(): Promise<void>;
+  /**
+   * anvil_reset / hardhat_reset with `forking`: back to genesis, then the chain reads its state
+   * from `urls` (absent: the same source) at `blockNumber` (absent: the source's head); a chain
+   * that is not a fork becomes one, and without `urls` it is a plain reset. A source that does not
+   * answer leaves the chain as it was (DevInputError).
+   */
+  resetFork(forking: { urls?: string[]; blockNumber?: bigint }): Promise<void>;
 
   cheat(c: DevCheatRequest): Promise<void>;
 

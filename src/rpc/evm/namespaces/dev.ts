@@ -103,18 +103,22 @@ function decodeMineOptions(node: JsonNode): { timestamp?: bigint; blocks?: bigin
 }
 
 /**
- * anvil_reset / hardhat_reset options: forking from a URL is refused; `{forking: {blockNumber}}`
- * without a URL (what viem sends for a plain reset) and anything else are a plain reset.
+ * anvil_reset / hardhat_reset options: `{forking: {jsonRpcUrl, blockNumber}}`. A URL (or a block
+ * number alone, on a chain that is a fork) resets to a fork; `{forking: {}}` without either (what
+ * viem sends for a plain reset) and anything else are a plain reset.
  */
-function decodeResetOptions(node: JsonNode): { forking: boolean } {
+function decodeResetOptions(node: JsonNode): { forking?: { urls?: string[]; blockNumber?: bigint } } {
   if (node.kind !== "object") throw new ParamError("expected an object");
   for (const [k, v] of node.entries) {
     if (k !== "forking" || v.kind !== "object") continue;
+    const forking: { urls?: string[]; blockNumber?: bigint } = {};
     for (const [fk, fv] of v.entries) {
-      if (fk === "jsonRpcUrl" && fv.kind === "string" && fv.value !== "") return { forking: true };
+      if (fk === "jsonRpcUrl" && fv.kind === "string" && fv.value !== "") forking.urls = [fv.value];
+      if (fk === "blockNumber" && fv.kind !== "null") forking.blockNumber = decodeNumber(fv);
     }
+    return forking.urls === undefined && forking.blockNumber === undefined ? {} : { forking };
   }
-  return { forking: false };
+  return {};
 }
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -193,10 +197,8 @@ const handlers = {
   snapshot: devMethod([], (_, dev) => toQuantity(dev.snapshot())),
   revert: devMethod([number], ([id], dev) => dev.revert(id)),
   reset: devMethod([p.optional({ optional: false, decode: decodeResetOptions })], async ([opts], dev) => {
-    if (opts?.forking === true) {
-      throw new DevInputError("forking is not supported by cometh dev: reset takes no forking options");
-    }
-    await dev.reset();
+    if (opts?.forking !== undefined) await dev.resetFork(opts.forking);
+    else await dev.reset();
     return null;
   }),
 

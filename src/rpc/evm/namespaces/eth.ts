@@ -48,6 +48,15 @@ function encodeBlockOrNull(b: EvmBlock | undefined, fullTx: boolean): WireValue 
   return b === undefined ? null : encodeBlock(b, fullTx);
 }
 
+/**
+ * A forked dev chain asks its source about what only the source holds (docs/dev-chain.md
+ * "Forking"); null on any other chain. The source's answer is passed on as it is.
+ */
+function fromForkSource(s: EvmServices, method: string, params: unknown[]): WireValue {
+  const answer = s.chain.fromForkSource?.(method, params);
+  return answer === undefined ? null : (answer as WireValue);
+}
+
 function txAt(b: EvmBlock | undefined, index: number): WireValue {
   const tx = b?.transactions[index];
   return b === undefined || tx === undefined ? null : encodeTransaction(tx, txLocationInBlock(b, index));
@@ -318,9 +327,11 @@ export const eth = {
   getBlockByNumber: method([p.block, p.bool], async ([spec, full], s) =>
     encodeBlockOrNull(await blockBySpec(spec, s), full),
   ),
-  getBlockByHash: method([p.hash, p.bool], async ([hash, full], s) =>
-    encodeBlockOrNull(await s.chain.blockByHash(hash), full),
-  ),
+  getBlockByHash: method([p.hash, p.bool], async ([hash, full], s) => {
+    const block = await s.chain.blockByHash(hash);
+    if (block === undefined) return fromForkSource(s, "eth_getBlockByHash", [toData(hash), full]);
+    return encodeBlockOrNull(block, full);
+  }),
   getHeaderByNumber: method([p.block], async ([spec], s) => {
     const b = await blockBySpec(spec, s);
     return b === undefined ? null : encodeHeader(b);
@@ -357,7 +368,8 @@ export const eth = {
     const mined = await s.chain.transactionByHash(hash);
     if (mined !== undefined) return encodeTransaction(mined.tx, mined.location);
     const pending = await s.mempool.transactionByHash(hash);
-    return pending === undefined ? null : encodeTransaction(pending, undefined);
+    if (pending === undefined) return fromForkSource(s, "eth_getTransactionByHash", [toData(hash)]);
+    return encodeTransaction(pending, undefined);
   }),
   getTransactionByBlockHashAndIndex: method([p.hash, p.index], async ([hash, index], s) =>
     txAt(await s.chain.blockByHash(hash), index),
@@ -367,7 +379,7 @@ export const eth = {
   ),
   getTransactionReceipt: method([p.hash], async ([hash], s) => {
     const r = await s.chain.receiptByHash(hash);
-    return r === undefined ? null : encodeReceipt(r);
+    return r === undefined ? fromForkSource(s, "eth_getTransactionReceipt", [toData(hash)]) : encodeReceipt(r);
   }),
   getTransactionLogs: method([p.hash], async ([hash], s) => {
     const r = await s.chain.receiptByHash(hash);
