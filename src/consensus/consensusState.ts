@@ -1537,7 +1537,8 @@ export class ConsensusState {
     let vote: Vote;
     this.#unsignedVote = undefined;
     try {
-      vote = await signer.signVote(this.state.chainId, unsigned);
+      // Vote extensions are never enabled here: no extension signature to make.
+      vote = await signer.signVote(this.state.chainId, unsigned, false);
     } catch (err) {
       this.#deps.log.error({ height: this.height, round: this.round, err }, "failed signing vote");
       // Tried again by retrySigning when the signer is back (the signer's guard makes a repeat safe).
