@@ -25,6 +25,7 @@ import {
   type ConsensusApp,
   type ConsensusOptions,
   createConsensus,
+  MiningPolicy,
 } from "../consensus/index.js";
 import { EventBus } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
@@ -294,6 +295,8 @@ interface Core extends Base {
   readonly evidencePool: EvidencePool;
   readonly consensusReactor: ConsensusReactor;
   readonly consensus: Consensus;
+  /** A dev chain's block production (automine, interval, mine requests); undefined on other chains. */
+  readonly mining: MiningPolicy | undefined;
 }
 
 /** Genesis, node key, validator key and the node database (block and state stores). */
@@ -427,21 +430,28 @@ async function createEventDelivery(
  * then the indexer catches up with blocks committed while it was behind.
  */
 async function createConsensusAndReactor(
-  parts: Omit<Core, "evidencePool" | "consensusReactor" | "consensus">,
+  parts: Omit<Core, "evidencePool" | "consensusReactor" | "consensus" | "mining">,
   consensusApp: ConsensusApp,
-): Promise<Pick<Core, "evidencePool" | "consensusReactor" | "consensus">> {
+): Promise<Pick<Core, "evidencePool" | "consensusReactor" | "consensus" | "mining">> {
   const { config, log, db, stateStore, blockStore, devTime, mempool, publisher, genesis, signer, metrics } = parts;
   const evidencePool = new EvidencePool({ db, stateStore, blockStore, log: log.child({ module: "evidence" }) });
   const consensusLog = log.child({ module: "consensus" });
   const consensusReactor = new ConsensusReactor(consensusLog);
   const dev = parts.opts.dev ?? {};
-  const consensusOpts: ConsensusOptions =
+  const mining =
     devTime === undefined
+      ? undefined
+      : new MiningPolicy(
+          mempool,
+          { automine: dev.automine ?? true, intervalMs: Math.round((dev.blockTimeSec ?? 0) * 1000) },
+          devTime.proposerTime,
+        );
+  const consensusOpts: ConsensusOptions =
+    mining === undefined
       ? consensusOptions(config)
       : {
           ...consensusOptions(config),
-          dev: { automine: dev.automine ?? true, intervalMs: Math.round((dev.blockTimeSec ?? 0) * 1000) },
-          proposerTime: devTime.proposerTime,
+          production: mining,
           // Time travel moves block times away from the wall clock on purpose.
           blockTimeToleranceMs: 0,
         };
@@ -466,7 +476,7 @@ async function createConsensusAndReactor(
   if (signer instanceof SignerClient) signer.onConnected(() => consensus.retrySigning());
   // Blocks committed while the indexer was behind (a crash between commit and index write).
   await catchUpIndexer(parts.indexer, blockStore, stateStore, log);
-  return { evidencePool, consensusReactor, consensus };
+  return { evidencePool, consensusReactor, consensus, mining };
 }
 
 /**
@@ -633,12 +643,20 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
 
 /** A dev chain's controls (`cometh dev`; mining, cheats, rollbacks), with its `--load-state` loaded. */
 async function createDevControl(core: Core): Promise<DevChain | undefined> {
-  const { devTime, app, consensus, mempool, blockStore, stateStore, indexer, signer, evidencePool, log } = core;
+  const { devTime, mining, app, consensus, mempool, blockStore, stateStore, indexer, signer, evidencePool, log } = core;
   // openSigner refuses priv_validator_laddr on a dev chain, so its signer is the key file.
-  if (devTime === undefined || !(app instanceof EvmApplication) || !(signer instanceof FilePV)) return undefined;
+  if (
+    devTime === undefined ||
+    mining === undefined ||
+    !(app instanceof EvmApplication) ||
+    !(signer instanceof FilePV)
+  ) {
+    return undefined;
+  }
   const dev = core.opts.dev ?? {};
   const devControl = new DevChain({
     consensus,
+    mining,
     mempool,
     app,
     blockStore,
