@@ -5,7 +5,7 @@ import { MiningPolicy } from "./miningPolicy.js";
 
 /** A mempool of `size` txs whose notifications the test fires by hand. */
 function fakeMempool(): MempoolAccess & { size: () => number; n: number; add(): void; available(): void } {
-  const added: (() => void)[] = [];
+  const added: ((tx: Uint8Array) => void)[] = [];
   const avail: (() => void)[] = [];
   const m = {
     n: 0,
@@ -14,16 +14,20 @@ function fakeMempool(): MempoolAccess & { size: () => number; n: number; add(): 
     update: () => Promise.resolve(),
     onTxsAvailable: (cb: () => void) => {
       avail.push(cb);
-      return () => avail.splice(avail.indexOf(cb), 1);
+      return () => {
+        avail.splice(avail.indexOf(cb), 1);
+      };
     },
-    onTxAdded: (cb: () => void) => {
+    onTxAdded: (cb: (tx: Uint8Array) => void) => {
       added.push(cb);
-      return () => added.splice(added.indexOf(cb), 1);
+      return () => {
+        added.splice(added.indexOf(cb), 1);
+      };
     },
     size: () => m.n,
     add() {
       m.n++;
-      for (const cb of [...added]) cb();
+      for (const cb of [...added]) cb(new Uint8Array([m.n]));
     },
     available() {
       for (const cb of [...avail]) cb();

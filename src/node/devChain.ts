@@ -12,6 +12,7 @@ import {
 } from "../app/index.js";
 import { packageVersion } from "../config/index.js";
 import type { Consensus, MiningPolicy } from "../consensus/index.js";
+import type { ChainEpoch } from "../events/index.js";
 import type { Indexer } from "../indexer/index.js";
 import type { Mempool } from "../mempool/index.js";
 import type { FilePV } from "../privval/index.js";
@@ -117,6 +118,8 @@ export interface DevChainParts {
   /** The evidence pool keeps the chain state it saw last; a rollback hands it the restored one. */
   evidence: { rollbackTo(state: ChainState): void };
   feed: EvmFeed;
+  /** Told of each rollback; both RPC servers and their memos by height follow it. */
+  epoch: ChainEpoch;
   time: DevTime;
   log: Logger;
   /** Where the request log and console.log lines go (the CLI prints them); absent: nowhere. */
@@ -386,7 +389,7 @@ export class DevChain implements DevControl {
         release();
       }
     });
-    p.feed.rollback(height);
+    p.epoch.rewound(height);
     p.log.info({ height }, "dev chain rolled back");
   }
 

@@ -27,7 +27,7 @@ import {
   createConsensus,
   MiningPolicy,
 } from "../consensus/index.js";
-import { EventBus } from "../events/index.js";
+import { ChainEpoch, EventBus } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
@@ -70,6 +70,8 @@ export interface RunningNode {
   readonly p2p: Switch;
   readonly mempool: Mempool;
   readonly blockStore: BlockStore;
+  /** How many times the chain reused heights (a dev chain's rollbacks), with a listener per rewind. */
+  readonly epoch: ChainEpoch;
   /** The application (EvmApplication when proxy_app = "evm"). */
   readonly app: Application;
   /** Dev accounts the EVM app funded at genesis (empty for other apps or funded genesis files). */
@@ -205,6 +207,7 @@ async function build(
     p2p: sw,
     mempool,
     blockStore: core.blockStore,
+    epoch: core.epoch,
     app,
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     dev: devControl,
@@ -280,6 +283,8 @@ interface Base {
   readonly db: KvStore;
   readonly blockStore: BlockStore;
   readonly stateStore: StateStore;
+  /** The one "heights were reused" signal (a dev chain's rollbacks) both RPC servers follow. */
+  readonly epoch: ChainEpoch;
 }
 
 /** What is built before the network and the servers start. */
@@ -335,6 +340,7 @@ async function openKeysAndStores(
     db,
     blockStore,
     stateStore,
+    epoch: new ChainEpoch(),
   };
 }
 
@@ -415,7 +421,7 @@ async function createEventDelivery(
   const indexer = await createIndexer(config, genesis, dbDir, noSync);
   stack.push("indexer", () => indexer.close());
   live.bus = bus;
-  const evmFeed = new EvmFeed();
+  const evmFeed = new EvmFeed(base.epoch);
   const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), ({ block }) => {
     const height = block.header.height;
     evmFeed.newBlock(height);
@@ -625,6 +631,7 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
       p2pNodeInfo: () => sw.nodeInfo(),
       evidence: evidencePool,
       isCatchingUp: () => blocksync.isSyncing(),
+      epoch: core.epoch,
     }),
     log.child({ module: "rpc-server" }),
     {
@@ -665,6 +672,7 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
     signer,
     evidence: evidencePool,
     feed: core.evmFeed,
+    epoch: core.epoch,
     time: devTime,
     log: log.child({ module: "dev" }),
     ...(dev.print === undefined ? {} : { print: dev.print }),
