@@ -1,5 +1,5 @@
 import type { ChainState } from "../types/index.js";
-import { type ConsensusOptions, ConsensusState, type DevMiningOptions } from "./consensusState.js";
+import { type ConsensusOptions, ConsensusState } from "./consensusState.js";
 import type { ConsensusDeps } from "./deps.js";
 import { makeGenesisState } from "./genesisState.js";
 import { handshake } from "./handshake.js";
@@ -39,14 +39,11 @@ export interface Consensus {
   isIdle(): boolean;
   /** Why consensus halted (CONSENSUS FAILURE), if it did. */
   haltError(): Error | undefined;
-  /** Dev chains: how blocks are made (undefined on other chains). */
-  devMining(): DevMiningOptions | undefined;
-  /** Dev chains: changes how blocks are made (throws on other chains). */
-  setDevMining(mining: DevMiningOptions): void;
-  /** Dev chains: commits `count` more blocks back to back; resolves with their heights. */
-  mineBlocks(count: number): Promise<number[]>;
-  /** Dev chains: between two inputs, `run` rolls the stores back; consensus continues from its state. */
-  rollback(run: () => Promise<ChainState>): Promise<void>;
+  /**
+   * Between two inputs, `run` rolls the stores back; consensus continues from the state it returns.
+   * Only under a rewindable block-production policy (a dev chain's MiningPolicy); rejects otherwise.
+   */
+  rewind(run: () => Promise<ChainState>): Promise<void>;
 }
 
 /**
@@ -85,9 +82,6 @@ export async function createConsensus(opts: ConsensusOptions, deps: ConsensusDep
     idle: () => cs.idle(),
     isIdle: () => cs.isIdle(),
     haltError: () => cs.haltError(),
-    devMining: () => cs.devMiningOptions(),
-    setDevMining: (m) => cs.setDevMining(m),
-    mineBlocks: (n) => cs.mineBlocks(n),
-    rollback: (run) => cs.rollback(run),
+    rewind: (run) => cs.rewind(run),
   };
 }

@@ -23,6 +23,7 @@ import {
 import { bytesEqual, bytesToHexUpper, EMPTY_BYTES } from "../util/bytes.js";
 import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
 import { BlockExecutor, blockHash, blockHashesTo, MAX_BLOCK_SIZE_BYTES } from "./blockExecutor.js";
+import { type BlockProductionPolicy, TimeoutPolicy } from "./blockProduction.js";
 import type { ConsensusDeps, ConsensusEventMap, RoundStateEvent } from "./deps.js";
 import {
   ConflictingVoteError,
@@ -71,22 +72,11 @@ export interface ConsensusOptions {
   /** peer_gossip_sleep_duration (default 100 ms): how often peers are sent what they lack. */
   peerGossipSleepDurationMs?: number;
   /**
-   * Dev chains (`cometh dev`): blocks are made on demand (automine, interval mining, mine requests)
-   * instead of by create_empty_blocks, no proof block follows an app-hash change, and the proposer
-   * picks block times (`proposerTime`, as CometBFT v1's proposer-based timestamps) instead of the
-   * median of the last commit's vote times. See docs/dev-chain.md.
+   * When blocks are made at round 0 (blockProduction.ts). Absent: CometBFT's rule from
+   * createEmptyBlocks and createEmptyBlocksIntervalMs (TimeoutPolicy); a dev chain passes its
+   * MiningPolicy.
    */
-  dev?: DevMiningOptions;
-  /** With `dev`: the time of the block proposed at `height` (nanoseconds, whole seconds on dev chains). */
-  proposerTime?: (height: number, state: ChainState) => Timestamp;
-}
-
-/** How a dev chain makes blocks; changed at run time by setDevMining. */
-export interface DevMiningOptions {
-  /** A block as soon as a tx waits. */
-  automine: boolean;
-  /** An empty-or-not block every this many ms (0 = off). */
-  intervalMs: number;
+  production?: BlockProductionPolicy;
 }
 
 /** Consensus defaults of CometBFT's config.toml. */
@@ -113,17 +103,9 @@ type QueueItem =
   | { kind: "msg"; msg: StateMachineMessage; peerId: string }
   | { kind: "timeout"; timeout: TimeoutInfo }
   | { kind: "txsAvailable" }
-  | { kind: "devKick" }
+  | { kind: "wake" }
   | { kind: "retrySign" }
-  | { kind: "devRollback"; run: () => Promise<ChainState>; done: (err?: unknown) => void };
-
-/** A dev chain's request for `remaining` more blocks (evm_mine, hardhat_mine, a cheat's own block). */
-interface MineRequest {
-  remaining: number;
-  heights: number[];
-  resolve: (heights: number[]) => void;
-  reject: (err: Error) => void;
-}
+  | { kind: "rewind"; run: () => Promise<ChainState>; done: (err?: unknown) => void };
 
 /** A waitForHeight caller, resolved once the height is committed. */
 interface HeightWaiter {
@@ -194,22 +176,14 @@ export class ConsensusState {
   readonly #gossip: PeerGossip;
   #unsubscribeTxs: (() => void) | undefined;
   #constructed = false;
-  /** Dev chains: how blocks are made, and the blocks asked for. */
-  #devMining: DevMiningOptions | undefined;
-  #mineRequests: MineRequest[] = [];
-  /**
-   * Dev chains: a tx arrived since the last block that carried none. Automine makes blocks only
-   * then, so a tx that cannot run yet (a nonce gap) does not make empty blocks forever.
-   */
-  #devTxArrived = false;
-  /** Dev chains: txs admitted so far, and how many had been when the last proposal reaped the mempool. */
-  #devTxCount = 0;
-  #devTxCountAtProposal = 0;
-  #unsubscribeTxAdded: (() => void) | undefined;
+  /** When blocks are made at round 0 (blockProduction.ts). */
+  readonly #production: BlockProductionPolicy;
 
   constructor(opts: ConsensusOptions, deps: ConsensusDeps, state: ChainState) {
     this.#opts = opts;
     this.#deps = deps;
+    const production = opts.production ?? new TimeoutPolicy(deps.mempool, opts);
+    this.#production = production;
     this.#blockExec = new BlockExecutor(
       {
         app: deps.app,
@@ -224,10 +198,9 @@ export class ConsensusState {
       },
       {
         blockTimeToleranceMs: opts.blockTimeToleranceMs ?? 60_000,
-        ...(opts.proposerTime === undefined ? {} : { proposerTime: opts.proposerTime }),
+        ...(production.proposerTime === undefined ? {} : { proposerTime: production.proposerTime }),
       },
     );
-    this.#devMining = opts.dev === undefined ? undefined : { ...opts.dev };
     this.#ticker = new TimeoutTicker(deps.clock, (ti) => this.#enqueue({ kind: "timeout", timeout: ti }, false));
     this.#gossip = new PeerGossip(
       {
@@ -266,21 +239,14 @@ export class ConsensusState {
     this.#started = true;
     const synced = this.#adoptSyncedState();
     // A dev chain's WAL is not fsynced (docs/dev-chain.md: what survives a crash).
-    this.#wal = await Wal.open(this.#opts.walPath, { log: this.#deps.log, sync: this.#devMining === undefined });
+    this.#wal = await Wal.open(this.#opts.walPath, { log: this.#deps.log, sync: this.#production.durableWal });
     // SwitchToConsensus(state, skipWAL): after block sync the WAL only holds older heights.
     if (!synced) await this.#catchupReplayWithRepair();
     this.#checkDoubleSigningRisk(this.height);
-    if (this.#waitForTxs()) {
-      this.#unsubscribeTxs = this.#deps.mempool.onTxsAvailable(() => this.#enqueue({ kind: "txsAvailable" }, false));
-    }
-    if (this.#devMining !== undefined && this.#deps.mempool.onTxAdded !== undefined) {
-      this.#devTxArrived = this.#deps.mempool.size() > 0;
-      this.#unsubscribeTxAdded = this.#deps.mempool.onTxAdded(() => {
-        this.#devTxArrived = true;
-        this.#devTxCount++;
-        this.#enqueue({ kind: "txsAvailable" }, false);
-      });
-    }
+    this.#unsubscribeTxs = this.#production.start({
+      wake: () => this.#enqueue({ kind: "wake" }, true),
+      txsAvailable: () => this.#enqueue({ kind: "txsAvailable" }, false),
+    });
     this.#running = true;
     this.#scheduleRound0();
     this.#gossip.start();
@@ -313,59 +279,31 @@ export class ConsensusState {
     this.#ticker.stop();
     this.#gossip.stop();
     this.#unsubscribeTxs?.();
-    this.#unsubscribeTxAdded?.();
     await this.idle();
     await this.#wal?.close();
     this.#rejectWaiters(new ConsensusError("consensus stopped"));
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Dev chains
-
-  /** Changes how a dev chain makes blocks (evm_setAutomine, evm_setIntervalMining). */
-  setDevMining(mining: DevMiningOptions): void {
-    if (this.#devMining === undefined) throw new ConsensusError("mining control needs a dev chain");
-    const changed = this.#devMining.intervalMs !== mining.intervalMs;
-    this.#devMining = { ...mining };
-    if (mining.automine) this.#devTxArrived = this.#deps.mempool.size() > 0;
-    // A new interval starts counting now; automine takes what already waits.
-    if (changed || (mining.automine && this.#deps.mempool.size() > 0)) this.#enqueue({ kind: "devKick" }, true);
-  }
-
-  devMiningOptions(): DevMiningOptions | undefined {
-    return this.#devMining === undefined ? undefined : { ...this.#devMining };
-  }
+  // Rewinding (a policy that allows it: a dev chain's evm_revert, hardhat_reset)
 
   /**
-   * Dev chains: commits `count` more blocks back to back (with whatever txs wait, per the app's
-   * PrepareProposal) and resolves with their heights. Blocks made for any reason count.
+   * Between two inputs of the queue, `run` rolls the stores back and returns the chain state to
+   * continue from; the round state, the WAL and the policy's pending requests start over from it.
+   * Resolves once done.
    */
-  mineBlocks(count: number): Promise<number[]> {
-    if (this.#devMining === undefined) return Promise.reject(new ConsensusError("mining on demand needs a dev chain"));
-    if (this.#halted !== undefined) return Promise.reject(this.#halted);
-    if (this.#stopped) return Promise.reject(new ConsensusError("consensus stopped"));
-    if (count <= 0) return Promise.resolve([]);
+  rewind(run: () => Promise<ChainState>): Promise<void> {
+    if (!this.#production.rewindable) {
+      return Promise.reject(new ConsensusError("this chain cannot be rolled back (only a dev chain can)"));
+    }
     return new Promise((resolve, reject) => {
-      this.#mineRequests.push({ remaining: count, heights: [], resolve, reject });
-      this.#enqueue({ kind: "devKick" }, true);
+      this.#enqueue({ kind: "rewind", run, done: (err) => (err === undefined ? resolve() : reject(err)) }, true);
     });
   }
 
-  /**
-   * Dev chains (evm_revert, hardhat_reset): between two inputs of the queue, `run` rolls the stores
-   * back and returns the chain state to continue from; the round state, the WAL and the pending mine
-   * requests start over from it. Resolves once done.
-   */
-  rollback(run: () => Promise<ChainState>): Promise<void> {
-    if (this.#devMining === undefined) return Promise.reject(new ConsensusError("rollback needs a dev chain"));
-    return new Promise((resolve, reject) => {
-      this.#enqueue({ kind: "devRollback", run, done: (err) => (err === undefined ? resolve() : reject(err)) }, true);
-    });
-  }
-
-  async #handleRollback(run: () => Promise<ChainState>): Promise<void> {
+  async #handleRewind(run: () => Promise<ChainState>): Promise<void> {
     const state = await run();
-    for (const r of this.#mineRequests.splice(0)) r.reject(new ConsensusError("the chain was reverted"));
+    this.#production.abandon(new ConsensusError("the chain was reverted"), false);
     // Forget the height in progress and take the restored state as if it had just been loaded.
     (this as { state: ChainState | undefined }).state = undefined;
     this.commitRound = -1;
@@ -379,34 +317,17 @@ export class ConsensusState {
     this.#scheduleRound0();
   }
 
-  /** True when a dev chain should make a block now. */
-  #devWantsBlock(): boolean {
-    const m = this.#devMining;
-    if (m === undefined) return false;
-    return this.#mineRequests.length > 0 || (m.automine && this.#devTxArrived && this.#deps.mempool.size() > 0);
+  /** The policy asks again at round 0's NewRound step (a mine request, a changed setting). */
+  async #handleWake(): Promise<void> {
+    if (this.round !== 0 || this.step !== ROUND_STEP.newRound) return;
+    await this.#round0Decision(this.height, 0);
   }
 
-  /** After a dev chain committed `height`: counts it against the oldest mine request. */
-  #devCommitted(height: number, txs: number): void {
-    // An empty block when nothing arrived since its proposal: what waits cannot run yet.
-    if (txs === 0 && this.#devTxCount === this.#devTxCountAtProposal) this.#devTxArrived = false;
-    const r = this.#mineRequests[0];
-    if (r === undefined) return;
-    r.heights.push(height);
-    if (--r.remaining <= 0) {
-      this.#mineRequests.shift();
-      r.resolve(r.heights);
-    }
-  }
-
-  async #handleDevKick(): Promise<void> {
-    if (this.#devMining === undefined || this.round !== 0) return;
-    if (this.step === ROUND_STEP.newRound) {
-      if (this.#devWantsBlock()) await this.#enterPropose(this.height, 0);
-      else if (this.#devMining.intervalMs > 0) {
-        this.#scheduleTimeout(this.#devMining.intervalMs, this.height, 0, ROUND_STEP.newRound);
-      }
-    }
+  /** Round 0 of a height that waits: what the policy decides (a later look, a proposal now). */
+  async #round0Decision(height: number, round: number): Promise<void> {
+    const d = this.#production.atNewRound();
+    if (d.recheckMs > 0) this.#scheduleTimeout(d.recheckMs, height, round, ROUND_STEP.newRound);
+    if (d.propose) await this.#enterPropose(height, round);
   }
 
   /** Resolves once nothing is queued or being handled. */
@@ -466,7 +387,7 @@ export class ConsensusState {
     const waiters = this.#heightWaiters;
     this.#heightWaiters = [];
     for (const w of waiters) w.reject(err);
-    for (const r of this.#mineRequests.splice(0)) r.reject(err);
+    this.#production.abandon(err, true);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -538,15 +459,15 @@ export class ConsensusState {
       case "txsAvailable":
         await this.#handleTxsAvailable();
         return;
-      case "devKick":
-        await this.#handleDevKick();
+      case "wake":
+        await this.#handleWake();
         return;
       case "retrySign":
         await this.#handleRetrySign();
         return;
-      case "devRollback":
+      case "rewind":
         try {
-          await this.#handleRollback(item.run);
+          await this.#handleRewind(item.run);
         } catch (err) {
           item.done(err);
           throw err;
@@ -796,11 +717,6 @@ export class ConsensusState {
     return this.#opts.timeoutPrecommitMs + this.#opts.timeoutPrecommitDeltaMs * round;
   }
 
-  #waitForTxs(): boolean {
-    if (this.#devMining !== undefined) return true;
-    return !this.#opts.createEmptyBlocks || this.#opts.createEmptyBlocksIntervalMs > 0;
-  }
-
   #ownAddress(): Uint8Array | undefined {
     return this.#deps.signer?.address();
   }
@@ -838,7 +754,7 @@ export class ConsensusState {
 
   async #handleTxsAvailable(): Promise<void> {
     if (this.round !== 0) return;
-    if (this.#devMining !== undefined && !this.#devWantsBlock()) return;
+    if (!this.#production.wantsBlock()) return;
     if (this.step === ROUND_STEP.newHeight) {
       if (this.#needProofBlock(this.height)) return;
       // +1 ms so the NewRound timeout fires after the NewHeight one.
@@ -916,18 +832,8 @@ export class ConsensusState {
       step: roundStepName(this.step),
       proposer: { address: proposer?.address ?? EMPTY_BYTES, index },
     });
-    const waitForTxs = this.#waitForTxs() && round === 0 && !this.#needProofBlock(height);
-    if (waitForTxs && this.#devMining !== undefined) {
-      if (this.#devWantsBlock()) await this.#enterPropose(height, round);
-      else if (this.#devMining.intervalMs > 0) {
-        this.#scheduleTimeout(this.#devMining.intervalMs, height, round, ROUND_STEP.newRound);
-      }
-    } else if (waitForTxs) {
-      if (this.#opts.createEmptyBlocksIntervalMs > 0) {
-        this.#scheduleTimeout(this.#opts.createEmptyBlocksIntervalMs, height, round, ROUND_STEP.newRound);
-      }
-      // With txs already waiting, the notifier fired before this height; look at the mempool now.
-      if (this.#deps.mempool.size() > 0) await this.#enterPropose(height, round);
+    if (this.#production.waitsForTxs && round === 0 && !this.#needProofBlock(height)) {
+      await this.#round0Decision(height, round);
     } else {
       await this.#enterPropose(height, round);
     }
@@ -936,9 +842,8 @@ export class ConsensusState {
   /** True at the initial height and when the last block changed the app hash (it must be signed). */
   #needProofBlock(height: number): boolean {
     // A dev chain is one validator serving its own clients: the next block it makes commits the
-    // app hash; an idle dev chain makes none, not even its first (it starts at height 0, as Anvil and
-    // Hardhat do, and makes no second block per tx).
-    if (this.#devMining !== undefined) return false;
+    // app hash; an idle dev chain makes none, not even its first (miningPolicy.ts).
+    if (!this.#production.proofBlocks) return false;
     if (height === this.state.initialHeight) return true;
     const meta = this.#deps.blockStore.loadBlockMeta(height - 1);
     if (meta === undefined) return true;
@@ -976,7 +881,7 @@ export class ConsensusState {
         this.#deps.log.error("propose step; cannot propose anything without commit for the previous block");
         return;
       }
-      this.#devTxCountAtProposal = this.#devTxCount;
+      this.#production.reaping();
       try {
         ({ block, parts } = await this.#blockExec.createProposalBlock(
           height,
@@ -1275,7 +1180,7 @@ export class ConsensusState {
     const { state } = await this.#blockExec.applyBlock(this.state, id, block);
     this.#updateToState(state);
     this.#resolveHeightWaiters();
-    if (this.#devMining !== undefined) this.#devCommitted(height, block.data.txs.length);
+    this.#production.committed(height, block.data.txs.length);
     this.#scheduleRound0();
   }
 
@@ -1537,7 +1442,8 @@ export class ConsensusState {
     let vote: Vote;
     this.#unsignedVote = undefined;
     try {
-      vote = await signer.signVote(this.state.chainId, unsigned);
+      // Vote extensions are never enabled here: no extension signature to make.
+      vote = await signer.signVote(this.state.chainId, unsigned, false);
     } catch (err) {
       this.#deps.log.error({ height: this.height, round: this.round, err }, "failed signing vote");
       // Tried again by retrySigning when the signer is back (the signer's guard makes a repeat safe).

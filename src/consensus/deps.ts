@@ -122,8 +122,12 @@ export interface EventPublisher {
 export interface Signer {
   pubKey(): PubKey;
   address(): Uint8Array;
-  /** The vote with its signature (the timestamp may be reset to a previously signed one). */
-  signVote(chainId: string, vote: Vote): Promise<Vote>;
+  /**
+   * The vote with its signature (the timestamp may be reset to a previously signed one).
+   * `signExtension` false: no extension signature is wanted (CometBFT v1's flag; a signer without
+   * it signs one anyway, and consensus drops it).
+   */
+  signVote(chainId: string, vote: Vote, signExtension?: boolean): Promise<Vote>;
   signProposal(chainId: string, proposal: Proposal): Promise<Proposal>;
 }
 

@@ -2,7 +2,9 @@
 // vote sets (VoteSet, HeightVoteSet), timeouts on an injected clock, the block executor
 // (create/validate/apply blocks, events per block), the WAL and its catch-up replay, the ABCI
 // handshake (crash recovery), per-peer round states and gossip decisions, and the round-state and
-// peer-state views behind dump_consensus_state / consensus_state.
+// peer-state views behind dump_consensus_state / consensus_state, and the block-production policy
+// port (blockProduction.ts: when round 0 proposes; CometBFT's TimeoutPolicy by default, a dev chain's
+// MiningPolicy for automine, interval mining and mining on demand).
 // Does not own: signing keys and the double-sign guard (privval), storage formats (store), the
 // mempool, transport of messages (p2p; consensus hands them to a Gossip), or wire JSON (rpc).
 export {
@@ -15,13 +17,14 @@ export {
   misbehaviorOf,
   updateState,
 } from "./blockExecutor.js";
-export { type Consensus, createConsensus } from "./consensus.js";
 export {
-  type ConsensusOptions,
-  ConsensusState,
-  type DevMiningOptions,
-  defaultConsensusOptions,
-} from "./consensusState.js";
+  type BlockProductionPolicy,
+  type ProductionControl,
+  type Round0Decision,
+  TimeoutPolicy,
+} from "./blockProduction.js";
+export { type Consensus, createConsensus } from "./consensus.js";
+export { type ConsensusOptions, ConsensusState, defaultConsensusOptions } from "./consensusState.js";
 export type {
   BlockStoreAccess,
   ConsensusApp,
@@ -68,6 +71,7 @@ export { HeightVoteSet } from "./heightVoteSet.js";
 export type * from "./messages.js";
 export { isStateMachineMessage } from "./messages.js";
 export type { ConsensusMetricsHooks } from "./metricsHooks.js";
+export { type DevMiningOptions, MiningPolicy } from "./miningPolicy.js";
 export { PeerState } from "./peerState.js";
 export { compareHrs, ROUND_STEP, type RoundStep, roundStepName } from "./roundStep.js";
 export { type TimeoutInfo, TimeoutTicker } from "./ticker.js";

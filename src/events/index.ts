@@ -1,10 +1,12 @@
 // events/: the typed event bus (CometBFT event names → payloads, composite-key event maps,
-// bounded per-subscription buffers) and CometBFT's query language (parser, canonical form, pubsub
-// matching). Does not own: subscription limits and the wire shapes of events (rpc/), indexing and
+// bounded per-subscription buffers), CometBFT's query language (parser, canonical form, pubsub
+// matching) and the chain epoch (chainEpoch.ts: the one "heights were reused" signal of a dev chain's
+// rollback, which both RPC servers and every memo by height follow). Does not own: subscription limits and the wire shapes of events (rpc/), indexing and
 // tx_search/block_search (indexer/), or deciding when events fire (consensus/).
 
 export type { BinaryFloat } from "./bigDecimal.js";
 export { compareBinaryFloat, parseArgumentNumber, parseAttributeNumber } from "./bigDecimal.js";
+export { ChainEpoch } from "./chainEpoch.js";
 export {
   AlreadySubscribedError,
   EventBusClosedError,

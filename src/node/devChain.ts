@@ -12,7 +12,8 @@ import {
   StateDumpError,
 } from "../app/index.js";
 import { packageVersion } from "../config/index.js";
-import type { Consensus } from "../consensus/index.js";
+import type { Consensus, MiningPolicy } from "../consensus/index.js";
+import type { ChainEpoch } from "../events/index.js";
 import type { Indexer } from "../indexer/index.js";
 import type { Mempool } from "../mempool/index.js";
 import type { FilePV } from "../privval/index.js";
@@ -107,6 +108,8 @@ interface Snapshot {
 
 export interface DevChainParts {
   consensus: Consensus;
+  /** How the chain makes blocks (consensus's block-production policy). */
+  mining: MiningPolicy;
   mempool: Mempool;
   app: EvmApplication;
   blockStore: BlockStore;
@@ -116,6 +119,8 @@ export interface DevChainParts {
   /** The evidence pool keeps the chain state it saw last; a rollback hands it the restored one. */
   evidence: { rollbackTo(state: ChainState): void };
   feed: EvmFeed;
+  /** Told of each rollback; both RPC servers and their memos by height follow it. */
+  epoch: ChainEpoch;
   time: DevTime;
   log: Logger;
   /** Where the request log and console.log lines go (the CLI prints them); absent: nowhere. */
@@ -200,7 +205,7 @@ export class DevChain implements DevControl {
       const time = this.#p.time;
       time.perBlock = intervalSec;
       try {
-        await this.#p.consensus.mineBlocks(Number(blocks));
+        await this.#p.mining.mineBlocks(Number(blocks));
       } finally {
         time.perBlock = undefined;
       }
@@ -213,18 +218,17 @@ export class DevChain implements DevControl {
   }
 
   automine(): boolean {
-    return this.#p.consensus.devMining()?.automine ?? false;
+    return this.#p.mining.mining().automine;
   }
 
   setAutomine(on: boolean): void {
-    const m = this.#p.consensus.devMining();
-    if (m === undefined) return;
+    const m = this.#p.mining.mining();
     // Anvil: automine replaces interval mining, and turning it off stops mining altogether.
-    this.#p.consensus.setDevMining({ automine: on, intervalMs: on ? 0 : m.intervalMs });
+    this.#p.mining.setMining({ automine: on, intervalMs: on ? 0 : m.intervalMs });
   }
 
   intervalMining(): number | undefined {
-    const ms = this.#p.consensus.devMining()?.intervalMs ?? 0;
+    const ms = this.#p.mining.mining().intervalMs;
     return ms === 0 ? undefined : ms / 1000;
   }
 
@@ -232,7 +236,7 @@ export class DevChain implements DevControl {
     if (!Number.isSafeInteger(seconds) || seconds < 0) {
       throw new DevInputError(`the interval must be a whole number of seconds ≥ 0 (got ${seconds})`);
     }
-    this.#p.consensus.setDevMining({ automine: seconds === 0 && this.automine(), intervalMs: seconds * 1000 });
+    this.#p.mining.setMining({ automine: seconds === 0 && this.automine(), intervalMs: seconds * 1000 });
   }
 
   setBlockTimestampInterval(seconds: bigint): void {
@@ -405,7 +409,7 @@ export class DevChain implements DevControl {
       );
     }
     const rollbackIndexer = p.indexer.rollbackTo.bind(p.indexer);
-    await p.consensus.rollback(async () => {
+    await p.consensus.rewind(async () => {
       const release = await p.mempool.lock();
       try {
         p.mempool.flush();
@@ -422,7 +426,7 @@ export class DevChain implements DevControl {
         release();
       }
     });
-    p.feed.rollback(height);
+    p.epoch.rewound(height);
     p.log.info({ height }, "dev chain rolled back");
   }
 
@@ -438,7 +442,7 @@ export class DevChain implements DevControl {
     // bounded far below a block).
     for (let i = 0; i < 3 && this.#p.mempool.has(key); i++) {
       if (cheatsOnly && !this.automine()) this.#p.app.setCheatsOnlyProposal(true);
-      await this.#p.consensus.mineBlocks(1);
+      await this.#p.mining.mineBlocks(1);
     }
     if (this.#p.mempool.has(key)) {
       await this.#removePending([key]);

@@ -26,8 +26,9 @@ import {
   type ConsensusApp,
   type ConsensusOptions,
   createConsensus,
+  MiningPolicy,
 } from "../consensus/index.js";
-import { EventBus } from "../events/index.js";
+import { ChainEpoch, EventBus } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
@@ -70,6 +71,8 @@ export interface RunningNode {
   readonly p2p: Switch;
   readonly mempool: Mempool;
   readonly blockStore: BlockStore;
+  /** How many times the chain reused heights (a dev chain's rollbacks), with a listener per rewind. */
+  readonly epoch: ChainEpoch;
   /** The application (EvmApplication when proxy_app = "evm"). */
   readonly app: Application;
   /** Dev accounts the EVM app funded at genesis (empty for other apps or funded genesis files). */
@@ -207,6 +210,7 @@ async function build(
     p2p: sw,
     mempool,
     blockStore: core.blockStore,
+    epoch: core.epoch,
     app,
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     dev: devControl,
@@ -282,6 +286,8 @@ interface Base {
   readonly db: KvStore;
   readonly blockStore: BlockStore;
   readonly stateStore: StateStore;
+  /** The one "heights were reused" signal (a dev chain's rollbacks) both RPC servers follow. */
+  readonly epoch: ChainEpoch;
 }
 
 /** What is built before the network and the servers start. */
@@ -297,6 +303,8 @@ interface Core extends Base {
   readonly evidencePool: EvidencePool;
   readonly consensusReactor: ConsensusReactor;
   readonly consensus: Consensus;
+  /** A dev chain's block production (automine, interval, mine requests); undefined on other chains. */
+  readonly mining: MiningPolicy | undefined;
 }
 
 /** Genesis, node key, validator key and the node database (block and state stores). */
@@ -335,6 +343,7 @@ async function openKeysAndStores(
     db,
     blockStore,
     stateStore,
+    epoch: new ChainEpoch(),
   };
 }
 
@@ -415,7 +424,7 @@ async function createEventDelivery(
   const indexer = await createIndexer(config, genesis, dbDir, noSync);
   stack.push("indexer", () => indexer.close());
   live.bus = bus;
-  const evmFeed = new EvmFeed();
+  const evmFeed = new EvmFeed(base.epoch);
   const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), ({ block }) => {
     const height = block.header.height;
     evmFeed.newBlock(height);
@@ -430,21 +439,28 @@ async function createEventDelivery(
  * then the indexer catches up with blocks committed while it was behind.
  */
 async function createConsensusAndReactor(
-  parts: Omit<Core, "evidencePool" | "consensusReactor" | "consensus">,
+  parts: Omit<Core, "evidencePool" | "consensusReactor" | "consensus" | "mining">,
   consensusApp: ConsensusApp,
-): Promise<Pick<Core, "evidencePool" | "consensusReactor" | "consensus">> {
+): Promise<Pick<Core, "evidencePool" | "consensusReactor" | "consensus" | "mining">> {
   const { config, log, db, stateStore, blockStore, devTime, mempool, publisher, genesis, signer, metrics } = parts;
   const evidencePool = new EvidencePool({ db, stateStore, blockStore, log: log.child({ module: "evidence" }) });
   const consensusLog = log.child({ module: "consensus" });
   const consensusReactor = new ConsensusReactor(consensusLog);
   const dev = parts.opts.dev ?? {};
-  const consensusOpts: ConsensusOptions =
+  const mining =
     devTime === undefined
+      ? undefined
+      : new MiningPolicy(
+          mempool,
+          { automine: dev.automine ?? true, intervalMs: Math.round((dev.blockTimeSec ?? 0) * 1000) },
+          devTime.proposerTime,
+        );
+  const consensusOpts: ConsensusOptions =
+    mining === undefined
       ? consensusOptions(config)
       : {
           ...consensusOptions(config),
-          dev: { automine: dev.automine ?? true, intervalMs: Math.round((dev.blockTimeSec ?? 0) * 1000) },
-          proposerTime: devTime.proposerTime,
+          production: mining,
           // Time travel moves block times away from the wall clock on purpose.
           blockTimeToleranceMs: 0,
         };
@@ -469,7 +485,7 @@ async function createConsensusAndReactor(
   if (signer instanceof SignerClient) signer.onConnected(() => consensus.retrySigning());
   // Blocks committed while the indexer was behind (a crash between commit and index write).
   await catchUpIndexer(parts.indexer, blockStore, stateStore, log);
-  return { evidencePool, consensusReactor, consensus };
+  return { evidencePool, consensusReactor, consensus, mining };
 }
 
 /**
@@ -618,6 +634,7 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
       p2pNodeInfo: () => sw.nodeInfo(),
       evidence: evidencePool,
       isCatchingUp: () => blocksync.isSyncing(),
+      epoch: core.epoch,
     }),
     log.child({ module: "rpc-server" }),
     {
@@ -636,12 +653,20 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
 
 /** A dev chain's controls (`cometh dev`; mining, cheats, rollbacks), with its `--load-state` loaded. */
 async function createDevControl(core: Core): Promise<DevChain | undefined> {
-  const { devTime, app, consensus, mempool, blockStore, stateStore, indexer, signer, evidencePool, log } = core;
+  const { devTime, mining, app, consensus, mempool, blockStore, stateStore, indexer, signer, evidencePool, log } = core;
   // openSigner refuses priv_validator_laddr on a dev chain, so its signer is the key file.
-  if (devTime === undefined || !(app instanceof EvmApplication) || !(signer instanceof FilePV)) return undefined;
+  if (
+    devTime === undefined ||
+    mining === undefined ||
+    !(app instanceof EvmApplication) ||
+    !(signer instanceof FilePV)
+  ) {
+    return undefined;
+  }
   const dev = core.opts.dev ?? {};
   const devControl = new DevChain({
     consensus,
+    mining,
     mempool,
     app,
     blockStore,
@@ -650,6 +675,7 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
     signer,
     evidence: evidencePool,
     feed: core.evmFeed,
+    epoch: core.epoch,
     time: devTime,
     log: log.child({ module: "dev" }),
     ...(dev.print === undefined ? {} : { print: dev.print }),

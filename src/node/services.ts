@@ -1,7 +1,7 @@
 import type { Application } from "../app/index.js";
 import { COMETBFT_VERSION, type NodeConfig, type NodeKey } from "../config/index.js";
 import type { Consensus } from "../consensus/index.js";
-import { type EventBus, parseQuery } from "../events/index.js";
+import { type ChainEpoch, type EventBus, parseQuery } from "../events/index.js";
 import type { Indexer } from "../indexer/index.js";
 import type { Mempool } from "../mempool/index.js";
 import type { NodeInfo } from "../p2p/index.js";
@@ -41,6 +41,8 @@ export interface ServiceParts {
   evidence?: EvidenceAccess;
   /** Block sync still running. */
   isCatchingUp?: () => boolean;
+  /** The chain's rewinds (a dev chain's rollbacks), which kept answers by height follow. */
+  epoch?: ChainEpoch;
 }
 
 /** This node's DefaultNodeInfo before the switch fills in channels and the real port. */
@@ -88,6 +90,7 @@ export function buildCometServices(p: ServiceParts): CometServices {
   };
   return {
     blocks: p.blockStore,
+    ...(p.epoch === undefined ? {} : { epoch: p.epoch }),
     state,
     app: p.app,
     mempool: p.mempool,

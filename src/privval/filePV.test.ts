@@ -191,6 +191,24 @@ describe("signing", () => {
     expect(nil.extensionSignature).toEqual(EMPTY_BYTES);
   });
 
+  test("args: signExtension false makes no extension signature; the vote's own signature is made", async () => {
+    const pv = await FilePV.loadOrGenerate(keyPath, statePath);
+    const v = vote(pv, { type: SIGNED_MSG_TYPE.precommit });
+    const signed = await pv.signVote(CHAIN, v, false);
+    expect(signed.extensionSignature).toEqual(EMPTY_BYTES);
+    expect(verifySignature(pv.pubKey(), voteSignBytes(CHAIN, v), signed.signature)).toBe(true);
+  });
+
+  test("behavior: a dev chain's rollback (not durable) writes the rolled-back state to the file", async () => {
+    const pv = await FilePV.loadOrGenerate(keyPath, statePath);
+    pv.setDurable(false);
+    await pv.signVote(CHAIN, vote(pv, { height: 5 }));
+    await pv.rollbackTo(2);
+    expect(pv.lastSignState()).toEqual({ height: 2, round: 0, step: 3 });
+    const reloaded = await FilePV.loadOrGenerate(keyPath, statePath);
+    expect(reloaded.lastSignState()).toEqual({ height: 2, round: 0, step: 3 });
+  });
+
   test("error: an extension on a prevote is refused", async () => {
     const pv = await FilePV.loadOrGenerate(keyPath, statePath);
     const err = await rejection(pv.signVote(CHAIN, vote(pv, { extension: new Uint8Array([1]) })));

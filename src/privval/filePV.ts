@@ -110,13 +110,17 @@ export class FilePV {
   /**
    * Unsafe, dev chains only (evm_revert, hardhat_reset): forgets what was signed above `height`, so
    * the heights a rollback removed can be signed again. The state becomes "precommitted at
-   * `height`" (0: nothing signed), written durably, after any signing in flight.
+   * `height`" (0: nothing signed), written after any signing in flight: durably, or (not `durable`:
+   * a dev chain) handed to the OS without a flush, as the dev chain's stores are (docs/dev-chain.md),
+   * so a killed process restarts signing from the rolled-back height.
    */
   rollbackTo(height: number): Promise<void> {
     return this.#serialised(async () => {
       if (this.#state.height <= height) return;
       const next: LastSignState = height === 0 ? emptyState() : { height, round: 0, step: SIGN_STEP.precommit };
-      await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
+      const text = encodeLastSignStateFile(next);
+      if (this.#durable) await writeFileAtomic(this.stateFilePath, text, 0o600);
+      else writeFileAtomicNoSync(this.stateFilePath, text, 0o600);
       this.#state = next;
     });
   }
@@ -138,15 +142,20 @@ export class FilePV {
    * (and the saved timestamp when only the timestamp differs); anything else there is refused.
    * Non-nil precommits also get an extension signature, freshly made every time.
    */
-  signVote(chainId: string, vote: Vote): Promise<Vote> {
-    return this.#serialised(() => this.#doSignVote(chainId, vote));
+  /**
+   * `signExtension` false (CometBFT v1's SignVote flag): the caller drops extension signatures
+   * (vote extensions are not enabled), so none is made. Absent: v0.38's FilePV, which always signs
+   * the extension of a non-nil precommit (what a remote signer's requests get).
+   */
+  signVote(chainId: string, vote: Vote, signExtension = true): Promise<Vote> {
+    return this.#serialised(() => this.#doSignVote(chainId, vote, signExtension));
   }
 
   signProposal(chainId: string, proposal: Proposal): Promise<Proposal> {
     return this.#serialised(() => this.#doSignProposal(chainId, proposal));
   }
 
-  async #doSignVote(chainId: string, vote: Vote): Promise<Vote> {
+  async #doSignVote(chainId: string, vote: Vote, signExtension: boolean): Promise<Vote> {
     const step = voteStep(vote);
     const sameHrs = this.#checkHrs(vote.height, vote.round, step);
     const bytes = voteSignBytes(chainId, vote);
@@ -154,7 +163,7 @@ export class FilePV {
     // Extensions are not deterministic, so their signature is always made afresh (privval/file.go).
     let extensionSignature = EMPTY_BYTES;
     if (vote.type === SIGNED_MSG_TYPE.precommit && !isZeroBlockId(vote.blockId)) {
-      extensionSignature = signBytes(this.#key.privKey, voteExtensionSignBytes(chainId, vote));
+      if (signExtension) extensionSignature = signBytes(this.#key.privKey, voteExtensionSignBytes(chainId, vote));
     } else if (vote.extension.length > 0) {
       throw new InvalidSignRequestError(
         "unexpected vote extension - extensions are only allowed in non-nil precommits",

@@ -54,7 +54,6 @@ export class BlockStore {
   /** Saves and prunes run one after another in call order. */
   #writes: Promise<void> = Promise.resolve();
   #pruneError: unknown;
-  #rollbacks = 0;
   readonly #blocks = new LruCache<number, Block>(BLOCK_CACHE_SIZE);
   readonly #metas = new LruCache<number, BlockMeta>(META_CACHE_SIZE);
 
@@ -67,11 +66,6 @@ export class BlockStore {
       this.#base = readU64(state, 0);
       this.#height = readU64(state, 8);
     }
-  }
-
-  /** How many times rollbackTo removed blocks (heights above the new top are made again). */
-  rollbacks(): number {
-    return this.#rollbacks;
   }
 
   /** Lowest stored height; 0 when empty. */
@@ -303,7 +297,6 @@ export class BlockStore {
       });
       if (height === 0) this.#base = 0;
       this.#height = height;
-      this.#rollbacks++;
       this.#blocks.retain((h) => h <= height);
       this.#metas.retain((h) => h <= height);
     });

@@ -160,7 +160,7 @@ export interface NodeEvmServices {
 export function nodeEvmServices(node: RunningNode): NodeEvmServices {
   const app = node.app;
   if (!(app instanceof EvmApplication)) throw new Error("the node does not run the EVM app");
-  const feed = new EvmFeed();
+  const feed = new EvmFeed(node.epoch);
   const services = buildEvmServices({
     config: node.config,
     genesis: node.genesis,
@@ -172,6 +172,10 @@ export function nodeEvmServices(node: RunningNode): NodeEvmServices {
     p2p: node.p2p,
   });
   let delivered = Math.max(0, app.reader.latestHeight());
+  // A rollback makes heights again: they are announced again when made.
+  node.epoch.onRewind((height) => {
+    delivered = Math.min(delivered, height);
+  });
   const deliver = () => {
     const head = app.reader.latestHeight();
     while (delivered < head) feed.newBlock(++delivered);

@@ -1,18 +1,22 @@
+import type { ChainEpoch } from "../../events/index.js";
 import type { EvmEventSource } from "../../rpc/evm/index.js";
 
-/** The RPC's event source (`events`): the node calls it for committed blocks, admitted txs and rollbacks. */
+/**
+ * The RPC's event source (`events`): the node calls it for committed blocks and admitted txs;
+ * rollbacks come from the node's chain epoch.
+ */
 export class EvmFeed implements EvmEventSource {
   readonly #blocks = new Set<(height: number) => void>();
   readonly #pending = new Set<(hash: Uint8Array) => void>();
-  readonly #rollbacks = new Set<(height: number) => void>();
+  readonly #epoch: ChainEpoch | undefined;
 
-  onRollback(listener: (height: number) => void): () => void {
-    this.#rollbacks.add(listener);
-    return () => this.#rollbacks.delete(listener);
+  constructor(epoch?: ChainEpoch) {
+    this.#epoch = epoch;
   }
-  /** A dev chain was rolled back to `height` (evm_revert, hardhat_reset). */
-  rollback(height: number): void {
-    for (const l of this.#rollbacks) l(height);
+
+  /** A dev chain was rolled back to `height` (evm_revert, hardhat_reset): the chain epoch's rewinds. */
+  onRollback(listener: (height: number) => void): () => void {
+    return this.#epoch?.onRewind(listener) ?? noop;
   }
 
   onNewBlock(listener: (height: number) => void): () => void {
@@ -50,3 +54,5 @@ export class EvmFeed implements EvmEventSource {
     for (const l of this.#pending) l(hash);
   }
 }
+
+function noop(): void {}

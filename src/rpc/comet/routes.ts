@@ -84,16 +84,16 @@ function blockResult(s: CometServices, height: number) {
 }
 
 /** Encoded `block` answers of recent heights per services object (a committed block never changes). */
-const blockMemo = new WeakMap<CometServices, { rollbacks: number; byHeight: Map<number, EncodedJson> }>();
+const blockMemo = new WeakMap<CometServices, { epoch: number; byHeight: Map<number, EncodedJson> }>();
 const BLOCK_MEMO_SIZE = 64;
 
 /** blockResult, kept encoded for heights that have a block (getHeight has already checked the range). */
 function keptBlockResult(s: CometServices, height: number): WireValue {
-  const rollbacks = s.blocks.rollbacks?.() ?? 0;
+  const epoch = s.epoch?.current() ?? 0;
   let entry = blockMemo.get(s);
   // A dev chain's rollback makes heights again: what was kept about them is gone with them.
-  if (entry === undefined || entry.rollbacks !== rollbacks) {
-    entry = { rollbacks, byHeight: new Map() };
+  if (entry === undefined || entry.epoch !== epoch) {
+    entry = { epoch, byHeight: new Map() };
     blockMemo.set(s, entry);
   }
   const memo = entry.byHeight;
@@ -144,7 +144,7 @@ const evidenceParam = p.custom<Evidence | MissingVoteEvidence | undefined>({
 const route = defineRoutes<CometServices, CometCallContext>();
 
 interface StatusMemo {
-  rollbacks: number;
+  epoch: number;
   latestHeight: number;
   base: number;
   catchingUp: boolean;
@@ -167,7 +167,7 @@ export const cometRoutes = route({
     params: {},
     run: (_, s) => {
       const latestHeight = s.blocks.height();
-      const rollbacks = s.blocks.rollbacks?.() ?? 0;
+      const epoch = s.epoch?.current() ?? 0;
       const base = s.blocks.base();
       const catchingUp = s.node.isCatchingUp();
       const pubKey = s.node.validatorPubKey();
@@ -177,7 +177,7 @@ export const cometRoutes = route({
       const memo = statusMemo.get(s);
       if (
         memo !== undefined &&
-        memo.rollbacks === rollbacks &&
+        memo.epoch === epoch &&
         memo.latestHeight === latestHeight &&
         memo.base === base &&
         memo.catchingUp === catchingUp &&
@@ -200,7 +200,7 @@ export const cometRoutes = route({
           }),
         ),
       );
-      statusMemo.set(s, { rollbacks, latestHeight, base, catchingUp, vals, pubKey, encoded });
+      statusMemo.set(s, { epoch, latestHeight, base, catchingUp, vals, pubKey, encoded });
       return encoded;
     },
   },

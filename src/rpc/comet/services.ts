@@ -25,6 +25,11 @@ import type { Timestamp } from "../../util/time.js";
  */
 export interface CometServices {
   blocks: BlockReader;
+  /**
+   * How many times the chain reused heights (a dev chain's rollback): answers kept by height are
+   * dropped when it moves. Absent: never.
+   */
+  epoch?: { current(): number };
   state: StateReader;
   app: AppReader;
   mempool: MempoolAccess;
@@ -47,8 +52,6 @@ export interface CometServices {
 
 /** store/ BlockStore, read side. */
 export interface BlockReader {
-  /** How many times a dev chain rolled the store back (kept answers about a height go stale then). */
-  rollbacks?(): number;
   /** Lowest stored height; 0 when empty. */
   base(): number;
   /** Highest stored height; 0 when empty. */
