@@ -29,8 +29,14 @@ const { Fp, Fp12 } = curve.fields;
 const G1 = curve.G1.Point;
 const G2 = curve.G2.Point;
 type G1Point = InstanceType<typeof G1>;
+type G2Point = InstanceType<typeof G2>;
 
-const TAU_G2 = G2.fromHex(TRUSTED_SETUP_TAU_G2);
+/** [τ]G2, decompressed the first time a proof is checked (not when the engine loads: a G2 square root). */
+let tauG2: G2Point | undefined;
+function tauG2Point(): G2Point {
+  tauG2 ??= G2.fromHex(TRUSTED_SETUP_TAU_G2);
+  return tauG2;
+}
 const OUTPUT = new Uint8Array([...fixedBytes(FIELD_ELEMENTS_PER_BLOB, 32), ...fixedBytes(BLS_MODULUS, 32)]);
 
 /**
@@ -81,7 +87,7 @@ export function verifyKzgProof(commitment: Uint8Array, z: bigint, y: bigint, pro
   const lhs = c.subtract(times(G1.BASE, y)).add(times(pi, z));
   const pairs = [];
   if (!lhs.is0()) pairs.push({ g1: lhs, g2: G2.BASE });
-  if (!pi.is0()) pairs.push({ g1: pi.negate(), g2: TAU_G2 });
+  if (!pi.is0()) pairs.push({ g1: pi.negate(), g2: tauG2Point() });
   return Fp12.eql(curve.pairingBatch(pairs), Fp12.ONE);
 }
 
