@@ -32,6 +32,10 @@ export class EvmChainAdapter implements ChainReader {
     return Math.max(0, this.#reader.latestHeight());
   }
 
+  earliestHeight(): number {
+    return this.#blockStore.base();
+  }
+
   blockByNumber(n: number): EvmBlock | undefined {
     const b = this.#reader.block(n);
     if (b === undefined) return n === 0 ? this.#genesisBlock() : undefined;
