@@ -1,4 +1,4 @@
-// npm run bench:longrun [-- --blocks N --mode on|off|both --retain R --sample K --timeout-commit 0s]
+// npm run bench:longrun [-- --blocks N --mode on|off|both --retain R --sample K --timeout-commit 0s --keep]
 // A single EVM validator (`cometh start`, as `npm start` runs it) making empty blocks as fast as it can,
 // sampled every K blocks: its databases' disk use (allocated bytes of data/*.lmdb and data/evm.db), the
 // consensus WAL's, and the process's RSS. With pruning on, app.toml has min-retain-blocks = R and
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     retain: { type: "string", default: "100" },
     sample: { type: "string", default: "" },
     "timeout-commit": { type: "string", default: "0s" },
+    keep: { type: "boolean", default: false },
   },
 });
 const BLOCKS = Number(values.blocks);
@@ -136,7 +137,8 @@ async function run(mode: "on" | "off"): Promise<Sample[]> {
     }
     return samples;
   } finally {
-    await rm(home, { recursive: true, force: true });
+    if (values.keep === true) console.log(`${mode}: home kept in ${home}`);
+    else await rm(home, { recursive: true, force: true });
   }
 }
 
