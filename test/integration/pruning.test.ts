@@ -222,14 +222,14 @@ describe("pruning: min-retain-blocks on a validator with a full node", () => {
     await full.waitForHeight(synced);
     for (const h of [atStop + 1, synced]) expect(await full.blockHash(h)).toBe(await v.blockHash(h));
 
-    // Disk: 60 more heights with the same window; the pruned pages are used again.
+    // Disk: 70 more heights with the same window; the pruned pages are used again (unpruned, the databases grow several kB per height).
     await sendUntil(top + 70);
     await full.waitForHeight(await v.height());
     await v.stop();
     const pagesAtEnd = lastPages(v.node.home);
     for (const name of Object.keys(pagesAtTop)) {
       expect(pagesAtEnd[name], `${name}: ${JSON.stringify({ pagesAtTop, pagesAtEnd })}`).toBeLessThanOrEqual(
-        (pagesAtTop[name] as number) + 64,
+        (pagesAtTop[name] as number) + 32,
       );
     }
   }, 300_000);
