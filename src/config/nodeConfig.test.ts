@@ -154,7 +154,7 @@ describe("defaults", () => {
         maxOpenConnections: 3,
         namespace: "cometbft",
       },
-      appBase: { pruning: "default", pruningKeepRecent: 0 },
+      appBase: { pruning: "default", pruningKeepRecent: 0, minRetainBlocks: 0 },
       jsonRpc: {
         enable: true,
         address: "127.0.0.1:8545",

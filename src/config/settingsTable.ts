@@ -457,6 +457,22 @@ const appBase = table("app.toml", "", "Base Configuration", {
     doc: 'Heights of state kept when pruning = "custom" (at least 2).',
     min: 0,
   }),
+  minRetainBlocks: int("min-retain-blocks", 0, {
+    doc:
+      "MinRetainBlocks defines the minimum block height offset from the current\n" +
+      "block being committed, such that all blocks past this offset are pruned\n" +
+      "from CometBFT. It is used as part of the process of determining the\n" +
+      "ResponseCommit.RetainHeight value during ABCI Commit. A value of 0 indicates\n" +
+      "that no blocks should be pruned.\n\n" +
+      "This configuration value is only responsible for pruning CometBFT blocks.\n" +
+      "It has no bearing on application state pruning which is determined by the\n" +
+      '"pruning-*" configurations.\n\n' +
+      "Note: CometBFT block pruning is dependant on this parameter in conjunction\n" +
+      "with the unbonding (safety threshold) period, state pruning and state sync\n" +
+      "snapshot parameters to determine the correct minimum value of\n" +
+      "ResponseCommit.RetainHeight.",
+    min: 0,
+  }),
 });
 
 const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {

@@ -449,7 +449,7 @@ export class BlockExecutor {
     await this.#deps.stateStore.save(next);
     fail("afterStateSave");
 
-    if (retainHeight > 0) await this.#pruneBlocks(retainHeight);
+    if (retainHeight > 0) await this.#pruneBlocks(retainHeight, next);
     this.#fireEvents(block, id, resp);
     return { state: next, response: resp };
   }
@@ -471,14 +471,26 @@ export class BlockExecutor {
     }
   }
 
-  async #pruneBlocks(retainHeight: number): Promise<void> {
+  /**
+   * state/execution.go pruneBlocks: the block store below the app's retain height, then the state
+   * store (PruneStates) from the same base, keeping what evidence of a retained header still needs.
+   */
+  async #pruneBlocks(retainHeight: number, state: ChainState): Promise<void> {
     const store = this.#deps.blockStore;
     if (store.pruneBlocks === undefined || retainHeight <= store.base()) return;
+    const retain = retainHeight;
+    // A retain height above the latest is the app's mistake: like CometBFT, log the store's error and go on.
     try {
-      const pruned = await store.pruneBlocks(retainHeight);
-      this.#deps.log.debug({ pruned, retainHeight }, "pruned blocks");
+      const { maxAgeNumBlocks, maxAgeDurationNs } = state.consensusParams.evidence;
+      // evidence/verify.go IsEvidenceExpired: expired only when too old in both blocks and time.
+      const keepHeader = (height: number, time: Timestamp) =>
+        !(BigInt(state.lastBlockHeight - height) > maxAgeNumBlocks && state.lastBlockTime - time > maxAgeDurationNs);
+      const pruned = await store.pruneBlocks(retain, keepHeader);
+      const evidenceHeight = store.headerBase?.() ?? retain;
+      await this.#deps.stateStore.pruneStates?.(retain, evidenceHeight);
+      this.#deps.log.debug({ pruned, retainHeight: retain, evidenceHeight }, "pruned blocks");
     } catch (err) {
-      this.#deps.log.error({ err, retainHeight }, "failed to prune blocks");
+      this.#deps.log.error({ err, retainHeight: retain }, "failed to prune blocks");
     }
   }
 

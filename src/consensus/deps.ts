@@ -27,6 +27,7 @@ import type {
 } from "../types/index.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import type { Timestamp } from "../util/time.js";
 import type { ConsensusMessage } from "./messages.js";
 import type { ConsensusMetricsHooks } from "./metricsHooks.js";
 
@@ -59,7 +60,16 @@ export interface BlockStoreAccess {
   loadBlockCommit(height: number): Commit | undefined;
   /** The commit this node saw for `height`. */
   loadSeenCommit(height: number): Commit | undefined;
-  pruneBlocks?(retainHeight: number): number | Promise<number>;
+  /**
+   * Removes blocks below `retainHeight`; headers and commits stay from the first height where
+   * `keepHeader` holds (evidence from it could still be submitted).
+   */
+  pruneBlocks?(
+    retainHeight: number,
+    keepHeader?: (height: number, time: Timestamp) => boolean,
+  ): number | Promise<number>;
+  /** Lowest height whose header and canonical commit are kept (≤ base). */
+  headerBase?(): number;
 }
 
 /** store/ StateStore. */
@@ -70,6 +80,8 @@ export interface StateStoreAccess {
   loadValidators(height: number): ValidatorSet | undefined;
   saveFinalizeBlockResponse(height: number, resp: FinalizeBlockResponse): Promise<void>;
   loadFinalizeBlockResponse(height: number): FinalizeBlockResponse | undefined;
+  /** Drops per-height records below `retainHeight`, keeping validator sets from `evidenceHeight` on. */
+  pruneStates?(retainHeight: number, evidenceHeight: number): Promise<void>;
 }
 
 /** mempool/ Mempool, the parts consensus uses. */

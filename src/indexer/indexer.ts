@@ -46,5 +46,10 @@ export interface Indexer extends TxIndexReader {
    * sink cannot (PostgreSQL rows are kept as history; a dev chain uses kv or null).
    */
   rollbackTo?(height: number): Promise<void>;
+  /**
+   * Forgets every block and tx below `retainHeight` once the block store has pruned them; returns how
+   * many heights went. Absent when the sink keeps everything (PostgreSQL, as CometBFT's psql sink does).
+   */
+  pruneBelow?(retainHeight: number): Promise<number>;
   close(): Promise<void>;
 }

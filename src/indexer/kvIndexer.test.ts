@@ -39,6 +39,47 @@ describe("kv indexer", () => {
     await again.close();
   });
 
+  test("behavior: pruneBelow removes every row of the pruned heights and nothing else", async () => {
+    const kv = openMemoryKvStore();
+    const idx = createKvIndexer(kv);
+    for (const b of FIXTURE) await idx.indexBlock(b);
+    const rows = () =>
+      Object.fromEntries(
+        ["txindex/results", "txindex/heights", "txindex/events", "blockindex/heights", "blockindex/events"].map((t) => [
+          t,
+          [...kv.table(t).range()].length,
+        ]),
+      );
+    const before = rows();
+    expect(await idx.pruneBelow(3)).toBe(2);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual(["e=5"]);
+    expect(names(idx.searchTxs(q("tx.height >= 1")))).toEqual(["e=5"]);
+    expect(idx.getTx(txHash(new TextEncoder().encode("a=1")))).toBeUndefined();
+    expect(idx.searchBlocks(q("reward.amount > 5")).sort()).toEqual([4]);
+    expect(idx.searchBlocks(q("block.height = 2"))).toEqual([]);
+    expect(idx.getTx(txHash(new TextEncoder().encode("e=5")))?.height).toBe(3);
+    // What is left is exactly what heights 3 and 4 wrote: indexing them alone gives the same rows.
+    const alone = openMemoryKvStore();
+    const other = createKvIndexer(alone);
+    for (const b of FIXTURE.filter((b) => b.height >= 3)) await other.indexBlock(b);
+    const expected = Object.fromEntries(Object.keys(before).map((t) => [t, [...alone.table(t).range()].length]));
+    expect(rows()).toEqual(expected);
+    expect(await idx.pruneBelow(3)).toBe(0);
+    await idx.close();
+    await other.close();
+  });
+
+  test("behavior: pruneBelow keeps a tx result indexed again at a retained height", async () => {
+    const idx = createKvIndexer(openMemoryKvStore());
+    await idx.indexBlock(block(1, [], [["same", txResult([ev("transfer", { sender: "alice" })])]]));
+    await idx.indexBlock(block(2, [], [["same", txResult([ev("transfer", { sender: "bob" })])]]));
+    await idx.pruneBelow(2);
+    expect(idx.getTx(txHash(new TextEncoder().encode("same")))?.height).toBe(2);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual([]);
+    expect(names(idx.searchTxs(q("transfer.sender = 'bob'")))).toEqual(["same"]);
+    await idx.close();
+  });
+
   test("error: a tx event using tx.height or tx.hash drops the block's txs, not its events", async () => {
     const idx = createKvIndexer(openMemoryKvStore());
     const input = block(

@@ -23,7 +23,7 @@ import { decodeTxResult, decodeTxResultLazily, encodeTxResult } from "./txResult
  *   txindex/results   hash                                     → protobuf abci.TxResult
  *   txindex/heights   height u64 · index u32                   → hash
  *   txindex/events    tag · value · height u64 · index u32 · event u32  → hash · spill
- *   blockindex/heights height u64                              → 0x01
+ *   blockindex/heights height u64                              → 0x02 · (u16 length · key)* of its events rows
  *   blockindex/events tag · value · height u64 · event u32     → spill
  *
  * Only attributes with `index: true` get an events row; `event` is the event's 1-based position in
@@ -32,6 +32,10 @@ import { decodeTxResult, decodeTxResultLazily, encodeTxResult } from "./txResult
  * tag or value is cut in the key (ending in 00 02 instead) and stored whole in the spill
  * (`u32 tag length · tag` when the tag is cut, then the value when the value is cut). Rows are
  * keyed by what they say, so indexing a block twice writes the same rows.
+ *
+ * Pruning (pruneBelow) finds a height's rows without scanning: a tx's events rows are made again from
+ * its stored result, a block's are listed in its blockindex/heights value (databases written before
+ * that hold 0x01 there; their block rows are found by one scan of the table).
  */
 
 const TABLES = {
@@ -45,7 +49,8 @@ const TABLES = {
 const MAX_TAG_KEY_BYTES = 512;
 const MAX_VALUE_KEY_BYTES = 440;
 const HASH_BYTES = 32;
-const PRESENT = Uint8Array.of(1);
+/** First byte of a blockindex/heights value that lists the block's rows (older databases hold 0x01). */
+const ROW_LIST = 0x02;
 const END = 0x01;
 const END_CUT = 0x02;
 
@@ -240,6 +245,64 @@ function* indexedAttributes(events: readonly AbciEvent[]): Iterable<{ tag: strin
   }
 }
 
+/** The events rows of one tx: its key, and the spill when the tag or value was cut. */
+function* txEventRows(
+  height: number,
+  index: number,
+  events: readonly AbciEvent[],
+): Iterable<{ key: Uint8Array; spill: Uint8Array | undefined }> {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i] as AbciEvent;
+    if (e.type === "") continue;
+    for (const a of e.attributes) {
+      if (a.key === "" || !a.index) continue;
+      const tag = `${e.type}.${a.key}`;
+      const w = new KeyWriter();
+      const tagCut = w.component(tag, MAX_TAG_KEY_BYTES);
+      const valueCut = w.component(a.value, MAX_VALUE_KEY_BYTES);
+      const key = w
+        .u64(height)
+        .u32(index)
+        .u32(i + 1)
+        .finish();
+      yield { key, spill: tagCut || valueCut ? encodeSpill(tag, tagCut, a.value, valueCut) : undefined };
+    }
+  }
+}
+
+/** Event rows end in height u64 · index u32 · event u32 (txs, 16 bytes) or height u64 · event u32 (blocks, 12). */
+function eventRowHeight(key: Uint8Array, fromEnd: number): number {
+  return new KeyReader(key.subarray(key.length - fromEnd, key.length - fromEnd + 8)).u64();
+}
+
+/** A block's events row keys as its blockindex/heights value. */
+function encodeRowList(keys: readonly Uint8Array[]): Uint8Array {
+  let size = 1;
+  for (const k of keys) size += 2 + k.length;
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  out[0] = ROW_LIST;
+  let p = 1;
+  for (const k of keys) {
+    view.setUint16(p, k.length);
+    out.set(k, p + 2);
+    p += 2 + k.length;
+  }
+  return out;
+}
+
+function decodeRowList(value: Uint8Array): Uint8Array[] {
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  const keys: Uint8Array[] = [];
+  let p = 1;
+  while (p + 2 <= value.length) {
+    const n = view.getUint16(p);
+    keys.push(value.slice(p + 2, p + 2 + n));
+    p += 2 + n;
+  }
+  return keys;
+}
+
 class KvStoreIndexer implements KvIndexer {
   readonly txIndexEnabled = true;
   readonly blockIndexEnabled = true;
@@ -297,39 +360,75 @@ class KvStoreIndexer implements KvIndexer {
   }
 
   #writeBlock(height: number, events: readonly AbciEvent[]): void {
-    this.#t.blockHeights.put(heightKey(height), PRESENT);
+    const keys: Uint8Array[] = [];
     for (const a of indexedAttributes(events)) {
       const w = new KeyWriter();
       const tagCut = w.component(a.tag, MAX_TAG_KEY_BYTES);
       const valueCut = w.component(a.value, MAX_VALUE_KEY_BYTES);
-      this.#t.blockEvents.put(w.u64(height).u32(a.event).finish(), encodeSpill(a.tag, tagCut, a.value, valueCut));
+      const key = w.u64(height).u32(a.event).finish();
+      keys.push(key);
+      this.#t.blockEvents.put(key, encodeSpill(a.tag, tagCut, a.value, valueCut));
     }
+    this.#t.blockHeights.put(heightKey(height), encodeRowList(keys));
   }
 
   #writeTx(height: number, index: number, hash: Uint8Array, events: readonly AbciEvent[], record: Uint8Array): void {
-    for (let i = 0; i < events.length; i++) {
-      const e = events[i] as AbciEvent;
-      if (e.type === "") continue;
-      for (const a of e.attributes) {
-        if (a.key === "" || !a.index) continue;
-        const tag = `${e.type}.${a.key}`;
-        const w = new KeyWriter();
-        const tagCut = w.component(tag, MAX_TAG_KEY_BYTES);
-        const valueCut = w.component(a.value, MAX_VALUE_KEY_BYTES);
-        const key = w
-          .u64(height)
-          .u32(index)
-          .u32(i + 1)
-          .finish();
-        // Without a spill the value is the hash itself (no copy).
-        this.#t.txEvents.put(
-          key,
-          tagCut || valueCut ? concat(hash, encodeSpill(tag, tagCut, a.value, valueCut)) : hash,
-        );
-      }
+    for (const row of txEventRows(height, index, events)) {
+      // Without a spill the value is the hash itself (no copy).
+      this.#t.txEvents.put(row.key, row.spill === undefined ? hash : concat(hash, row.spill));
     }
     this.#t.txHeights.put(new KeyWriter().u64(height).u32(index).finish(), hash);
     this.#t.txResults.put(hash, record);
+  }
+
+  /**
+   * Removes every tx and block indexed below `retainHeight` (the block store's base after pruning):
+   * results, height rows and events rows. Returns how many heights were removed. A tx hash indexed
+   * again at a later height keeps its result (the later one).
+   */
+  async pruneBelow(retainHeight: number): Promise<number> {
+    this.#assertOpen();
+    const t = this.#t;
+    const end = heightKey(retainHeight);
+    return this.#kv.transaction(() => {
+      const doomed: { table: KvTable; key: Uint8Array }[] = [];
+      let scanTxEvents = false;
+      for (const { key, value: hash } of t.txHeights.range({ lt: end })) {
+        doomed.push({ table: t.txHeights, key });
+        const r = new KeyReader(key);
+        const height = r.u64();
+        const index = r.u32();
+        const raw = t.txResults.get(hash);
+        const stored = raw === undefined ? undefined : decodeTxResult(raw);
+        if (stored === undefined || stored.height !== height || stored.index !== index) {
+          // The result kept is another inclusion's: this one's rows cannot be made again from it.
+          scanTxEvents = true;
+          continue;
+        }
+        doomed.push({ table: t.txResults, key: hash });
+        for (const row of txEventRows(height, index, stored.result.events))
+          doomed.push({ table: t.txEvents, key: row.key });
+      }
+      let heights = 0;
+      let scanBlockEvents = false;
+      for (const { key, value } of t.blockHeights.range({ lt: end })) {
+        heights++;
+        doomed.push({ table: t.blockHeights, key });
+        if (value[0] === ROW_LIST) for (const k of decodeRowList(value)) doomed.push({ table: t.blockEvents, key: k });
+        else scanBlockEvents = true;
+      }
+      if (scanTxEvents) {
+        for (const { key } of t.txEvents.range())
+          if (eventRowHeight(key, 16) < retainHeight) doomed.push({ table: t.txEvents, key });
+      }
+      if (scanBlockEvents) {
+        for (const { key } of t.blockEvents.range()) {
+          if (eventRowHeight(key, 12) < retainHeight) doomed.push({ table: t.blockEvents, key });
+        }
+      }
+      for (const { table, key } of doomed) table.remove(key);
+      return heights;
+    });
   }
 
   getTx(hash: Uint8Array): IndexedTx | undefined {
@@ -388,14 +487,11 @@ class KvStoreIndexer implements KvIndexer {
       const doomedBlocks: Uint8Array[] = [];
       for (const { key } of t.blockHeights.range({ gte: from })) doomedBlocks.push(key);
       for (const k of doomedBlocks) t.blockHeights.remove(k);
-      // Event rows end in height u64 · index u32 · event u32 (txs) or height u64 · event u32 (blocks).
-      const heightAt = (key: Uint8Array, fromEnd: number) =>
-        new KeyReader(key.subarray(key.length - fromEnd, key.length - fromEnd + 8)).u64();
       const doomedEvents: Uint8Array[] = [];
-      for (const { key } of t.txEvents.range()) if (heightAt(key, 16) > height) doomedEvents.push(key);
+      for (const { key } of t.txEvents.range()) if (eventRowHeight(key, 16) > height) doomedEvents.push(key);
       for (const k of doomedEvents) t.txEvents.remove(k);
       const doomedBlockEvents: Uint8Array[] = [];
-      for (const { key } of t.blockEvents.range()) if (heightAt(key, 12) > height) doomedBlockEvents.push(key);
+      for (const { key } of t.blockEvents.range()) if (eventRowHeight(key, 12) > height) doomedBlockEvents.push(key);
       for (const k of doomedBlockEvents) t.blockEvents.remove(k);
     });
   }
@@ -477,6 +573,7 @@ class KvStoreIndexer implements KvIndexer {
 
 /** The kv indexer: reads answer synchronously. */
 export interface KvIndexer extends Indexer {
+  pruneBelow(retainHeight: number): Promise<number>;
   getTx(hash: Uint8Array): IndexedTx | undefined;
   searchTxs(query: Query): IndexedTx[];
   searchBlocks(query: Query): number[];

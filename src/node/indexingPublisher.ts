@@ -8,6 +8,9 @@ import type { Logger } from "../util/logger.js";
  * published after it, reaches subscribers: a client woken by a `Tx` event can call `tx` or
  * `tx_search` at once and find it (CometBFT indexes asynchronously, so there it can miss).
  * Events keep their order; consensus never waits (publish stays synchronous).
+ *
+ * With `retainFrom` (the block store's base), the index follows block pruning: after each block,
+ * what was indexed below the base is removed (kv indexer; a sink without pruneBelow keeps it).
  */
 export class IndexingPublisher implements EventPublisher {
   readonly #bus: EventBus;
@@ -17,12 +20,22 @@ export class IndexingPublisher implements EventPublisher {
   /** The chain of index writes and the events waiting behind them, in publication order. */
   #tail: Promise<void> = Promise.resolve();
   #pending = 0;
+  readonly #retainFrom: (() => number) | undefined;
+  /** The index holds nothing below this height. */
+  #prunedBelow = 0;
 
-  constructor(bus: EventBus, indexer: Indexer, log: Logger, onIndexed: (block: ConsensusEventMap["NewBlock"]) => void) {
+  constructor(
+    bus: EventBus,
+    indexer: Indexer,
+    log: Logger,
+    onIndexed: (block: ConsensusEventMap["NewBlock"]) => void,
+    retainFrom?: () => number,
+  ) {
     this.#bus = bus;
     this.#indexer = indexer;
     this.#log = log;
     this.#onIndexed = onIndexed;
+    this.#retainFrom = retainFrom;
   }
 
   publish<K extends keyof ConsensusEventMap>(type: K, data: ConsensusEventMap[K]): void {
@@ -40,6 +53,7 @@ export class IndexingPublisher implements EventPublisher {
         } catch (err) {
           this.#log.error({ err, height }, "failed to index block");
         }
+        await this.#prune();
         this.#onIndexed(nb);
       });
     }
@@ -51,6 +65,18 @@ export class IndexingPublisher implements EventPublisher {
       this.#forward(type, data);
       return Promise.resolve();
     });
+  }
+
+  async #prune(): Promise<void> {
+    const retain = this.#retainFrom?.() ?? 0;
+    if (this.#indexer.pruneBelow === undefined || retain <= this.#prunedBelow) return;
+    try {
+      const heights = await this.#indexer.pruneBelow(retain);
+      this.#prunedBelow = retain;
+      this.#log.debug({ heights, retainHeight: retain }, "pruned the tx and block index");
+    } catch (err) {
+      this.#log.error({ err, retainHeight: retain }, "failed to prune the tx and block index");
+    }
   }
 
   /** Resolves once everything published so far has been indexed and delivered. */

@@ -425,11 +425,17 @@ async function createEventDelivery(
   stack.push("indexer", () => indexer.close());
   live.bus = bus;
   const evmFeed = new EvmFeed(base.epoch);
-  const publisher = new IndexingPublisher(bus, indexer, log.child({ module: "txindex" }), ({ block }) => {
-    const height = block.header.height;
-    evmFeed.newBlock(height);
-    metrics?.onBlock(block, blockStore.loadBlockMeta(height)?.blockSize ?? 0, live.blocksync?.isSyncing() ?? false);
-  });
+  const publisher = new IndexingPublisher(
+    bus,
+    indexer,
+    log.child({ module: "txindex" }),
+    ({ block }) => {
+      const height = block.header.height;
+      evmFeed.newBlock(height);
+      metrics?.onBlock(block, blockStore.loadBlockMeta(height)?.blockSize ?? 0, live.blocksync?.isSyncing() ?? false);
+    },
+    () => blockStore.base(),
+  );
   stack.push("event delivery", () => publisher.flush());
   return { bus, indexer, evmFeed, publisher };
 }
@@ -769,7 +775,11 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
   }
   switch (target.name) {
     case "kvstore":
-      return createKvStoreApp({ dbDir: join(config.base.dbDir, DB_FILES.kvstoreApp), log: appLog });
+      return createKvStoreApp({
+        dbDir: join(config.base.dbDir, DB_FILES.kvstoreApp),
+        log: appLog,
+        retainBlocks: config.appBase.minRetainBlocks,
+      });
     case "evm":
       return createEvmApp({
         dbDir: join(config.base.dbDir, DB_FILES.evmApp),
@@ -777,6 +787,7 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
         chainId: BigInt(config.evm.evmChainId),
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
+        minRetainBlocks: config.appBase.minRetainBlocks,
         minTip: config.evm.minTip,
         maxTxGasWanted: config.evm.maxTxGasWanted,
         ...(dev === undefined ? {} : { noSync: true }),

@@ -182,6 +182,41 @@ describe("BlockStore", () => {
     expect([...raw.range({ prefix: Uint8Array.of(0x05) })].length).toBe(8); // hash index
   });
 
+  test("behavior: pruneBlocks keeps headers and commits evidence may still need, then drops them", async () => {
+    const { kv, store, dir } = await openStore();
+    const chain = makeTestChain(12);
+    await saveAll(store, chain);
+    // Heights 3 and up are still within the evidence age: their meta and canonical commit stay.
+    expect(store.pruneBlocks(6, (h) => h >= 3)).toBe(5);
+    expect(store.base()).toBe(6);
+    expect(store.headerBase()).toBe(3);
+    await store.flush();
+    for (let h = 1; h < 3; h++) expect(store.loadBlockMeta(h)).toBeUndefined();
+    for (let h = 3; h < 6; h++) {
+      expect(store.loadBlock(h)).toBeUndefined();
+      expect(store.loadBlockPart(h, 0)).toBeUndefined();
+      expect(store.loadSeenCommit(h)).toBeUndefined();
+      expect(store.loadBlockByHash(at(chain, h - 1).id.hash)).toBeUndefined();
+      expect(store.loadBlockMeta(h)?.header.height).toBe(h);
+      expect(store.loadBlockCommit(h)?.height).toBe(h);
+    }
+    // Reopened, the header base is read back.
+    await kv.close();
+    stores.splice(stores.indexOf(kv), 1);
+    const again = await openStore(dir);
+    expect(again.store.headerBase()).toBe(3);
+    // A later prune drops the kept headers that expired meanwhile (not only those of the new range).
+    expect(again.store.pruneBlocks(9, (h) => h >= 8)).toBe(3);
+    await again.store.flush();
+    expect(again.store.headerBase()).toBe(8);
+    for (let h = 3; h < 8; h++) expect(again.store.loadBlockMeta(h)).toBeUndefined();
+    const raw = again.kv.table("blockstore");
+    expect([...raw.range({ prefix: Uint8Array.of(0x01) })].length).toBe(5); // metas of 8..12
+    expect([...raw.range({ prefix: Uint8Array.of(0x03) })].length).toBe(4); // commits of 8..11
+    expect([...raw.range({ prefix: Uint8Array.of(0x04) })].length).toBe(4); // seen commits of 9..12
+    expect([...raw.range({ prefix: Uint8Array.of(0x05) })].length).toBe(4); // hash index of 9..12
+  });
+
   test("error: pruneBlocks outside the stored range", async () => {
     const { store } = await openStore();
     await saveAll(store, makeTestChain(3));

@@ -7,6 +7,7 @@ import {
   encodeCommit,
   encodePart,
 } from "../types/index.js";
+import type { Timestamp } from "../util/time.js";
 import {
   IncompletePartSetError,
   NonContiguousBlockError,
@@ -51,6 +52,11 @@ export class BlockStore {
   readonly #table: KvTable;
   #base = 0;
   #height = 0;
+  /**
+   * Lowest height whose meta (header) and canonical commit are kept: pruning keeps them below base
+   * while evidence from that height could still be submitted (CometBFT store.PruneBlocks).
+   */
+  #headerBase = 0;
   /** Saves and prunes run one after another in call order. */
   #writes: Promise<void> = Promise.resolve();
   #pruneError: unknown;
@@ -62,9 +68,11 @@ export class BlockStore {
     this.#table = db.table(TABLES.blocks);
     const state = this.#table.get(prefixKey(BLOCK_KEY_PREFIX.storeState));
     if (state !== undefined) {
-      if (state.length !== 16) throw new StoreCorruptionError("block store state");
+      // 16 bytes: base, height (written before headers were kept below base); 24: and the header base.
+      if (state.length !== 16 && state.length !== 24) throw new StoreCorruptionError("block store state");
       this.#base = readU64(state, 0);
       this.#height = readU64(state, 8);
+      this.#headerBase = state.length === 24 ? readU64(state, 16) : this.#base;
     }
   }
 
@@ -76,6 +84,11 @@ export class BlockStore {
   /** Highest stored height; 0 when empty. */
   height(): number {
     return this.#height;
+  }
+
+  /** Lowest height whose header and canonical commit are still kept (≤ base); 0 when empty. */
+  headerBase(): number {
+    return this.#headerBase;
   }
 
   size(): number {
@@ -116,6 +129,7 @@ export class BlockStore {
       }
       if (this.#base > 0 && height !== this.#height + 1) throw new NonContiguousBlockError(this.#height + 1, height);
       const base = this.#base > 0 ? this.#base : height;
+      const headerBase = this.#headerBase > 0 ? this.#headerBase : base;
       await this.#kv.transaction(() => {
         const t = this.#table;
         t.put(heightKey(BLOCK_KEY_PREFIX.meta, height), metaBytes);
@@ -123,9 +137,10 @@ export class BlockStore {
         for (let i = 0; i < encodedParts.length; i++) t.put(partKey(height, i), encodedParts[i] as Uint8Array);
         if (lastCommitBytes !== undefined) t.put(heightKey(BLOCK_KEY_PREFIX.commit, height - 1), lastCommitBytes);
         t.put(heightKey(BLOCK_KEY_PREFIX.seenCommit, height), seenCommitBytes);
-        t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(base, height));
+        t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(base, height, headerBase));
       });
       this.#base = base;
+      this.#headerBase = headerBase;
       this.#height = height;
     });
     this.#writes = run.catch(() => undefined);
@@ -136,8 +151,13 @@ export class BlockStore {
     return this.#base > 0 && height >= this.#base && height <= this.#height;
   }
 
+  #hasHeader(height: number): boolean {
+    return this.#headerBase > 0 && height >= this.#headerBase && height <= this.#height;
+  }
+
+  /** The block's meta; below base too while its header is kept for evidence (headerBase). */
   loadBlockMeta(height: number): BlockMeta | undefined {
-    if (!this.#has(height)) return undefined;
+    if (!this.#hasHeader(height)) return undefined;
     const cached = this.#metas.get(height);
     if (cached !== undefined) return cached;
     const bytes = this.#table.get(heightKey(BLOCK_KEY_PREFIX.meta, height));
@@ -185,7 +205,7 @@ export class BlockStore {
 
   /** The canonical commit for block `height`, taken from block height+1's LastCommit. */
   loadBlockCommit(height: number): Commit | undefined {
-    if (!this.#has(height)) return undefined;
+    if (!this.#hasHeader(height)) return undefined;
     const bytes = this.#table.get(heightKey(BLOCK_KEY_PREFIX.commit, height));
     return bytes === undefined ? undefined : decodeOrThrow(`commit ${height}`, bytes, decodeCommit);
   }
@@ -207,54 +227,70 @@ export class BlockStore {
   }
 
   /**
-   * Removes blocks below `retainHeight` and returns how many there were. The new base is visible at
-   * once; the deletion is written in the background, ordered before the next save (await flush() to
-   * wait for it). Throws PruneHeightError for a height ≤ 0 or above the latest height.
+   * Removes blocks below `retainHeight` and returns how many there were (CometBFT store.PruneBlocks).
+   * Blocks, parts, seen commits and hash index entries go; a height's meta (header) and canonical
+   * commit stay while `keepHeader(height, time)` says evidence from it could still be submitted
+   * (the first height it holds for and every later one: age only grows downwards), and go at a later
+   * prune once it no longer does. The new base is visible at once; the deletion is written in the
+   * background, ordered before the next save (await flush() to wait for it). Throws
+   * PruneHeightError for a height ≤ 0 or above the latest height.
    */
-  pruneBlocks(retainHeight: number): number {
+  pruneBlocks(retainHeight: number, keepHeader?: (height: number, time: Timestamp) => boolean): number {
     if (retainHeight <= 0) throw new PruneHeightError("height must be greater than 0");
     if (retainHeight > this.#height) {
       throw new PruneHeightError(`cannot prune beyond the latest height ${this.#height}`);
     }
     if (retainHeight <= this.#base) return 0;
-    let pruned = 0;
-    for (const _ of this.#table.range({
-      gte: heightKey(BLOCK_KEY_PREFIX.meta, this.#base),
-      lt: heightKey(BLOCK_KEY_PREFIX.meta, retainHeight),
-    })) {
-      pruned++;
+    const pruned = retainHeight - this.#base;
+    let headerBase = retainHeight;
+    if (keepHeader !== undefined) {
+      for (let h = this.#headerBase; h < retainHeight; h++) {
+        const meta = this.loadBlockMeta(h);
+        if (meta !== undefined && keepHeader(h, meta.header.time)) {
+          headerBase = h;
+          break;
+        }
+      }
     }
+    const from = { base: this.#base, headerBase: this.#headerBase };
     this.#base = retainHeight;
+    this.#headerBase = headerBase;
     this.#blocks.retain((h) => h >= retainHeight);
-    this.#metas.retain((h) => h >= retainHeight);
+    this.#metas.retain((h) => h >= headerBase);
     this.#writes = this.#writes
-      .then(() => this.#kv.transaction(() => this.#deleteBelow(retainHeight)))
+      .then(() => this.#kv.transaction(() => this.#deleteBelow(from, retainHeight, headerBase)))
       .catch((err: unknown) => {
         this.#pruneError = err;
       });
     return pruned;
   }
 
-  #deleteBelow(retainHeight: number): void {
+  #deleteBelow(from: { base: number; headerBase: number }, retainHeight: number, headerBase: number): void {
     const t = this.#table;
     const doomed: Uint8Array[] = [];
-    const metaRange = { prefix: prefixKey(BLOCK_KEY_PREFIX.meta), lt: heightKey(BLOCK_KEY_PREFIX.meta, retainHeight) };
-    for (const { key, value } of t.range(metaRange)) {
-      doomed.push(key);
+    // Blocks below the old base already lost their parts, seen commits and hash entries.
+    for (let h = from.base; h < retainHeight; h++) {
+      const value = t.get(heightKey(BLOCK_KEY_PREFIX.meta, h));
+      if (value === undefined) continue;
       try {
         doomed.push(blockHashKey(decodeBlockMeta(value).blockId.hash));
       } catch {
-        // An unreadable meta still goes; its hash index entry then points below base and is ignored.
+        // An unreadable meta's hash index entry then points below base and is ignored.
       }
     }
-    const partRange = { prefix: prefixKey(BLOCK_KEY_PREFIX.part), lt: partKey(retainHeight, 0) };
+    const partRange = { gte: partKey(from.base, 0), lt: partKey(retainHeight, 0) };
     for (const { key } of t.range(partRange)) doomed.push(key);
-    for (const prefix of [BLOCK_KEY_PREFIX.commit, BLOCK_KEY_PREFIX.seenCommit]) {
-      for (const { key } of t.range({ prefix: prefixKey(prefix), lt: heightKey(prefix, retainHeight) }))
-        doomed.push(key);
+    const seenRange = {
+      gte: heightKey(BLOCK_KEY_PREFIX.seenCommit, from.base),
+      lt: heightKey(BLOCK_KEY_PREFIX.seenCommit, retainHeight),
+    };
+    for (const { key } of t.range(seenRange)) doomed.push(key);
+    for (const prefix of [BLOCK_KEY_PREFIX.meta, BLOCK_KEY_PREFIX.commit]) {
+      const range = { gte: heightKey(prefix, from.headerBase), lt: heightKey(prefix, headerBase) };
+      for (const { key } of t.range(range)) doomed.push(key);
     }
     for (const key of doomed) t.remove(key);
-    t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(this.#base, this.#height));
+    t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(this.#base, this.#height, this.#headerBase));
   }
 
   /**
@@ -293,9 +329,13 @@ export class BlockStore {
         }
         for (const key of doomed) t.remove(key);
         const base = height === 0 ? 0 : this.#base;
-        t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(base, height));
+        const headerBase = height === 0 ? 0 : this.#headerBase;
+        t.put(prefixKey(BLOCK_KEY_PREFIX.storeState), encodeStoreState(base, height, headerBase));
       });
-      if (height === 0) this.#base = 0;
+      if (height === 0) {
+        this.#base = 0;
+        this.#headerBase = 0;
+      }
       this.#height = height;
       this.#blocks.retain((h) => h <= height);
       this.#metas.retain((h) => h <= height);
@@ -315,9 +355,10 @@ export class BlockStore {
   }
 }
 
-function encodeStoreState(base: number, height: number): Uint8Array {
-  const b = new Uint8Array(16);
+function encodeStoreState(base: number, height: number, headerBase: number): Uint8Array {
+  const b = new Uint8Array(24);
   writeU64(b, 0, base);
   writeU64(b, 8, height);
+  writeU64(b, 16, headerBase);
   return b;
 }

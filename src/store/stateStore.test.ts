@@ -180,6 +180,46 @@ describe("StateStore", () => {
     expect(store.loadValidators(0)).toBeUndefined();
   });
 
+  test("behavior: pruneStates keeps what retained heights and evidence still read", async () => {
+    const kv = openMemoryKvStore();
+    const store = new StateStore(kv);
+    let s = genesisState();
+    await store.save(s);
+    const vals = new Map<number, ReturnType<typeof view>>();
+    const newParams: ConsensusParams = { ...s.consensusParams, block: { maxBytes: 1_000_000n, maxGas: 5_000_000n } };
+    const bare: FinalizeBlockResponse = { events: [], txResults: [], validatorUpdates: [], appHash: new Uint8Array() };
+    for (let h = 1; h <= 40; h++) {
+      const changes =
+        h === 5
+          ? [{ pubKey: validator(4, 0n).pubKey, power: 15n }]
+          : h === 22
+            ? [{ pubKey: validator(5, 0n).pubKey, power: 3n }]
+            : [];
+      s = nextState(s, h, changes, h === 8 ? newParams : undefined);
+      await store.save(s);
+      await store.saveFinalizeBlockResponse(h, bare);
+      vals.set(h + 1, view(s.validators));
+    }
+    const heights = (prefix: number) =>
+      [...kv.table(TABLES.state).range({ prefix: Uint8Array.of(prefix) })].map((e) => heightFromKey(e.key));
+    expect(heights(STATE_KEY_PREFIX.validators)).toEqual([1, 7, 24]);
+    expect(heights(STATE_KEY_PREFIX.consensusParams)).toEqual([1, 9]);
+    // Blocks below 30 pruned; evidence may still come from height 10 on.
+    await store.pruneStates(30, 10);
+    expect(heights(STATE_KEY_PREFIX.validators)).toEqual([7, 24]);
+    expect(heights(STATE_KEY_PREFIX.consensusParams)).toEqual([9]);
+    expect(heights(STATE_KEY_PREFIX.finalizeBlock)).toEqual([30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40]);
+    for (let h = 10; h <= 41; h++) expect(view(store.loadValidators(h)), `validators ${h}`).toEqual(vals.get(h));
+    expect(store.loadConsensusParams(30)?.block.maxGas).toBe(5_000_000n);
+    expect(store.loadFinalizeBlockResponse(29)).toBeUndefined();
+    expect(store.loadFinalizeBlockResponse(30)).toEqual(bare);
+    // Once the evidence age passes the change at 24, the entry at 7 goes too.
+    await store.pruneStates(35, 35);
+    expect(heights(STATE_KEY_PREFIX.validators)).toEqual([24]);
+    expect(view(store.loadValidators(35))).toEqual(vals.get(35));
+    expect(store.loadValidators(20)).toBeUndefined();
+  });
+
   test("behavior: checkpoints bound the replay and give the same sets", async () => {
     const kv = openMemoryKvStore();
     const store = new StateStore(kv);

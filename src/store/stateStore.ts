@@ -132,6 +132,31 @@ export class StateStore {
   }
 
   /**
+   * Deletes what heights below `retainHeight` stored that no retained height needs (CometBFT
+   * PruneStates): FinalizeBlock responses below it; consensus params entries older than the one in
+   * force at `retainHeight`; validator set entries older than the one that gives the set of
+   * min(retainHeight, evidenceHeight), so sets stay loadable from the lowest height evidence can still
+   * come from (`evidenceHeight`, the block store's header base). Entries are whole sets and params
+   * (never deltas), so one kept entry answers every later height. Durable when the promise resolves.
+   */
+  async pruneStates(retainHeight: number, evidenceHeight: number = retainHeight): Promise<void> {
+    if (retainHeight <= 0) throw new StoreError(`cannot prune states below height ${retainHeight}: it must be > 0`);
+    const valsFrom = this.#lastAtOrBelow(STATE_KEY_PREFIX.validators, Math.min(retainHeight, evidenceHeight));
+    const paramsFrom = this.#lastAtOrBelow(STATE_KEY_PREFIX.consensusParams, retainHeight);
+    await this.#kv.transaction(() => {
+      const t = this.#table;
+      const doomed: Uint8Array[] = [];
+      const below = (prefix: number, h: number) => {
+        for (const { key } of t.range({ prefix: prefixKey(prefix), lt: heightKey(prefix, h) })) doomed.push(key);
+      };
+      if (valsFrom !== undefined) below(STATE_KEY_PREFIX.validators, valsFrom.height);
+      if (paramsFrom !== undefined) below(STATE_KEY_PREFIX.consensusParams, paramsFrom.height);
+      below(STATE_KEY_PREFIX.finalizeBlock, retainHeight);
+      for (const key of doomed) t.remove(key);
+    });
+  }
+
+  /**
    * The validator set of block `height`, with its exact proposer priorities; undefined above the next
    * block's next height or below the first stored height.
    */

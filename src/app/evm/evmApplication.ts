@@ -103,6 +103,13 @@ export interface EvmAppOptions {
    * is read from this source at its fork block (app/evm/fork/). The app closes it on close().
    */
   fork?: ForkSource;
+  /**
+   * app.toml `min-retain-blocks`: Commit asks CometBFT to keep at least this many recent blocks and
+   * prune the rest (retainBlockHeight); 0 (the default) keeps every block.
+   */
+  minRetainBlocks?: number;
+  /** Blocks state sync peers may still need: snapshot-interval × snapshot-keep-recent (0 = none). */
+  snapshotRetainBlocks?: number;
 }
 
 interface PendingBlock {
@@ -324,10 +331,16 @@ export class EvmApplication implements Application {
       coinbase,
       feeMarket: genesis.feeMarket,
       ...(genesis.devChain ? { devChain: true } : {}),
+      evidenceMaxAgeNumBlocks: req.consensusParams.evidence.maxAgeNumBlocks,
     };
     if (genesis.devChain && this.#pruning !== "archive") {
       throw new EvmConfigError(
         'a dev chain needs every height\'s state for snapshots and reverts. Set pruning = "nothing" in app.toml',
+      );
+    }
+    if (genesis.devChain && (this.#opts.minRetainBlocks ?? 0) > 0) {
+      throw new EvmConfigError(
+        "a dev chain needs every block for reverts and resets. Set min-retain-blocks = 0 in app.toml",
       );
     }
     const accounts = new Map<string, GenesisAccount>();
@@ -782,17 +795,25 @@ export class EvmApplication implements Application {
     if (p === undefined) return { retainHeight: 0 };
     const prev = this.db.meta() as AppMeta;
     const h = p.meta.height;
-    const earliest =
+    const settings = p.settings ?? this.#requireSettings();
+    const retainHeight = blockRetentionHeight(h, {
+      minRetainBlocks: this.#opts.minRetainBlocks ?? 0,
+      evidenceMaxAgeNumBlocks: settings.evidenceMaxAgeNumBlocks ?? 0n,
+      snapshotRetainBlocks: this.#opts.snapshotRetainBlocks ?? 0,
+    });
+    // State older than the parent of the oldest retained block is of no use: no block to read it at.
+    const windowEarliest =
       this.#pruning === "archive"
         ? prev.earliestStateHeight
         : Math.max(prev.earliestStateHeight, h - this.#pruning + 1);
+    const earliest = retainHeight > 0 ? Math.max(windowEarliest, retainHeight - 1) : windowEarliest;
     const meta: AppMeta = { ...p.meta, earliestStateHeight: earliest };
     this.db.beginCommit();
     try {
-      const settings = p.settings ?? this.#requireSettings();
       await this.#kv.transaction(() => {
         this.db.writeHeight(meta, p.diff, p.block, p.receipts);
         if (earliest > prev.earliestStateHeight) this.db.prune(prev.earliestStateHeight + 1, earliest);
+        if (retainHeight > 0) this.db.pruneHistory(retainHeight);
         if (p.settings !== undefined) this.db.putSettings(p.settings);
         if (settings.devChain === true) this.db.putDevRecord(meta, settings);
       });
@@ -808,7 +829,7 @@ export class EvmApplication implements Application {
     // The mempool rechecks what is left after each block; CheckTx rebuilds its view from those rechecks.
     this.#checkState = new Map();
     for (const k of p.keys) this.#cache.delete(k);
-    return { retainHeight: 0 };
+    return { retainHeight };
   }
 
   async query(req: QueryRequest): Promise<QueryResponse> {
@@ -1203,4 +1224,24 @@ function txEvents(r: EvmReceipt, d: DecodedTx, req: FinalizeBlockRequest): AbciE
     attributes: [attr("module", "evm"), attr("sender", toChecksumAddress(r.from)), attr("txType", String(r.type))],
   });
   return events;
+}
+
+/**
+ * The retain height Commit returns, as the Cosmos SDK's BaseApp.GetBlockRetentionHeight computes it
+ * (docs/operations.md, "Pruning"): 0 (keep everything) when min-retain-blocks is 0; otherwise the
+ * lowest of the non-zero candidates commit − min-retain-blocks, commit − evidence max age in blocks
+ * (blocks evidence can still come from) and commit − snapshot-interval × keep-recent (blocks a state
+ * sync from the oldest kept snapshot replays); 0 when that is not above 0.
+ */
+export function blockRetentionHeight(
+  commitHeight: number,
+  o: { minRetainBlocks: number; evidenceMaxAgeNumBlocks: bigint; snapshotRetainBlocks: number },
+): number {
+  if (o.minRetainBlocks <= 0) return 0;
+  const minNonZero = (x: number, y: number) => (x === 0 ? y : y === 0 ? x : Math.min(x, y));
+  let retain = 0;
+  if (o.evidenceMaxAgeNumBlocks > 0n) retain = commitHeight - Number(o.evidenceMaxAgeNumBlocks);
+  if (o.snapshotRetainBlocks > 0) retain = minNonZero(retain, commitHeight - o.snapshotRetainBlocks);
+  retain = minNonZero(retain, commitHeight - o.minRetainBlocks);
+  return Math.max(retain, 0);
 }

@@ -11,6 +11,7 @@ import { bytesToHex } from "../../util/bytes.js";
 import { BECH32_PRECOMPILE_ADDRESS } from "./bech32Precompile.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 import { EvmCallTimeoutError, StateUnavailableError } from "./errors.js";
+import { blockRetentionHeight } from "./evmApplication.js";
 import { createTxCommon } from "./executor.js";
 import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
 import { parseEvmGenesis } from "./genesis.js";
@@ -28,6 +29,7 @@ import { createCallTracer, createStructLogger, word } from "./tracer.js";
 import { orderedTrieRoot } from "./trieRoot.js";
 
 const chains = new TestChains();
+const keccakHex = (b: Uint8Array) => bytesToHex(keccak256(b));
 afterEach(() => chains.closeAll());
 
 describe("vmErrorText", () => {
@@ -264,6 +266,53 @@ describe("state history, pruning, calls and tracing", () => {
     expect(() => c.app.reader.nonce(hex(w0.address), 9)).toThrow(/height in the future/);
     // An account untouched since genesis keeps its genesis version.
     expect(c.app.reader.balance(hex(c.app.devAccounts()[5]?.address ?? ""), 3)).toBe(10_000n * 10n ** 18n);
+  });
+
+  test("args: blockRetentionHeight follows the Cosmos SDK's GetBlockRetentionHeight", () => {
+    const o = { minRetainBlocks: 10, evidenceMaxAgeNumBlocks: 0n, snapshotRetainBlocks: 0 };
+    expect(blockRetentionHeight(100, { ...o, minRetainBlocks: 0 })).toBe(0);
+    expect(blockRetentionHeight(100, o)).toBe(90);
+    expect(blockRetentionHeight(5, o)).toBe(0);
+    // Evidence and snapshots can only keep more blocks.
+    expect(blockRetentionHeight(100, { ...o, evidenceMaxAgeNumBlocks: 30n })).toBe(70);
+    expect(blockRetentionHeight(100, { ...o, evidenceMaxAgeNumBlocks: 5n })).toBe(90);
+    expect(blockRetentionHeight(100, { ...o, snapshotRetainBlocks: 50 })).toBe(50);
+    expect(blockRetentionHeight(100, { ...o, evidenceMaxAgeNumBlocks: 100_000n })).toBe(0);
+  });
+
+  test("behavior: min-retain-blocks gives the retain height and drops older blocks, receipts and state", async () => {
+    const c = await chains.open({ minRetainBlocks: 3, evidenceMaxAgeNumBlocks: 2n });
+    const [w0, w1] = c.app.devAccounts().map((a) => new Wallet(a.privateKey)) as [Wallet, Wallet];
+    const hashes: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const signed = await w0.signTransaction({
+        type: 2,
+        chainId: 262144n,
+        nonce: i,
+        to: w1.address,
+        value: 1n,
+        gasLimit: 21000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      });
+      hashes.push(keccakHex(hex(signed)));
+      await runBlock(c, [hex(signed)]);
+    }
+    // Commit of height 8 returned 8 − 3 = 5: blocks 1..4 are gone, with their receipts and lookups.
+    for (let h = 1; h <= 4; h++) {
+      expect(c.app.db.block(h), `block ${h}`).toBeUndefined();
+      expect(c.app.db.receipts(h)).toEqual([]);
+      expect(c.app.db.txLocation(hex(hashes[h - 1] as string))).toBeUndefined();
+    }
+    for (let h = 5; h <= 8; h++) {
+      expect(c.app.db.block(h)?.height, `block ${h}`).toBe(h);
+      expect(c.app.db.txLocation(hex(hashes[h - 1] as string))?.height).toBe(h);
+    }
+    // State: from the parent of the oldest kept block on.
+    expect(c.app.reader.earliestStateHeight()).toBe(4);
+    expect(c.app.reader.nonce(hex(w0.address), 4)).toBe(4n);
+    expect(() => c.app.reader.nonce(hex(w0.address), 3)).toThrow(StateUnavailableError);
+    expect(await c.app.commit()).toEqual({ retainHeight: 0 }); // nothing pending: nothing to say
   });
 
   test("error: a call that loops without touching state stops at its timeout, not at its gas cap", async () => {

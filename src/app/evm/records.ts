@@ -358,6 +358,12 @@ export interface ChainSettings {
    * coinbase, maxGas and the min gas price above.
    */
   devChain?: boolean;
+  /**
+   * Consensus params evidence.max_age_num_blocks at genesis: the retain height given in Commit stays
+   * this many blocks below the committed height (the Cosmos SDK's GetBlockRetentionHeight). Absent in
+   * records written before pruning by min-retain-blocks existed.
+   */
+  evidenceMaxAgeNumBlocks?: bigint;
 }
 
 /** Committed app state pointer. */
@@ -412,8 +418,11 @@ export function encodeSettings(s: ChainSettings): Uint8Array {
       bigintToBytes(f.minGasPrice),
       bigintToBytes(f.minGasMultiplier),
     ],
-    // Present only on dev chains, so other chains' records stay byte-identical.
-    ...(s.devChain === true ? [Uint8Array.of(1)] : []),
+    // Present only on dev chains (or before the evidence age), so other chains' records stay byte-identical.
+    ...(s.devChain === true || s.evidenceMaxAgeNumBlocks !== undefined
+      ? [s.devChain === true ? Uint8Array.of(1) : EMPTY]
+      : []),
+    ...(s.evidenceMaxAgeNumBlocks === undefined ? [] : [bigintToBytes(s.evidenceMaxAgeNumBlocks)]),
   ]);
 }
 
@@ -437,5 +446,6 @@ export function decodeSettings(bytes: Uint8Array): ChainSettings {
       minGasMultiplier: bytesToBigint(asBytes(f[6], w)),
     },
     ...(l.length >= 6 && asBytes(l[5], w).length > 0 ? { devChain: true } : {}),
+    ...(l.length >= 7 ? { evidenceMaxAgeNumBlocks: bytesToBigint(asBytes(l[6], w)) } : {}),
   };
 }

@@ -573,6 +573,39 @@ export class EvmStateDb {
     }
   }
 
+  /**
+   * Drops the blocks, receipts (with their logs) and tx and block hash lookups of heights below
+   * `retainHeight` (min-retain-blocks: the Ethereum JSON-RPC then answers those heights as unknown).
+   * Returns how many blocks went. Inside kv.transaction.
+   */
+  pruneHistory(retainHeight: number): number {
+    const end = u64be(retainHeight);
+    const doomedBlocks: Uint8Array[] = [];
+    for (const { key, value } of this.#blk.range({ lt: end })) {
+      doomedBlocks.push(key);
+      const hash = decodeBlock(value).hash;
+      if (hash.length > 0) this.#bhash.remove(hash);
+    }
+    for (const key of doomedBlocks) this.#blk.remove(key);
+    const doomedReceipts: Uint8Array[] = [];
+    for (const { key, value } of this.#rcpt.range({ lt: end })) {
+      doomedReceipts.push(key);
+      this.#txh.remove(decodeReceiptLogs(value).txHash);
+    }
+    for (const key of doomedReceipts) this.#rcpt.remove(key);
+    for (const h of [...this.#blockCache.keys(), ...this.#rootlessCache.keys(), ...this.#logsCache.keys()]) {
+      if (h >= retainHeight) continue;
+      this.#blockCache.delete(h);
+      this.#rootlessCache.delete(h);
+      const logs = this.#logsCache.get(h);
+      if (logs !== undefined) {
+        this.#logsCache.delete(h);
+        this.#logsCacheEntries -= logs.entries;
+      }
+    }
+    return doomedBlocks.length;
+  }
+
   /** Dev chains: keeps the pointer and settings after `meta.height` for rollbackTo. Inside kv.transaction. */
   putDevRecord(meta: AppMeta, settings: ChainSettings): void {
     this.#devH.put(u64be(meta.height), RLP.encode([encodeMeta(meta), encodeSettings(settings)]));

@@ -20,10 +20,15 @@ export interface TestChain {
 }
 
 export async function openTestChain(
-  opts: Partial<EvmAppOptions> & { maxGas?: bigint; appState?: unknown; dir?: string } = {},
+  opts: Partial<EvmAppOptions> & {
+    maxGas?: bigint;
+    appState?: unknown;
+    dir?: string;
+    evidenceMaxAgeNumBlocks?: bigint;
+  } = {},
 ): Promise<TestChain> {
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), "cometh-evm-")));
-  const { maxGas, appState, dir: _dir, ...rest } = opts;
+  const { maxGas, appState, dir: _dir, evidenceMaxAgeNumBlocks, ...rest } = opts;
   const app = await createEvmApp({ dbDir: dir, log: silentLogger(), ...rest });
   const chain: TestChain = {
     app,
@@ -36,6 +41,7 @@ export async function openTestChain(
   if (meta === undefined) {
     const params = defaultConsensusParams();
     if (maxGas !== undefined) params.block.maxGas = maxGas;
+    if (evidenceMaxAgeNumBlocks !== undefined) params.evidence.maxAgeNumBlocks = evidenceMaxAgeNumBlocks;
     await app.initChain({
       time: chain.timeNs,
       chainId: "cometh-test",

@@ -45,6 +45,10 @@ export class EvmChainAdapter implements ChainReader {
     return this.#fork()?.request(method, params);
   }
 
+  earliestHeight(): number {
+    return this.#blockStore.base();
+  }
+
   blockByNumber(n: number): EvmBlock | undefined {
     const b = this.#reader.block(n);
     if (b === undefined) return n === 0 ? this.#genesisBlock() : undefined;

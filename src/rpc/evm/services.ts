@@ -163,6 +163,8 @@ export interface LogQuery {
 export interface ChainReader {
   /** The latest committed height (eth_blockNumber); 0 before the first block. */
   latestHeight(): number;
+  /** The lowest height whose block is kept (above 1 once min-retain-blocks pruned older ones). */
+  earliestHeight?(): number;
   /**
    * The block at `number`. Number 0 is the genesis block (`earliest`): the node may synthesize it
    * from the genesis state, or answer undefined when it cannot.

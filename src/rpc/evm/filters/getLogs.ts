@@ -32,10 +32,23 @@ export async function resolveLogRange(
     return { from: block.number, to: block.number };
   }
   const head = services.chain.latestHeight();
-  const from = rangeEnd(criteria.fromBlock, head);
+  let from = rangeEnd(criteria.fromBlock, head);
   const to = rangeEnd(criteria.toBlock, head);
   if (from > to) throw invalidParams("invalid block range params");
   if (to > head) throw invalidParams("block range extends beyond current head block");
+  // Pruned blocks (min-retain-blocks): Cosmos EVM's filter fails on the first height CometBFT no
+  // longer has. `earliest` (block 0, the genesis, which has no logs) starts at the lowest kept height,
+  // as Cosmos EVM resolves it (docs/ethereum-rpc.md, "Pruned heights").
+  const lowest = services.chain.earliestHeight?.() ?? 0;
+  if (lowest > 1 && from < lowest) {
+    if (from === 0) {
+      from = Math.min(lowest, to);
+    } else {
+      throw serverError(
+        `failed to fetch block result from CometBFT: height ${from} is not available, lowest height is ${lowest}`,
+      );
+    }
+  }
   return { from, to };
 }
 
