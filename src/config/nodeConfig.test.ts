@@ -576,13 +576,21 @@ describe("errors", () => {
       `"<home>/config/config.toml: priv_validator_laddr must name a socket path after unix:// (unix:///path/to/signer.sock)"`,
     );
     writeConfig("[statesync]\nenable = true\n");
-    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(`"<home>/config/config.toml: [statesync] rpc_servers at least two rpc_servers entries are required (comma-separated, such as "http://10.0.0.1:26657,http://10.0.0.2:26657")"`);
-    writeConfig('[statesync]\nenable = true\nrpc_servers = "http://127.0.0.1:1,http://127.0.0.1:2"\ntrust_height = 5\n');
-    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(`"<home>/config/config.toml: [statesync] trust_hash "" is not a 32-byte hex block hash (take it from a trusted node's /block?height=<trust_height>)"`);
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: [statesync] rpc_servers at least two rpc_servers entries are required (comma-separated, such as "http://10.0.0.1:26657,http://10.0.0.2:26657")"`,
+    );
+    writeConfig(
+      '[statesync]\nenable = true\nrpc_servers = "http://127.0.0.1:1,http://127.0.0.1:2"\ntrust_height = 5\n',
+    );
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: [statesync] trust_hash "" is not a 32-byte hex block hash (take it from a trusted node's /block?height=<trust_height>)"`,
+    );
     writeConfig(
       `[statesync]\nenable = true\nrpc_servers = "a,b"\ntrust_height = 5\ntrust_hash = "${"ab".repeat(32)}"\ndiscovery_time = "1s"\n`,
     );
-    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(`"<home>/config/config.toml: [statesync] discovery_time must be 0 or at least 5s"`);
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: [statesync] discovery_time must be 0 or at least 5s"`,
+    );
     writeConfig("");
     writeConfig('[json-rpc]\napi = ""\n', "app.toml");
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(

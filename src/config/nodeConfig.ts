@@ -328,7 +328,11 @@ function validateStateSync(c: NodeConfig, where: (file: string, flag: string) =>
     throw new ConfigError(at("--statesync.trust_period"), "[statesync] trust_period", "must be greater than 0");
   }
   if (s.trustHeight <= 0) {
-    throw new ConfigError(at("--statesync.trust_height"), "[statesync] trust_height", "must be a height greater than 0");
+    throw new ConfigError(
+      at("--statesync.trust_height"),
+      "[statesync] trust_height",
+      "must be a height greater than 0",
+    );
   }
   if (!/^[0-9a-fA-F]{64}$/.test(s.trustHash)) {
     throw new ConfigError(

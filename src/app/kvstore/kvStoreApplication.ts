@@ -1,5 +1,13 @@
 import { join } from "node:path";
 import { type KvStore, openKvStore } from "../../store/index.js";
+import type {
+  ApplySnapshotChunkRequest,
+  ApplySnapshotChunkResponse,
+  LoadSnapshotChunkRequest,
+  OfferSnapshotRequest,
+  OfferSnapshotResult,
+  Snapshot,
+} from "../../types/index.js";
 import {
   type AbciEvent,
   addressFromPubKey,
@@ -18,14 +26,6 @@ import {
   type QueryRequest,
   type QueryResponse,
   type ValidatorUpdate,
-} from "../../types/index.js";
-import type {
-  ApplySnapshotChunkRequest,
-  ApplySnapshotChunkResponse,
-  LoadSnapshotChunkRequest,
-  OfferSnapshotRequest,
-  OfferSnapshotResult,
-  Snapshot,
 } from "../../types/index.js";
 import { bytesToHex, bytesToUtf8, concatBytes, EMPTY_BYTES, utf8ToBytes } from "../../util/bytes.js";
 import type { Logger } from "../../util/logger.js";
@@ -396,7 +396,8 @@ export class KvStoreApplication implements Application {
     }
     const height = this.#committed.height;
     // Every key of the app's store is its state: the snapshot is all of them, read in one view.
-    if (p !== undefined && this.#snapshots?.due(height)) this.#snapshots.take(height, this.#committed.appHash, this.#db.range());
+    if (p !== undefined && this.#snapshots?.due(height))
+      this.#snapshots.take(height, this.#committed.appHash, this.#db.range());
     const retainHeight = this.#retainBlocks > 0 && height >= this.#retainBlocks ? height - this.#retainBlocks + 1 : 0;
     return { retainHeight };
   }

@@ -1,5 +1,5 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Snapshot } from "../../types/index.js";
 import { bytesToHex, hexToBytes, utf8ToBytes } from "../../util/bytes.js";
@@ -108,7 +108,7 @@ export function decodeChunk(chunk: Uint8Array): SnapshotEntry[] {
 export interface SnapshotStoreOptions {
   /** Where snapshots live (created when missing). */
   dir: string;
-  /** Take a snapshot every this many heights (app.toml [state-sync] snapshot-interval; 0 = never). */
+  /** Take a snapshot every this many heights (app.toml [state-sync] snapshot-interval; 0 = never, but those on disk are served). */
   interval: number;
   /** Snapshots kept (snapshot-keep-recent; 0 = all). */
   keepRecent: number;

@@ -20,8 +20,6 @@ import type { ConsensusParams as PbConsensusParams } from "cosmjs-types/tendermi
 import {
   type AbciEvent,
   type ApplySnapshotChunkResponse,
-  type OfferSnapshotResult,
-  type Snapshot,
   type CheckTxResponse,
   type CommitInfo,
   type ConsensusParams,
@@ -34,11 +32,13 @@ import {
   type InitChainRequest,
   type InitChainResponse,
   type MisbehaviorInfo,
+  type OfferSnapshotResult,
   type PrepareProposalRequest,
   type ProcessProposalRequest,
   pubKeyFromProto,
   pubKeyToProto,
   type QueryResponse,
+  type Snapshot,
   timestampToProto,
   updateConsensusParams,
   type ValidatorUpdate,
@@ -279,7 +279,14 @@ export function processProposalStatusFromProto(status: number): "accept" | "reje
 // ---- state sync (snapshot connection) --------------------------------------------------------------
 
 /** ResponseOfferSnapshot.Result values in enum order (UNKNOWN = 0 and anything else abort, as CometBFT). */
-const OFFER_RESULTS: readonly OfferSnapshotResult[] = ["abort", "accept", "abort", "reject", "rejectFormat", "rejectSender"];
+const OFFER_RESULTS: readonly OfferSnapshotResult[] = [
+  "abort",
+  "accept",
+  "abort",
+  "reject",
+  "rejectFormat",
+  "rejectSender",
+];
 /** ResponseApplySnapshotChunk.Result values in enum order. */
 const APPLY_RESULTS: readonly ApplySnapshotChunkResponse["result"][] = [
   "abort",
