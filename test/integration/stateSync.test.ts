@@ -115,6 +115,8 @@ describe("state sync on a loopback testnet", () => {
       ...(await stateSyncFlags(v1, [v1, v2])),
       `--p2p.persistent_peers=${p2pAddress(v0)}`,
       "--p2p.pex=false",
+      // No inbound peers either: the others learn its address by PEX and would dial it.
+      "--p2p.max_num_inbound_peers=0",
     ]);
     await waitForOutput(f4, /does not match its hash in the metadata/);
     await waitForOutput(f4, /Rejected snapshot chunk sender[^\n]*/);
@@ -134,6 +136,8 @@ describe("state sync on a loopback testnet", () => {
       ...(await stateSyncFlags(v1, [v1, v2])),
       `--p2p.persistent_peers=${p2pAddress(v3)}`,
       "--p2p.pex=false",
+      // No inbound peers either: the others learn its address by PEX and would dial it.
+      "--p2p.max_num_inbound_peers=0",
     ]);
     await waitForOutput(f5, /State sync found no snapshot: falling back to block sync from genesis/);
     expect(f5.output()).toMatch(/no peer offered a snapshot the app accepts after 3 discovery round/);
