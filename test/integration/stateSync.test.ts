@@ -153,3 +153,40 @@ describe("state sync on a loopback testnet", () => {
     expect(await f5.blockHash(5)).toBe(await v1.blockHash(5));
   }, 240_000);
 });
+
+describe("state sync of the EVM app", () => {
+  let net: Testnet;
+
+  beforeAll(async () => {
+    net = await makeTestnet(3, { "consensus.timeout_commit": "300ms" }, { proxyApp: "evm", nonValidators: 1 });
+    await Promise.all(net.nodes.slice(0, 3).map((n) => n.start(SNAPSHOTS)));
+    await net.nodes[0]?.waitForHeight(12, 200_000);
+  }, 240_000);
+  afterAll(async () => {
+    await net?.close();
+  });
+
+  test("behavior: a full node restores the EVM state and serves the same balances and blocks", async () => {
+    const [v0, v1, v2, f3] = net.nodes as [TestnetProcess, TestnetProcess, TestnetProcess, TestnetProcess];
+    await f3.start(await stateSyncFlags(v0, [v1, v2]));
+    const done = await waitForOutput(f3, /State sync complete[^\n]*height=(\d+)/);
+    const top = await v0.height();
+    await f3.waitForHeight(top + 2, 60_000);
+    expect(Number((await status(f3)).earliest_block_height)).toBe(Number(done[1]) + 1);
+    const eth = async (n: TestnetProcess, method: string, params: unknown[]) => {
+      const res = await fetch(n.evmUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return ((await res.json()) as { result: unknown }).result;
+    };
+    const tag = `0x${top.toString(16)}`;
+    // Hardhat's first dev account, funded at genesis.
+    const who = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+    expect(await eth(f3, "eth_getBalance", [who, tag])).toBe(await eth(v0, "eth_getBalance", [who, tag]));
+    expect(await eth(f3, "eth_getBlockByNumber", [tag, false])).toEqual(
+      await eth(v0, "eth_getBlockByNumber", [tag, false]),
+    );
+  }, 180_000);
+});
