@@ -611,11 +611,15 @@ async function runStateSync(
         { err: err.message },
         "State sync found no snapshot: falling back to block sync from genesis (set [state-sync] snapshot-interval on some peers' app.toml to serve snapshots)",
       );
-      const { state } = await handshake(
-        { app: consensusApp, blockStore, stateStore, genesis, events: publisher, clock: systemClock, log },
-        stateStore.load() ?? makeGenesisState(genesis),
-      );
-      await resume(state);
+      try {
+        const { state } = await handshake(
+          { app: consensusApp, blockStore, stateStore, genesis, events: publisher, clock: systemClock, log },
+          stateStore.load() ?? makeGenesisState(genesis),
+        );
+        await resume(state);
+      } catch (fallbackErr) {
+        fatal.stateSyncFailed(fallbackErr as Error);
+      }
       return;
     }
     fatal.stateSyncFailed(err instanceof Error ? err : new NoSnapshotsError(String(err)));
