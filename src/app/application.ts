@@ -1,4 +1,6 @@
 import type {
+  ApplySnapshotChunkRequest,
+  ApplySnapshotChunkResponse,
   CheckTxRequest,
   CheckTxResponse,
   CommitResponse,
@@ -7,10 +9,14 @@ import type {
   InfoResponse,
   InitChainRequest,
   InitChainResponse,
+  LoadSnapshotChunkRequest,
+  OfferSnapshotRequest,
+  OfferSnapshotResult,
   PrepareProposalRequest,
   ProcessProposalRequest,
   QueryRequest,
   QueryResponse,
+  Snapshot,
 } from "../types/abci.js";
 
 /**
@@ -29,4 +35,13 @@ export interface Application {
   commit(): Promise<CommitResponse>;
   query(req: QueryRequest): Promise<QueryResponse>;
   close(): Promise<void>;
+  /**
+   * State sync (docs/state-sync.md), ABCI's snapshot connection. An app without these methods
+   * offers no snapshots and cannot be restored from one, as CometBFT's BaseApplication.
+   */
+  listSnapshots?(): Promise<Snapshot[]>;
+  /** The chunk's bytes, or an empty array when the app does not have it. */
+  loadSnapshotChunk?(req: LoadSnapshotChunkRequest): Promise<Uint8Array>;
+  offerSnapshot?(req: OfferSnapshotRequest): Promise<OfferSnapshotResult>;
+  applySnapshotChunk?(req: ApplySnapshotChunkRequest): Promise<ApplySnapshotChunkResponse>;
 }

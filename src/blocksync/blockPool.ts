@@ -73,7 +73,7 @@ type Outgoing = { kind: "request"; height: number; peerId: string } | { kind: "e
 export class BlockPool {
   readonly #opts: BlockPoolOptions;
   readonly #deps: BlockPoolDeps;
-  readonly #startHeight: number;
+  #startHeight: number;
   /** The lowest height not yet popped: the next block to apply. */
   #heightValue: number;
   readonly #requesters = new Map<number, Requester>();
@@ -92,6 +92,13 @@ export class BlockPool {
     this.#heightValue = startHeight;
     this.#deps = deps;
     this.#opts = { ...defaultBlockPoolOptions(), ...opts };
+  }
+
+  /** Moves the first height to fetch before the pool starts (block sync after state sync). */
+  resetHeight(height: number): void {
+    if (this.#running || this.#stopped) return;
+    this.#startHeight = height;
+    this.#heightValue = height;
   }
 
   /** Starts making requests (after peerConnWaitMs). */

@@ -154,6 +154,18 @@ export class BlocksyncReactor implements Reactor {
     this.#broadcast({ kind: "statusRequest" });
   }
 
+  /**
+   * SwitchToBlockSync: starts syncing from `state` (after state sync restored the app at its height;
+   * the block store is still empty, its first block will be state.lastBlockHeight + 1).
+   */
+  switchToBlockSync(state: ChainState): void {
+    if (this.#syncing || this.#stopped) return;
+    this.#state = state;
+    this.#pool.resetHeight(state.lastBlockHeight + 1);
+    this.#syncing = true;
+    if (this.#sw !== undefined) this.start(this.#sw);
+  }
+
   /** Stops syncing (serving stops with the switch); resolves once the block being applied is done. */
   async stop(): Promise<void> {
     this.#stopped = true;

@@ -155,6 +155,7 @@ describe("defaults", () => {
         namespace: "cometbft",
       },
       appBase: { pruning: "default", pruningKeepRecent: 0, minRetainBlocks: 0 },
+      appStateSync: { snapshotInterval: 0, snapshotKeepRecent: 2 },
       jsonRpc: {
         enable: true,
         address: "127.0.0.1:8545",
@@ -576,7 +577,19 @@ describe("errors", () => {
     );
     writeConfig("[statesync]\nenable = true\n");
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
-      `"<home>/config/config.toml: [statesync] enable must be false: cometh does not implement state sync"`,
+      `"<home>/config/config.toml: [statesync] rpc_servers at least two rpc_servers entries are required (comma-separated, such as "http://10.0.0.1:26657,http://10.0.0.2:26657")"`,
+    );
+    writeConfig(
+      '[statesync]\nenable = true\nrpc_servers = "http://127.0.0.1:1,http://127.0.0.1:2"\ntrust_height = 5\n',
+    );
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: [statesync] trust_hash "" is not a 32-byte hex block hash (take it from a trusted node's /block?height=<trust_height>)"`,
+    );
+    writeConfig(
+      `[statesync]\nenable = true\nrpc_servers = "a,b"\ntrust_height = 5\ntrust_hash = "${"ab".repeat(32)}"\ndiscovery_time = "1s"\n`,
+    );
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/config.toml: [statesync] discovery_time must be 0 or at least 5s"`,
     );
     writeConfig("");
     writeConfig('[json-rpc]\napi = ""\n', "app.toml");

@@ -28,6 +28,7 @@ export type StorageConfig = TableValues<"storage">;
 export type TxIndexConfig = TableValues<"txIndex">;
 export type InstrumentationConfig = TableValues<"instrumentation">;
 export type AppBaseConfig = TableValues<"appBase">;
+export type AppStateSyncConfig = TableValues<"appStateSync">;
 export type JsonRpcConfig = TableValues<"jsonRpc">;
 export type EvmConfig = TableValues<"evm">;
 
@@ -54,6 +55,8 @@ export interface NodeConfig {
   instrumentation: InstrumentationConfig;
   /** app.toml top-level keys (pruning). */
   appBase: AppBaseConfig;
+  /** app.toml [state-sync]: the app's snapshots (docs/state-sync.md). */
+  appStateSync: AppStateSyncConfig;
   jsonRpc: JsonRpcConfig;
   evm: EvmConfig;
 }
@@ -151,6 +154,7 @@ export function loadNodeConfig(home: string, overrides: ConfigOverrides = {}): N
     txIndex: out.txIndex as TxIndexConfig,
     instrumentation: out.instrumentation as InstrumentationConfig,
     appBase: out.appBase as AppBaseConfig,
+    appStateSync: out.appStateSync as AppStateSyncConfig,
     jsonRpc: out.jsonRpc as JsonRpcConfig,
     evm: out.evm as EvmConfig,
   };
@@ -288,13 +292,7 @@ function validateCrossSettings(c: NodeConfig, overrides: ConfigOverrides): void 
       'must be set when indexer = "psql" (postgresql://<user>:<password>@<host>:<port>/<db>?<opts>)',
     );
   }
-  if (c.stateSync.enable) {
-    throw new ConfigError(
-      where(c.files.config, "--statesync.enable"),
-      "[statesync] enable",
-      "must be false: cometh does not implement state sync",
-    );
-  }
+  if (c.stateSync.enable) validateStateSync(c, where);
   if (c.appBase.pruning === "custom" && c.appBase.pruningKeepRecent < 2) {
     throw new ConfigError(
       where(c.files.app, "--pruning-keep-recent"),
@@ -308,5 +306,52 @@ function validateCrossSettings(c: NodeConfig, overrides: ConfigOverrides): void 
       "[json-rpc] api",
       'must name at least one namespace when enable = true, such as "eth,net,web3"',
     );
+  }
+}
+
+/** config.go StateSyncConfig.ValidateBasic, for an enabled state sync. */
+function validateStateSync(c: NodeConfig, where: (file: string, flag: string) => string): void {
+  const s = c.stateSync;
+  const at = (flag: string) => where(c.files.config, flag);
+  const servers = s.rpcServers
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+  if (servers.length < 2) {
+    throw new ConfigError(
+      at("--statesync.rpc_servers"),
+      "[statesync] rpc_servers",
+      'at least two rpc_servers entries are required (comma-separated, such as "http://10.0.0.1:26657,http://10.0.0.2:26657")',
+    );
+  }
+  if (s.trustPeriodMs <= 0) {
+    throw new ConfigError(at("--statesync.trust_period"), "[statesync] trust_period", "must be greater than 0");
+  }
+  if (s.trustHeight <= 0) {
+    throw new ConfigError(
+      at("--statesync.trust_height"),
+      "[statesync] trust_height",
+      "must be a height greater than 0",
+    );
+  }
+  if (!/^[0-9a-fA-F]{64}$/.test(s.trustHash)) {
+    throw new ConfigError(
+      at("--statesync.trust_hash"),
+      "[statesync] trust_hash",
+      `"${s.trustHash}" is not a 32-byte hex block hash (take it from a trusted node's /block?height=<trust_height>)`,
+    );
+  }
+  if (s.discoveryTimeMs !== 0 && s.discoveryTimeMs < 5000) {
+    throw new ConfigError(at("--statesync.discovery_time"), "[statesync] discovery_time", "must be 0 or at least 5s");
+  }
+  if (s.chunkRequestTimeoutMs < 5000) {
+    throw new ConfigError(
+      at("--statesync.chunk_request_timeout"),
+      "[statesync] chunk_request_timeout",
+      "must be at least 5s",
+    );
+  }
+  if (s.chunkFetchers <= 0) {
+    throw new ConfigError(at("--statesync.chunk_fetchers"), "[statesync] chunk_fetchers", "must be at least 1");
   }
 }

@@ -336,13 +336,20 @@ const mempool = table("config.toml", "mempool", "Mempool Configuration Option", 
 const stateSync = table("config.toml", "statesync", "State Sync Configuration Options", {
   enable: bool("enable", false, {
     doc:
-      "State sync rapidly bootstraps a new node by discovering, fetching, and restoring a state machine\nsnapshot from peers instead of fetching and replaying historical blocks.\n" +
-      "Not supported by cometh: must be false.",
+      "State sync rapidly bootstraps a new node by discovering, fetching, and restoring a state machine\nsnapshot from peers instead of fetching and replaying historical blocks. Requires some peers in\n" +
+      "the network to take and serve state machine snapshots. State sync is not attempted if the node\n" +
+      "has any local state (LastBlockHeight > 0). The node will have a truncated block history,\n" +
+      "starting from the height of the snapshot.",
   }),
   rpcServers: str("rpc_servers", "", {
-    doc: "RPC servers (comma-separated) for light client verification of the synced state machine.",
+    doc:
+      "RPC servers (comma-separated) for light client verification of the synced state machine and\n" +
+      "retrieval of state data for node bootstrapping. Also needs a trusted height and corresponding\n" +
+      "header hash obtained from a trusted source, and a period during which validators can be trusted.\n\n" +
+      "For Cosmos SDK-based chains, trust_period should usually be about 2/3 of the unbonding time (~2\n" +
+      "weeks) during which they can be financially punished (slashed) for misbehavior.",
   }),
-  trustHeight: int("trust_height", 0, { doc: "" }),
+  trustHeight: int("trust_height", 0, { doc: "", min: 0 }),
   trustHash: str("trust_hash", "", { doc: "" }),
   trustPeriodMs: duration("trust_period", "168h0m0s", { doc: "" }),
   discoveryTimeMs: duration("discovery_time", "15s", {
@@ -475,6 +482,19 @@ const appBase = table("app.toml", "", "Base Configuration", {
   }),
 });
 
+const appStateSync = table("app.toml", "state-sync", "State Sync Configuration", {
+  snapshotInterval: int("snapshot-interval", 0, {
+    doc:
+      "snapshot-interval specifies the block interval at which local state sync snapshots are\n" +
+      "taken (0 to disable).",
+    min: 0,
+  }),
+  snapshotKeepRecent: int("snapshot-keep-recent", 2, {
+    doc: "snapshot-keep-recent specifies the number of recent snapshots to keep and serve (0 to keep all).",
+    min: 0,
+  }),
+});
+
 const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {
   enable: bool("enable", true, { doc: "Enable defines if the JSON-RPC server should be enabled." }),
   address: listenAddr("address", "127.0.0.1:8545", {
@@ -591,6 +611,7 @@ export const SETTINGS = {
   txIndex,
   instrumentation,
   appBase,
+  appStateSync,
   jsonRpc,
   evm,
 } as const;

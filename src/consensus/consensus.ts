@@ -50,22 +50,29 @@ export interface Consensus {
  * Builds consensus: loads the chain state (or the genesis state), runs the ABCI handshake so app,
  * block store and state agree, and sets up the state machine. Call start() to begin.
  */
-export async function createConsensus(opts: ConsensusOptions, deps: ConsensusDeps): Promise<Consensus> {
+export async function createConsensus(
+  opts: ConsensusOptions,
+  deps: ConsensusDeps,
+  start: { handshake: boolean } = { handshake: true },
+): Promise<Consensus> {
   const stored = deps.stateStore.load();
   const initial = stored ?? makeGenesisState(deps.genesis);
-  const { state } = await handshake(
-    {
-      app: deps.app,
-      blockStore: deps.blockStore,
-      stateStore: deps.stateStore,
-      genesis: deps.genesis,
-      events: deps.events,
-      clock: deps.clock,
-      log: deps.log,
-      ...(deps.failPoint === undefined ? {} : { failPoint: deps.failPoint }),
-    },
-    initial,
-  );
+  // State sync restores the app instead (node/): no InitChain, no replay; start() adopts the stored state.
+  const { state } = !start.handshake
+    ? { state: initial }
+    : await handshake(
+        {
+          app: deps.app,
+          blockStore: deps.blockStore,
+          stateStore: deps.stateStore,
+          genesis: deps.genesis,
+          events: deps.events,
+          clock: deps.clock,
+          log: deps.log,
+          ...(deps.failPoint === undefined ? {} : { failPoint: deps.failPoint }),
+        },
+        initial,
+      );
   const cs = new ConsensusState(opts, deps, state);
   return {
     start: () => cs.start(),

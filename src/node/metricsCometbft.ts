@@ -415,7 +415,7 @@ export class CometbftMetrics implements ConsensusMetricsHooks, MempoolMetricsHoo
     this.#bsBlockSize = gauge("blocksync_block_size_bytes", "Size of the latest block.");
     this.#bsLatestHeight = gauge("blocksync_latest_block_height", "The height of the latest block.");
 
-    // statesync/metrics.gen.go: state sync is not supported, so never syncing.
+    // statesync/metrics.gen.go: not wired to the state sync reactor yet, so 0 (TODO(#28); RPC status catching_up is).
     gauge("statesync_syncing", "Whether or not a node is state syncing. 1 if yes, 0 if no.");
 
     // proxy/metrics.gen.go

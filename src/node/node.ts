@@ -26,7 +26,9 @@ import {
   type ConsensusApp,
   type ConsensusOptions,
   createConsensus,
+  handshake,
   MiningPolicy,
+  makeGenesisState,
 } from "../consensus/index.js";
 import { ChainEpoch, EventBus } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
@@ -42,9 +44,10 @@ import {
   startCometRpc,
 } from "../rpc/comet/index.js";
 import { type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
+import { LightClientStateProvider, NoSnapshotsError, StatesyncReactor } from "../statesync/index.js";
 import { BlockStore, type KvStore, openKvStore, StateStore } from "../store/index.js";
 import { type ChainState, type GenesisDoc, ValidatorSet } from "../types/index.js";
-import { bytesEqual } from "../util/bytes.js";
+import { bytesEqual, hexToBytes } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { DevChain, DevTime } from "./devChain.js";
@@ -186,12 +189,16 @@ async function build(
   live.mempool = mempool;
   const delivery = await createEventDelivery(base, metrics, live);
   const withEvents = { ...base, app, live, metrics, mempool, ...delivery };
-  const core: Core = { ...withEvents, ...(await createConsensusAndReactor(withEvents, consensusApp)) };
+  const stateSync = wantsStateSync(base);
+  const core: Core = { ...withEvents, ...(await createConsensusAndReactor(withEvents, consensusApp, !stateSync)) };
 
-  const sync = createBlockSync(core, consensusApp);
+  const sync = createBlockSync(core, consensusApp, stateSync);
   stack.push("consensus", () => core.consensus.stop());
-  const sw = await startP2P(core, sync.blocksync);
-  if (!sync.syncFirst) await sync.startConsensus();
+  const statesync = new StatesyncReactor(app, log.child({ module: "statesync" }));
+  live.statesync = statesync;
+  const sw = await startP2P(core, sync.blocksync, statesync);
+  if (stateSync) void runStateSync(core, consensusApp, statesync, sync, fatal);
+  else if (!sync.syncFirst) await sync.startConsensus();
 
   const rpc = await startNodeRpc(core, sw, sync.blocksync);
   const devControl = await createDevControl(core);
@@ -245,6 +252,15 @@ class FatalStop {
     this.#log.error(
       { err: err.message, connection: err.connection },
       `${err.connection} connection terminated. Did the application crash? Please restart cometh`,
+    );
+    this.#fail(err);
+  }
+
+  /** State sync failed for a reason other than finding no snapshot (CometBFT only logs it and waits forever). */
+  stateSyncFailed(err: Error): void {
+    this.#log.error(
+      { err: err.message },
+      "State sync failed. Check [statesync] rpc_servers, trust_height and trust_hash, remove the data directory and start again",
     );
     this.#fail(err);
   }
@@ -447,6 +463,7 @@ async function createEventDelivery(
 async function createConsensusAndReactor(
   parts: Omit<Core, "evidencePool" | "consensusReactor" | "consensus" | "mining">,
   consensusApp: ConsensusApp,
+  runHandshake: boolean,
 ): Promise<Pick<Core, "evidencePool" | "consensusReactor" | "consensus" | "mining">> {
   const { config, log, db, stateStore, blockStore, devTime, mempool, publisher, genesis, signer, metrics } = parts;
   const evidencePool = new EvidencePool({ db, stateStore, blockStore, log: log.child({ module: "evidence" }) });
@@ -470,21 +487,25 @@ async function createConsensusAndReactor(
           // Time travel moves block times away from the wall clock on purpose.
           blockTimeToleranceMs: 0,
         };
-  const consensus = await createConsensus(consensusOpts, {
-    app: consensusApp,
-    blockStore,
-    stateStore,
-    mempool,
-    events: publisher,
-    genesis,
-    signer,
-    clock: systemClock,
-    log: consensusLog,
-    gossip: consensusReactor,
-    evidence: evidencePool,
-    evidencePool,
-    ...(metrics === undefined ? {} : { metrics: metrics.cometbft }),
-  });
+  const consensus = await createConsensus(
+    consensusOpts,
+    {
+      app: consensusApp,
+      blockStore,
+      stateStore,
+      mempool,
+      events: publisher,
+      genesis,
+      signer,
+      clock: systemClock,
+      log: consensusLog,
+      gossip: consensusReactor,
+      evidence: evidencePool,
+      evidencePool,
+      ...(metrics === undefined ? {} : { metrics: metrics.cometbft }),
+    },
+    { handshake: runHandshake },
+  );
   parts.live.consensus = consensus;
   consensusReactor.setConsensus(consensus);
   // A remote signer that dials back gets the vote it missed (consensus would otherwise wait for peers).
@@ -499,13 +520,10 @@ async function createConsensusAndReactor(
  * onlyValidatorIsUs); `startConsensus` starts consensus once (when block sync has caught up, or
  * right after p2p when it does not run).
  */
-function createBlockSync(
-  core: Core,
-  consensusApp: ConsensusApp,
-): { syncFirst: boolean; startConsensus: () => Promise<void>; blocksync: BlocksyncReactor } {
+function createBlockSync(core: Core, consensusApp: ConsensusApp, afterStateSync: boolean): BlockSyncPhase {
   const { config, log, blockStore, stateStore, mempool, evidencePool, publisher, consensus, consensusReactor } = core;
   const syncFirst = config.base.blockSyncMode && !onlyValidatorIsUs(consensus.chainState(), core.signer.address());
-  if (syncFirst) consensusReactor.waitForSync();
+  if (syncFirst || afterStateSync) consensusReactor.waitForSync();
   const syncLog = log.child({ module: "blocksync" });
   let consensusStarted = false;
   const startConsensus = async () => {
@@ -538,14 +556,103 @@ function createBlockSync(
         await startConsensus();
       },
     },
-    { enabled: syncFirst, localAddress: core.signer.address() },
+    // After state sync, block sync starts from the restored state (switchToBlockSync).
+    { enabled: syncFirst && !afterStateSync, localAddress: core.signer.address() },
   );
   core.live.blocksync = blocksync;
   return { syncFirst, startConsensus, blocksync };
 }
 
+interface BlockSyncPhase {
+  syncFirst: boolean;
+  startConsensus: () => Promise<void>;
+  blocksync: BlocksyncReactor;
+}
+
+/**
+ * State sync runs when enabled on a node without state, unless this node alone can make blocks
+ * (CometBFT: "Found local state with non-zero height, skipping state sync"). Never on a dev chain.
+ */
+function wantsStateSync(base: Base): boolean {
+  const { config, stateStore, genesis, signer, log, devChain } = base;
+  if (!config.stateSync.enable || devChain) return false;
+  if ((stateStore.load()?.lastBlockHeight ?? 0) > 0) {
+    log.info("Found local state with non-zero height, skipping state sync");
+    return false;
+  }
+  return !onlyValidatorIsUs(makeGenesisState(genesis), signer.address());
+}
+
+/**
+ * startStateSync (node/node.go): the light client checks the trust options, the reactor restores a
+ * snapshot, the state and the commit at its height are stored (the block store starts at the next
+ * height), then block sync (or consensus) goes on from there. With no snapshot to be found the node
+ * runs the handshake and block syncs from genesis instead (docs/state-sync.md).
+ */
+async function runStateSync(
+  core: Core,
+  consensusApp: ConsensusApp,
+  reactor: StatesyncReactor,
+  next: BlockSyncPhase,
+  fatal: FatalStop,
+): Promise<void> {
+  const { config, genesis, stateStore, blockStore, publisher } = core;
+  const ss = config.stateSync;
+  const log = core.log.child({ module: "statesync" });
+  const startedMs = Date.now();
+  log.info({ rpcServers: ss.rpcServers, trustHeight: ss.trustHeight }, "Starting state sync");
+  const resume = async (state: ChainState) => {
+    if (next.syncFirst) next.blocksync.switchToBlockSync(state);
+    else await next.startConsensus();
+  };
+  try {
+    const provider = new LightClientStateProvider({
+      chainId: genesis.chainId,
+      initialHeight: genesis.initialHeight,
+      servers: splitAddressList(ss.rpcServers),
+      trust: {
+        height: ss.trustHeight,
+        hash: hexToBytes(ss.trustHash) ?? new Uint8Array(0),
+        periodMs: ss.trustPeriodMs,
+      },
+      log: core.log.child({ module: "light" }),
+    });
+    await provider.initialize();
+    const { state, commit } = await reactor.sync(provider, ss.discoveryTimeMs, {
+      tempDir: ss.tempDir,
+      chunkFetchers: ss.chunkFetchers,
+      chunkRequestTimeoutMs: ss.chunkRequestTimeoutMs,
+    });
+    await stateStore.bootstrap(state);
+    await blockStore.saveSeenCommit(state.lastBlockHeight, commit);
+    log.info(
+      { height: state.lastBlockHeight, elapsedMs: Date.now() - startedMs },
+      "State sync complete: the block store starts at the next height",
+    );
+    await resume(state);
+  } catch (err) {
+    if (err instanceof NoSnapshotsError) {
+      log.error(
+        { err: err.message },
+        "State sync found no snapshot: falling back to block sync from genesis (set [state-sync] snapshot-interval on some peers' app.toml to serve snapshots)",
+      );
+      try {
+        const { state } = await handshake(
+          { app: consensusApp, blockStore, stateStore, genesis, events: publisher, clock: systemClock, log },
+          stateStore.load() ?? makeGenesisState(genesis),
+        );
+        await resume(state);
+      } catch (fallbackErr) {
+        fatal.stateSyncFailed(fallbackErr as Error);
+      }
+      return;
+    }
+    fatal.stateSyncFailed(err instanceof Error ? err : new NoSnapshotsError(String(err)));
+  }
+}
+
 /** The address book, the switch with every reactor, started; persistent peers are dialled. */
-async function startP2P(core: Core, blocksync: BlocksyncReactor): Promise<Switch> {
+async function startP2P(core: Core, blocksync: BlocksyncReactor, statesync: StatesyncReactor): Promise<Switch> {
   const { config, log, stack, genesis, nodeKey, consensus, consensusReactor, mempool, evidencePool, metrics } = core;
   const p2pLog = log.child({ module: "p2p" });
   const p2p = config.p2p;
@@ -573,7 +680,7 @@ async function startP2P(core: Core, blocksync: BlocksyncReactor): Promise<Switch
     ...(metrics === undefined ? {} : { traffic: metrics.cometbft }),
   });
   core.live.p2p = sw;
-  // CometBFT's order, which is also the order of NodeInfo.channels: blocksync, consensus, mempool, evidence, pex.
+  // CometBFT's order, which is also the order of NodeInfo.channels: blocksync, consensus, mempool, evidence, statesync, pex.
   sw.addReactor(blocksync);
   sw.addReactor(consensusReactor);
   sw.addReactor(
@@ -590,6 +697,7 @@ async function startP2P(core: Core, blocksync: BlocksyncReactor): Promise<Switch
         consensus.peerStateViews().find((v) => v.nodeAddress.startsWith(`${peer.id}@`))?.roundState?.height,
     }),
   );
+  sw.addReactor(statesync);
   if (p2p.pex) {
     sw.addReactor(
       new PexReactor({
@@ -639,7 +747,7 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
       p2p: p2pAccess(sw),
       p2pNodeInfo: () => sw.nodeInfo(),
       evidence: evidencePool,
-      isCatchingUp: () => blocksync.isSyncing(),
+      isCatchingUp: () => blocksync.isSyncing() || (core.live.statesync?.isSyncing() ?? false),
       epoch: core.epoch,
     }),
     log.child({ module: "rpc-server" }),
@@ -779,6 +887,7 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
         dbDir: join(config.base.dbDir, DB_FILES.kvstoreApp),
         log: appLog,
         retainBlocks: config.appBase.minRetainBlocks,
+        snapshots: snapshotOptions(config),
       });
     case "evm":
       return createEvmApp({
@@ -788,8 +897,11 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
         allowUnprotectedTxs: config.jsonRpc.allowUnprotectedTxs,
         pruning: pruningWindow(config),
         minRetainBlocks: config.appBase.minRetainBlocks,
+        // Blocks a node restoring the oldest kept snapshot replays (the Cosmos SDK's retention bound).
+        snapshotRetainBlocks: config.appStateSync.snapshotInterval * config.appStateSync.snapshotKeepRecent,
         minTip: config.evm.minTip,
         maxTxGasWanted: config.evm.maxTxGasWanted,
+        ...(dev === undefined ? { snapshots: snapshotOptions(config) } : {}),
         ...(dev === undefined ? {} : { noSync: true }),
         ...(dev?.mnemonic === undefined ? {} : { mnemonic: dev.mnemonic }),
         ...(dev?.accounts === undefined ? {} : { devAccountCount: dev.accounts }),
@@ -812,6 +924,14 @@ async function createIndexer(
     case "psql":
       return createPsqlIndexer({ connectionString: config.txIndex.psqlConn, chainId: genesis.chainId });
   }
+}
+
+/**
+ * app.toml [state-sync]: a snapshot every snapshot-interval heights, snapshot-keep-recent kept. With
+ * interval 0 none is taken, and those already on disk are still served (as the Cosmos SDK does).
+ */
+function snapshotOptions(config: NodeConfig): { interval: number; keepRecent: number } {
+  return { interval: config.appStateSync.snapshotInterval, keepRecent: config.appStateSync.snapshotKeepRecent };
 }
 
 /** Cosmos SDK's pruning strategies as a number of kept heights ("nothing" keeps everything). */
@@ -921,6 +1041,7 @@ interface LiveParts {
   bus?: EventBus;
   consensus?: Consensus;
   blocksync?: BlocksyncReactor;
+  statesync?: StatesyncReactor;
   p2p?: Switch;
   evmRpc?: RunningEvmRpc;
 }

@@ -210,9 +210,23 @@ export class BlockStore {
     return bytes === undefined ? undefined : decodeOrThrow(`commit ${height}`, bytes, decodeCommit);
   }
 
+  /**
+   * Stores the commit of a block this store does not hold (state sync's snapshot height, CometBFT
+   * SaveSeenCommit): consensus builds the next block's LastCommit from it. Durable on resolve.
+   */
+  saveSeenCommit(height: number, commit: Commit): Promise<void> {
+    const bytes = encodeCommit(commit);
+    const run = this.#writes.then(() =>
+      this.#kv.transaction(() => this.#table.put(heightKey(BLOCK_KEY_PREFIX.seenCommit, height), bytes)),
+    );
+    this.#writes = run.catch(() => undefined);
+    return run;
+  }
+
   /** The commit this node collected for `height` (the only one there is for the latest block). */
   loadSeenCommit(height: number): Commit | undefined {
-    if (!this.#has(height)) return undefined;
+    // An empty store after state sync holds the snapshot height's commit alone (saveSeenCommit).
+    if (!this.#has(height) && !(this.#height === 0 && height > 0)) return undefined;
     const bytes = this.#table.get(heightKey(BLOCK_KEY_PREFIX.seenCommit, height));
     return bytes === undefined ? undefined : decodeOrThrow(`seen commit ${height}`, bytes, decodeCommit);
   }

@@ -174,4 +174,49 @@ export interface QueryResponse {
   codespace: string;
 }
 
+/** abci.Snapshot: one snapshot an app offers (state sync, docs/state-sync.md). */
+export interface Snapshot {
+  height: number;
+  /** The app's own format number; a node only restores formats the app accepts. */
+  format: number;
+  chunks: number;
+  /** Identifies the snapshot; compared byte for byte between peers. */
+  hash: Uint8Array;
+  /** App-defined (ours: the chunk hash list, docs/state-sync.md). */
+  metadata: Uint8Array;
+}
+
+/** ResponseOfferSnapshot.Result, by name. */
+export type OfferSnapshotResult = "accept" | "abort" | "reject" | "rejectFormat" | "rejectSender";
+
+export interface OfferSnapshotRequest {
+  snapshot: Snapshot;
+  /** The light-client-verified app hash at the snapshot height. */
+  appHash: Uint8Array;
+}
+
+export interface LoadSnapshotChunkRequest {
+  height: number;
+  format: number;
+  chunk: number;
+}
+
+export interface ApplySnapshotChunkRequest {
+  index: number;
+  chunk: Uint8Array;
+  /** The p2p ID of the peer that sent the chunk. */
+  sender: string;
+}
+
+/** ResponseApplySnapshotChunk.Result, by name. */
+export type ApplySnapshotChunkResult = "accept" | "abort" | "retry" | "retrySnapshot" | "rejectSnapshot";
+
+export interface ApplySnapshotChunkResponse {
+  result: ApplySnapshotChunkResult;
+  /** Chunks to fetch again (e.g. the one just refused). */
+  refetchChunks: number[];
+  /** Peers whose chunks must not be used again. */
+  rejectSenders: string[];
+}
+
 export type { Evidence };

@@ -52,9 +52,10 @@ export class TestnetProcess {
     return this.#output();
   }
 
-  async start(): Promise<void> {
+  /** Starts `cometh start`; `flags` are added to its command line (e.g. `--statesync.enable=true`). */
+  async start(flags: readonly string[] = []): Promise<void> {
     if (this.#child !== undefined) return;
-    const node = spawnNode(["start", "--home", this.node.home, `--json-rpc.enable=${this.#jsonRpc}`]);
+    const node = spawnNode(["start", "--home", this.node.home, `--json-rpc.enable=${this.#jsonRpc}`, ...flags]);
     this.#child = node.child;
     this.#exited = node.exited;
     this.#output = node.output;
@@ -112,14 +113,14 @@ export interface Testnet {
 export async function makeTestnet(
   validators: number,
   config: Record<string, string | boolean | number> = {},
-  opts: { proxyApp?: "kvstore" | "evm" } = {},
+  opts: { proxyApp?: "kvstore" | "evm"; nonValidators?: number } = {},
 ): Promise<Testnet> {
   const { home: dir, cleanup } = await makeTempHome("cometh-testnet-");
-  const ports = await freePorts(validators * 4);
+  const ports = await freePorts((validators + (opts.nonValidators ?? 0)) * 4);
   const result = await createTestnet({
     outputDir: dir,
     validators,
-    nonValidators: 0,
+    nonValidators: opts.nonValidators ?? 0,
     chainId: "cometh-testnet",
     proxyApp: opts.proxyApp ?? "kvstore",
     ports: (i) => ({

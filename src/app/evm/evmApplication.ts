@@ -3,6 +3,8 @@ import type { Common } from "@ethereumjs/common";
 import { type KvStore, openKvStore } from "../../store/index.js";
 import type {
   AbciEvent,
+  ApplySnapshotChunkRequest,
+  ApplySnapshotChunkResponse,
   CheckTxRequest,
   CheckTxResponse,
   CommitResponse,
@@ -12,10 +14,14 @@ import type {
   InfoResponse,
   InitChainRequest,
   InitChainResponse,
+  LoadSnapshotChunkRequest,
+  OfferSnapshotRequest,
+  OfferSnapshotResult,
   PrepareProposalRequest,
   ProcessProposalRequest,
   QueryRequest,
   QueryResponse,
+  Snapshot,
 } from "../../types/index.js";
 import { bytesToHex, EMPTY_BYTES, hexToBytes } from "../../util/bytes.js";
 import type { Logger } from "../../util/logger.js";
@@ -57,6 +63,7 @@ import {
   setLengthLeft,
   stripZeros,
 } from "./records.js";
+import { EvmSnapshots } from "./snapshots.js";
 import { chainAppHash, diffHash, EvmStateDb, type StateDiff } from "./stateDb.js";
 import { type DecodeContext, type DecodedTx, DecodedTxCache, notOnDevChain } from "./txDecode.js";
 
@@ -110,6 +117,8 @@ export interface EvmAppOptions {
   minRetainBlocks?: number;
   /** Blocks state sync peers may still need: snapshot-interval × snapshot-keep-recent (0 = none). */
   snapshotRetainBlocks?: number;
+  /** State sync snapshots (app.toml [state-sync]), kept in `<dbDir>/snapshots` (snapshots.ts); none when absent. */
+  snapshots?: { interval: number; keepRecent: number; chunkBytes?: number };
 }
 
 interface PendingBlock {
@@ -196,6 +205,8 @@ export class EvmApplication implements Application {
   #cheatsOnlyProposal = false;
   /** Dev chains: where console.log lines of calls and committed txs go. */
   #consoleLog: ((lines: string[]) => void) | undefined;
+  /** State sync: taking, serving and restoring snapshots (snapshots.ts). */
+  readonly #snapshots: EvmSnapshots;
 
   private constructor(kv: KvStore, opts: EvmAppOptions) {
     this.#kv = kv;
@@ -234,6 +245,40 @@ export class EvmApplication implements Application {
       decode: (raw) => this.#cache.decode(raw, this.#decodeCtx),
       consoleLog: () => (this.#decodeCtx.devChain === true ? this.#consoleLog : undefined),
     });
+    this.#snapshots = new EvmSnapshots(this.db, opts, () => this.#reloadSettings());
+  }
+
+  /** After a snapshot restore: the chain settings, chain id and fork rules of the restored state. */
+  #reloadSettings(): void {
+    this.#settings = this.db.settings();
+    const chainId = this.#settings?.chainId ?? this.#opts.chainId ?? DEFAULT_EVM_CHAIN_ID;
+    this.#common = createEvmCommon(chainId);
+    this.#decodeCtx = {
+      ...this.#decodeCtx,
+      common: createTxCommon(chainId),
+      chainId,
+      devChain: this.#settings?.devChain === true,
+    };
+    this.#executor = undefined;
+    this.#checkState = new Map();
+  }
+
+  // ---- state sync (snapshots.ts) -------------------------------------------------------------------
+
+  listSnapshots(): Promise<Snapshot[]> {
+    return this.#snapshots.list();
+  }
+
+  loadSnapshotChunk(req: LoadSnapshotChunkRequest): Promise<Uint8Array> {
+    return this.#snapshots.loadChunk(req);
+  }
+
+  offerSnapshot(req: OfferSnapshotRequest): Promise<OfferSnapshotResult> {
+    return this.#snapshots.offer(req);
+  }
+
+  applySnapshotChunk(req: ApplySnapshotChunkRequest): Promise<ApplySnapshotChunkResponse> {
+    return this.#snapshots.apply(req);
   }
 
   /** Wraps an open store (the app closes it on close()). */
@@ -824,6 +869,7 @@ export class EvmApplication implements Application {
       throw err;
     }
     this.#pending = undefined;
+    this.#snapshots.afterCommit(meta);
     if (p.consoleLines.length > 0) this.#consoleLog?.(p.consoleLines);
     if (this.db.fork !== undefined) this.flushForkCache();
     // The mempool rechecks what is left after each block; CheckTx rebuilds its view from those rechecks.

@@ -2,6 +2,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { type KvStore, type KvTable, prefixEnd } from "../../store/index.js";
 import { bytesToHex } from "../../util/bytes.js";
+import { SnapshotFormatError } from "../snapshots/index.js";
 import { StateUnavailableError } from "./errors.js";
 import type { ForkSource } from "./fork/index.js";
 import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
@@ -134,6 +135,16 @@ export function chainAppHash(prev: Uint8Array, height: number, diff: Uint8Array 
 }
 
 const META_APP = new TextEncoder().encode("app");
+
+/** The table tag in front of each snapshot entry's key (format 1 of the EVM app's snapshots). */
+const SNAPSHOT_TAGS = { meta: 0, acct: 1, stor: 2, code: 3, blk: 4 } as const;
+
+function tagged(tag: number, key: Uint8Array): Uint8Array {
+  const out = new Uint8Array(key.length + 1);
+  out[0] = tag;
+  out.set(key, 1);
+  return out;
+}
 const META_SETTINGS = new TextEncoder().encode("settings");
 const EMPTY = new Uint8Array(0);
 
@@ -182,6 +193,8 @@ export class EvmStateDb {
    * never falls back to the source.
    */
   #fork: ForkSource | undefined;
+  /** The height of the snapshot being restored, once its pointer entry was written. */
+  #restoreHeight: number | undefined;
 
   constructor(kv: KvStore, fork?: ForkSource) {
     this.kv = kv;
@@ -685,6 +698,94 @@ export class EvmStateDb {
     this.#rootlessCache.clear();
     this.#logsCache.clear();
     this.#logsCacheEntries = 0;
+  }
+
+  // ---- state sync snapshots (app/snapshots, docs/state-sync.md) -------------------------------------
+
+  /**
+   * The committed state as snapshot entries, each key tagged by its table (SNAPSHOT_TAGS): the
+   * pointer and settings first, then accounts, storage, code, and the block records of the last 256
+   * heights (BLOCKHASH and the latest block's queries). Read synchronously: one consistent view.
+   */
+  *snapshotEntries(): Generator<{ key: Uint8Array; value: Uint8Array }> {
+    const height = this.latestHeight();
+    for (const { key, value } of this.#meta.range()) yield { key: tagged(SNAPSHOT_TAGS.meta, key), value };
+    for (const { key, value } of this.#acct.range()) yield { key: tagged(SNAPSHOT_TAGS.acct, key), value };
+    for (const { key, value } of this.#stor.range()) yield { key: tagged(SNAPSHOT_TAGS.stor, key), value };
+    for (const { key, value } of this.#code.range()) yield { key: tagged(SNAPSHOT_TAGS.code, key), value };
+    for (const { key, value } of this.#blk.range({ gte: u64be(BigInt(Math.max(0, height - 255))) })) {
+      yield { key: tagged(SNAPSHOT_TAGS.blk, key), value };
+    }
+  }
+
+  /** Empties every table before a snapshot is restored (inside kv.transaction). */
+  clearForRestore(): void {
+    const tables = [this.#acct, this.#acctH, this.#stor, this.#storH, this.#code, this.#chg, this.#blk];
+    for (const t of [...tables, this.#rcpt, this.#txh, this.#bhash, this.#meta, this.#devH]) {
+      for (const { key } of t.range()) t.remove(key);
+    }
+    this.#restoreHeight = undefined;
+  }
+
+  /**
+   * Writes one chunk's entries (inside kv.transaction). Accounts and slots get their history version
+   * at the snapshot height too, so that reads at that height keep working once later heights commit.
+   */
+  restoreEntries(entries: readonly { key: Uint8Array; value: Uint8Array }[]): void {
+    for (const { key, value } of entries) {
+      const tag = key[0];
+      const k = key.subarray(1);
+      switch (tag) {
+        case SNAPSHOT_TAGS.meta:
+          this.#meta.put(k, value);
+          if (equalBytes(k, META_APP)) this.#restoreHeight = decodeMeta(value).height;
+          break;
+        case SNAPSHOT_TAGS.acct:
+        case SNAPSHOT_TAGS.stor: {
+          if (this.#restoreHeight === undefined)
+            throw new SnapshotFormatError("an account or slot came before the pointer");
+          const [latest, history] = tag === SNAPSHOT_TAGS.acct ? [this.#acct, this.#acctH] : [this.#stor, this.#storH];
+          latest.put(k, value);
+          history.put(concat(k, inverted(this.#restoreHeight)), value);
+          break;
+        }
+        case SNAPSHOT_TAGS.code:
+          this.#code.put(k, value);
+          break;
+        case SNAPSHOT_TAGS.blk: {
+          this.#blk.put(k, value);
+          const block = decodeBlock(value);
+          if (block.hash.length > 0) this.#bhash.put(block.hash, k);
+          break;
+        }
+        default:
+          throw new SnapshotFormatError(`unknown table tag ${String(tag)}`);
+      }
+    }
+  }
+
+  /**
+   * After the last chunk: the restored pointer becomes the latest, with its state the only one kept
+   * (earliest = the snapshot height); caches are dropped. Inside no transaction; returns the pointer.
+   */
+  async finishRestore(): Promise<AppMeta | undefined> {
+    const raw = this.#meta.get(META_APP);
+    let meta = raw === undefined ? undefined : decodeMeta(raw);
+    if (meta !== undefined && meta.earliestStateHeight !== meta.height) {
+      const m: AppMeta = { ...meta, earliestStateHeight: meta.height };
+      await this.kv.transaction(() => this.#meta.put(META_APP, encodeMeta(m)));
+      meta = m;
+    }
+    this.#latest = meta;
+    this.#latestRaw = undefined;
+    this.#acctCache.clear();
+    this.#codeCache.clear();
+    this.#blockCache.clear();
+    this.#rootlessCache.clear();
+    this.#logsCache.clear();
+    this.#logsCacheEntries = 0;
+    this.#restoreHeight = undefined;
+    return meta;
   }
 
   /** Marks the start of a commit: readers of the current height switch to history tables. */

@@ -1,5 +1,13 @@
 import { join } from "node:path";
 import { type KvStore, openKvStore } from "../../store/index.js";
+import type {
+  ApplySnapshotChunkRequest,
+  ApplySnapshotChunkResponse,
+  LoadSnapshotChunkRequest,
+  OfferSnapshotRequest,
+  OfferSnapshotResult,
+  Snapshot,
+} from "../../types/index.js";
 import {
   type AbciEvent,
   addressFromPubKey,
@@ -22,6 +30,7 @@ import {
 import { bytesToHex, bytesToUtf8, concatBytes, EMPTY_BYTES, utf8ToBytes } from "../../util/bytes.js";
 import type { Logger } from "../../util/logger.js";
 import type { Application } from "../application.js";
+import { type SnapshotEntry, SnapshotRestorer, SnapshotStore } from "../snapshots/index.js";
 import { InvalidKvTxError, KvStoreAppStateError } from "./errors.js";
 import { KVSTORE_CODES, type KvTx, parseKvTx } from "./txFormat.js";
 import { decodeValidatorRecord, encodeValidatorRecord } from "./validatorRecord.js";
@@ -97,13 +106,30 @@ export interface KvStoreAppOptions {
   log: Logger;
   /** Heights to keep (ResponseCommit.RetainHeight); 0 keeps every block. */
   retainBlocks?: number;
+  /** State sync snapshots (app.toml [state-sync]), kept in `<dbDir>/snapshots`; none when absent. */
+  snapshots?: KvSnapshotOptions;
+}
+
+/** app.toml [state-sync] snapshot-interval and snapshot-keep-recent; chunkBytes for tests. */
+export interface KvSnapshotOptions {
+  interval: number;
+  keepRecent: number;
+  chunkBytes?: number;
+}
+
+interface OpenOptions {
+  log: Logger;
+  retainBlocks?: number;
+  snapshots?: KvSnapshotOptions;
+  /** Where snapshots are kept (required with `snapshots`). */
+  snapshotDir?: string;
 }
 
 /** Opens (or creates) the kvstore app's LMDB database in `dbDir`. */
 export async function createKvStoreApp(opts: KvStoreAppOptions): Promise<KvStoreApplication> {
   // A path with an extension makes LMDB use it as a file; a file inside dbDir keeps dbDir a directory.
   const db = await openKvStore(join(opts.dbDir, "data.mdb"));
-  return KvStoreApplication.open(db, opts);
+  return KvStoreApplication.open(db, { ...opts, snapshotDir: join(opts.dbDir, "snapshots") });
 }
 
 function encodeState(s: AppState): Uint8Array {
@@ -203,22 +229,37 @@ export class KvStoreApplication implements Application {
   /** hex address → pubkey hex, for punishing misbehaviour. */
   #addresses: Map<string, string>;
   #pending: PendingBlock | undefined;
+  readonly #snapshots: SnapshotStore | undefined;
+  readonly #restorer: SnapshotRestorer;
 
-  private constructor(db: KvStore, opts: { log: Logger; retainBlocks?: number }) {
+  private constructor(db: KvStore, opts: OpenOptions) {
     this.#db = db;
     this.#log = opts.log;
     this.#retainBlocks = opts.retainBlocks ?? 0;
     this.#committed = decodeState(db.get(STATE_KEY));
     this.#validators = new Map();
-    for (const { value } of db.range({ prefix: VAL_PREFIX })) {
-      const v = decodeValidatorRecord(value);
-      this.#validators.set(bytesToHex(v.pubKey.bytes), v);
-    }
-    this.#addresses = this.#addressIndex(this.#validators);
+    this.#addresses = new Map();
+    this.#loadValidators();
+    this.#snapshots =
+      opts.snapshots === undefined || opts.snapshotDir === undefined
+        ? undefined
+        : new SnapshotStore({ ...opts.snapshots, dir: opts.snapshotDir, log: opts.log });
+    this.#restorer = new SnapshotRestorer(
+      {
+        clear: () => this.#clearState(),
+        write: (entries) => this.#writeEntries(entries),
+        finish: async () => {
+          this.#committed = decodeState(this.#db.get(STATE_KEY));
+          this.#loadValidators();
+          return { height: this.#committed.height, appHash: this.#committed.appHash };
+        },
+      },
+      opts.log,
+    );
   }
 
   /** Wraps an open store (the app closes it on close()). */
-  static open(db: KvStore, opts: { log: Logger; retainBlocks?: number }): KvStoreApplication {
+  static open(db: KvStore, opts: OpenOptions): KvStoreApplication {
     return new KvStoreApplication(db, opts);
   }
 
@@ -354,6 +395,9 @@ export class KvStoreApplication implements Application {
       }
     }
     const height = this.#committed.height;
+    // Every key of the app's store is its state: the snapshot is all of them, read in one view.
+    if (p !== undefined && this.#snapshots?.due(height))
+      this.#snapshots.take(height, this.#committed.appHash, this.#db.range());
     const retainHeight = this.#retainBlocks > 0 && height >= this.#retainBlocks ? height - this.#retainBlocks + 1 : 0;
     return { retainHeight };
   }
@@ -378,6 +422,48 @@ export class KvStoreApplication implements Application {
 
   async close(): Promise<void> {
     await this.#db.close();
+  }
+
+  // ---- state sync (app/snapshots) ----------------------------------------------------------------
+
+  async listSnapshots(): Promise<Snapshot[]> {
+    return this.#snapshots?.list() ?? [];
+  }
+
+  async loadSnapshotChunk(req: LoadSnapshotChunkRequest): Promise<Uint8Array> {
+    return this.#snapshots?.loadChunk(req.height, req.format, req.chunk) ?? EMPTY_BYTES;
+  }
+
+  offerSnapshot(req: OfferSnapshotRequest): Promise<OfferSnapshotResult> {
+    return this.#restorer.offer(req);
+  }
+
+  applySnapshotChunk(req: ApplySnapshotChunkRequest): Promise<ApplySnapshotChunkResponse> {
+    return this.#restorer.apply(req);
+  }
+
+  async #clearState(): Promise<void> {
+    await this.#db.transaction(() => {
+      for (const { key } of this.#db.range()) this.#db.remove(key);
+    });
+    this.#committed = decodeState(undefined);
+    this.#pending = undefined;
+    this.#loadValidators();
+  }
+
+  async #writeEntries(entries: readonly SnapshotEntry[]): Promise<void> {
+    await this.#db.transaction(() => {
+      for (const e of entries) this.#db.put(e.key, e.value);
+    });
+  }
+
+  #loadValidators(): void {
+    this.#validators = new Map();
+    for (const { value } of this.#db.range({ prefix: VAL_PREFIX })) {
+      const v = decodeValidatorRecord(value);
+      this.#validators.set(bytesToHex(v.pubKey.bytes), v);
+    }
+    this.#addresses = this.#addressIndex(this.#validators);
   }
 
   #tryParse(tx: Uint8Array): KvTx | InvalidKvTxError {

@@ -13,11 +13,13 @@ import type {
   ResponseInfo as PbResponseInfo,
   ResponseInitChain as PbResponseInitChain,
   ResponseQuery as PbResponseQuery,
+  Snapshot as PbSnapshot,
   ValidatorUpdate as PbValidatorUpdate,
 } from "cosmjs-types/tendermint/abci/types";
 import type { ConsensusParams as PbConsensusParams } from "cosmjs-types/tendermint/types/params";
 import {
   type AbciEvent,
+  type ApplySnapshotChunkResponse,
   type CheckTxResponse,
   type CommitInfo,
   type ConsensusParams,
@@ -30,11 +32,13 @@ import {
   type InitChainRequest,
   type InitChainResponse,
   type MisbehaviorInfo,
+  type OfferSnapshotResult,
   type PrepareProposalRequest,
   type ProcessProposalRequest,
   pubKeyFromProto,
   pubKeyToProto,
   type QueryResponse,
+  type Snapshot,
   timestampToProto,
   updateConsensusParams,
   type ValidatorUpdate,
@@ -270,4 +274,44 @@ export function processProposalStatusFromProto(status: number): "accept" | "reje
   throw new AbciResponseError(
     `ProcessProposal answered status ${status} (UNKNOWN): an application must ACCEPT or REJECT`,
   );
+}
+
+// ---- state sync (snapshot connection) --------------------------------------------------------------
+
+/** ResponseOfferSnapshot.Result values in enum order (UNKNOWN = 0 and anything else abort, as CometBFT). */
+const OFFER_RESULTS: readonly OfferSnapshotResult[] = [
+  "abort",
+  "accept",
+  "abort",
+  "reject",
+  "rejectFormat",
+  "rejectSender",
+];
+/** ResponseApplySnapshotChunk.Result values in enum order. */
+const APPLY_RESULTS: readonly ApplySnapshotChunkResponse["result"][] = [
+  "abort",
+  "accept",
+  "abort",
+  "retry",
+  "retrySnapshot",
+  "rejectSnapshot",
+];
+
+export function snapshotFromProto(pb: PbSnapshot): Snapshot {
+  if (pb.height > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new AbciResponseError(`snapshot height ${pb.height} is out of range (0 to ${Number.MAX_SAFE_INTEGER})`);
+  }
+  return { height: Number(pb.height), format: pb.format, chunks: pb.chunks, hash: pb.hash, metadata: pb.metadata };
+}
+
+export function snapshotToProto(s: Snapshot): PbSnapshot {
+  return { height: BigInt(s.height), format: s.format, chunks: s.chunks, hash: s.hash, metadata: s.metadata };
+}
+
+export function offerSnapshotResultFromProto(result: number): OfferSnapshotResult {
+  return OFFER_RESULTS[result] ?? "abort";
+}
+
+export function applySnapshotChunkResultFromProto(result: number): ApplySnapshotChunkResponse["result"] {
+  return APPLY_RESULTS[result] ?? "abort";
 }

@@ -1,5 +1,7 @@
 import { COMETBFT_VERSION, type ListenAddress } from "../../config/index.js";
 import {
+  type ApplySnapshotChunkRequest,
+  type ApplySnapshotChunkResponse,
   BLOCK_PROTOCOL,
   type CheckTxRequest,
   type CheckTxResponse,
@@ -10,10 +12,14 @@ import {
   type InfoResponse,
   type InitChainRequest,
   type InitChainResponse,
+  type LoadSnapshotChunkRequest,
+  type OfferSnapshotRequest,
+  type OfferSnapshotResult,
   type PrepareProposalRequest,
   type ProcessProposalRequest,
   type QueryRequest,
   type QueryResponse,
+  type Snapshot,
 } from "../../types/index.js";
 import type { Logger } from "../../util/logger.js";
 import type { Application } from "../application.js";
@@ -21,16 +27,20 @@ import { type AbciConnection, type AbciConnectionName, AbciSocketConnection, for
 import type { AbciConnectionError } from "./errors.js";
 import { AbciGrpcConnection } from "./grpcConnection.js";
 import {
+  applySnapshotChunkResultFromProto,
   checkTxResponseFromProto,
   finalizeBlockRequestToProto,
   finalizeBlockResponseFromProto,
   infoResponseFromProto,
   initChainRequestToProto,
   initChainResponseFromProto,
+  offerSnapshotResultFromProto,
   prepareProposalRequestToProto,
   processProposalRequestToProto,
   processProposalStatusFromProto,
   queryResponseFromProto,
+  snapshotFromProto,
+  snapshotToProto,
 } from "./messages.js";
 
 /** version.ABCIVersion and version.P2PProtocol of CometBFT v0.38, sent in RequestInfo. */
@@ -179,6 +189,43 @@ export class SocketApplication implements Application {
       prove: req.prove,
     });
     return queryResponseFromProto(res);
+  }
+
+  // State sync goes over the snapshot connection, as CometBFT's proxy.AppConnSnapshot.
+
+  async listSnapshots(): Promise<Snapshot[]> {
+    const res = await this.#conns.snapshot.request("listSnapshots", {});
+    return res.snapshots.map(snapshotFromProto);
+  }
+
+  async loadSnapshotChunk(req: LoadSnapshotChunkRequest): Promise<Uint8Array> {
+    const res = await this.#conns.snapshot.request("loadSnapshotChunk", {
+      height: BigInt(req.height),
+      format: req.format,
+      chunk: req.chunk,
+    });
+    return res.chunk;
+  }
+
+  async offerSnapshot(req: OfferSnapshotRequest): Promise<OfferSnapshotResult> {
+    const res = await this.#conns.snapshot.request("offerSnapshot", {
+      snapshot: snapshotToProto(req.snapshot),
+      appHash: req.appHash,
+    });
+    return offerSnapshotResultFromProto(res.result);
+  }
+
+  async applySnapshotChunk(req: ApplySnapshotChunkRequest): Promise<ApplySnapshotChunkResponse> {
+    const res = await this.#conns.snapshot.request("applySnapshotChunk", {
+      index: req.index,
+      chunk: req.chunk,
+      sender: req.sender,
+    });
+    return {
+      result: applySnapshotChunkResultFromProto(res.result),
+      refetchChunks: [...res.refetchChunks],
+      rejectSenders: [...res.rejectSenders],
+    };
   }
 
   /** Closes the four connections (the node is stopping); the application keeps running. */
