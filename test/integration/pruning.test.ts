@@ -128,10 +128,19 @@ describe("pruning: min-retain-blocks on a validator with a full node", () => {
       expect(res?.tx_result.code, JSON.stringify(r)).toBe(0);
       return { cometHash: res?.hash ?? "", ethHash: `0x${bytesToHex(tx.hash())}`, height: Number(res?.height) };
     };
-    /** Sends until the validator reaches `height`, then waits out the proof block: the chain is then idle. */
-    const sendUntil = async (height: number) => {
+    /**
+     * Sends until the validator reaches `height`, then waits out the proof block: the chain is then idle.
+     * With the full node running, each send waits until it has the block too: a follower that falls
+     * more than the retained window behind can never get the pruned blocks again (as with CometBFT), and
+     * on an idle machine the validator makes blocks faster than a consensus follower catches up.
+     */
+    const sendUntil = async (height: number, follower?: TestnetProcess) => {
       let last = await send();
-      while ((await v.height()) < height) last = await send();
+      await follower?.waitForHeight(last.height);
+      while ((await v.height()) < height) {
+        last = await send();
+        await follower?.waitForHeight(last.height);
+      }
       const idle = await v.waitForHeight(last.height + 1);
       // The latest block is stored before its Commit prunes: wait for the base that height gives.
       const deadline = Date.now() + 30_000;
@@ -143,7 +152,7 @@ describe("pruning: min-retain-blocks on a validator with a full node", () => {
       }
     };
     const first = await send();
-    const top = await sendUntil(55);
+    const top = await sendUntil(55, full);
 
     // Node RPC: the base moved to top − 10 and pruned heights are refused with CometBFT's text.
     const status = await rpcGet<{ sync_info: Record<string, string> }>(v.rpcUrl, "status");
@@ -223,7 +232,7 @@ describe("pruning: min-retain-blocks on a validator with a full node", () => {
     for (const h of [atStop + 1, synced]) expect(await full.blockHash(h)).toBe(await v.blockHash(h));
 
     // Disk: 70 more heights with the same window; the pruned pages are used again (unpruned, the databases grow several kB per height).
-    await sendUntil(top + 70);
+    await sendUntil(top + 70, full);
     await full.waitForHeight(await v.height());
     await v.stop();
     const pagesAtEnd = await lastPages(v.node.home);
