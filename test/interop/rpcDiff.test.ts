@@ -64,11 +64,6 @@ const LEGITIMATE: readonly LegitimateDifference[] = [
     reason: "the CometBFT version each implements: cometh says 0.38.25 (its target), the Go node is the pinned 0.38.26",
   },
   {
-    route: "status(value)",
-    path: /^result\.node_info\.channels$/,
-    reason: "docs/compatibility.md, `NodeInfo.channels`: cometh has no state sync reactor (0x60, 0x61)",
-  },
-  {
     route: "net_info(value)",
     path: /^result\.peers\[0\]\./,
     reason:
