@@ -469,7 +469,7 @@ export class EvmApplication implements Application {
       const cap = this.#opts.maxTxGasWanted ?? 0n;
       return checkTxOk(cap > 0n && d.gasLimit > cap ? cap : d.gasLimit);
     } catch (err) {
-      if (err instanceof ForkSourceError) return forkUnreachable(err, d);
+      if (err instanceof ForkSourceError) return failedResult(err, d?.gasLimit ?? 0n);
       if (!(err instanceof InvalidEthTxError)) throw err;
       return {
         code: err.code,
@@ -728,7 +728,7 @@ export class EvmApplication implements Application {
       keys.push(d.key);
       const o = this.db.fork === undefined ? exec.apply(d) : applyOnFork(exec, d);
       if (o instanceof ForkSourceError) {
-        txResults.push(forkTxFailed(o, d.gasLimit));
+        txResults.push(failedResult(o, d.gasLimit));
         continue;
       }
       if (o.kind === "invalid") {
@@ -1176,40 +1176,13 @@ function applyOnFork(exec: TxExecutor, d: DecodedTx): ReturnType<TxExecutor["app
   }
 }
 
-/** A tx the fork's source failed: no state change and no receipt, as a failed ante check. */
-function forkTxFailed(err: ForkSourceError, gasWanted: bigint): ExecTxResult {
-  return {
-    code: 1,
-    data: EMPTY_BYTES,
-    log: err.message,
-    info: "",
-    gasWanted,
-    gasUsed: 0n,
-    events: [],
-    codespace: CHECK_TX_CODESPACE,
-  };
-}
-
 /**
- * A fork whose source cannot be reached for what a tx reads: the tx is refused with the source's
- * failure (Cosmos SDK's ErrInternal code 1), and nothing waits on it.
+ * A tx refused or failed before it ran (an ante check), with no state change and no receipt. A fork whose
+ * source cannot be reached for what the tx reads fails it with Cosmos SDK's ErrInternal, code 1.
  */
-function forkUnreachable(err: ForkSourceError, d: DecodedTx | undefined): CheckTxResponse {
+function failedResult(err: InvalidEthTxError | ForkSourceError, gasWanted: bigint): ExecTxResult & CheckTxResponse {
   return {
-    code: 1,
-    data: EMPTY_BYTES,
-    log: err.message,
-    info: "",
-    gasWanted: d?.gasLimit ?? 0n,
-    gasUsed: 0n,
-    events: [],
-    codespace: CHECK_TX_CODESPACE,
-  };
-}
-
-function failedResult(err: InvalidEthTxError, gasWanted: bigint): ExecTxResult {
-  return {
-    code: err.code,
+    code: err instanceof InvalidEthTxError ? err.code : 1,
     data: EMPTY_BYTES,
     log: err.message,
     info: "",
