@@ -356,6 +356,10 @@ export class EvmReaderImpl implements EvmReader {
   }
 
   async call(args: CallArgs, opts: CallOptions = {}): Promise<CallResult> {
+    return this.callNow(args, opts);
+  }
+
+  callNow(args: CallArgs, opts: CallOptions = {}): CallResult {
     // A dev chain prints each call's console.log lines, so every call runs.
     const key =
       this.#d.consoleLog?.() === undefined ? callMemoKey(args, opts, opts.height ?? this.latestHeight()) : undefined;

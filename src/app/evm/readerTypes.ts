@@ -37,6 +37,11 @@ export interface EvmReader {
    * EvmCallTimeoutError past `timeoutMs`.
    */
   call(args: CallArgs, opts?: CallOptions): Promise<CallResult>;
+  /**
+   * `call` on this thread, returning its result synchronously: the same memo, checks and errors, and
+   * the deadline `opts.timeoutMs` enforced by the engine itself (no timer can fire while it runs).
+   */
+  callNow(args: CallArgs, opts?: CallOptions): CallResult;
   /** The result `call` would give, when it is already known (memoized at that height); never executes. */
   peekCall(args: CallArgs, opts?: CallOptions): CallResult | undefined;
   /**

@@ -29,10 +29,16 @@ import {
 export class EvmExecutionAdapter implements Executor {
   readonly #reader: EvmReader;
   readonly #pool: EvmReadPool | undefined;
+  /** Calls run in process (no read workers): synchronously, with the engine's own deadline. */
+  readonly callNow: ((request: CallRequest, opts: CallOptions) => CallResult) | undefined;
 
   constructor(reader: EvmReader, pool: EvmReadPool | undefined) {
     this.#reader = reader;
     this.#pool = pool;
+    this.callNow =
+      pool === undefined
+        ? (request, opts) => resultOf(reader.callNow(argsOf(request), callOptionsOf(opts)))
+        : undefined;
   }
 
   async call(request: CallRequest, opts: CallOptions): Promise<CallResult> {
@@ -96,34 +102,35 @@ export class EvmExecutionAdapter implements Executor {
   }
 }
 
-/** The app's call arguments for a decoded RPC request. */
+/** The app's call arguments for a decoded RPC request (fields assigned, not spread: eth_call's hot path). */
 export function argsOf(r: CallRequest): CallArgs {
-  return {
-    ...(r.from === undefined ? {} : { from: r.from }),
-    ...(r.to === undefined ? {} : { to: r.to }),
-    ...(r.gas === undefined ? {} : { gas: r.gas }),
-    ...(r.gasPrice === undefined ? {} : { gasPrice: r.gasPrice }),
-    ...(r.maxFeePerGas === undefined ? {} : { maxFeePerGas: r.maxFeePerGas }),
-    ...(r.maxPriorityFeePerGas === undefined ? {} : { maxPriorityFeePerGas: r.maxPriorityFeePerGas }),
-    ...(r.value === undefined ? {} : { value: r.value }),
-    ...(r.data === undefined ? {} : { data: r.data }),
-    ...(r.accessList === undefined
-      ? {}
-      : { accessList: r.accessList.map((e) => ({ address: e.address, storageKeys: [...e.storageKeys] })) }),
-    ...(r.authorizationList === undefined ? {} : { authorizationList: [...r.authorizationList] }),
-  };
+  const a: CallArgs = {};
+  if (r.from !== undefined) a.from = r.from;
+  if (r.to !== undefined) a.to = r.to;
+  if (r.gas !== undefined) a.gas = r.gas;
+  if (r.gasPrice !== undefined) a.gasPrice = r.gasPrice;
+  if (r.maxFeePerGas !== undefined) a.maxFeePerGas = r.maxFeePerGas;
+  if (r.maxPriorityFeePerGas !== undefined) a.maxPriorityFeePerGas = r.maxPriorityFeePerGas;
+  if (r.value !== undefined) a.value = r.value;
+  if (r.data !== undefined) a.data = r.data;
+  if (r.accessList !== undefined) {
+    a.accessList = r.accessList.map((e) => ({ address: e.address, storageKeys: [...e.storageKeys] }));
+  }
+  if (r.authorizationList !== undefined) a.authorizationList = [...r.authorizationList];
+  return a;
 }
 
 /** The app's call options for the RPC's (the abort signal is passed to the read pool separately). */
 export function callOptionsOf(opts: CallOptions): AppCallOptions {
-  return {
+  const o: AppCallOptions = {
     height: opts.height,
     gasCap: opts.gasCap,
     timeoutMs: opts.timeoutMs,
-    ...(opts.quietConsole === true ? { quietConsole: true } : {}),
-    ...(opts.overrides === undefined ? {} : { overrides: overridesOf(opts.overrides) }),
-    ...(opts.block === undefined ? {} : { block: blockOf(opts.block) }),
   };
+  if (opts.quietConsole === true) o.quietConsole = true;
+  if (opts.overrides !== undefined) o.overrides = overridesOf(opts.overrides);
+  if (opts.block !== undefined) o.block = blockOf(opts.block);
+  return o;
 }
 
 function blockOf(o: SimulateBlockOverrides): CallBlockOverrides {

@@ -310,6 +310,12 @@ export class SimulateRejectedError extends ComethError {
 export interface Executor {
   call(request: CallRequest, opts: CallOptions): Promise<CallResult>;
   /**
+   * Optional: `call` run on the RPC's own thread, its result returned synchronously. Present only
+   * when this executor's calls run in process: it then enforces `opts.timeoutMs` itself (nothing
+   * else can run meanwhile), so the RPC arms no timer or abort signal for any of its calls.
+   */
+  readonly callNow?: ((request: CallRequest, opts: CallOptions) => CallResult) | undefined;
+  /**
    * eth_simulateV1. Throws SimulateRejectedError for geth's simulation errors. Absent: the method
    * answers -32601.
    */

@@ -14,15 +14,7 @@ import { subscribe, unsubscribe } from "../subscriptions/subscribe.js";
 import { signTransaction } from "../tx/buildTx.js";
 import { TypedDataError, typedDataHash } from "../tx/eip712.js";
 import { personalMessageHash } from "../tx/signatures.js";
-import {
-  callGas,
-  checkCallArgs,
-  doCall,
-  estimateGas,
-  knownCallResult,
-  simulateV1,
-  withEvmTimeout,
-} from "./execution.js";
+import { callGas, callHere, checkCallArgs, doCall, estimateGas, simulateV1, withEvmTimeout } from "./execution.js";
 import { feeHistory } from "./feeHistory.js";
 import { blockByRef, blockBySpec, stateHeight, stateHeightNow } from "./resolve.js";
 import {
@@ -225,10 +217,11 @@ export const eth = {
   call: method(
     [p.callRequest, p.optional(p.blockRef), p.optional(p.stateOverrides)],
     ([req, ref, overrides], s, ctx) => {
-      // A call the node has already answered at this height (dApps polling a view) needs no promise.
-      const height = overrides === undefined ? stateHeightNow(ref, s) : undefined;
-      const known = height === undefined ? undefined : knownCallResult(req, height, s, ctx);
-      if (known !== undefined) return toData(known);
+      // A call run in process, or one the node has already answered at this height (dApps polling a
+      // view), needs no promise.
+      const height = stateHeightNow(ref, s);
+      const here = height === undefined ? undefined : callHere(req, height, overrides, s, ctx);
+      if (here !== undefined) return toData(here);
       return stateHeight(ref, s).then((h) => doCall(req, h, overrides, s, ctx).then(toData));
     },
   ),

@@ -10,6 +10,7 @@ import {
   type CallRequest,
   type CallResult,
   type EvmServices,
+  type Executor,
   SimulateRejectedError,
   type SimulationFailure,
   type StateOverrides,
@@ -42,14 +43,19 @@ export function checkCallArgs(req: CallRequest, chainId: bigint): void {
   // A tip above the fee cap is the state transition's pre-check (geth 1.17's calls), with its text.
 }
 
-/** Runs `fn` with an AbortSignal that fires after evm-timeout; a timeout is geth's "execution aborted". */
+/**
+ * Runs `fn` with an AbortSignal that fires after evm-timeout; a timeout is geth's "execution aborted".
+ * When the executor runs calls in process (`callNow`), it enforces the deadline itself and no timer could
+ * fire while a call runs: then nothing is armed.
+ */
 export async function withEvmTimeout<T>(
   ctx: EvmCallContext,
   fn: (signal: AbortSignal, timeoutMs: number) => Promise<T>,
+  execution?: Executor,
 ): Promise<T> {
   const timeoutMs = ctx.runtime.settings.evmTimeoutMs;
+  if (timeoutMs <= 0 || execution?.callNow !== undefined) return fn(NEVER_ABORTED, Math.max(timeoutMs, 0));
   const controller = new AbortController();
-  if (timeoutMs <= 0) return fn(controller.signal, 0);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -101,8 +107,10 @@ export async function doCall(
   const gas = callGas(req, ctx.runtime.settings.gasCap);
   let result: CallResult;
   try {
-    result = await withEvmTimeout(ctx, (signal, timeoutMs) =>
-      s.execution.call({ ...req, gas }, callOptions(height, gas, signal, timeoutMs, overrides)),
+    result = await withEvmTimeout(
+      ctx,
+      (signal, timeoutMs) => s.execution.call({ ...req, gas }, callOptions(height, gas, signal, timeoutMs, overrides)),
+      s.execution,
     );
   } catch (err) {
     throw withSuppliedGas(err, gas);
@@ -122,22 +130,35 @@ function withSuppliedGas(err: unknown, gas: bigint): unknown {
 }
 
 /**
- * eth_call's return data when the node already knows the result (see Executor.peekCall), without
- * a promise or the evm-timeout timer; undefined when the call has to run.
+ * eth_call's return data without a promise or the evm-timeout timer, when it can be had on this thread:
+ * the executor runs calls in process (`callNow`: the call runs now, its memo first), or the node already
+ * knows the result (`peekCall`: a memoized call; without overrides only). Undefined when the call has to
+ * run elsewhere (a read worker).
  */
-export function knownCallResult(
+export function callHere(
   req: CallRequest,
   height: number,
+  overrides: StateOverrides | undefined,
   s: EvmServices,
   ctx: EvmCallContext,
 ): Uint8Array | undefined {
-  if (s.execution.peekCall === undefined) return undefined;
+  const { callNow, peekCall } = s.execution;
+  if (callNow === undefined && (peekCall === undefined || overrides !== undefined)) return undefined;
   checkCallArgs(req, s.node.chainId());
   const gas = callGas(req, ctx.runtime.settings.gasCap);
-  // Only height and gas name a memoized result; nothing runs, so no timer or abort signal is armed.
-  const opts = callOptions(height, gas, NEVER_ABORTED, ctx.runtime.settings.evmTimeoutMs, undefined);
-  const result = s.execution.peekCall({ ...req, gas }, opts);
-  if (result === undefined) return undefined;
+  const opts = callOptions(height, gas, NEVER_ABORTED, ctx.runtime.settings.evmTimeoutMs, overrides);
+  let result: CallResult | undefined;
+  if (callNow !== undefined) {
+    try {
+      result = callNow.call(s.execution, { ...req, gas }, opts);
+    } catch (err) {
+      throw withSuppliedGas(err, gas);
+    }
+  } else {
+    // Only height and gas name a memoized result; nothing runs, so no timer or abort signal is armed.
+    result = peekCall?.call(s.execution, { ...req, gas }, opts);
+    if (result === undefined) return undefined;
+  }
   if (result.status !== "success") throwCallFailure(result);
   return result.returnData;
 }
@@ -184,11 +205,14 @@ export async function estimateGas(
   const nodeEstimate = s.execution.estimateGas;
   if (nodeEstimate !== undefined) {
     const gas = callGas(req, ctx.runtime.settings.gasCap);
-    const out = await withEvmTimeout(ctx, (signal, timeoutMs) =>
-      nodeEstimate.call(s.execution, req, {
-        ...callOptions(height, gas, signal, timeoutMs, overrides),
-        ...(quietConsole ? { quietConsole } : {}),
-      }),
+    const out = await withEvmTimeout(
+      ctx,
+      (signal, timeoutMs) =>
+        nodeEstimate.call(s.execution, req, {
+          ...callOptions(height, gas, signal, timeoutMs, overrides),
+          ...(quietConsole ? { quietConsole } : {}),
+        }),
+      s.execution,
     );
     if (typeof out === "bigint") return out;
     if (out.status === "failed" && /out of gas/i.test(out.error ?? "")) {

@@ -9,6 +9,7 @@ import { toData } from "../encode/hex.js";
 import type {
   CallOptions,
   CallRequest,
+  CallResult,
   EvmBlock,
   EvmServices,
   Executor,
@@ -183,6 +184,14 @@ export async function startEvmTestChain(opts: EvmTestChainOptions = {}): Promise
       chain.lastCall = { request, opts: o };
       return real.execution.call(request, o);
     },
+    ...(real.execution.callNow === undefined
+      ? {}
+      : {
+          callNow: (request: CallRequest, o: CallOptions) => {
+            chain.lastCall = { request, opts: o };
+            return real.execution.callNow?.(request, o) as CallResult;
+          },
+        }),
     ...(real.execution.peekCall === undefined
       ? {}
       : {
