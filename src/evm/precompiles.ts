@@ -95,6 +95,20 @@ const PRAGUE_KEYS: readonly string[] = PRAGUE_ADDRESSES.map((a) => Buffer.from(a
 const CANCUN_KEYS: readonly string[] = CANCUN_ADDRESSES.map((a) => Buffer.from(a).toString("hex"));
 
 const extensionKeys = new WeakMap<PrecompileExtensions, readonly string[]>();
+const PRAGUE_KEY_SET: ReadonlySet<string> = new Set(PRAGUE_KEYS);
+const CANCUN_KEY_SET: ReadonlySet<string> = new Set(CANCUN_KEYS);
+const extensionKeySets = new WeakMap<PrecompileExtensions, ReadonlySet<string>>();
+
+/** activePrecompileKeys as one set per fork and extension set (the addresses every transaction finds warm). */
+export function activePrecompileKeySet(fork: Fork, extensions?: PrecompileExtensions): ReadonlySet<string> {
+  if (extensions === undefined || extensions.size === 0) return fork === "prague" ? PRAGUE_KEY_SET : CANCUN_KEY_SET;
+  let set = extensionKeySets.get(extensions);
+  if (set === undefined) {
+    set = new Set(activePrecompileKeys(fork, extensions));
+    extensionKeySets.set(extensions, set);
+  }
+  return set;
+}
 
 /** activePrecompiles as hex keys (addressKey), computed once per fork and extension set: every transaction warms them. */
 export function activePrecompileKeys(fork: Fork, extensions?: PrecompileExtensions): readonly string[] {

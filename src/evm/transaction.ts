@@ -12,10 +12,11 @@ import {
   REFUND_QUOTIENT,
 } from "./gas.js";
 import { createAddress, delegationTarget, Evm } from "./interpreter.js";
-import { activePrecompileKeys, type PrecompileExtensions } from "./precompiles.js";
+import { activePrecompileKeySet, type PrecompileExtensions } from "./precompiles.js";
 import {
   type AccessListItem,
   type Authorization,
+  accountWith,
   type BlockEnv,
   type EngineHooks,
   type EngineState,
@@ -161,7 +162,7 @@ function applyAuthorization(evm: Evm, auth: Authorization, chainId: bigint): num
   const acct = state.account(authority);
   if (acct.nonce !== auth.nonce) return 0;
   const refund = acct.exists && !isEmpty(acct) ? G_AUTH_EMPTY_ACCOUNT - G_AUTH_BASE : 0;
-  state.setAccount(authority, { ...acct, exists: true, nonce: acct.nonce + 1n });
+  state.setAccount(authority, accountWith(acct, acct.nonce + 1n, acct.balance, true));
   if (equalBytes(auth.address, ZERO_ADDRESS)) state.setCode(authority, EMPTY);
   else {
     const designator = new Uint8Array(23);
@@ -205,10 +206,16 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
     precompiles: opts.precompiles,
     extensions: opts.extensions,
   });
-  evm.warmAddress(addressKey(m.from));
-  if (m.to !== undefined) evm.warmAddress(addressKey(m.to));
+  const fromKey = addressKey(m.from);
+  evm.knowKey(m.from, fromKey);
+  evm.warmAddress(fromKey);
+  if (m.to !== undefined) {
+    const toKey = addressKey(m.to);
+    evm.knowKey(m.to, toKey);
+    evm.warmAddress(toKey);
+  }
   evm.warmAddress(addressKey(block.coinbase));
-  for (const key of activePrecompileKeys(fork, opts.extensions)) evm.warmAddress(key);
+  evm.warmForTransaction(activePrecompileKeySet(fork, opts.extensions));
   for (const item of m.accessList) {
     const key = addressKey(item.address);
     evm.warmAddress(key);
@@ -216,8 +223,8 @@ function runMessage(state: EngineState, m: Message, block: BlockEnv, fork: Fork,
   }
   // geth bumps a call's nonce before the authorizations (a self-sponsored tuple names nonce + 1).
   if (m.to !== undefined) {
-    const sender = state.account(m.from);
-    state.setAccount(m.from, { ...sender, nonce: sender.nonce + 1n });
+    const sender = state.account(m.from, fromKey);
+    state.setAccount(m.from, accountWith(sender, sender.nonce + 1n, sender.balance), fromKey);
   }
   if (FORK_RULES[fork].setCode) {
     for (const auth of m.authorizations) evm.addRefund(applyAuthorization(evm, auth, block.chainId));
@@ -312,7 +319,7 @@ export function executeTx(
   const price = effectivePrice(tx, block.baseFee);
   const blobFee = BigInt(tx.blobVersionedHashes.length) * BLOB_GAS_PER_BLOB * block.blobBaseFee;
   const sender = state.account(tx.from);
-  state.setAccount(tx.from, { ...sender, balance: sender.balance - tx.gasLimit * price - blobFee });
+  state.setAccount(tx.from, accountWith(sender, sender.nonce, sender.balance - tx.gasLimit * price - blobFee));
   const { result, evm } = runMessage(
     state,
     {
@@ -333,7 +340,7 @@ export function executeTx(
     opts,
   );
   const after = state.account(tx.from);
-  state.setAccount(tx.from, { ...after, balance: after.balance + (tx.gasLimit - result.gasUsed) * price });
+  state.setAccount(tx.from, accountWith(after, after.nonce, after.balance + (tx.gasLimit - result.gasUsed) * price));
   evm.addBalance(block.coinbase, result.gasUsed * (price - block.baseFee));
   finalise(evm);
   evm.release();

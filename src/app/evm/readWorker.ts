@@ -9,7 +9,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { openKvSnapshotStore } from "../../store/index.js";
 import { createEvmCommon, createTxCommon } from "./executor.js";
-import { EvmReaderImpl } from "./reader.js";
+import { EvmReaderImpl, plainCallResult } from "./reader.js";
 import {
   createTracer,
   detachBytes,
@@ -82,7 +82,7 @@ function snapshotFor(height: number): void {
 async function run(req: ReadRequest): Promise<unknown> {
   switch (req.op) {
     case "call":
-      return reader.call(req.args, req.opts);
+      return plainCallResult(await reader.call(req.args, req.opts));
     case "estimateGas":
       return reader.estimateGas(req.args, req.opts);
     case "traceCall":

@@ -2,6 +2,7 @@ import type { Common } from "@ethereumjs/common";
 import {
   activePrecompiles,
   createAddress,
+  type EngineLog,
   EngineTxError,
   executeCall,
   floorDataGas,
@@ -481,21 +482,13 @@ export class EvmReaderImpl implements EvmReader {
       tracer?.afterTx?.(overlay);
       const lines = exec.takeConsoleLogs();
       if (consoleSink !== undefined && lines.length > 0 && opts.quietConsole !== true) consoleSink(lines);
-      // The logs as plain records only when read: eth_call never reads them, and a token loop leaves
-      // thousands whose topics would each become bytes. (An own getter: a worker's structured clone
-      // invokes it.)
-      const engineLogs = r.success ? r.logs : [];
-      let logs: CallResult["logs"] | undefined;
-      return {
-        status: r.success ? "success" : r.error === "execution reverted" ? "reverted" : "failed",
-        returnData: r.returnData,
-        gasUsed: r.gasUsed,
-        vmError: r.error,
-        get logs() {
-          logs ??= engineLogs.map((l) => ({ address: l.address, topics: l.topics, data: l.data }));
-          return logs;
-        },
-      };
+      return new CallOutcome(
+        r.success ? "success" : r.error === "execution reverted" ? "reverted" : "failed",
+        r.returnData,
+        r.gasUsed,
+        r.error,
+        r.success ? r.logs : [],
+      );
     } finally {
       this.#release(exec);
     }
@@ -846,6 +839,45 @@ function sameAccessList(a: readonly AccessListEntry[], b: readonly AccessListEnt
 
 /** How many call results the memo keeps (oldest dropped first). */
 const CALL_MEMO_ENTRIES = 4096;
+
+/**
+ * A call's result. The logs become plain records only when read: eth_call never reads them, and a
+ * token loop leaves thousands whose topics would each become bytes. The getter is the class's, not an
+ * object literal's (defining an accessor on every result cost ~1 µs a call); a structured clone sees
+ * own fields only, so the read worker sends `plainCallResult` of it.
+ */
+class CallOutcome implements CallResult {
+  readonly status: CallResult["status"];
+  readonly returnData: Uint8Array;
+  readonly gasUsed: bigint;
+  readonly vmError: string;
+  readonly #engineLogs: readonly EngineLog[];
+  #logs: CallResult["logs"] | undefined;
+
+  constructor(
+    status: CallResult["status"],
+    returnData: Uint8Array,
+    gasUsed: bigint,
+    vmError: string,
+    engineLogs: readonly EngineLog[],
+  ) {
+    this.status = status;
+    this.returnData = returnData;
+    this.gasUsed = gasUsed;
+    this.vmError = vmError;
+    this.#engineLogs = engineLogs;
+  }
+
+  get logs(): CallResult["logs"] {
+    this.#logs ??= this.#engineLogs.map((l) => ({ address: l.address, topics: l.topics, data: l.data }));
+    return this.#logs;
+  }
+}
+
+/** A call result as own fields only (logs included), for a structured clone to another thread. */
+export function plainCallResult(r: CallResult): CallResult {
+  return { status: r.status, returnData: r.returnData, gasUsed: r.gasUsed, vmError: r.vmError, logs: r.logs };
+}
 
 function hexOrDash(b: Uint8Array | undefined): string {
   return b === undefined ? "-" : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");

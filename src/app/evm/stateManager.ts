@@ -339,8 +339,8 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     return this.storedAccount(addr, key);
   }
 
-  setAccount(addr: Uint8Array, account: StoredAccount): void {
-    this.setStoredAccount(addr, account);
+  setAccount(addr: Uint8Array, account: StoredAccount, key?: string): void {
+    this.setStoredAccount(addr, account, key);
   }
 
   code(addr: Uint8Array, key = bytesToHex(addr)): Uint8Array {
