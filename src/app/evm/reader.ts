@@ -872,6 +872,11 @@ class CallOutcome implements CallResult {
     this.#logs ??= this.#engineLogs.map((l) => ({ address: l.address, topics: l.topics, data: l.data }));
     return this.#logs;
   }
+
+  /** JSON sees the logs too, as it did the plain result this replaced. */
+  toJSON(): CallResult {
+    return plainCallResult(this);
+  }
 }
 
 /** A call result as own fields only (logs included), for a structured clone to another thread. */

@@ -75,7 +75,8 @@ export function storageKey(addr: Uint8Array, incarnation: number, slot: Uint8Arr
 /** Read access to the state as of one height. */
 export interface StateReader {
   readonly height: number;
-  account(addr: Uint8Array): StoredAccount;
+  /** `key`: the address's lowercase hex (no 0x) when the caller has it. */
+  account(addr: Uint8Array, key?: string): StoredAccount;
   storage(addr: Uint8Array, incarnation: number, slot: Uint8Array): Uint8Array;
   code(codeHash: Uint8Array): Uint8Array;
   /** Whether the account holds any non-zero slot at this incarnation (EIP-7610's collision rule). */
@@ -295,9 +296,8 @@ export class EvmStateDb {
     return !this.#committing && this.#latest !== undefined && this.#latest.height === height;
   }
 
-  readAccount(addr: Uint8Array, height: number): StoredAccount {
+  readAccount(addr: Uint8Array, height: number, key = bytesToHex(addr)): StoredAccount {
     if (this.useLatest(height)) {
-      const key = bytesToHex(addr);
       const cached = this.#acctCache.get(key);
       if (cached !== undefined) return cached;
       const v = this.#acct.get(addr);
@@ -814,8 +814,8 @@ class VersionedReader implements StateReader {
     this.height = height;
   }
 
-  account(addr: Uint8Array): StoredAccount {
-    return this.#db.readAccount(addr, this.height);
+  account(addr: Uint8Array, key?: string): StoredAccount {
+    return this.#db.readAccount(addr, this.height, key);
   }
 
   storage(addr: Uint8Array, incarnation: number, slot: Uint8Array): Uint8Array {

@@ -123,8 +123,31 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     return this.#base;
   }
 
+  /**
+   * The hex keys of the last two address arrays asked for: a transaction asks for its sender's and
+   * recipient's accounts several times through the same arrays. By identity, and only until the next
+   * reset (within one transaction or call nothing rewrites an address array).
+   */
+  #keyAddr0: Uint8Array | undefined;
+  #key0 = "";
+  #keyAddr1: Uint8Array | undefined;
+  #key1 = "";
+
+  #keyOf(addr: Uint8Array): string {
+    if (addr === this.#keyAddr0) return this.#key0;
+    if (addr === this.#keyAddr1) return this.#key1;
+    const key = bytesToHex(addr);
+    this.#keyAddr1 = this.#keyAddr0;
+    this.#key1 = this.#key0;
+    this.#keyAddr0 = addr;
+    this.#key0 = key;
+    return key;
+  }
+
   /** Drops every write and starts over on `base` (a new block). */
   reset(base: StateReader): void {
+    this.#keyAddr0 = undefined;
+    this.#keyAddr1 = undefined;
     this.#base = base;
     this.#accounts.clear();
     this.#storage.clear();
@@ -153,20 +176,20 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   }
 
   /** Current account (overlay, else base); never mutate the result. */
-  storedAccount(addr: Uint8Array, key = bytesToHex(addr)): StoredAccount {
+  storedAccount(addr: Uint8Array, key = this.#keyOf(addr)): StoredAccount {
     const e = this.#accounts.get(key);
     if (e !== undefined) return e.account;
     let a = this.#reads.get(key);
     if (a === undefined) {
       this.#check();
-      a = this.#base.account(addr);
+      a = this.#base.account(addr, key);
       this.#reads.set(key, a);
     }
     return a;
   }
 
   /** Replaces an account (journaled). */
-  setStoredAccount(addr: Uint8Array, account: StoredAccount, key = bytesToHex(addr)): void {
+  setStoredAccount(addr: Uint8Array, account: StoredAccount, key = this.#keyOf(addr)): void {
     if (this.#checkpoints.length > 0) this.#journal.push(new AccountUndo(key, this.#accounts.get(key)));
     this.#accounts.set(key, { addr, account });
   }
@@ -182,7 +205,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   async putAccount(address: Address, account?: Account): Promise<void> {
     if (account === undefined) return this.deleteAccount(address);
     const addr = address.bytes;
-    const key = bytesToHex(addr);
+    const key = this.#keyOf(addr);
     const cur = this.storedAccount(addr, key);
     const keepCode = this.pretendEoa !== undefined && equalBytes(this.pretendEoa, addr);
     this.setStoredAccount(
@@ -200,7 +223,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
 
   async deleteAccount(address: Address): Promise<void> {
     const addr = address.bytes;
-    const key = bytesToHex(addr);
+    const key = this.#keyOf(addr);
     const cur = this.storedAccount(addr, key);
     if (!cur.exists) return;
     this.setStoredAccount(
@@ -225,7 +248,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   setCode(addr: Uint8Array, value: Uint8Array): void {
     const hash = value.length === 0 ? KECCAK256_NULL : keccak256(value);
     if (value.length > 0) this.#codes.set(bytesToHex(hash), value);
-    const key = bytesToHex(addr);
+    const key = this.#keyOf(addr);
     const cur = this.storedAccount(addr, key);
     this.setStoredAccount(addr, { ...cur, exists: true, codeHash: hash }, key);
   }
@@ -314,7 +337,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
 
   async clearStorage(address: Address): Promise<void> {
     const addr = address.bytes;
-    const key = bytesToHex(addr);
+    const key = this.#keyOf(addr);
     const cur = this.storedAccount(addr, key);
     this.setStoredAccount(addr, { ...cur, incarnation: cur.incarnation + 1 }, key);
   }
@@ -335,7 +358,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
 
   // ---- EngineState: the same overlay, synchronous, for cometh's own EVM (engine/) ---------------
 
-  account(addr: Uint8Array, key = bytesToHex(addr)): StoredAccount {
+  account(addr: Uint8Array, key = this.#keyOf(addr)): StoredAccount {
     return this.storedAccount(addr, key);
   }
 
@@ -343,7 +366,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
     this.setStoredAccount(addr, account, key);
   }
 
-  code(addr: Uint8Array, key = bytesToHex(addr)): Uint8Array {
+  code(addr: Uint8Array, key = this.#keyOf(addr)): Uint8Array {
     const a = this.storedAccount(addr, key);
     if (!a.exists) return new Uint8Array(0);
     // By the account record's hash array: a contract called in a loop looks its code up once.
@@ -385,7 +408,7 @@ export class OverlayStateManager implements StateManagerInterface, EngineState {
   }
 
   wipeStorage(addr: Uint8Array): void {
-    const key = bytesToHex(addr);
+    const key = this.#keyOf(addr);
     const cur = this.storedAccount(addr, key);
     this.setStoredAccount(addr, { ...cur, incarnation: cur.incarnation + 1 }, key);
   }
