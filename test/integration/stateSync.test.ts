@@ -7,11 +7,13 @@ import { rpcGet } from "./testNode.js";
 import { makeTestnet, type Testnet, type TestnetProcess } from "./testnetHarness.js";
 
 // State sync on a kvstore testnet of four validators and two full nodes, one process each: validators
-// 0-2 run from genesis taking a snapshot every 10 heights (kept); validator 3 joins later by state
-// sync and votes; full node 4 meets a peer serving a corrupt chunk first; full node 5 finds no
-// snapshot and falls back to block sync from genesis.
+// 0-2 run from genesis taking a snapshot every 5 heights (kept); validator 3 joins later by state
+// sync and votes; then at once (test.concurrent: both wait out discovery rounds) full node 4 meets a
+// peer serving a corrupt chunk first, and full node 5 finds no snapshot and falls back to block sync
+// from genesis. Validator 0 is down for a moment in the corrupt-chunk case; the other three keep
+// committing.
 
-const SNAPSHOTS = ["--state-sync.snapshot-interval=10", "--state-sync.snapshot-keep-recent=0"];
+const SNAPSHOTS = ["--state-sync.snapshot-interval=5", "--state-sync.snapshot-keep-recent=0"];
 
 interface Status {
   sync_info: { latest_block_height: string; earliest_block_height: string; catching_up: boolean };
@@ -70,8 +72,8 @@ describe("state sync on a loopback testnet", () => {
     net = await makeTestnet(4, { "consensus.timeout_commit": "300ms" }, { nonValidators: 2 });
     nodes = net.nodes;
     await Promise.all(nodes.slice(0, 3).map((n) => n.start([...SNAPSHOTS, validatorPeers(nodes, n)])));
-    // A snapshot at 10, and the two heights above it the light client needs.
-    await nodes[0]?.waitForHeight(12, 200_000);
+    // A snapshot at 5, and the two heights above it the light client needs.
+    await nodes[0]?.waitForHeight(7, 200_000);
   }, 240_000);
   afterAll(async () => {
     await net?.close();
@@ -83,7 +85,7 @@ describe("state sync on a loopback testnet", () => {
     const done = await waitForOutput(v3, /State sync complete[^\n]*height=(\d+) elapsedMs=(\d+)/);
     const height = Number(done[1]);
     console.info(`measure: state sync to height ${height} took ${done[2]} ms (discovery_time 5s included)`);
-    expect(height % 10).toBe(0);
+    expect(height % 5).toBe(0);
     expect(v3.output()).toMatch(/Verified ABCI app/);
     const top = await v0.height();
     await v3.waitForHeight(top + 3, 60_000);
@@ -108,7 +110,9 @@ describe("state sync on a loopback testnet", () => {
     expect(signed, "validator 3 signed a commit after state sync").toBe(true);
   }, 180_000);
 
-  test("behavior: a corrupt chunk is refused, its sender rejected, and the chunk fetched from another peer", async () => {
+  test.concurrent("behavior: a corrupt chunk is refused, its sender rejected, and the chunk fetched from another peer", async ({
+    expect,
+  }) => {
     const [v0, v1, v2] = nodes as [TestnetProcess, TestnetProcess, TestnetProcess];
     const f4 = nodes[4] as TestnetProcess;
     // Validator 0 serves its snapshots with every chunk damaged, and takes no new ones.
@@ -139,7 +143,9 @@ describe("state sync on a loopback testnet", () => {
     expect(await f4.blockHash(top)).toBe(await v1.blockHash(top));
   }, 180_000);
 
-  test("behavior: with no snapshot offered the node says so and falls back to block sync from genesis", async () => {
+  test.concurrent("behavior: with no snapshot offered the node says so and falls back to block sync from genesis", async ({
+    expect,
+  }) => {
     const [, v1, v2, v3] = nodes as [TestnetProcess, TestnetProcess, TestnetProcess, TestnetProcess];
     const f5 = nodes[5] as TestnetProcess;
     // Validator 3 (state synced, started without snapshot-interval) has no snapshot to offer.
@@ -171,7 +177,7 @@ describe("state sync of the EVM app", () => {
   beforeAll(async () => {
     net = await makeTestnet(3, { "consensus.timeout_commit": "300ms" }, { proxyApp: "evm", nonValidators: 1 });
     await Promise.all(net.nodes.slice(0, 3).map((n) => n.start(SNAPSHOTS)));
-    await net.nodes[0]?.waitForHeight(12, 200_000);
+    await net.nodes[0]?.waitForHeight(7, 200_000);
   }, 240_000);
   afterAll(async () => {
     await net?.close();
