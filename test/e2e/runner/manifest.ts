@@ -39,7 +39,16 @@ export interface ManifestNode {
   readonly perturb: readonly Perturbation[];
   /** Whether the tx load sends to this node (default true). */
   readonly load: boolean;
+  /**
+   * Joins by state sync (`state_sync = true`, only with a first `join`): the runner enables
+   * [statesync] and, when the node joins, fills rpc_servers, trust_height and trust_hash from the
+   * running nodes. `expect` is what the run must show: a restored snapshot, or (no peer serves one)
+   * the "no snapshot" message and block sync from genesis.
+   */
+  readonly stateSync: { readonly expect: StateSyncExpect } | undefined;
 }
+
+export type StateSyncExpect = "restore" | "fallback";
 
 export interface Partition {
   readonly groups: readonly (readonly string[])[];
@@ -101,6 +110,10 @@ const RUNNER_OWNED = new Set([
   "json-rpc.address",
   "json-rpc.ws-address",
   "json-rpc.enable",
+  "statesync.enable",
+  "statesync.rpc_servers",
+  "statesync.trust_height",
+  "statesync.trust_hash",
 ]);
 
 const TOP_KEYS = [
@@ -115,7 +128,7 @@ const TOP_KEYS = [
   "node",
   "partition",
 ];
-const NODE_KEYS = ["mode", "power", "config", "perturb", "load"];
+const NODE_KEYS = ["mode", "power", "config", "perturb", "load", "state_sync", "state_sync_expect"];
 const PERTURB_KEYS = ["kind", "height", "time", "duration", "down", "repeat", "every"];
 const PARTITION_KEYS = ["groups", "height", "time", "duration"];
 const LOAD_KEYS = ["rate", "contract_share", "inflight_per_account", "resend_after", "drain"];
@@ -339,7 +352,25 @@ export function parseManifest(text: string, source = "manifest"): Manifest {
         : t.load === true || t.load === false
           ? t.load
           : r.fail(join(key, "load"), "must be true or false");
-    nodes.push({ name: nodeName, mode, power, config: nodeConfig, perturb, load });
+    let stateSync: ManifestNode["stateSync"];
+    if (t.state_sync !== undefined && t.state_sync !== true && t.state_sync !== false)
+      r.fail(join(key, "state_sync"), "must be true or false");
+    if (t.state_sync === true) {
+      if (joins.length !== 1) {
+        r.fail(
+          join(key, "state_sync"),
+          `a node that state syncs must start empty after the others: give it perturb = [{ kind = "join", height = N }]`,
+        );
+      }
+      const expect =
+        t.state_sync_expect === undefined
+          ? "restore"
+          : r.oneOf(t.state_sync_expect, join(key, "state_sync_expect"), ["restore", "fallback"] as const);
+      stateSync = { expect };
+    } else if (t.state_sync_expect !== undefined) {
+      r.fail(join(key, "state_sync_expect"), "applies only with state_sync = true");
+    }
+    nodes.push({ name: nodeName, mode, power, config: nodeConfig, perturb, load, stateSync });
   }
   const validators = nodes.filter((n) => n.mode === "validator");
   if (validators.length === 0) r.fail("node", "needs at least one validator");

@@ -7,6 +7,8 @@ import type { Links } from "./links.js";
 import type { Every, Partition, Perturbation, PerturbationKind, Trigger } from "./manifest.js";
 import type { E2eNode } from "./nodeProcess.js";
 import type { Observer } from "./observer.js";
+import { cometRpc, type StatusResult } from "./rpc.js";
+import { writeStateSyncConfig } from "./setup.js";
 
 export interface TimelineEvent {
   t: number;
@@ -49,6 +51,9 @@ export interface PerturbContext {
   timeline: TimelineEvent[];
   outages: Outage[];
   log: (line: string) => void;
+  /** Nodes that join by state sync; the trusted height the runner gave each is recorded here. */
+  stateSyncers: ReadonlySet<string>;
+  stateSyncTrust: Map<string, number>;
 }
 
 function event(ctx: PerturbContext, node: string, what: string): void {
@@ -141,13 +146,35 @@ async function startAndTrack(ctx: PerturbContext, node: E2eNode, o: Outage): Pro
     .catch(() => undefined);
 }
 
+/**
+ * Before a state-syncing node starts: two running nodes are its rpc_servers (primary and witness),
+ * and the first one's latest block is the trusted height and hash (as CometBFT's e2e runner does).
+ */
+async function fillStateSyncTrust(ctx: PerturbContext, node: E2eNode): Promise<void> {
+  const servers = [...ctx.nodes.values()].filter((n) => n !== node && n.state === "running").slice(0, 2);
+  const primary = servers[0];
+  if (primary === undefined || servers.length < 2)
+    throw new Error(`${node.name}: state sync needs two running nodes as rpc_servers`);
+  const st = await cometRpc<StatusResult>(primary.rpcUrl, "status", {}, 5000);
+  const height = Number(st.sync_info.latest_block_height);
+  const hash = st.sync_info.latest_block_hash;
+  writeStateSyncConfig(node.spec.home, { rpcServers: servers.map((n) => n.rpcUrl), height, hash });
+  ctx.stateSyncTrust.set(node.name, height);
+  event(
+    ctx,
+    node.name,
+    `join by state sync: trust height ${height} (${hash.slice(0, 12)}…), rpc_servers ${servers.map((n) => n.name).join(", ")}`,
+  );
+}
+
 async function applyOne(ctx: PerturbContext, node: E2eNode, p: Perturbation, k: number): Promise<void> {
   const tag = p.repeat > 1 ? ` (${k + 1}/${p.repeat})` : "";
   switch (p.kind) {
     case "join": {
       const o = newOutage(ctx, [node.name], p, k);
       o.start = 0;
-      event(ctx, node.name, "join: starting from genesis");
+      if (ctx.stateSyncers.has(node.name)) await fillStateSyncTrust(ctx, node);
+      else event(ctx, node.name, "join: starting from genesis");
       await startAndTrack(ctx, node, o);
       return;
     }

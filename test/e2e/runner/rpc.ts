@@ -52,7 +52,13 @@ export async function ethRpc<T>(url: string, method: string, params: unknown[], 
 
 export interface StatusResult {
   node_info: { id: string };
-  sync_info: { latest_block_height: string; latest_block_hash: string; latest_app_hash: string; catching_up: boolean };
+  sync_info: {
+    latest_block_height: string;
+    latest_block_hash: string;
+    latest_app_hash: string;
+    earliest_block_height: string;
+    catching_up: boolean;
+  };
   validator_info: { address: string };
 }
 
