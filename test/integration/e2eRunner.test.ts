@@ -118,6 +118,10 @@ describe("e2e manifest parser", () => {
         "partition[0].groups[1][0]",
       ],
       ['target_height = 5\n[node.a]\n[load]\nrate = "fast"', "load.rate"],
+      [
+        'target_height = 5\n[node.a]\nperturb = [{ kind = "corrupt_snapshot", height = 3, down = "1s" }]',
+        "node.a.perturb[0].down",
+      ],
       ["target_height = 5\n[node.a]\n[node.b]\nstate_sync = true", "node.b.state_sync"],
       ['target_height = 5\n[node.a]\n[node.b]\nstate_sync = "yes"', "node.b.state_sync"],
       ['target_height = 5\n[node.a]\n[node.b]\nstate_sync_expect = "fallback"', "node.b.state_sync_expect"],
@@ -133,7 +137,7 @@ describe("e2e manifest parser", () => {
     ];
     for (const [text, key] of cases) expect(errorKey(text).split(" | ")[0], text).toBe(key);
     expect(errorKey('target_height = 5\n[node.a]\nperturb = [{ kind = "kil", height = 3 }]')).toContain(
-      'must be one of "kill", "restart", "pause", "disconnect", "join"; got "kil"',
+      'must be one of "kill", "restart", "pause", "disconnect", "join", "corrupt_snapshot"; got "kil"',
     );
   });
 });

@@ -36,6 +36,8 @@ export interface RunData {
   stateSyncLogs: Map<string, StateSyncLog>;
   /** The trusted height the runner gave each state-syncing node. */
   stateSyncTrust: Map<string, number>;
+  /** Snapshot chunk files corrupt_snapshot damaged, per node. */
+  corruptedChunks: Map<string, string[]>;
 }
 
 export interface StateSyncLog {
@@ -322,6 +324,10 @@ export function checkStateSync(d: RunData): CheckResult | undefined {
       else if (earliest !== log.restoredHeight + 1)
         bad.push(`${label}: restored height ${log.restoredHeight}, but its block store starts at ${earliest}`);
       else if (log.fellBack) bad.push(`${label}: restored, yet also logged the fall back to block sync`);
+      else if (d.corruptedChunks.size > 0 && log.refusedChunks.length === 0)
+        bad.push(
+          `${label}: restored, but refused no chunk although ${[...d.corruptedChunks.keys()].join(", ")} served damaged ones`,
+        );
       else
         lines.push(
           `${label}: restored the snapshot at height ${log.restoredHeight} in ${((log.elapsedMs ?? 0) / 1000).toFixed(1)} s, block store from ${earliest}${refused}`,
@@ -333,6 +339,7 @@ export function checkStateSync(d: RunData): CheckResult | undefined {
       else lines.push(`${label}: found no snapshot, said so, and block synced from height 1${refused}`);
     }
   }
+  for (const [node, files] of d.corruptedChunks) lines.push(`${node} served damaged chunks: ${files.join(", ")}`);
   return {
     name: "state sync: each node joining by state sync restored a snapshot (or, expected, fell back to block sync)",
     ok: bad.length === 0,

@@ -8,8 +8,15 @@ import { listSettings, parseGoDuration, type TomlInput } from "../../../src/conf
 
 export type AppName = "evm" | "kvstore";
 export type NodeMode = "validator" | "full";
-export type PerturbationKind = "kill" | "restart" | "pause" | "disconnect" | "join";
-export const PERTURBATION_KINDS: readonly PerturbationKind[] = ["kill", "restart", "pause", "disconnect", "join"];
+export type PerturbationKind = "kill" | "restart" | "pause" | "disconnect" | "join" | "corrupt_snapshot";
+export const PERTURBATION_KINDS: readonly PerturbationKind[] = [
+  "kill",
+  "restart",
+  "pause",
+  "disconnect",
+  "join",
+  "corrupt_snapshot",
+];
 
 /** When something happens: at a height (observed on any node) or after a time since the network started. */
 export type Trigger = { readonly height: number } | { readonly timeMs: number };
@@ -280,7 +287,8 @@ function readPerturbation(r: Reader, v: unknown, key: string): Perturbation {
       );
     }
     if (t.down !== undefined) {
-      if (kind === "join") r.fail(join(key, "down"), `applies to "kill" and "restart" only`);
+      if (kind === "join" || kind === "corrupt_snapshot")
+        r.fail(join(key, "down"), `applies to "kill" and "restart" only`);
       durationMs = r.duration(t.down, join(key, "down"), true);
     }
   }

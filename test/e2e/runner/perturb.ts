@@ -2,6 +2,8 @@
 // previous one ended), partitions in their own sequence, all nodes at once. Every perturbation leaves
 // an Outage (when the node went out, when the runner brought it back, when it had caught up) and lines
 // in the timeline, which the checks and the round report read.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Links } from "./links.js";
 import type { Every, Partition, Perturbation, PerturbationKind, Trigger } from "./manifest.js";
@@ -54,6 +56,8 @@ export interface PerturbContext {
   /** Nodes that join by state sync; the trusted height the runner gave each is recorded here. */
   stateSyncers: ReadonlySet<string>;
   stateSyncTrust: Map<string, number>;
+  /** Snapshot chunk files damaged by corrupt_snapshot, per node. */
+  corruptedChunks: Map<string, string[]>;
 }
 
 function event(ctx: PerturbContext, node: string, what: string): void {
@@ -167,9 +171,39 @@ async function fillStateSyncTrust(ctx: PerturbContext, node: E2eNode): Promise<v
   );
 }
 
+/**
+ * Damages every snapshot chunk the node has on disk now (the first byte of each `chunk-<i>` under
+ * `data/<app>.db/snapshots/<height>/` is inverted): the node goes on serving them, and a node that
+ * state syncs must refuse them (their hash is not the metadata's) and fetch them from another peer.
+ */
+function corruptSnapshots(ctx: PerturbContext, node: E2eNode): void {
+  const data = join(node.spec.home, "data");
+  const files: string[] = [];
+  for (const db of readdirSync(data).filter((d) => d.endsWith(".db"))) {
+    const dir = join(data, db, "snapshots");
+    if (!existsSync(dir)) continue;
+    for (const height of readdirSync(dir).filter((h) => /^\d+$/.test(h))) {
+      for (const f of readdirSync(join(dir, height)).filter((c) => c.startsWith("chunk-"))) {
+        const path = join(dir, height, f);
+        const bytes = readFileSync(path);
+        if (bytes.length === 0) continue;
+        bytes[0] = (bytes[0] as number) ^ 0xff;
+        writeFileSync(path, bytes);
+        files.push(`${height}/${f}`);
+      }
+    }
+  }
+  if (files.length === 0) throw new Error(`${node.name}: corrupt_snapshot found no snapshot chunk on disk`);
+  ctx.corruptedChunks.set(node.name, [...(ctx.corruptedChunks.get(node.name) ?? []), ...files]);
+  event(ctx, node.name, `snapshot chunks damaged on disk: ${files.join(", ")}`);
+}
+
 async function applyOne(ctx: PerturbContext, node: E2eNode, p: Perturbation, k: number): Promise<void> {
   const tag = p.repeat > 1 ? ` (${k + 1}/${p.repeat})` : "";
   switch (p.kind) {
+    case "corrupt_snapshot":
+      corruptSnapshots(ctx, node);
+      return;
     case "join": {
       const o = newOutage(ctx, [node.name], p, k);
       o.start = 0;

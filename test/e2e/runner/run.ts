@@ -82,6 +82,7 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
   const outages: Outage[] = [];
   const runnerErrors: string[] = [];
   const stateSyncTrust = new Map<string, number>();
+  const corruptedChunks = new Map<string, string[]>();
   const nodes: E2eNode[] = [];
   let observer: Observer | undefined;
   let load: TxLoad | undefined;
@@ -136,6 +137,7 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
       log,
       stateSyncers: new Set(m.nodes.filter((n) => n.stateSync !== undefined).map((n) => n.name)),
       stateSyncTrust,
+      corruptedChunks,
     };
     const tasks: Promise<void>[] = [];
     for (const mn of m.nodes) {
@@ -234,6 +236,7 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
       blockSynced: new Map(),
       stateSyncLogs: new Map(),
       stateSyncTrust,
+      corruptedChunks,
     };
     const txCheck = await checkTxs(data);
     // Stop the nodes before reading their last sign states and logs.
@@ -310,7 +313,7 @@ function readStateSyncLine(ss: StateSyncLog, line: string): void {
     const ms = /\belapsedMs[=":]+(\d+)/.exec(line)?.[1];
     if (ms !== undefined) ss.elapsedMs = Number(ms);
   } else if (line.includes("State sync found no snapshot")) ss.fellBack = true;
-  else if (line.includes("Rejected snapshot chunk sender") || /\bresult[=":]+"?retry\b/i.test(line))
+  else if (line.includes("Applied snapshot chunk") && /\bresult[=":]+"?retry\b/i.test(line))
     ss.refusedChunks.push(line.slice(0, 300));
   else if (line.includes("State sync failed")) ss.failures.push(line.slice(0, 300));
 }
