@@ -122,6 +122,8 @@ describe("e2e manifest parser", () => {
         'target_height = 5\n[node.a]\nperturb = [{ kind = "corrupt_snapshot", height = 3, down = "1s" }]',
         "node.a.perturb[0].down",
       ],
+      ['target_height = 5\n[node.a]\nperturb = [{ kind = "set_power", height = 3 }]', "node.a.perturb[0].power"],
+      ['target_height = 5\n[node.a]\nperturb = [{ kind = "set_power", height = 3, power = 5 }]', "node.a.perturb[0]"],
       ["target_height = 5\n[node.a]\n[node.b]\nstate_sync = true", "node.b.state_sync"],
       ['target_height = 5\n[node.a]\n[node.b]\nstate_sync = "yes"', "node.b.state_sync"],
       ['target_height = 5\n[node.a]\n[node.b]\nstate_sync_expect = "fallback"', "node.b.state_sync_expect"],
@@ -137,7 +139,7 @@ describe("e2e manifest parser", () => {
     ];
     for (const [text, key] of cases) expect(errorKey(text).split(" | ")[0], text).toBe(key);
     expect(errorKey('target_height = 5\n[node.a]\nperturb = [{ kind = "kil", height = 3 }]')).toContain(
-      'must be one of "kill", "restart", "pause", "disconnect", "join", "corrupt_snapshot"; got "kil"',
+      'must be one of "kill", "restart", "pause", "disconnect", "join", "corrupt_snapshot", "set_power"; got "kil"',
     );
   });
 });

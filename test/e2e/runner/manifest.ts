@@ -8,7 +8,7 @@ import { listSettings, parseGoDuration, type TomlInput } from "../../../src/conf
 
 export type AppName = "evm" | "kvstore";
 export type NodeMode = "validator" | "full";
-export type PerturbationKind = "kill" | "restart" | "pause" | "disconnect" | "join" | "corrupt_snapshot";
+export type PerturbationKind = "kill" | "restart" | "pause" | "disconnect" | "join" | "corrupt_snapshot" | "set_power";
 export const PERTURBATION_KINDS: readonly PerturbationKind[] = [
   "kill",
   "restart",
@@ -16,6 +16,7 @@ export const PERTURBATION_KINDS: readonly PerturbationKind[] = [
   "disconnect",
   "join",
   "corrupt_snapshot",
+  "set_power",
 ];
 
 /** When something happens: at a height (observed on any node) or after a time since the network started. */
@@ -32,6 +33,8 @@ export interface Perturbation {
   readonly repeat: number;
   /** Between two repeats (required when repeat > 1); a repeat never starts before the previous one ended. */
   readonly every: Every | undefined;
+  /** set_power: the validator's new voting power (a kvstore `val=` tx). */
+  readonly power?: number;
   /** "node.validator01.perturb[0]", for messages. */
   readonly key: string;
 }
@@ -136,7 +139,7 @@ const TOP_KEYS = [
   "partition",
 ];
 const NODE_KEYS = ["mode", "power", "config", "perturb", "load", "state_sync", "state_sync_expect"];
-const PERTURB_KEYS = ["kind", "height", "time", "duration", "down", "repeat", "every"];
+const PERTURB_KEYS = ["kind", "height", "time", "duration", "down", "repeat", "every", "power"];
 const PARTITION_KEYS = ["groups", "height", "time", "duration"];
 const LOAD_KEYS = ["rate", "contract_share", "inflight_per_account", "resend_after", "drain"];
 const NAME_RE = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -287,7 +290,7 @@ function readPerturbation(r: Reader, v: unknown, key: string): Perturbation {
       );
     }
     if (t.down !== undefined) {
-      if (kind === "join" || kind === "corrupt_snapshot")
+      if (kind === "join" || kind === "corrupt_snapshot" || kind === "set_power")
         r.fail(join(key, "down"), `applies to "kill" and "restart" only`);
       durationMs = r.duration(t.down, join(key, "down"), true);
     }
@@ -302,6 +305,11 @@ function readPerturbation(r: Reader, v: unknown, key: string): Perturbation {
   if (repeat > 1 && every === undefined)
     r.fail(join(key, "every"), `is required when repeat > 1 (e.g. "4s" or 3 heights)`);
   if (kind === "join" && repeat !== 1) r.fail(join(key, "repeat"), `a node joins once`);
+  if (kind === "set_power") {
+    if (t.power === undefined) r.fail(join(key, "power"), `is required for "set_power" (the new voting power)`);
+    return { kind, at, durationMs, repeat, every, key, power: r.int(t.power, join(key, "power"), 1, 1e12) };
+  }
+  if (t.power !== undefined) r.fail(join(key, "power"), `applies to "set_power" only`);
   return { kind, at, durationMs, repeat, every, key };
 }
 
@@ -354,6 +362,9 @@ export function parseManifest(text: string, source = "manifest"): Manifest {
     if (joins.length > 1) r.fail(joins[1]?.key ?? key, "a node joins once");
     if (joins.length === 1 && perturb[0]?.kind !== "join")
       r.fail(joins[0]?.key ?? key, `"join" must be the node's first perturbation`);
+    const setPower = perturb.find((p) => p.kind === "set_power");
+    if (setPower !== undefined && (app !== "kvstore" || mode !== "validator"))
+      r.fail(setPower.key, `"set_power" needs app = "kvstore" (its val= tx) and a validator`);
     const load =
       t.load === undefined
         ? true

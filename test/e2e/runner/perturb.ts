@@ -9,7 +9,7 @@ import type { Links } from "./links.js";
 import type { Every, Partition, Perturbation, PerturbationKind, Trigger } from "./manifest.js";
 import type { E2eNode } from "./nodeProcess.js";
 import type { Observer } from "./observer.js";
-import { cometRpc, type StatusResult } from "./rpc.js";
+import { cometRpc, type StatusResult, type ValidatorsResult } from "./rpc.js";
 import { writeStateSyncConfig } from "./setup.js";
 
 export interface TimelineEvent {
@@ -198,11 +198,44 @@ function corruptSnapshots(ctx: PerturbContext, node: E2eNode): void {
   event(ctx, node.name, `snapshot chunks damaged on disk: ${files.join(", ")}`);
 }
 
+/**
+ * Changes the validator's voting power with the kvstore app's `val=ed25519!<pubkey>!<power>` tx, sent
+ * to a running node, and waits until /validators shows the new power (the update takes effect at the
+ * height after next, as in CometBFT).
+ */
+async function setPower(ctx: PerturbContext, node: E2eNode, power: number): Promise<void> {
+  const key = JSON.parse(readFileSync(join(node.spec.home, "config", "priv_validator_key.json"), "utf8")) as {
+    pub_key: { value: string };
+  };
+  const tx = `0x${Buffer.from(`val=ed25519!${key.pub_key.value}!${power}`).toString("hex")}`;
+  const via = [...ctx.nodes.values()].find((n) => n.state === "running");
+  if (via === undefined) throw new Error(`${node.name}: set_power found no running node to send the tx to`);
+  const r = await cometRpc<{ code: number; log: string; hash: string }>(via.rpcUrl, "broadcast_tx_sync", { tx }, 5000);
+  if (r.code !== 0) throw new Error(`${node.name}: set_power tx refused by ${via.name}: code ${r.code} ${r.log}`);
+  event(ctx, node.name, `set_power ${power}: val= tx ${r.hash.slice(0, 12)}… accepted by ${via.name}`);
+  while (!ctx.signal.aborted) {
+    try {
+      const v = await cometRpc<ValidatorsResult>(via.rpcUrl, "validators", { per_page: "100" }, 3000);
+      const mine = v.validators.find((x) => x.address.toUpperCase() === node.spec.address);
+      if (mine !== undefined && Number(mine.voting_power) === power) {
+        event(ctx, node.name, `voting power ${power} from height ${v.block_height}`);
+        return;
+      }
+    } catch {
+      // Asked again.
+    }
+    await sleep(250, undefined, { signal: ctx.signal });
+  }
+}
+
 async function applyOne(ctx: PerturbContext, node: E2eNode, p: Perturbation, k: number): Promise<void> {
   const tag = p.repeat > 1 ? ` (${k + 1}/${p.repeat})` : "";
   switch (p.kind) {
     case "corrupt_snapshot":
       corruptSnapshots(ctx, node);
+      return;
+    case "set_power":
+      await setPower(ctx, node, p.power ?? 0);
       return;
     case "join": {
       const o = newOutage(ctx, [node.name], p, k);

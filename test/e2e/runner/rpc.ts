@@ -87,6 +87,7 @@ export interface CommitResult {
 }
 
 export interface ValidatorsResult {
+  block_height: string;
   validators: { address: string; voting_power: string; proposer_priority: string }[];
   total: string;
 }
