@@ -298,6 +298,17 @@ export function checkAppHash(d: RunData): CheckResult {
   };
 }
 
+/** Where the validator set changed around a snapshot height S (headers S-2..S+2), for the report. */
+function valsetChanges(d: RunData, s: number): string {
+  const changed: number[] = [];
+  for (let h = s - 1; h <= s + 2; h++) {
+    const a = d.chain.blocks.get(h - 1)?.validatorsHash;
+    const b = d.chain.blocks.get(h)?.validatorsHash;
+    if (a !== undefined && b !== undefined && a !== b) changed.push(h);
+  }
+  return changed.length === 0 ? "" : `; the validator set changes at height ${changed.join(", ")}`;
+}
+
 /**
  * Nodes that join by state sync: a node expected to restore did (its log's "State sync complete" at
  * height S, its block store starting at S + 1, at or below the trusted height's neighbourhood), and a
@@ -330,7 +341,7 @@ export function checkStateSync(d: RunData): CheckResult | undefined {
         );
       else
         lines.push(
-          `${label}: restored the snapshot at height ${log.restoredHeight} in ${((log.elapsedMs ?? 0) / 1000).toFixed(1)} s, block store from ${earliest}${refused}`,
+          `${label}: restored the snapshot at height ${log.restoredHeight} in ${((log.elapsedMs ?? 0) / 1000).toFixed(1)} s, block store from ${earliest}${refused}${valsetChanges(d, log.restoredHeight)}`,
         );
     } else {
       if (!log.fellBack) bad.push(`${label}: no "State sync found no snapshot" in its log`);

@@ -71,7 +71,7 @@ export interface CommitSigJson {
 export interface BlockResult {
   block_id: { hash: string };
   block: {
-    header: { height: string; time: string; app_hash: string; proposer_address: string };
+    header: { height: string; time: string; app_hash: string; proposer_address: string; validators_hash: string };
     data: { txs: string[] | null };
     evidence: { evidence: { type: string; value: unknown }[] | null };
     last_commit: { height: string; round: number; signatures: CommitSigJson[] };
