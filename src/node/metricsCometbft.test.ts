@@ -7,8 +7,9 @@ import { CometbftMetrics, type CometbftMetricsSources, messageTypeLabel } from "
 import { ComethMetrics } from "./metricsCometh.js";
 import { HistogramFamily, ScalarFamily } from "./metricsKit.js";
 
-function sources(): CometbftMetricsSources {
+function sources(over: Partial<CometbftMetricsSources> = {}): CometbftMetricsSources {
   return {
+    stateSyncing: () => false,
     height: () => 7,
     validators: () => ValidatorSet.empty(),
     mempoolSize: () => 3,
@@ -19,6 +20,7 @@ function sources(): CometbftMetricsSources {
     ownAddress: () => undefined,
     blockTime: () => undefined,
     initialHeight: () => 1,
+    ...over,
   };
 }
 
@@ -105,6 +107,17 @@ describe("CometBFT metric set", () => {
     expect(text).toMatch(/^cometbft_consensus_height\{chain_id="c"\} 7$/m);
     expect(text).toMatch(/^cometbft_mempool_size_bytes\{chain_id="c"\} 300$/m);
     expect(text).toMatch(/^cometbft_p2p_peer_pending_send_bytes\{peer_id="aa",chain_id="c"\} 2$/m);
+  });
+
+  test("behavior: statesync_syncing is 1 while state sync runs and 0 before and after, read at each scrape", async () => {
+    let syncing = false;
+    const registry = new Registry();
+    new CometbftMetrics(registry, "cometbft", sources({ stateSyncing: () => syncing }));
+    expect(await registry.metrics()).toMatch(/^cometbft_statesync_syncing 0$/m);
+    syncing = true;
+    expect(await registry.metrics()).toMatch(/^cometbft_statesync_syncing 1$/m);
+    syncing = false;
+    expect(await registry.metrics()).toMatch(/^cometbft_statesync_syncing 0$/m);
   });
 
   test("behavior: p2p bytes are counted per peer and channel (chID as %#x) and per message type", async () => {

@@ -45,6 +45,8 @@ export interface CometbftMetricsSources {
   /** Connected peers with their send queues (messages queued per channel). */
   peers(): readonly { readonly id: string; pendingSend(): number }[];
   blockSyncing(): boolean;
+  /** True while state sync restores a snapshot (the state sync reactor's sync is running). */
+  stateSyncing(): boolean;
   /** Validator sets by height (missing validators are counted against the set that signed the last commit). */
   validatorsAt(height: number): ValidatorSet | undefined;
   /** This node's validator address, if it has a key. */
@@ -415,8 +417,10 @@ export class CometbftMetrics implements ConsensusMetricsHooks, MempoolMetricsHoo
     this.#bsBlockSize = gauge("blocksync_block_size_bytes", "Size of the latest block.");
     this.#bsLatestHeight = gauge("blocksync_latest_block_height", "The height of the latest block.");
 
-    // statesync/metrics.gen.go: not wired to the state sync reactor yet, so 0 (TODO(#28); RPC status catching_up is).
-    gauge("statesync_syncing", "Whether or not a node is state syncing. 1 if yes, 0 if no.");
+    // statesync/metrics.gen.go: 1 while the reactor's sync runs (discovery, chunks, restore), 0 before and after.
+    gauge("statesync_syncing", "Whether or not a node is state syncing. 1 if yes, 0 if no.", undefined, (f) =>
+      f.set(sources.stateSyncing() ? 1 : 0),
+    );
 
     // proxy/metrics.gen.go
     this.#abciTiming = histogram(

@@ -1065,6 +1065,7 @@ function metricsSources(
         pendingSend: () => p.status().channels.reduce((n, ch) => n + ch.sendQueueSize, 0),
       })),
     blockSyncing: () => live.blocksync?.isSyncing() ?? false,
+    stateSyncing: () => live.statesync?.isSyncing() ?? false,
     validatorsAt: (height) => stateStore.loadValidators(height),
     ownAddress: () => ownAddress,
     blockTime: (height) => blockStore.loadBlockMeta(height)?.header.time,

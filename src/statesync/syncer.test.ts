@@ -1,79 +1,22 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { KvStoreApplication } from "../app/kvstore/index.js";
-import { openMemoryKvStore } from "../store/index.js";
-import { type ChainState, type Commit, defaultConsensusParams, type Snapshot } from "../types/index.js";
 import { utf8ToBytes } from "../util/bytes.js";
 import { silentLogger } from "../util/logger.js";
 import { NoSnapshotsError, StatesyncVerifyError } from "./errors.js";
-import type { StateProvider } from "./stateProvider.js";
 import { Syncer } from "./syncer.js";
+import { fixedStateProvider as provider, SnapshotTestApps } from "./testing.js";
 
 // The syncer against real kvstore apps (one takes the snapshot, an empty one restores it) and a
 // state provider that answers the source app's hash: what the light client would verify.
 
 const log = silentLogger();
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
-
-async function kvApp(snapshots?: { interval: number; keepRecent: number; chunkBytes: number }) {
-  const dir = await mkdtemp(join(tmpdir(), "cometh-syncer-"));
-  dirs.push(dir);
-  const app = KvStoreApplication.open(openMemoryKvStore(), {
-    log,
-    ...(snapshots === undefined ? {} : { snapshots }),
-    snapshotDir: join(dir, "snapshots"),
-  });
-  await app.initChain({
-    time: 0n,
-    chainId: "test-chain",
-    consensusParams: defaultConsensusParams(),
-    validators: [{ pubKey: { type: "ed25519", bytes: new Uint8Array(32).fill(1) }, power: 10n }],
-    appStateBytes: new Uint8Array(),
-    initialHeight: 1,
-  });
-  return app;
-}
-
-/** A source app at height 4 with a snapshot there, in several chunks. */
-async function sourceWithSnapshot(): Promise<{ app: KvStoreApplication; snapshot: Snapshot; appHash: Uint8Array }> {
-  const app = await kvApp({ interval: 4, keepRecent: 1, chunkBytes: 64 });
-  for (let h = 1; h <= 4; h++) {
-    const txs = Array.from({ length: 5 }, (_, i) => utf8ToBytes(`key${h}-${i}=value${h}-${i}`));
-    await app.finalizeBlock({
-      txs,
-      decidedLastCommit: { round: 0, votes: [] },
-      misbehavior: [],
-      hash: new Uint8Array(32),
-      height: h,
-      time: 0n,
-      nextValidatorsHash: new Uint8Array(32),
-      proposerAddress: new Uint8Array(20),
-    } as unknown as Parameters<KvStoreApplication["finalizeBlock"]>[0]);
-    await app.commit();
-  }
-  const [snapshot] = await app.listSnapshots();
-  if (snapshot === undefined) throw new Error("no snapshot");
-  return { app, snapshot, appHash: (await app.info()).lastBlockAppHash };
-}
-
-function provider(appHash: Uint8Array, appVersion = 1n): StateProvider {
-  return {
-    appHash: async () => appHash,
-    commit: async () => ({ height: 4 }) as Commit,
-    state: async (height) => ({ lastBlockHeight: height, appHash, appVersion }) as ChainState,
-  };
-}
+const apps = new SnapshotTestApps();
+afterEach(() => apps.cleanup());
 
 describe("syncer", () => {
   test("behavior: a corrupt chunk is refused, its sender rejected, and the chunk fetched from the other peer", async () => {
-    const { app: source, snapshot, appHash } = await sourceWithSnapshot();
+    const { app: source, snapshot, appHash } = await apps.sourceWithSnapshot();
     expect(snapshot.chunks).toBeGreaterThan(2);
-    const target = await kvApp();
+    const target = await apps.kvApp();
     const asked: { peer: string; index: number }[] = [];
     let corrupted = false;
     const syncer: Syncer = new Syncer({
@@ -110,7 +53,7 @@ describe("syncer", () => {
   });
 
   test("error: no snapshot offered ends with NoSnapshotsError", async () => {
-    const target = await kvApp();
+    const target = await apps.kvApp();
     const syncer = new Syncer({
       app: target,
       provider: provider(new Uint8Array(8)),
@@ -124,8 +67,8 @@ describe("syncer", () => {
   });
 
   test("error: an app version other than the verified one fails the restore", async () => {
-    const { app: source, snapshot, appHash } = await sourceWithSnapshot();
-    const target = await kvApp();
+    const { app: source, snapshot, appHash } = await apps.sourceWithSnapshot();
+    const target = await apps.kvApp();
     const syncer: Syncer = new Syncer({
       app: target,
       provider: provider(appHash, 7n),

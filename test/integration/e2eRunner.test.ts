@@ -34,6 +34,7 @@ perturb = [{ kind = "disconnect", height = 8, duration = "5s" }]
 
 [node.f1]
 mode = "full"
+state_sync = true
 perturb = [{ kind = "join", height = 10 }]
 
 [[partition]]
@@ -76,6 +77,7 @@ describe("e2e manifest parser", () => {
       { kind: "kill", at: { height: 12 }, durationMs: 0, repeat: 3, every: { ms: 4000 }, key: "node.v1.perturb[2]" },
     ]);
     expect(m.nodes[1]?.config).toEqual({ "mempool.size": 100 });
+    expect(m.nodes.map((n) => n.stateSync)).toEqual([undefined, undefined, undefined, { expect: "restore" }]);
     expect(m.partitions[0]).toMatchObject({
       groups: [
         ["v1", "f1"],
@@ -116,11 +118,28 @@ describe("e2e manifest parser", () => {
         "partition[0].groups[1][0]",
       ],
       ['target_height = 5\n[node.a]\n[load]\nrate = "fast"', "load.rate"],
+      [
+        'target_height = 5\n[node.a]\nperturb = [{ kind = "corrupt_snapshot", height = 3, down = "1s" }]',
+        "node.a.perturb[0].down",
+      ],
+      ['target_height = 5\n[node.a]\nperturb = [{ kind = "set_power", height = 3 }]', "node.a.perturb[0].power"],
+      ['target_height = 5\n[node.a]\nperturb = [{ kind = "set_power", height = 3, power = 5 }]', "node.a.perturb[0]"],
+      ["target_height = 5\n[node.a]\n[node.b]\nstate_sync = true", "node.b.state_sync"],
+      ['target_height = 5\n[node.a]\n[node.b]\nstate_sync = "yes"', "node.b.state_sync"],
+      ['target_height = 5\n[node.a]\n[node.b]\nstate_sync_expect = "fallback"', "node.b.state_sync_expect"],
+      [
+        'target_height = 5\n[node.a]\n[node.b]\nstate_sync = true\nstate_sync_expect = "maybe"\nperturb = [{ kind = "join", height = 3 }]',
+        "node.b.state_sync_expect",
+      ],
+      [
+        'target_height = 5\n[node.a]\nconfig = { "statesync.trust_hash" = "AB" }',
+        'node.a.config."statesync.trust_hash"',
+      ],
       ["target_height = [", ""],
     ];
     for (const [text, key] of cases) expect(errorKey(text).split(" | ")[0], text).toBe(key);
     expect(errorKey('target_height = 5\n[node.a]\nperturb = [{ kind = "kil", height = 3 }]')).toContain(
-      'must be one of "kill", "restart", "pause", "disconnect", "join"; got "kil"',
+      'must be one of "kill", "restart", "pause", "disconnect", "join", "corrupt_snapshot", "set_power"; got "kil"',
     );
   });
 });
@@ -148,11 +167,11 @@ describe("e2e runner", () => {
     const r = await runManifest(m, { log: (l) => lines.push(l) });
     const report = [...lines, ...formatResult(r)].join("\n");
     expect(r.failed, report).toBe(0);
-    expect(r.checks.map((c) => c.name)).toHaveLength(9);
+    expect(r.checks.map((c) => c.name)).toHaveLength(10);
     expect(r.outages).toHaveLength(1);
     expect(r.outages[0]).toMatchObject({ nodes: ["v2"], kind: "kill" });
     expect(r.stats?.heights).toBeGreaterThanOrEqual(9);
     expect(r.kept).toBe("nothing");
-    expect(report).toMatch(/e2e: 9 passed, 0 failed/);
+    expect(report).toMatch(/e2e: 10 passed, 0 failed/);
   }, 60_000);
 });

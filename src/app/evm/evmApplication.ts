@@ -26,6 +26,7 @@ import type {
 import { bytesToHex, EMPTY_BYTES, hexToBytes } from "../../util/bytes.js";
 import type { Logger } from "../../util/logger.js";
 import type { Application } from "../application.js";
+import type { SnapshotService } from "../snapshots/index.js";
 import { keccak256 } from "./crypto.js";
 import { DEV_MNEMONIC, type DevAccount, deriveDevAccounts, toChecksumAddress } from "./devAccounts.js";
 import { type DevCheat, decodeDevEntry, isDevEntry } from "./devEntries.js";
@@ -63,7 +64,7 @@ import {
   setLengthLeft,
   stripZeros,
 } from "./records.js";
-import { EvmSnapshots } from "./snapshots.js";
+import { evmSnapshotService } from "./snapshots.js";
 import { chainAppHash, diffHash, EvmStateDb, type StateDiff } from "./stateDb.js";
 import { type DecodeContext, type DecodedTx, DecodedTxCache, notOnDevChain } from "./txDecode.js";
 
@@ -206,7 +207,7 @@ export class EvmApplication implements Application {
   /** Dev chains: where console.log lines of calls and committed txs go. */
   #consoleLog: ((lines: string[]) => void) | undefined;
   /** State sync: taking, serving and restoring snapshots (snapshots.ts). */
-  readonly #snapshots: EvmSnapshots;
+  readonly #snapshots: SnapshotService;
 
   private constructor(kv: KvStore, opts: EvmAppOptions) {
     this.#kv = kv;
@@ -245,7 +246,7 @@ export class EvmApplication implements Application {
       decode: (raw) => this.#cache.decode(raw, this.#decodeCtx),
       consoleLog: () => (this.#decodeCtx.devChain === true ? this.#consoleLog : undefined),
     });
-    this.#snapshots = new EvmSnapshots(this.db, opts, () => this.#reloadSettings());
+    this.#snapshots = evmSnapshotService(this.db, opts, () => this.#reloadSettings());
   }
 
   /** After a snapshot restore: the chain settings, chain id and fork rules of the restored state. */
@@ -266,19 +267,19 @@ export class EvmApplication implements Application {
   // ---- state sync (snapshots.ts) -------------------------------------------------------------------
 
   listSnapshots(): Promise<Snapshot[]> {
-    return this.#snapshots.list();
+    return this.#snapshots.listSnapshots();
   }
 
   loadSnapshotChunk(req: LoadSnapshotChunkRequest): Promise<Uint8Array> {
-    return this.#snapshots.loadChunk(req);
+    return this.#snapshots.loadSnapshotChunk(req);
   }
 
   offerSnapshot(req: OfferSnapshotRequest): Promise<OfferSnapshotResult> {
-    return this.#snapshots.offer(req);
+    return this.#snapshots.offerSnapshot(req);
   }
 
   applySnapshotChunk(req: ApplySnapshotChunkRequest): Promise<ApplySnapshotChunkResponse> {
-    return this.#snapshots.apply(req);
+    return this.#snapshots.applySnapshotChunk(req);
   }
 
   /** Wraps an open store (the app closes it on close()). */
@@ -869,7 +870,7 @@ export class EvmApplication implements Application {
       throw err;
     }
     this.#pending = undefined;
-    this.#snapshots.afterCommit(meta);
+    this.#snapshots.afterCommit(meta.height, meta.appHash);
     if (p.consoleLines.length > 0) this.#consoleLog?.(p.consoleLines);
     if (this.db.fork !== undefined) this.flushForkCache();
     // The mempool rechecks what is left after each block; CheckTx rebuilds its view from those rechecks.

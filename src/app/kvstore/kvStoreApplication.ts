@@ -30,7 +30,7 @@ import {
 import { bytesToHex, bytesToUtf8, concatBytes, EMPTY_BYTES, utf8ToBytes } from "../../util/bytes.js";
 import type { Logger } from "../../util/logger.js";
 import type { Application } from "../application.js";
-import { type SnapshotEntry, SnapshotRestorer, SnapshotStore } from "../snapshots/index.js";
+import { type SnapshotEntry, SnapshotService, type SnapshotSettings } from "../snapshots/index.js";
 import { InvalidKvTxError, KvStoreAppStateError } from "./errors.js";
 import { KVSTORE_CODES, type KvTx, parseKvTx } from "./txFormat.js";
 import { decodeValidatorRecord, encodeValidatorRecord } from "./validatorRecord.js";
@@ -111,11 +111,7 @@ export interface KvStoreAppOptions {
 }
 
 /** app.toml [state-sync] snapshot-interval and snapshot-keep-recent; chunkBytes for tests. */
-export interface KvSnapshotOptions {
-  interval: number;
-  keepRecent: number;
-  chunkBytes?: number;
-}
+export type KvSnapshotOptions = SnapshotSettings;
 
 interface OpenOptions {
   log: Logger;
@@ -229,8 +225,8 @@ export class KvStoreApplication implements Application {
   /** hex address → pubkey hex, for punishing misbehaviour. */
   #addresses: Map<string, string>;
   #pending: PendingBlock | undefined;
-  readonly #snapshots: SnapshotStore | undefined;
-  readonly #restorer: SnapshotRestorer;
+  /** State sync: taking, serving and restoring snapshots of every key of the store. */
+  readonly #snapshots: SnapshotService;
 
   private constructor(db: KvStore, opts: OpenOptions) {
     this.#db = db;
@@ -240,12 +236,10 @@ export class KvStoreApplication implements Application {
     this.#validators = new Map();
     this.#addresses = new Map();
     this.#loadValidators();
-    this.#snapshots =
-      opts.snapshots === undefined || opts.snapshotDir === undefined
-        ? undefined
-        : new SnapshotStore({ ...opts.snapshots, dir: opts.snapshotDir, log: opts.log });
-    this.#restorer = new SnapshotRestorer(
+    this.#snapshots = new SnapshotService(
       {
+        // Every key of the app's store is its state: the snapshot is all of them, read in one view.
+        entries: () => this.#db.range(),
         clear: () => this.#clearState(),
         write: (entries) => this.#writeEntries(entries),
         finish: async () => {
@@ -254,7 +248,11 @@ export class KvStoreApplication implements Application {
           return { height: this.#committed.height, appHash: this.#committed.appHash };
         },
       },
-      opts.log,
+      {
+        dir: opts.snapshotDir,
+        log: opts.log,
+        ...(opts.snapshots === undefined ? {} : { settings: opts.snapshots }),
+      },
     );
   }
 
@@ -395,9 +393,7 @@ export class KvStoreApplication implements Application {
       }
     }
     const height = this.#committed.height;
-    // Every key of the app's store is its state: the snapshot is all of them, read in one view.
-    if (p !== undefined && this.#snapshots?.due(height))
-      this.#snapshots.take(height, this.#committed.appHash, this.#db.range());
+    if (p !== undefined) this.#snapshots.afterCommit(height, this.#committed.appHash);
     const retainHeight = this.#retainBlocks > 0 && height >= this.#retainBlocks ? height - this.#retainBlocks + 1 : 0;
     return { retainHeight };
   }
@@ -426,20 +422,20 @@ export class KvStoreApplication implements Application {
 
   // ---- state sync (app/snapshots) ----------------------------------------------------------------
 
-  async listSnapshots(): Promise<Snapshot[]> {
-    return this.#snapshots?.list() ?? [];
+  listSnapshots(): Promise<Snapshot[]> {
+    return this.#snapshots.listSnapshots();
   }
 
-  async loadSnapshotChunk(req: LoadSnapshotChunkRequest): Promise<Uint8Array> {
-    return this.#snapshots?.loadChunk(req.height, req.format, req.chunk) ?? EMPTY_BYTES;
+  loadSnapshotChunk(req: LoadSnapshotChunkRequest): Promise<Uint8Array> {
+    return this.#snapshots.loadSnapshotChunk(req);
   }
 
   offerSnapshot(req: OfferSnapshotRequest): Promise<OfferSnapshotResult> {
-    return this.#restorer.offer(req);
+    return this.#snapshots.offerSnapshot(req);
   }
 
   applySnapshotChunk(req: ApplySnapshotChunkRequest): Promise<ApplySnapshotChunkResponse> {
-    return this.#restorer.apply(req);
+    return this.#snapshots.applySnapshotChunk(req);
   }
 
   async #clearState(): Promise<void> {

@@ -3,7 +3,7 @@
 // (to name the round-0 proposer).
 import type { E2eNode } from "./nodeProcess.js";
 import { type BlockInfo, blockInfo, type CommitInfo, commitInfo } from "./observer.js";
-import { type BlockResult, type CommitResult, cometRpc, type ValidatorsResult } from "./rpc.js";
+import { type BlockResult, type CommitResult, cometRpc, type StatusResult, type ValidatorsResult } from "./rpc.js";
 
 export interface ChainView {
   /** The height every check covers (all running nodes reached it). */
@@ -14,6 +14,10 @@ export interface ChainView {
   commits: Map<number, CommitInfo>;
   /** Per node: height -> [block hash, app hash]; a missing height is one the node could not serve. */
   perNode: Map<string, Map<number, [string, string]>>;
+  /** Per node: the lowest height it stores (status earliest_block_height; after state sync, the snapshot's + 1). */
+  earliest: Map<string, number>;
+  /** Per node: its app's own last height and app hash (abci_info), and the app hash the chain's next header carries. */
+  appHashes: Map<string, { height: number; own: string; header: string | undefined }>;
   /** Round-0 proposer of heights not decided in round 0 (address), from /validators. */
   round0Proposer: Map<number, string>;
   /** Whether the round-0 proposer rule matched the proposer of a few heights decided in round 0. */
@@ -86,19 +90,32 @@ export async function collectChain(nodes: readonly E2eNode[], height: number): P
   const blocks = new Map<number, BlockInfo>();
   const commits = new Map<number, CommitInfo>();
   const heights = Array.from({ length: height }, (_, i) => i + 1);
+  const earliest = new Map<string, number>();
   for (const n of nodes) {
     const m = new Map<number, [string, string]>();
     perNode.set(n.name, m);
-    await mapLimit(heights, 6, async (h) => {
-      try {
-        const r = await retry(() => cometRpc<BlockResult>(n.rpcUrl, "block", { height: String(h) }, 5000));
-        m.set(h, [r.block_id.hash, r.block.header.app_hash]);
-        if (!blocks.has(h)) blocks.set(h, blockInfo(r));
-        if (h > 1 && !commits.has(h - 1)) commits.set(h - 1, commitInfo(r.block.last_commit));
-      } catch {
-        // Reported as a missing height by the checks.
-      }
-    });
+    let lowest = 1;
+    try {
+      const st = await retry(() => cometRpc<StatusResult>(n.rpcUrl, "status", {}, 5000));
+      lowest = Math.max(1, Number(st.sync_info.earliest_block_height));
+    } catch {
+      // Asked for every height then; the ones it lacks are reported missing.
+    }
+    earliest.set(n.name, lowest);
+    await mapLimit(
+      heights.filter((h) => h >= lowest),
+      6,
+      async (h) => {
+        try {
+          const r = await retry(() => cometRpc<BlockResult>(n.rpcUrl, "block", { height: String(h) }, 5000));
+          m.set(h, [r.block_id.hash, r.block.header.app_hash]);
+          if (!blocks.has(h)) blocks.set(h, blockInfo(r));
+          if (h > 1 && !commits.has(h - 1)) commits.set(h - 1, commitInfo(r.block.last_commit));
+        } catch {
+          // Reported as a missing height by the checks.
+        }
+      },
+    );
   }
   // The last height's commit is the node's seen commit (its round is the decided round).
   const top = nodes[0];
@@ -139,5 +156,33 @@ export async function collectChain(nodes: readonly E2eNode[], height: number): P
       }
     });
   }
-  return { height, blocks, commits, perNode, round0Proposer, proposerRuleChecked };
+  const appHashes = new Map<string, { height: number; own: string; header: string | undefined }>();
+  await mapLimit(nodes, 3, async (n) => {
+    try {
+      const info = await retry(() =>
+        cometRpc<{ response: { last_block_height: string; last_block_app_hash: string } }>(
+          n.rpcUrl,
+          "abci_info",
+          {},
+          5000,
+        ),
+      );
+      const h = Number(info.response.last_block_height);
+      // abci_info's hash is base64; the header's app hash (hex) of the next height must be the same bytes.
+      const own = Buffer.from(info.response.last_block_app_hash, "base64").toString("hex").toUpperCase();
+      let header = blocks.get(h + 1)?.appHash.toUpperCase();
+      for (let i = 0; header === undefined && i < 20; i++) {
+        try {
+          const b = await cometRpc<BlockResult>(n.rpcUrl, "block", { height: String(h + 1) }, 5000);
+          header = b.block.header.app_hash.toUpperCase();
+        } catch {
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+      appHashes.set(n.name, { height: h, own, header });
+    } catch {
+      // Reported by the app hash check.
+    }
+  });
+  return { height, blocks, commits, perNode, earliest, appHashes, round0Proposer, proposerRuleChecked };
 }

@@ -32,6 +32,28 @@ export interface RunData {
   runningAtEnd: Set<string>;
   /** "node#start" -> blocks its block sync applied before switching to consensus (from its log). */
   blockSynced: Map<string, number>;
+  /** What each state-syncing node's log says: the restored height, or the fall back to block sync. */
+  stateSyncLogs: Map<string, StateSyncLog>;
+  /** The trusted height the runner gave each state-syncing node. */
+  stateSyncTrust: Map<string, number>;
+  /** Snapshot chunk files corrupt_snapshot damaged, per node. */
+  corruptedChunks: Map<string, string[]>;
+}
+
+export interface StateSyncLog {
+  restoredHeight: number | undefined;
+  /** ms from "Starting state sync" to "State sync complete", from the log line. */
+  elapsedMs: number | undefined;
+  fellBack: boolean;
+  /** Lines that show a refused chunk (its sender rejected, the chunk fetched again). */
+  refusedChunks: string[];
+  /** Lines that stopped the node ("State sync failed"). */
+  failures: string[];
+}
+
+/** Nodes that may lack heights below their earliest: those expected to restore a snapshot. */
+function restoresSnapshot(d: RunData, name: string): boolean {
+  return d.manifest.nodes.find((n) => n.name === name)?.stateSync?.expect === "restore";
 }
 
 /** Liveness bounds (docs/e2e.md): a block within timeout_propose + this with at most f out... */
@@ -133,6 +155,8 @@ export function checkNoFork(d: RunData): CheckResult {
     for (const [name, m] of d.chain.perNode) {
       const v = m.get(h);
       if (v === undefined) {
+        // A state-synced node's block store starts above the snapshot height.
+        if (restoresSnapshot(d, name) && h < (d.chain.earliest.get(name) ?? 1)) continue;
         missing.push(`${name} h=${h}`);
         continue;
       }
@@ -144,6 +168,9 @@ export function checkNoFork(d: RunData): CheckResult {
     }
   }
   details.push(`${d.chain.height} heights compared on ${d.chain.perNode.size} nodes`);
+  for (const [name, e] of d.chain.earliest) {
+    if (e > 1) details.push(`${name} holds heights ${e}..${d.chain.height} (its block store starts at ${e})`);
+  }
   if (bad.length > 0) details.push("diverging heights:", ...cap(bad));
   if (missing.length > 0) details.push("heights a node could not serve:", ...cap(missing));
   return {
@@ -200,6 +227,8 @@ export async function checkTxs(d: RunData): Promise<CheckResult> {
   await mapLimit(mined, 8, async (tx) => {
     const h = count.get(tx.cometHash)?.[0] as number;
     for (const n of running) {
+      // Below a state-synced node's first block it has no receipts (the snapshot is state, not history).
+      if (restoresSnapshot(d, n.name) && h < (d.chain.earliest.get(n.name) ?? 1)) continue;
       try {
         if (d.manifest.app === "evm") {
           const r = await ethRpc<{ blockNumber: string; status: string } | null>(
@@ -247,6 +276,86 @@ export async function checkTxs(d: RunData): Promise<CheckResult> {
   }
   details.push(...cap(problems), ...cap(disagreements));
   return { name, ok: problems.length === 0 && disagreements.length === 0, details };
+}
+
+/** Every running node's app, after its last height, has the app hash the chain's next header carries. */
+export function checkAppHash(d: RunData): CheckResult {
+  const bad: string[] = [];
+  const lines: string[] = [];
+  for (const n of d.nodes) {
+    if (!d.runningAtEnd.has(n.name)) continue;
+    const a = d.chain.appHashes.get(n.name);
+    if (a === undefined) bad.push(`${n.name}: abci_info did not answer`);
+    else if (a.header === undefined) bad.push(`${n.name}: no block ${a.height + 1} to compare its app hash with`);
+    else if (a.own !== a.header)
+      bad.push(`${n.name}: app hash after h=${a.height} is ${a.own}; header ${a.height + 1} has ${a.header}`);
+    else lines.push(`${n.name}: h=${a.height} ${a.own.slice(0, 16)}…`);
+  }
+  return {
+    name: "app hash: every node's app (abci_info) has the app hash of the next block's header",
+    ok: bad.length === 0,
+    details: [...cap(lines), ...cap(bad)],
+  };
+}
+
+/** Where the validator set changed around a snapshot height S (headers S-2..S+2), for the report. */
+function valsetChanges(d: RunData, s: number): string {
+  const changed: number[] = [];
+  for (let h = s - 1; h <= s + 2; h++) {
+    const a = d.chain.blocks.get(h - 1)?.validatorsHash;
+    const b = d.chain.blocks.get(h)?.validatorsHash;
+    if (a !== undefined && b !== undefined && a !== b) changed.push(h);
+  }
+  return changed.length === 0 ? "" : `; the validator set changes at height ${changed.join(", ")}`;
+}
+
+/**
+ * Nodes that join by state sync: a node expected to restore did (its log's "State sync complete" at
+ * height S, its block store starting at S + 1, at or below the trusted height's neighbourhood), and a
+ * node expected to fall back logged the "no snapshot" message and holds every height from 1.
+ */
+export function checkStateSync(d: RunData): CheckResult | undefined {
+  const syncers = d.manifest.nodes.filter((n) => n.stateSync !== undefined);
+  if (syncers.length === 0) return undefined;
+  const bad: string[] = [];
+  const lines: string[] = [];
+  for (const mn of syncers) {
+    const log = d.stateSyncLogs.get(mn.name);
+    const earliest = d.chain.earliest.get(mn.name);
+    const trust = d.stateSyncTrust.get(mn.name);
+    const label = `${mn.name} (trust height ${trust ?? "never set"})`;
+    if (log === undefined || trust === undefined) {
+      bad.push(`${label}: did not start`);
+      continue;
+    }
+    bad.push(...log.failures.map((f) => `${mn.name}: ${f}`));
+    const refused = log.refusedChunks.length > 0 ? `; ${log.refusedChunks.length} chunk(s) refused` : "";
+    if (mn.stateSync?.expect === "restore") {
+      if (log.restoredHeight === undefined) bad.push(`${label}: no "State sync complete" in its log`);
+      else if (earliest !== log.restoredHeight + 1)
+        bad.push(`${label}: restored height ${log.restoredHeight}, but its block store starts at ${earliest}`);
+      else if (log.fellBack) bad.push(`${label}: restored, yet also logged the fall back to block sync`);
+      else if (d.corruptedChunks.size > 0 && log.refusedChunks.length === 0)
+        bad.push(
+          `${label}: restored, but refused no chunk although ${[...d.corruptedChunks.keys()].join(", ")} served damaged ones`,
+        );
+      else
+        lines.push(
+          `${label}: restored the snapshot at height ${log.restoredHeight} in ${((log.elapsedMs ?? 0) / 1000).toFixed(1)} s, block store from ${earliest}${refused}${valsetChanges(d, log.restoredHeight)}`,
+        );
+    } else {
+      if (!log.fellBack) bad.push(`${label}: no "State sync found no snapshot" in its log`);
+      else if (log.restoredHeight !== undefined) bad.push(`${label}: restored height ${log.restoredHeight}`);
+      else if (earliest !== 1) bad.push(`${label}: fell back, but its block store starts at ${earliest}, not 1`);
+      else lines.push(`${label}: found no snapshot, said so, and block synced from height 1${refused}`);
+    }
+  }
+  for (const [node, files] of d.corruptedChunks) lines.push(`${node} served damaged chunks: ${files.join(", ")}`);
+  return {
+    name: "state sync: each node joining by state sync restored a snapshot (or, expected, fell back to block sync)",
+    ok: bad.length === 0,
+    details: [...cap(lines), ...cap(bad)],
+  };
 }
 
 export function checkNoDoubleSign(d: RunData, logHits: string[]): CheckResult {

@@ -8,8 +8,16 @@ import { listSettings, parseGoDuration, type TomlInput } from "../../../src/conf
 
 export type AppName = "evm" | "kvstore";
 export type NodeMode = "validator" | "full";
-export type PerturbationKind = "kill" | "restart" | "pause" | "disconnect" | "join";
-export const PERTURBATION_KINDS: readonly PerturbationKind[] = ["kill", "restart", "pause", "disconnect", "join"];
+export type PerturbationKind = "kill" | "restart" | "pause" | "disconnect" | "join" | "corrupt_snapshot" | "set_power";
+export const PERTURBATION_KINDS: readonly PerturbationKind[] = [
+  "kill",
+  "restart",
+  "pause",
+  "disconnect",
+  "join",
+  "corrupt_snapshot",
+  "set_power",
+];
 
 /** When something happens: at a height (observed on any node) or after a time since the network started. */
 export type Trigger = { readonly height: number } | { readonly timeMs: number };
@@ -25,6 +33,8 @@ export interface Perturbation {
   readonly repeat: number;
   /** Between two repeats (required when repeat > 1); a repeat never starts before the previous one ended. */
   readonly every: Every | undefined;
+  /** set_power: the validator's new voting power (a kvstore `val=` tx). */
+  readonly power?: number;
   /** "node.validator01.perturb[0]", for messages. */
   readonly key: string;
 }
@@ -39,7 +49,16 @@ export interface ManifestNode {
   readonly perturb: readonly Perturbation[];
   /** Whether the tx load sends to this node (default true). */
   readonly load: boolean;
+  /**
+   * Joins by state sync (`state_sync = true`, only with a first `join`): the runner enables
+   * [statesync] and, when the node joins, fills rpc_servers, trust_height and trust_hash from the
+   * running nodes. `expect` is what the run must show: a restored snapshot, or (no peer serves one)
+   * the "no snapshot" message and block sync from genesis.
+   */
+  readonly stateSync: { readonly expect: StateSyncExpect } | undefined;
 }
+
+export type StateSyncExpect = "restore" | "fallback";
 
 export interface Partition {
   readonly groups: readonly (readonly string[])[];
@@ -101,6 +120,10 @@ const RUNNER_OWNED = new Set([
   "json-rpc.address",
   "json-rpc.ws-address",
   "json-rpc.enable",
+  "statesync.enable",
+  "statesync.rpc_servers",
+  "statesync.trust_height",
+  "statesync.trust_hash",
 ]);
 
 const TOP_KEYS = [
@@ -115,8 +138,8 @@ const TOP_KEYS = [
   "node",
   "partition",
 ];
-const NODE_KEYS = ["mode", "power", "config", "perturb", "load"];
-const PERTURB_KEYS = ["kind", "height", "time", "duration", "down", "repeat", "every"];
+const NODE_KEYS = ["mode", "power", "config", "perturb", "load", "state_sync", "state_sync_expect"];
+const PERTURB_KEYS = ["kind", "height", "time", "duration", "down", "repeat", "every", "power"];
 const PARTITION_KEYS = ["groups", "height", "time", "duration"];
 const LOAD_KEYS = ["rate", "contract_share", "inflight_per_account", "resend_after", "drain"];
 const NAME_RE = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -267,7 +290,8 @@ function readPerturbation(r: Reader, v: unknown, key: string): Perturbation {
       );
     }
     if (t.down !== undefined) {
-      if (kind === "join") r.fail(join(key, "down"), `applies to "kill" and "restart" only`);
+      if (kind === "join" || kind === "corrupt_snapshot" || kind === "set_power")
+        r.fail(join(key, "down"), `applies to "kill" and "restart" only`);
       durationMs = r.duration(t.down, join(key, "down"), true);
     }
   }
@@ -281,6 +305,11 @@ function readPerturbation(r: Reader, v: unknown, key: string): Perturbation {
   if (repeat > 1 && every === undefined)
     r.fail(join(key, "every"), `is required when repeat > 1 (e.g. "4s" or 3 heights)`);
   if (kind === "join" && repeat !== 1) r.fail(join(key, "repeat"), `a node joins once`);
+  if (kind === "set_power") {
+    if (t.power === undefined) r.fail(join(key, "power"), `is required for "set_power" (the new voting power)`);
+    return { kind, at, durationMs, repeat, every, key, power: r.int(t.power, join(key, "power"), 1, 1e12) };
+  }
+  if (t.power !== undefined) r.fail(join(key, "power"), `applies to "set_power" only`);
   return { kind, at, durationMs, repeat, every, key };
 }
 
@@ -333,13 +362,34 @@ export function parseManifest(text: string, source = "manifest"): Manifest {
     if (joins.length > 1) r.fail(joins[1]?.key ?? key, "a node joins once");
     if (joins.length === 1 && perturb[0]?.kind !== "join")
       r.fail(joins[0]?.key ?? key, `"join" must be the node's first perturbation`);
+    const setPower = perturb.find((p) => p.kind === "set_power");
+    if (setPower !== undefined && (app !== "kvstore" || mode !== "validator"))
+      r.fail(setPower.key, `"set_power" needs app = "kvstore" (its val= tx) and a validator`);
     const load =
       t.load === undefined
         ? true
         : t.load === true || t.load === false
           ? t.load
           : r.fail(join(key, "load"), "must be true or false");
-    nodes.push({ name: nodeName, mode, power, config: nodeConfig, perturb, load });
+    let stateSync: ManifestNode["stateSync"];
+    if (t.state_sync !== undefined && t.state_sync !== true && t.state_sync !== false)
+      r.fail(join(key, "state_sync"), "must be true or false");
+    if (t.state_sync === true) {
+      if (joins.length !== 1) {
+        r.fail(
+          join(key, "state_sync"),
+          `a node that state syncs must start empty after the others: give it perturb = [{ kind = "join", height = N }]`,
+        );
+      }
+      const expect =
+        t.state_sync_expect === undefined
+          ? "restore"
+          : r.oneOf(t.state_sync_expect, join(key, "state_sync_expect"), ["restore", "fallback"] as const);
+      stateSync = { expect };
+    } else if (t.state_sync_expect !== undefined) {
+      r.fail(join(key, "state_sync_expect"), "applies only with state_sync = true");
+    }
+    nodes.push({ name: nodeName, mode, power, config: nodeConfig, perturb, load, stateSync });
   }
   const validators = nodes.filter((n) => n.mode === "validator");
   if (validators.length === 0) r.fail("node", "needs at least one validator");

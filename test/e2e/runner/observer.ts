@@ -11,6 +11,8 @@ export interface BlockInfo {
   height: number;
   hash: string;
   appHash: string;
+  /** The header's validators hash (the set that signs this height). */
+  validatorsHash: string;
   /** Header time, ms since the epoch. */
   timeMs: number;
   proposer: string;
@@ -194,6 +196,7 @@ export function blockInfo(r: BlockResult): BlockInfo {
     height: Number(r.block.header.height),
     hash: r.block_id.hash,
     appHash: r.block.header.app_hash,
+    validatorsHash: r.block.header.validators_hash,
     timeMs: rfc3339ToMs(r.block.header.time),
     proposer: r.block.header.proposer_address,
     txs: (r.block.data.txs ?? []).map((t) => sha256Hex(Buffer.from(t, "base64"))),

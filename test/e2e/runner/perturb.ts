@@ -2,11 +2,15 @@
 // previous one ended), partitions in their own sequence, all nodes at once. Every perturbation leaves
 // an Outage (when the node went out, when the runner brought it back, when it had caught up) and lines
 // in the timeline, which the checks and the round report read.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Links } from "./links.js";
 import type { Every, Partition, Perturbation, PerturbationKind, Trigger } from "./manifest.js";
 import type { E2eNode } from "./nodeProcess.js";
 import type { Observer } from "./observer.js";
+import { cometRpc, type StatusResult, type ValidatorsResult } from "./rpc.js";
+import { writeStateSyncConfig } from "./setup.js";
 
 export interface TimelineEvent {
   t: number;
@@ -49,6 +53,11 @@ export interface PerturbContext {
   timeline: TimelineEvent[];
   outages: Outage[];
   log: (line: string) => void;
+  /** Nodes that join by state sync; the trusted height the runner gave each is recorded here. */
+  stateSyncers: ReadonlySet<string>;
+  stateSyncTrust: Map<string, number>;
+  /** Snapshot chunk files damaged by corrupt_snapshot, per node. */
+  corruptedChunks: Map<string, string[]>;
 }
 
 function event(ctx: PerturbContext, node: string, what: string): void {
@@ -141,13 +150,98 @@ async function startAndTrack(ctx: PerturbContext, node: E2eNode, o: Outage): Pro
     .catch(() => undefined);
 }
 
+/**
+ * Before a state-syncing node starts: two running nodes are its rpc_servers (primary and witness),
+ * and the first one's latest block is the trusted height and hash (as CometBFT's e2e runner does).
+ */
+async function fillStateSyncTrust(ctx: PerturbContext, node: E2eNode): Promise<void> {
+  const servers = [...ctx.nodes.values()].filter((n) => n !== node && n.state === "running").slice(0, 2);
+  const primary = servers[0];
+  if (primary === undefined || servers.length < 2)
+    throw new Error(`${node.name}: state sync needs two running nodes as rpc_servers`);
+  const st = await cometRpc<StatusResult>(primary.rpcUrl, "status", {}, 5000);
+  const height = Number(st.sync_info.latest_block_height);
+  const hash = st.sync_info.latest_block_hash;
+  writeStateSyncConfig(node.spec.home, { rpcServers: servers.map((n) => n.rpcUrl), height, hash });
+  ctx.stateSyncTrust.set(node.name, height);
+  event(
+    ctx,
+    node.name,
+    `join by state sync: trust height ${height} (${hash.slice(0, 12)}…), rpc_servers ${servers.map((n) => n.name).join(", ")}`,
+  );
+}
+
+/**
+ * Damages every snapshot chunk the node has on disk now (the first byte of each `chunk-<i>` under
+ * `data/<app>.db/snapshots/<height>/` is inverted): the node goes on serving them, and a node that
+ * state syncs must refuse them (their hash is not the metadata's) and fetch them from another peer.
+ */
+function corruptSnapshots(ctx: PerturbContext, node: E2eNode): void {
+  const data = join(node.spec.home, "data");
+  const files: string[] = [];
+  for (const db of readdirSync(data).filter((d) => d.endsWith(".db"))) {
+    const dir = join(data, db, "snapshots");
+    if (!existsSync(dir)) continue;
+    for (const height of readdirSync(dir).filter((h) => /^\d+$/.test(h))) {
+      for (const f of readdirSync(join(dir, height)).filter((c) => c.startsWith("chunk-"))) {
+        const path = join(dir, height, f);
+        const bytes = readFileSync(path);
+        if (bytes.length === 0) continue;
+        bytes[0] = (bytes[0] as number) ^ 0xff;
+        writeFileSync(path, bytes);
+        files.push(`${height}/${f}`);
+      }
+    }
+  }
+  if (files.length === 0) throw new Error(`${node.name}: corrupt_snapshot found no snapshot chunk on disk`);
+  ctx.corruptedChunks.set(node.name, [...(ctx.corruptedChunks.get(node.name) ?? []), ...files]);
+  event(ctx, node.name, `snapshot chunks damaged on disk: ${files.join(", ")}`);
+}
+
+/**
+ * Changes the validator's voting power with the kvstore app's `val=ed25519!<pubkey>!<power>` tx, sent
+ * to a running node, and waits until /validators shows the new power (the update takes effect at the
+ * height after next, as in CometBFT).
+ */
+async function setPower(ctx: PerturbContext, node: E2eNode, power: number): Promise<void> {
+  const key = JSON.parse(readFileSync(join(node.spec.home, "config", "priv_validator_key.json"), "utf8")) as {
+    pub_key: { value: string };
+  };
+  const tx = `0x${Buffer.from(`val=ed25519!${key.pub_key.value}!${power}`).toString("hex")}`;
+  const via = [...ctx.nodes.values()].find((n) => n.state === "running");
+  if (via === undefined) throw new Error(`${node.name}: set_power found no running node to send the tx to`);
+  const r = await cometRpc<{ code: number; log: string; hash: string }>(via.rpcUrl, "broadcast_tx_sync", { tx }, 5000);
+  if (r.code !== 0) throw new Error(`${node.name}: set_power tx refused by ${via.name}: code ${r.code} ${r.log}`);
+  event(ctx, node.name, `set_power ${power}: val= tx ${r.hash.slice(0, 12)}… accepted by ${via.name}`);
+  while (!ctx.signal.aborted) {
+    try {
+      const v = await cometRpc<ValidatorsResult>(via.rpcUrl, "validators", { per_page: "100" }, 3000);
+      const mine = v.validators.find((x) => x.address.toUpperCase() === node.spec.address);
+      if (mine !== undefined && Number(mine.voting_power) === power) {
+        event(ctx, node.name, `voting power ${power} from height ${v.block_height}`);
+        return;
+      }
+    } catch {
+      // Asked again.
+    }
+    await sleep(250, undefined, { signal: ctx.signal });
+  }
+}
+
 async function applyOne(ctx: PerturbContext, node: E2eNode, p: Perturbation, k: number): Promise<void> {
   const tag = p.repeat > 1 ? ` (${k + 1}/${p.repeat})` : "";
   switch (p.kind) {
+    case "corrupt_snapshot":
+      corruptSnapshots(ctx, node);
+      return;
+    case "set_power":
+      await setPower(ctx, node, p.power ?? 0);
+      return;
     case "join": {
       const o = newOutage(ctx, [node.name], p, k);
       o.start = 0;
-      event(ctx, node.name, "join: starting from genesis");
+      if (ctx.stateSyncers.has(node.name)) await fillStateSyncTrust(ctx, node);
+      else event(ctx, node.name, "join: starting from genesis");
       await startAndTrack(ctx, node, o);
       return;
     }

@@ -52,7 +52,13 @@ export async function ethRpc<T>(url: string, method: string, params: unknown[], 
 
 export interface StatusResult {
   node_info: { id: string };
-  sync_info: { latest_block_height: string; latest_block_hash: string; latest_app_hash: string; catching_up: boolean };
+  sync_info: {
+    latest_block_height: string;
+    latest_block_hash: string;
+    latest_app_hash: string;
+    earliest_block_height: string;
+    catching_up: boolean;
+  };
   validator_info: { address: string };
 }
 
@@ -65,7 +71,7 @@ export interface CommitSigJson {
 export interface BlockResult {
   block_id: { hash: string };
   block: {
-    header: { height: string; time: string; app_hash: string; proposer_address: string };
+    header: { height: string; time: string; app_hash: string; proposer_address: string; validators_hash: string };
     data: { txs: string[] | null };
     evidence: { evidence: { type: string; value: unknown }[] | null };
     last_commit: { height: string; round: number; signatures: CommitSigJson[] };
@@ -81,6 +87,7 @@ export interface CommitResult {
 }
 
 export interface ValidatorsResult {
+  block_height: string;
   validators: { address: string; voting_power: string; proposer_priority: string }[];
   total: string;
 }

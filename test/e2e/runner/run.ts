@@ -10,16 +10,19 @@ import { parseGoDuration } from "../../../src/config/index.js";
 import { collectChain } from "./chain.js";
 import {
   type CheckResult,
+  checkAppHash,
   checkLiveness,
   checkNoCrash,
   checkNoDoubleSign,
   checkNoFork,
   checkPrivval,
   checkRecovery,
+  checkStateSync,
   checkTarget,
   checkTxs,
   type RunData,
   recoveries,
+  type StateSyncLog,
 } from "./checks.js";
 import { TxLoad } from "./load.js";
 import type { Manifest } from "./manifest.js";
@@ -78,6 +81,8 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
   const timeline: TimelineEvent[] = [];
   const outages: Outage[] = [];
   const runnerErrors: string[] = [];
+  const stateSyncTrust = new Map<string, number>();
+  const corruptedChunks = new Map<string, string[]>();
   const nodes: E2eNode[] = [];
   let observer: Observer | undefined;
   let load: TxLoad | undefined;
@@ -130,6 +135,9 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
       timeline,
       outages,
       log,
+      stateSyncers: new Set(m.nodes.filter((n) => n.stateSync !== undefined).map((n) => n.name)),
+      stateSyncTrust,
+      corruptedChunks,
     };
     const tasks: Promise<void>[] = [];
     for (const mn of m.nodes) {
@@ -226,6 +234,9 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
       runnerErrors,
       runningAtEnd: new Set(running().map((n) => n.name)),
       blockSynced: new Map(),
+      stateSyncLogs: new Map(),
+      stateSyncTrust,
+      corruptedChunks,
     };
     const txCheck = await checkTxs(data);
     // Stop the nodes before reading their last sign states and logs.
@@ -240,7 +251,16 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
         continue;
       }
       let start = 0;
+      const ss: StateSyncLog = {
+        restoredHeight: undefined,
+        elapsedMs: undefined,
+        fellBack: false,
+        refusedChunks: [],
+        failures: [],
+      };
+      if (stateSyncTrust.has(n.name)) data.stateSyncLogs.set(n.name, ss);
       for (const line of text.split("\n")) {
+        readStateSyncLine(ss, line);
         const marker = /^===== e2e: start #(\d+) /.exec(line);
         if (marker !== null) start = Number(marker[1]);
         const synced = /switching to consensus.*blocksSynced=(\d+)/.exec(line);
@@ -249,9 +269,12 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
       }
     }
     const recs = recoveries(data);
+    const stateSyncCheck = checkStateSync(data);
     checks.push(
       checkTarget(data),
       checkNoFork(data),
+      checkAppHash(data),
+      ...(stateSyncCheck === undefined ? [] : [stateSyncCheck]),
       txCheck,
       checkNoDoubleSign(data, logHits),
       checkPrivval(data),
@@ -281,6 +304,18 @@ export async function runManifest(m: Manifest, opts: RunOptions = {}): Promise<R
     rmSync(dir, { recursive: true, force: true });
   }
   return { manifest: m, checks, stats, passed: checks.length - failed, failed, dir, kept, timeline, outages };
+}
+
+/** What a node's log line says about its state sync (the texts of src/node/node.ts and src/statesync/). */
+function readStateSyncLine(ss: StateSyncLog, line: string): void {
+  if (line.includes("State sync complete")) {
+    ss.restoredHeight = Number(/\bheight[=":]+(\d+)/.exec(line)?.[1] ?? Number.NaN);
+    const ms = /\belapsedMs[=":]+(\d+)/.exec(line)?.[1];
+    if (ms !== undefined) ss.elapsedMs = Number(ms);
+  } else if (line.includes("State sync found no snapshot")) ss.fellBack = true;
+  else if (line.includes("Applied snapshot chunk") && /\bresult[=":]+"?retry\b/i.test(line))
+    ss.refusedChunks.push(line.slice(0, 300));
+  else if (line.includes("State sync failed")) ss.failures.push(line.slice(0, 300));
 }
 
 /** Validators whose last outage has ended but whose signature is in no commit since. */

@@ -39,6 +39,34 @@ function flatten(path: string): Record<string, TomlInput> {
   return out;
 }
 
+/** Writes `overrides` ("table.key" → value) into the home's config.toml and app.toml, then loads them. */
+function writeOverrides(home: string, overrides: Record<string, TomlInput>): void {
+  for (const file of ["config.toml", "app.toml"] as const) {
+    const path = join(home, CONFIG_FILE_PATHS[file]);
+    const values = flatten(path);
+    for (const [k, v] of Object.entries(overrides)) if (FILE_OF.get(k) === file) values[k] = v;
+    writeFileSync(path, renderConfigFile(file, values));
+  }
+  // Throws a ConfigError naming the file and key if an override does not load.
+  loadNodeConfig(home);
+}
+
+/**
+ * Turns state sync on in a home that has not started yet (CometBFT's e2e runner does the same when
+ * the node starts): the RPC servers of running nodes, and a trusted height and its block hash.
+ */
+export function writeStateSyncConfig(
+  home: string,
+  trust: { rpcServers: readonly string[]; height: number; hash: string },
+): void {
+  writeOverrides(home, {
+    "statesync.enable": true,
+    "statesync.rpc_servers": trust.rpcServers.join(","),
+    "statesync.trust_height": trust.height,
+    "statesync.trust_hash": trust.hash,
+  });
+}
+
 export interface WrittenNetwork {
   specs: NodeSpec[];
   links: Links;
@@ -112,14 +140,7 @@ export async function writeNetwork(m: Manifest, dir: string): Promise<WrittenNet
         .map((o) => `${o.nodeId}@127.0.0.1:${links.port(spec.name, o.name)}`)
         .join(","),
     };
-    for (const file of ["config.toml", "app.toml"] as const) {
-      const path = join(spec.home, CONFIG_FILE_PATHS[file]);
-      const values = flatten(path);
-      for (const [k, v] of Object.entries(overrides)) if (FILE_OF.get(k) === file) values[k] = v;
-      writeFileSync(path, renderConfigFile(file, values));
-    }
-    // Throws a ConfigError naming the file and key if an override does not load.
-    loadNodeConfig(spec.home);
+    writeOverrides(spec.home, overrides);
   }
   // Voting powers: createTestnet gives every validator the same; the manifest sets each.
   const genesisPath = (s: NodeSpec) => join(s.home, "config", "genesis.json");
