@@ -80,6 +80,39 @@ describe("kv indexer", () => {
     await idx.close();
   });
 
+  test("behavior: rollbackTo removes every row of the later heights and nothing else", async () => {
+    const kv = openMemoryKvStore();
+    const idx = createKvIndexer(kv);
+    for (const b of FIXTURE) await idx.indexBlock(b);
+    const tables = ["txindex/results", "txindex/heights", "txindex/events", "blockindex/heights", "blockindex/events"];
+    const rows = (store: typeof kv) => Object.fromEntries(tables.map((t) => [t, [...store.table(t).range()].length]));
+    await idx.rollbackTo(2);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual(["a=1", "c=3"]);
+    expect(idx.getTx(txHash(new TextEncoder().encode("e=5")))).toBeUndefined();
+    expect(idx.searchBlocks(q("block.height > 2"))).toEqual([]);
+    expect(idx.lastIndexedHeight()).toBe(2);
+    // What is left is exactly what heights 1 and 2 wrote: indexing them alone gives the same rows.
+    const alone = openMemoryKvStore();
+    const other = createKvIndexer(alone);
+    for (const b of FIXTURE.filter((b) => b.height <= 2)) await other.indexBlock(b);
+    expect(rows(kv)).toEqual(rows(alone));
+    // The reused heights index again as on a fresh chain.
+    for (const b of FIXTURE.filter((b) => b.height > 2)) await idx.indexBlock(b);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual(["a=1", "c=3", "e=5"]);
+    await idx.close();
+    await other.close();
+  });
+
+  test("behavior: rollbackTo keeps a tx result of a kept height that a later failed inclusion did not replace", async () => {
+    const idx = createKvIndexer(openMemoryKvStore());
+    await idx.indexBlock(block(1, [], [["same", txResult([ev("transfer", { sender: "alice" })])]]));
+    await idx.indexBlock(block(2, [], [["same", txResult([ev("transfer", { sender: "bob" })], 5)]]));
+    await idx.rollbackTo(1);
+    expect(idx.getTx(txHash(new TextEncoder().encode("same")))?.height).toBe(1);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual(["same"]);
+    await idx.close();
+  });
+
   test("error: a tx event using tx.height or tx.hash drops the block's txs, not its events", async () => {
     const idx = createKvIndexer(openMemoryKvStore());
     const input = block(
