@@ -11,6 +11,8 @@
  *      a cache (a seen-tx cache, a memoized answer) is not mistaken for speed. After every cycle, untimed: the
  *      sender's nonce and the block number must be back to the snapshot's, and (distinct row) the recipients'
  *      balances back to 0; the first mismatch ends the row and is reported with the exact request and answer.
+ *      A third row sends each transfer with eth_sendTransaction from the unlocked account instead (the node
+ *      fills the nonce and signs), as Hardhat's ethers signers and viem's test clients do; distinct recipients.
  *   2. hardhat_mine(--mine-blocks, 1000) wall time, median of --mine-reps (3); Anvil gets anvil_mine (it also
  *      answers hardhat_mine). The block number must grow by exactly --mine-blocks.
  *   3. evm_increaseTime(60) + evm_mine round trip, sequential, --time-pairs (200) pairs after 5 untimed:
@@ -176,9 +178,36 @@ async function expectEq(rpc: Rpc, method: string, params: unknown[], want: strin
 // Transactions.
 
 interface Signed {
-  raw: string;
-  hash: string;
+  /** eth_sendRawTransaction's argument; undefined: sent by eth_sendTransaction as `request`. */
+  raw?: string;
+  /** The hash the send must answer (undefined: whatever eth_sendTransaction answers). */
+  hash?: string;
+  request?: Record<string, string>;
   to: string;
+}
+
+/** `count` cycles of --fixture-txs unlocked sends from account 0 (the node signs); cycle c pays recipient(c, i). */
+function unlockedCycles(first: number, count: number, maxFee: bigint): Signed[][] {
+  const out: Signed[][] = [];
+  for (let c = first; c < first + count; c++) {
+    const cycle: Signed[] = [];
+    for (let i = 0; i < opts.fixtureTxs; i++) {
+      const to = recipient(c, i);
+      cycle.push({
+        to,
+        request: {
+          from: SENDER.address,
+          to,
+          value: hex(GWEI),
+          gas: hex(21_000),
+          maxFeePerGas: hex(maxFee),
+          maxPriorityFeePerGas: hex(GWEI),
+        },
+      });
+    }
+    out.push(cycle);
+  }
+  return out;
 }
 
 /** A deterministic address no dev account uses: cycle `c`, tx `i`. */
@@ -250,6 +279,7 @@ interface NodeResult {
   startupMs?: number;
   fixtureSame?: FixtureResult;
   fixtureDistinct?: FixtureResult;
+  fixtureUnlocked?: FixtureResult;
   mineMs?: number;
   mineAll?: number[];
   timeP50?: number;
@@ -275,12 +305,15 @@ async function cycle(rpc: Rpc, txs: Signed[], base: Base, label: string, checkRe
   const id = await rpc.call<string>("evm_snapshot");
   const blocks = new Set<string>();
   for (const tx of txs) {
-    const hash = await rpc.call<string>("eth_sendRawTransaction", [tx.raw]);
-    if (hash.toLowerCase() !== tx.hash.toLowerCase()) {
+    const hash =
+      tx.raw !== undefined
+        ? await rpc.call<string>("eth_sendRawTransaction", [tx.raw])
+        : await rpc.call<string>("eth_sendTransaction", [tx.request]);
+    if (tx.hash !== undefined && hash.toLowerCase() !== tx.hash.toLowerCase()) {
       throw new Mismatch(`${label}: eth_sendRawTransaction answered ${hash} for a tx whose hash is ${tx.hash}`);
     }
-    const r = await receipt(rpc, tx.hash);
-    if (r.status !== "0x1") throw new Mismatch(`${label}: receipt of ${tx.hash} has status ${r.status}`);
+    const r = await receipt(rpc, hash);
+    if (r.status !== "0x1") throw new Mismatch(`${label}: receipt of ${hash} has status ${r.status}`);
     blocks.add(r.blockNumber);
   }
   const reverted = await rpc.call<unknown>("evm_revert", [id]);
@@ -404,6 +437,25 @@ async function measure(rpc: Rpc, r: NodeResult, mineMethod: string): Promise<voi
     }
   } else {
     r.notes.push(`${distinctLabel}: skipped, the same-txs row failed`);
+  }
+
+  // 1c. eth_sendTransaction from an unlocked dev account (the node signs; what Hardhat's and viem's
+  // test clients send), different recipients every cycle.
+  const unlockedLabel = "loadFixture, eth_sendTransaction";
+  try {
+    let unlocked = unlockedCycles(1, Math.min(opts.maxCycles, 256), maxFee);
+    const txsOf = (c: number) => {
+      if (c >= unlocked.length && c < opts.maxCycles) {
+        unlocked = unlocked.concat(
+          unlockedCycles(1 + unlocked.length, Math.min(opts.maxCycles, unlocked.length * 2) - unlocked.length, maxFee),
+        );
+      }
+      return unlocked[c];
+    };
+    r.fixtureUnlocked = await fixtureRow(rpc, base, unlockedLabel, txsOf, true, r.notes);
+    console.log(`  ${unlockedLabel}: ${fmtFixture(r.fixtureUnlocked)}`);
+  } catch (e) {
+    fail(r, "unlocked", e);
   }
 
   // 2. hardhat_mine / anvil_mine of --mine-blocks blocks.
@@ -536,6 +588,7 @@ async function runNode(spec: DevSpec): Promise<NodeResult> {
 const ROW_LABELS: Record<string, string> = {
   same: "loadFixture cycles/s, same txs",
   distinct: "loadFixture cycles/s, distinct txs",
+  unlocked: "loadFixture cycles/s, eth_sendTransaction",
   mine: `hardhat_mine(${opts.mineBlocks}) ms, median of ${opts.mineReps}`,
   time: "evm_increaseTime(60)+evm_mine ms",
 };
@@ -562,6 +615,13 @@ const ROWS: Row[] = [
     better: "high",
     digits: 1,
     get: (r) => r.fixtureDistinct?.cps,
+  },
+  {
+    key: "unlocked",
+    label: `loadFixture cycles/s (${opts.fixtureTxs} eth_sendTransaction, distinct every cycle)`,
+    better: "high",
+    digits: 1,
+    get: (r) => r.fixtureUnlocked?.cps,
   },
   {
     key: "mine",
@@ -636,9 +696,9 @@ function printTable(results: NodeResult[], command: string, date: string): void 
   }
   console.log("");
   for (const r of results) {
-    for (const f of [r.fixtureSame, r.fixtureDistinct]) {
+    for (const f of [r.fixtureSame, r.fixtureDistinct, r.fixtureUnlocked]) {
       if (f !== undefined) {
-        const which = f === r.fixtureSame ? "same" : "distinct";
+        const which = f === r.fixtureSame ? "same" : f === r.fixtureDistinct ? "distinct" : "eth_sendTransaction";
         console.log(`${r.name} loadFixture (${which}): ${fmtFixture(f)}`);
       }
     }

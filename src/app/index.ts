@@ -23,9 +23,6 @@ export {
 } from "./evm/index.js";
 export type { KvStoreAppOptions } from "./kvstore/index.js";
 export { createKvStoreApp, KvStoreApplication } from "./kvstore/index.js";
-export {
-  AbciConnectionError,
-  type AbciConnectionName,
-  SocketApplication,
-  type SocketAppOptions,
-} from "./socket/index.js";
+// Types only: node/ imports ./socket/index.js itself, and only for an external app (its ABCI codecs and
+// node:http2 are start-up time a built-in app never needs).
+export type { AbciConnectionError, AbciConnectionName, SocketAppOptions } from "./socket/index.js";

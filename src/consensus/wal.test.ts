@@ -207,4 +207,27 @@ describe("WAL", () => {
     ).toEqual([4, 5, 6, 7, 8, 9, 10]);
     await wal.close();
   });
+
+  test("behavior: reset drops every record, rotated files included, and later records follow its EndHeight", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger(), maxFileBytes: 200 });
+    for (let h = 1; h <= 10; h++) {
+      wal.write({ kind: "msgInfo", peerId: "p", msg: { kind: "vote", vote: { ...vote, height: h } } }, 1n);
+      await wal.writeSync({ kind: "endHeight", height: h }, 1n);
+    }
+    expect(existsSync(`${path}.000`)).toBe(true);
+    await wal.reset(4, 2n);
+    expect(existsSync(`${path}.000`)).toBe(false);
+    wal.write({ kind: "roundState", height: 5, round: 0, step: ROUND_STEP.propose }, 3n);
+    await wal.reset(2, 4n);
+    wal.write({ kind: "roundState", height: 3, round: 0, step: ROUND_STEP.propose }, 5n);
+    await wal.close();
+    const reopened = await Wal.open(path, { log: silentLogger() });
+    expect(reopened.readAll().map((m) => m.msg)).toEqual([
+      { kind: "endHeight", height: 2 },
+      { kind: "roundState", height: 3, round: 0, step: ROUND_STEP.propose },
+    ]);
+    expect(reopened.searchForEndHeight(4).found).toBe(false);
+    await reopened.close();
+  });
 });

@@ -188,6 +188,8 @@ export class Wal {
   readonly #maxFileBytes: number;
   readonly #maxTotalBytes: number;
   readonly #sync: boolean;
+  /** No rotated file exists (known after a reset removed them; false: not known, list the directory). */
+  #noRotatedFiles = false;
 
   private constructor(path: string, fd: number, headBytes: number, opts: WalOptions) {
     this.path = path;
@@ -249,10 +251,12 @@ export class Wal {
    * over with `#ENDHEIGHT height`, so a restart replays from the restored height.
    */
   async reset(height: number, time: Timestamp): Promise<void> {
-    closeSync(this.#fd);
-    for (const f of this.#rotatedFiles()) unlinkSync(f);
-    const fd = openSync(this.path, "w");
-    this.#fd = fd;
+    // Once per evm_revert: the head file is cut in place (its descriptor appends, so the next record
+    // goes at 0) rather than closed and reopened, and the directory is listed only while rotated
+    // files may exist.
+    if (!this.#noRotatedFiles) for (const f of this.#rotatedFiles()) unlinkSync(f);
+    this.#noRotatedFiles = true;
+    ftruncateSync(this.#fd, 0);
     this.#headBytes = 0;
     this.#dirty = false;
     await this.writeSync({ kind: "endHeight", height }, time);
@@ -319,6 +323,7 @@ export class Wal {
     const next = last === undefined ? 0 : Number(/\.(\d+)$/.exec(last)?.[1] ?? "0") + 1;
     closeSync(this.#fd);
     renameSync(this.path, `${this.path}.${String(next).padStart(3, "0")}`);
+    this.#noRotatedFiles = false;
     this.#fd = openSync(this.path, "a");
     this.#headBytes = 0;
     let total = 0;

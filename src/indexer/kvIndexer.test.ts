@@ -6,6 +6,7 @@ import { parseQuery, type Query } from "../events/index.js";
 import { openKvStore, openMemoryKvStore } from "../store/index.js";
 import { txHash } from "../types/index.js";
 import { BlockInputError, IndexerClosedError, ReservedEventKeyError, UnsupportedQueryError } from "./errors.js";
+import type { Indexer } from "./indexer.js";
 import { createKvIndexer } from "./kvIndexer.js";
 import { createNullIndexer } from "./nullIndexer.js";
 import { block, describeIndexerBehaviour, ev, FIXTURE, names, txResult } from "./testing/indexerSuite.js";
@@ -25,6 +26,11 @@ describeIndexerBehaviour("kv (memory)", async () => createKvIndexer(openMemoryKv
 describeIndexerBehaviour("kv (lmdb)", async () => createKvIndexer(await openKvStore(await tempDir())));
 
 const q = (text: string) => parseQuery(text);
+
+function rollback(idx: Indexer, height: number): Promise<void> {
+  if (idx.rollbackTo === undefined) throw new TypeError("the kv indexer has rollbackTo");
+  return idx.rollbackTo(height);
+}
 
 describe("kv indexer", () => {
   test("default: the index survives closing and reopening the LMDB store", async () => {
@@ -77,6 +83,39 @@ describe("kv indexer", () => {
     expect(idx.getTx(txHash(new TextEncoder().encode("same")))?.height).toBe(2);
     expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual([]);
     expect(names(idx.searchTxs(q("transfer.sender = 'bob'")))).toEqual(["same"]);
+    await idx.close();
+  });
+
+  test("behavior: rollbackTo removes every row of the later heights and nothing else", async () => {
+    const kv = openMemoryKvStore();
+    const idx = createKvIndexer(kv);
+    for (const b of FIXTURE) await idx.indexBlock(b);
+    const tables = ["txindex/results", "txindex/heights", "txindex/events", "blockindex/heights", "blockindex/events"];
+    const rows = (store: typeof kv) => Object.fromEntries(tables.map((t) => [t, [...store.table(t).range()].length]));
+    await rollback(idx, 2);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual(["a=1", "c=3"]);
+    expect(idx.getTx(txHash(new TextEncoder().encode("e=5")))).toBeUndefined();
+    expect(idx.searchBlocks(q("block.height > 2"))).toEqual([]);
+    expect(idx.lastIndexedHeight()).toBe(2);
+    // What is left is exactly what heights 1 and 2 wrote: indexing them alone gives the same rows.
+    const alone = openMemoryKvStore();
+    const other = createKvIndexer(alone);
+    for (const b of FIXTURE.filter((b) => b.height <= 2)) await other.indexBlock(b);
+    expect(rows(kv)).toEqual(rows(alone));
+    // The reused heights index again as on a fresh chain.
+    for (const b of FIXTURE.filter((b) => b.height > 2)) await idx.indexBlock(b);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual(["a=1", "c=3", "e=5"]);
+    await idx.close();
+    await other.close();
+  });
+
+  test("behavior: rollbackTo keeps a tx result of a kept height that a later failed inclusion did not replace", async () => {
+    const idx = createKvIndexer(openMemoryKvStore());
+    await idx.indexBlock(block(1, [], [["same", txResult([ev("transfer", { sender: "alice" })])]]));
+    await idx.indexBlock(block(2, [], [["same", txResult([ev("transfer", { sender: "bob" })], 5)]]));
+    await rollback(idx, 1);
+    expect(idx.getTx(txHash(new TextEncoder().encode("same")))?.height).toBe(1);
+    expect(names(idx.searchTxs(q("transfer.sender = 'alice'")))).toEqual(["same"]);
     await idx.close();
   });
 

@@ -1,5 +1,5 @@
 import type { Query } from "../events/index.js";
-import type { KvStore, KvTable } from "../store/index.js";
+import type { KvRange, KvStore, KvTable } from "../store/index.js";
 import { type AbciEvent, type ExecTxResult, txHash } from "../types/index.js";
 import { bytesToHex, hexToBytes } from "../util/bytes.js";
 import { checkBlockInput } from "./blockInput.js";
@@ -388,47 +388,66 @@ class KvStoreIndexer implements KvIndexer {
    */
   async pruneBelow(retainHeight: number): Promise<number> {
     this.#assertOpen();
-    const t = this.#t;
     const end = heightKey(retainHeight);
-    return this.#kv.transaction(() => {
-      const doomed: { table: KvTable; key: Uint8Array }[] = [];
-      let scanTxEvents = false;
-      for (const { key, value: hash } of t.txHeights.range({ lt: end })) {
-        doomed.push({ table: t.txHeights, key });
-        const r = new KeyReader(key);
-        const height = r.u64();
-        const index = r.u32();
-        const raw = t.txResults.get(hash);
-        const stored = raw === undefined ? undefined : decodeTxResult(raw);
-        if (stored === undefined || stored.height !== height || stored.index !== index) {
-          // The result kept is another inclusion's: this one's rows cannot be made again from it.
-          scanTxEvents = true;
-          continue;
-        }
-        doomed.push({ table: t.txResults, key: hash });
-        for (const row of txEventRows(height, index, stored.result.events))
-          doomed.push({ table: t.txEvents, key: row.key });
+    return this.#kv.transaction(() => this.#removeHeights({ lt: end }, (h) => h < retainHeight));
+  }
+
+  /**
+   * Dev chains (evm_revert): forgets every height above `height`, as pruneBelow forgets the heights
+   * below its bound: the rows of each removed tx and block are made again from its stored result and
+   * row list, so a revert costs what the removed heights indexed, not a scan of every event indexed.
+   */
+  async rollbackTo(height: number): Promise<void> {
+    this.#assertOpen();
+    const from = heightKey(height + 1);
+    await this.#kv.transaction(() => this.#removeHeights({ gte: from }, (h) => h > height));
+  }
+
+  /**
+   * Removes the txs and blocks at the heights of `range` (`inRange` says the same of a height):
+   * results, height rows and events rows. A tx result kept for another inclusion of the same hash,
+   * outside the range, stays. Returns how many block heights were removed.
+   */
+  #removeHeights(range: KvRange, inRange: (height: number) => boolean): number {
+    const t = this.#t;
+    const doomed: { table: KvTable; key: Uint8Array }[] = [];
+    let scanTxEvents = false;
+    for (const { key, value: hash } of t.txHeights.range(range)) {
+      doomed.push({ table: t.txHeights, key });
+      const r = new KeyReader(key);
+      const height = r.u64();
+      const index = r.u32();
+      const raw = t.txResults.get(hash);
+      const stored = raw === undefined ? undefined : decodeTxResult(raw);
+      if (stored === undefined || stored.height !== height || stored.index !== index) {
+        // The result kept is another inclusion's: this one's rows cannot be made again from it.
+        // It is removed when its own row is (in the range), or stays (outside it).
+        scanTxEvents = true;
+        continue;
       }
-      let heights = 0;
-      let scanBlockEvents = false;
-      for (const { key, value } of t.blockHeights.range({ lt: end })) {
-        heights++;
-        doomed.push({ table: t.blockHeights, key });
-        if (value[0] === ROW_LIST) for (const k of decodeRowList(value)) doomed.push({ table: t.blockEvents, key: k });
-        else scanBlockEvents = true;
+      doomed.push({ table: t.txResults, key: hash });
+      for (const row of txEventRows(height, index, stored.result.events))
+        doomed.push({ table: t.txEvents, key: row.key });
+    }
+    let heights = 0;
+    let scanBlockEvents = false;
+    for (const { key, value } of t.blockHeights.range(range)) {
+      heights++;
+      doomed.push({ table: t.blockHeights, key });
+      if (value[0] === ROW_LIST) for (const k of decodeRowList(value)) doomed.push({ table: t.blockEvents, key: k });
+      else scanBlockEvents = true;
+    }
+    if (scanTxEvents) {
+      for (const { key } of t.txEvents.range())
+        if (inRange(eventRowHeight(key, 16))) doomed.push({ table: t.txEvents, key });
+    }
+    if (scanBlockEvents) {
+      for (const { key } of t.blockEvents.range()) {
+        if (inRange(eventRowHeight(key, 12))) doomed.push({ table: t.blockEvents, key });
       }
-      if (scanTxEvents) {
-        for (const { key } of t.txEvents.range())
-          if (eventRowHeight(key, 16) < retainHeight) doomed.push({ table: t.txEvents, key });
-      }
-      if (scanBlockEvents) {
-        for (const { key } of t.blockEvents.range()) {
-          if (eventRowHeight(key, 12) < retainHeight) doomed.push({ table: t.blockEvents, key });
-        }
-      }
-      for (const { table, key } of doomed) table.remove(key);
-      return heights;
-    });
+    }
+    for (const { table, key } of doomed) table.remove(key);
+    return heights;
   }
 
   getTx(hash: Uint8Array): IndexedTx | undefined {
@@ -471,29 +490,6 @@ class KvStoreIndexer implements KvIndexer {
       if (this.#hasBlock(h)) heights.push(h);
     }
     return heights;
-  }
-
-  async rollbackTo(height: number): Promise<void> {
-    this.#assertOpen();
-    const t = this.#t;
-    await this.#kv.transaction(() => {
-      const from = heightKey(height + 1);
-      const doomedTx: Uint8Array[] = [];
-      for (const { key, value } of t.txHeights.range({ gte: from })) {
-        doomedTx.push(key);
-        t.txResults.remove(value);
-      }
-      for (const k of doomedTx) t.txHeights.remove(k);
-      const doomedBlocks: Uint8Array[] = [];
-      for (const { key } of t.blockHeights.range({ gte: from })) doomedBlocks.push(key);
-      for (const k of doomedBlocks) t.blockHeights.remove(k);
-      const doomedEvents: Uint8Array[] = [];
-      for (const { key } of t.txEvents.range()) if (eventRowHeight(key, 16) > height) doomedEvents.push(key);
-      for (const k of doomedEvents) t.txEvents.remove(k);
-      const doomedBlockEvents: Uint8Array[] = [];
-      for (const { key } of t.blockEvents.range()) if (eventRowHeight(key, 12) > height) doomedBlockEvents.push(key);
-      for (const k of doomedBlockEvents) t.blockEvents.remove(k);
-    });
   }
 
   lastIndexedHeight(): number {

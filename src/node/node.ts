@@ -9,7 +9,6 @@ import {
   EvmApplication,
   EvmReadPool,
   type ForkSource,
-  SocketApplication,
 } from "../app/index.js";
 import { BlocksyncReactor } from "../blocksync/index.js";
 import {
@@ -870,6 +869,9 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
   if (typeof target === "string") throw new ConfigError(config.files.config, "proxy_app", target);
   if (target.kind === "socket") {
     log.info({ address: target.text }, "connecting to the ABCI application");
+    // Loaded only for an external app: its ABCI codecs and node:http2 (the gRPC transport) are start-up
+    // time every built-in app (and every `cometh dev`) would otherwise pay.
+    const { SocketApplication } = await import("../app/socket/index.js");
     return SocketApplication.connect({
       address: target.address,
       transport: config.base.abci,

@@ -199,14 +199,30 @@ describe("signing", () => {
     expect(verifySignature(pv.pubKey(), voteSignBytes(CHAIN, v), signed.signature)).toBe(true);
   });
 
-  test("behavior: a dev chain's rollback (not durable) writes the rolled-back state to the file", async () => {
+  test("behavior: a dev chain's rollback (not durable) writes the rolled-back state when the file is ahead of it", async () => {
     const pv = await FilePV.loadOrGenerate(keyPath, statePath);
     pv.setDurable(false);
     await pv.signVote(CHAIN, vote(pv, { height: 5 }));
+    await pv.flushState();
+    expect((await FilePV.loadOrGenerate(keyPath, statePath)).lastSignState().height).toBe(5);
     await pv.rollbackTo(2);
     expect(pv.lastSignState()).toEqual({ height: 2, round: 0, step: 3 });
     const reloaded = await FilePV.loadOrGenerate(keyPath, statePath);
     expect(reloaded.lastSignState()).toEqual({ height: 2, round: 0, step: 3 });
+  });
+
+  test("behavior: a dev chain's rollback (not durable) leaves a file at or below the rolled-back height as it is", async () => {
+    const pv = await FilePV.loadOrGenerate(keyPath, statePath);
+    pv.setDurable(false);
+    await pv.signVote(CHAIN, vote(pv, { height: 5 }));
+    const before = readFileSync(statePath, "utf8");
+    await pv.rollbackTo(2);
+    expect(pv.lastSignState()).toEqual({ height: 2, round: 0, step: 3 });
+    expect(readFileSync(statePath, "utf8")).toBe(before);
+    // The file (height 0) lets the rolled-back chain sign height 3 again after a restart.
+    const reloaded = await FilePV.loadOrGenerate(keyPath, statePath);
+    expect(reloaded.lastSignState().height).toBe(0);
+    await reloaded.signVote(CHAIN, vote(reloaded, { height: 3 }));
   });
 
   test("error: an extension on a prevote is refused", async () => {

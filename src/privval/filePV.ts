@@ -57,12 +57,15 @@ export class FilePV {
    * signed: after a kill the file is older than the WAL, and the heights after it are simply signed.
    */
   #durable = true;
+  /** The height of the last-sign state the file holds (a non-durable signer's file lags its memory). */
+  #fileHeight: number;
   /** Serialises signing: the check, the sign and the persist of one request finish before the next starts. */
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(key: PrivValidatorKey, state: LastSignState, keyFilePath: string, stateFilePath: string) {
     this.#key = key;
     this.#state = state;
+    this.#fileHeight = state.height;
     this.keyFilePath = keyFilePath;
     this.stateFilePath = stateFilePath;
   }
@@ -110,19 +113,29 @@ export class FilePV {
   /**
    * Unsafe, dev chains only (evm_revert, hardhat_reset): forgets what was signed above `height`, so
    * the heights a rollback removed can be signed again. The state becomes "precommitted at
-   * `height`" (0: nothing signed), written after any signing in flight: durably, or (not `durable`:
-   * a dev chain) handed to the OS without a flush, as the dev chain's stores are (docs/dev-chain.md),
-   * so a killed process restarts signing from the rolled-back height.
+   * `height`" (0: nothing signed), written after any signing in flight: durably; or (not `durable`: a
+   * dev chain) kept in memory, and handed to the OS without a flush only when the file holds a later
+   * height (written at an earlier stop), so a killed process never finds the file ahead of the
+   * rolled-back chain. A rollback per evm_revert thus writes no file in the common case.
    */
   rollbackTo(height: number): Promise<void> {
     return this.#serialised(async () => {
       if (this.#state.height <= height) return;
       const next: LastSignState = height === 0 ? emptyState() : { height, round: 0, step: SIGN_STEP.precommit };
-      const text = encodeLastSignStateFile(next);
-      if (this.#durable) await writeFileAtomic(this.stateFilePath, text, 0o600);
-      else writeFileAtomicNoSync(this.stateFilePath, text, 0o600);
+      if (this.#durable) await this.#writeState(next);
+      else if (this.#fileHeight > height) this.#writeStateNoSync(next);
       this.#state = next;
     });
+  }
+
+  async #writeState(state: LastSignState): Promise<void> {
+    await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(state), 0o600);
+    this.#fileHeight = state.height;
+  }
+
+  #writeStateNoSync(state: LastSignState): void {
+    writeFileAtomicNoSync(this.stateFilePath, encodeLastSignStateFile(state), 0o600);
+    this.#fileHeight = state.height;
   }
 
   pubKey(): PubKey {
@@ -250,7 +263,7 @@ export class FilePV {
 
   /** The state reaches the disk (fsynced, renamed, directory fsynced) before memory and before the caller. */
   async #saveSigned(next: LastSignState): Promise<void> {
-    if (this.#durable) await writeFileAtomic(this.stateFilePath, encodeLastSignStateFile(next), 0o600);
+    if (this.#durable) await this.#writeState(next);
     this.#state = next;
   }
 
@@ -262,7 +275,7 @@ export class FilePV {
   /** Writes the last-sign state kept in memory (a dev chain at stop), after any signing in flight. */
   flushState(): Promise<void> {
     return this.#serialised(async () => {
-      if (!this.#durable) writeFileAtomicNoSync(this.stateFilePath, encodeLastSignStateFile(this.#state), 0o600);
+      if (!this.#durable) this.#writeStateNoSync(this.#state);
     });
   }
 

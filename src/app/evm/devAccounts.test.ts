@@ -20,6 +20,18 @@ describe("dev accounts", () => {
     }
   });
 
+  test("behavior: asking again gives the same accounts as copies; another count or mnemonic derives anew", () => {
+    const a = deriveDevAccounts(DEV_MNEMONIC, 3);
+    (a[0] as { address: string }).address = "changed";
+    (a[0] as { addressBytes: Uint8Array }).addressBytes.fill(0);
+    const b = deriveDevAccounts(DEV_MNEMONIC, 3);
+    expect(b[0]?.address).toBe("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
+    expect(Buffer.from(b[0]?.addressBytes ?? []).toString("hex")).toBe("f39fd6e51aad88f6f4ce6ab8827279cfffb92266");
+    expect(deriveDevAccounts(DEV_MNEMONIC, 4)).toHaveLength(4);
+    const other = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
+    expect(deriveDevAccounts(other, 3)[0]?.address).not.toBe(b[0]?.address);
+  });
+
   test("error: a mnemonic that is not valid BIP-39 English is refused", () => {
     expect(() => deriveDevAccounts("test test test test test test test test test test test test")).toThrow(
       EvmConfigError,

@@ -98,6 +98,22 @@ function childKey(parent: ExtendedKey, index: number): ExtendedKey {
  * Hardhat and Anvil print (account 0 is 0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266).
  */
 export function deriveDevAccounts(mnemonic: string = DEV_MNEMONIC, count: number = DEV_ACCOUNT_COUNT): DevAccount[] {
+  // `cometh dev` asks twice at start-up (the CLI for genesis, the app for its keyring): the last
+  // answer is kept, as copies, so a caller changing one changes nothing for the next.
+  const last = lastDerived;
+  if (last !== undefined && last.mnemonic === mnemonic && last.count === count) return copyAccounts(last.accounts);
+  const accounts = derive(mnemonic, count);
+  lastDerived = { mnemonic, count, accounts: copyAccounts(accounts) };
+  return accounts;
+}
+
+let lastDerived: { mnemonic: string; count: number; accounts: DevAccount[] } | undefined;
+
+function copyAccounts(accounts: DevAccount[]): DevAccount[] {
+  return accounts.map((a) => ({ ...a, addressBytes: Uint8Array.from(a.addressBytes) }));
+}
+
+function derive(mnemonic: string, count: number): DevAccount[] {
   if (!validateMnemonic(mnemonic, wordlist)) {
     throw new EvmConfigError("the dev account mnemonic is not a valid BIP-39 English mnemonic. Check the words");
   }

@@ -1,8 +1,8 @@
 import { RLP } from "@ethereumjs/rlp";
-import { keccak_256 } from "@noble/hashes/sha3.js";
 import { type KvStore, type KvTable, prefixEnd } from "../../store/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { SnapshotFormatError } from "../snapshots/index.js";
+import { keccak256 } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
 import type { ForkSource } from "./fork/index.js";
 import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
@@ -103,36 +103,44 @@ export interface StateDiff {
  * txs and its proof block, an idle chain stops until txs arrive, as CometBFT documents.
  */
 export function diffHash(diff: StateDiff, derived?: Uint8Array): Uint8Array | undefined {
-  const h = keccak_256.create();
-  let entries = 0;
-  const put = (tag: number, key: Uint8Array, value: Uint8Array) => {
-    entries++;
-    h.update(Uint8Array.of(tag));
-    h.update(u32be(key.length));
-    h.update(key);
-    h.update(u32be(value.length));
-    h.update(value);
-  };
+  // Each entry is tag ‖ u32(key length) ‖ key ‖ u32(value length) ‖ value; the whole diff is laid out
+  // in one buffer and hashed once with the engine's Keccak (WebAssembly): a block's hash was mostly
+  // the per-field calls of a streaming JavaScript Keccak before.
+  const entries: { tag: number; key: Uint8Array; value: Uint8Array }[] = [];
   const accts = [...diff.accounts].sort((a, b) => Buffer.compare(a.addr, b.addr));
-  for (const a of accts) put(1, a.addr, encodeAccount(a.account));
+  for (const a of accts) entries.push({ tag: 1, key: a.addr, value: encodeAccount(a.account) });
   const slots = diff.storage
     .filter((s) => derived === undefined || Buffer.compare(s.addr, derived) !== 0)
     .map((s) => ({ key: storageKey(s.addr, s.incarnation, s.slot), value: s.value }))
     .sort((a, b) => Buffer.compare(a.key, b.key));
-  for (const s of slots) put(2, s.key, s.value);
+  for (const s of slots) entries.push({ tag: 2, key: s.key, value: s.value });
   const codes = [...diff.codes].sort((a, b) => Buffer.compare(a.hash, b.hash));
-  for (const c of codes) put(3, c.hash, c.code);
-  return entries === 0 ? undefined : h.digest();
+  for (const c of codes) entries.push({ tag: 3, key: c.hash, value: c.code });
+  if (entries.length === 0) return undefined;
+  let size = 0;
+  for (const e of entries) size += 9 + e.key.length + e.value.length;
+  const buf = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const e of entries) {
+    buf[at] = e.tag;
+    buf.writeUInt32BE(e.key.length, at + 1);
+    buf.set(e.key, at + 5);
+    at += 5 + e.key.length;
+    buf.writeUInt32BE(e.value.length, at);
+    buf.set(e.value, at + 4);
+    at += 4 + e.value.length;
+  }
+  return keccak256(buf);
 }
 
 /** The next app hash; the previous one when the block committed no state (diff undefined). */
 export function chainAppHash(prev: Uint8Array, height: number, diff: Uint8Array | undefined): Uint8Array {
   if (diff === undefined) return prev;
-  const h = keccak_256.create();
-  h.update(prev);
-  h.update(u64be(height));
-  h.update(diff);
-  return h.digest();
+  const buf = new Uint8Array(prev.length + 8 + diff.length);
+  buf.set(prev, 0);
+  buf.set(u64be(height), prev.length);
+  buf.set(diff, prev.length + 8);
+  return keccak256(buf);
 }
 
 const META_APP = new TextEncoder().encode("app");
