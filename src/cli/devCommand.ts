@@ -187,6 +187,9 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
               }),
         },
         ...(gasLimit === undefined ? {} : { maxGas: gasLimit }),
+        // A fork's first block is the fork block + 1, as Anvil numbers it; CometBFT heights and
+        // Ethereum block numbers stay equal (docs/dev-chain.md "Forking": block numbers).
+        ...(fork === undefined ? {} : { initialHeight: Number(fork.point.blockNumber) + 1 }),
       });
     }
     if (fork !== undefined) saveFork(home, fork);

@@ -184,6 +184,12 @@ export interface ChainReader {
    * undefined when the chain is not a fork. Throws (-32000) when the source cannot be reached.
    */
   fromForkSource?(method: string, params: unknown[]): unknown;
+  /**
+   * Dev chains forked from another chain: the highest block number the source answers for (the fork
+   * block, which is the genesis height: the chain's own blocks start above it); blocks at or below it
+   * and state below it are the source's (rpc/evm/forkHistory.ts). Undefined when the chain is not a fork.
+   */
+  forkBlock?(): number | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
