@@ -127,6 +127,8 @@ export interface DevChainParts {
   print?: (line: string) => void;
   /** Start with the request log off (`--silent`). */
   silent?: boolean;
+  /** Told of the new source once anvil_reset has moved the chain to it (`cometh dev` records it in the home). */
+  onForkReset?: (fork: ForkSource) => void;
 }
 
 /**
@@ -394,6 +396,7 @@ export class DevChain implements DevControl {
       this.#snapshots.clear();
       await this.#rollbackTo(0);
       await this.#p.app.replaceFork(fork);
+      this.#p.onForkReset?.(fork);
       const t = this.#p.time;
       t.offset = 0n;
       t.next = undefined;

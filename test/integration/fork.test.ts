@@ -319,6 +319,26 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2an));
   });
 
+  test("behavior: after anvil_reset to another fork block, a restart of the home resumes that fork", async () => {
+    const home = join(dir, "forkB");
+    const first = await dev(["--fork-url", source.url, "--fork-cache-dir", cacheDir(), "--home", home]);
+    expect(await rpc(first.url, "anvil_reset", [{ forking: { jsonRpcUrl: source.url, blockNumber: 1 } }])).toBeNull();
+    expect(await rpc(first.url, "eth_getCode", [counter, "latest"])).toBe("0x");
+    expect(await stop(first.node)).toBe(0);
+    const record = JSON.parse(readFileSync(join(home, "config", "fork.json"), "utf8")) as Record<string, unknown>;
+    expect(record).toEqual({ urls: [source.url], blockNumber: "1", chainId: "4242", evmChainId: "4242" });
+    const again = await dev(["--home", home, "--fork-cache-dir", cacheDir()]);
+    try {
+      expect(again.node.output()).toContain("Block number:   1\n");
+      expect(await rpc(again.url, "eth_getCode", [counter, "latest"])).toBe("0x");
+      expect(await rpc(again.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
+      // The home's genesis keeps its initial height: numbers go on from the first fork block.
+      expect(await rpc(again.url, "eth_blockNumber")).toBe(hex(sourceHead));
+    } finally {
+      await stop(again.node);
+    }
+  });
+
   test("behavior: a dev chain started without --fork-url becomes a fork by anvil_reset; a block number alone is a plain reset", async () => {
     // Its fork's cache goes to the default root under $HOME: a home of the test's own.
     const home = process.env.HOME;
