@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -277,6 +277,47 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     }
   });
 
+  test.skipIf(!existsSync(ANVIL_BIN))(
+    "behavior: Anvil forking the same source numbers blocks the same way and answers the history before the fork alike",
+    async () => {
+      const anvil = await startAnvil(["--fork-url", source.url, "--no-storage-caching"]);
+      const plain = await dev(["--fork-url", source.url, "--no-storage-caching"]);
+      try {
+        for (const url of [anvil.url, plain.url]) {
+          expect(await rpc(url, "eth_blockNumber"), url).toBe(hex(sourceHead));
+        }
+        const same = async (method: string, params: unknown[]) =>
+          expect(await rpc(plain.url, method, params), `${method} ${JSON.stringify(params)}`).toEqual(
+            await rpc(anvil.url, method, params),
+          );
+        const hashOf = async (url: string, tag: string) =>
+          ((await rpc(url, "eth_getBlockByNumber", [tag, false])) as { hash: string }).hash;
+        expect(await hashOf(plain.url, "latest")).toBe(await hashOf(anvil.url, "latest"));
+        expect(await hashOf(plain.url, hex(deployBlock))).toBe(await hashOf(anvil.url, hex(deployBlock)));
+        await same("eth_getBalance", [FUNDED, "0x0"]);
+        await same("eth_getCode", [counter, hex(deployBlock - 1n)]);
+        await same("eth_getStorageAt", [counter, SLOT0, hex(deployBlock)]);
+        await same("eth_getBlockTransactionCountByNumber", [hex(deployBlock)]);
+        // The first local block: the fork block + 1, its parent the source's fork block.
+        for (const url of [anvil.url, plain.url]) {
+          const sent = await rpc(url, "eth_sendTransaction", [{ from: ACCOUNT0, to: emitter, gas: "0x20000" }]);
+          const { blockNumber } = await minedReceipt(url, sent);
+          expect(blockNumber, url).toBe(hex(sourceHead + 1n));
+          const b = (await rpc(url, "eth_getBlockByNumber", [blockNumber, false])) as { parentHash: string };
+          expect(b.parentHash, url).toBe(await hashOf(source.url, hex(sourceHead)));
+        }
+        const logsOf = async (url: string) =>
+          ((await rpc(url, "eth_getLogs", [{ fromBlock: "0x0", address: emitter }])) as { blockNumber: string }[]).map(
+            (l) => l.blockNumber,
+          );
+        expect(await logsOf(plain.url)).toEqual(await logsOf(anvil.url));
+      } finally {
+        await stop(plain.node);
+        anvil.stop();
+      }
+    },
+  );
+
   test("behavior: evm_snapshot / evm_revert over forked state; a slot zeroed locally does not fall back to the source", async () => {
     const id = await rpc(fork.url, "evm_snapshot");
     await rpc(fork.url, "anvil_setStorageAt", [counter, SLOT0, word(0n)]);
@@ -431,29 +472,51 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
   });
 });
 
+/** A tx's receipt once a block holds it (Anvil's forked automine answers the send first); bounded. */
+async function minedReceipt(url: string, hash: unknown): Promise<{ blockNumber: string }> {
+  for (let i = 0; i < 600; i++) {
+    const r = (await rpc(url, "eth_getTransactionReceipt", [hash])) as { blockNumber: string } | null;
+    if (r !== null) return r;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${url}: no receipt for ${hash} after 600 polls`);
+}
+
+/** Anvil on an ephemeral port; resolves with its URL once it listens. */
+async function startAnvil(args: string[]): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(ANVIL_BIN, ["--host", "127.0.0.1", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on (127\.0\.0\.1:\d+)/.exec(out);
+      if (m?.[1] !== undefined) resolve(`http://${m[1]}`);
+    });
+    child.on("exit", (code) => reject(new Error(`anvil exited with ${code}: ${out}`)));
+  });
+  return {
+    url,
+    stop: () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+    },
+  };
+}
+
 describe.skipIf(!existsSync(ANVIL_BIN))(
   `fork of Anvil (${ANVIL_BIN}; skipped when absent: bash bench/peers/install.sh)`,
   { timeout: 240_000 },
   () => {
-    let anvil: ChildProcess;
+    let anvil: { url: string; stop: () => void };
     let anvilUrl: string;
 
     beforeAll(async () => {
-      anvil = spawn(ANVIL_BIN, ["--host", "127.0.0.1", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      anvilUrl = await new Promise<string>((resolve, reject) => {
-        anvil.stdout?.on("data", (d: Buffer) => {
-          out += d.toString();
-          const m = /Listening on (127\.0\.0\.1:\d+)/.exec(out);
-          if (m?.[1] !== undefined) resolve(`http://${m[1]}`);
-        });
-        anvil.on("exit", (code) => reject(new Error(`anvil exited with ${code}: ${out}`)));
-      });
+      anvil = await startAnvil([]);
+      anvilUrl = anvil.url;
     }, 60_000);
 
-    afterAll(() => {
-      if (anvil.pid !== undefined && anvil.exitCode === null) anvil.kill("SIGTERM");
-    });
+    afterAll(() => anvil?.stop());
 
     test("behavior: Anvil's accounts and a contract deployed on Anvil, read through eth_getAccountInfo", async () => {
       const deploy = await rpc(anvilUrl, "eth_sendTransaction", [
@@ -466,6 +529,12 @@ describe.skipIf(!existsSync(ANVIL_BIN))(
         // Anvil's chain id 31337 is never cached on disk (Foundry's rule for local dev chains).
         expect(fork.node.output()).toContain("Cache:          memory only");
         expect(await rpc(fork.url, "eth_chainId")).toBe("0x7a69");
+        // Anvil's head is the fork block: numbers continue from it, its blocks are Anvil's.
+        const head = (await rpc(anvilUrl, "eth_blockNumber")) as string;
+        expect(await rpc(fork.url, "eth_blockNumber")).toBe(head);
+        expect(await rpc(fork.url, "eth_getBlockByNumber", [head, true])).toEqual(
+          await rpc(anvilUrl, "eth_getBlockByNumber", [head, true]),
+        );
         expect(await rpc(fork.url, "eth_getTransactionCount", [ACCOUNT0, "latest"])).toBe("0x1");
         expect(await rpc(fork.url, "eth_call", [{ to: onAnvil, data: "0x" }, "latest"])).toBe(word(0x2bn));
         const hash = await rpc(fork.url, "eth_sendTransaction", [{ from: ACCOUNT0, to: onAnvil, gas: "0x20000" }]);
