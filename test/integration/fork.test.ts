@@ -179,9 +179,22 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     // Block numbers continue from the fork block, as Anvil's do: the fork's genesis is the fork block
     // (initial_height fork + 1), so CometBFT heights and block numbers stay equal.
     expect(await rpc(fork.url, "eth_blockNumber")).toBe(hex(sourceHead));
-    expect(await rpc(fork.url, "eth_getBlockByNumber", ["latest", false])).toEqual(
-      await rpc(source.url, "eth_getBlockByNumber", [hex(sourceHead), false]),
+    const forkBlock = (await rpc(source.url, "eth_getBlockByNumber", [hex(sourceHead), false])) as { hash: string };
+    expect(await rpc(fork.url, "eth_getBlockByNumber", ["latest", false])).toEqual(forkBlock);
+    expect(await rpc(fork.url, "eth_feeHistory", ["0x2", "latest", [50]])).toEqual(
+      await rpc(source.url, "eth_feeHistory", ["0x2", hex(sourceHead), [50]]),
     );
+    // Anvil's and Hardhat's node descriptions name the fork.
+    expect(await rpc(fork.url, "anvil_nodeInfo")).toMatchObject({
+      currentBlockNumber: Number(sourceHead),
+      currentBlockHash: forkBlock.hash,
+      forkConfig: { forkUrl: source.url, forkBlockNumber: Number(sourceHead) },
+    });
+    expect(await rpc(fork.url, "hardhat_metadata")).toMatchObject({
+      latestBlockNumber: Number(sourceHead),
+      latestBlockHash: forkBlock.hash,
+      forkedNetwork: { chainId: 4242, forkBlockNumber: Number(sourceHead), forkBlockHash: forkBlock.hash },
+    });
   });
 
   test("behavior: a contract deployed on the source is called and written on the fork; the source is unchanged", async () => {

@@ -33,6 +33,8 @@ const ROUTES: ReadonlyMap<string, Route> = new Map<string, Route>([
   ["eth_getUncleCountByBlockNumber", { arg: 0, reads: "block" }],
   ["eth_getBlockReceipts", { arg: 0, reads: "block" }],
   ["debug_traceBlockByNumber", { arg: 0, reads: "block" }],
+  // Its newest block at or below the fork block: the whole history is the source's.
+  ["eth_feeHistory", { arg: 1, reads: "block" }],
   ["eth_getBalance", { arg: 1, reads: "state" }],
   ["eth_getCode", { arg: 1, reads: "state" }],
   ["eth_getStorageAt", { arg: 2, reads: "state" }],

@@ -651,6 +651,15 @@ export interface DevNodeInfo {
   readonly chainId: bigint;
   readonly gasLimit: bigint;
   readonly gasPrice: bigint;
+  /** A forked chain's source (anvil_nodeInfo's forkConfig, hardhat_metadata's forkedNetwork). */
+  readonly fork?: DevForkInfo;
+}
+
+export interface DevForkInfo {
+  readonly url: string;
+  readonly chainId: bigint;
+  readonly blockNumber: bigint;
+  readonly blockHash: string;
 }
 
 export interface DevMetadata {
@@ -660,6 +669,7 @@ export interface DevMetadata {
   readonly latestBlockNumber: number;
   readonly latestBlockHash: Uint8Array;
   readonly snapshots: readonly bigint[];
+  readonly fork?: DevForkInfo;
 }
 
 /**
