@@ -59,7 +59,11 @@ function plainParams(msg: RpcMessage): unknown[] {
   return Array.isArray(raw) ? raw : [];
 }
 
-function ask(s: EvmServices, method: string, params: unknown[]): WireValue {
+/**
+ * The fork's source's answer, passed on as it is; null on a chain that is no fork. Throws (-32000)
+ * when the source cannot be reached or answers with an error.
+ */
+export function fromForkSource(s: EvmServices, method: string, params: unknown[]): WireValue {
   const answer = s.chain.fromForkSource?.(method, params);
   return answer === undefined ? null : (answer as WireValue);
 }
@@ -83,7 +87,7 @@ export function forkHistoryCall(
   if (n === undefined || (route.reads === "block" ? n > top : n >= top)) return undefined;
   const params = plainParams(msg);
   params[route.arg] = toQuantity(n);
-  return ask(s, msg.method, params);
+  return fromForkSource(s, msg.method, params);
 }
 
 function logsCall(
@@ -98,7 +102,7 @@ function logsCall(
   if (criteria.blockHash !== undefined) {
     const hash = criteria.blockHash;
     const local = s.chain.blockByHash(hash);
-    const forward = (b: unknown) => (b === undefined ? ask(s, "eth_getLogs", [raw]) : runHere([criteria]));
+    const forward = (b: unknown) => (b === undefined ? fromForkSource(s, "eth_getLogs", [raw]) : runHere([criteria]));
     return local instanceof Promise ? local.then(forward) : forward(local);
   }
   // Pending is refused by the chain's own eth_getLogs; every other tag is the head.
@@ -109,7 +113,7 @@ function logsCall(
   const to = numberOf(criteria.toBlock, s) ?? head;
   // Ranges after the fork, and ranges the chain refuses (reversed, past the head), run here.
   if (from > top || from > to || to > head) return undefined;
-  const before = ask(s, "eth_getLogs", [
+  const before = fromForkSource(s, "eth_getLogs", [
     { ...raw, fromBlock: toQuantity(from), toBlock: toQuantity(Math.min(to, top)) },
   ]);
   if (to <= top) return before;
