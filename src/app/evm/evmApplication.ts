@@ -1073,7 +1073,14 @@ export class EvmApplication implements Application {
  * BLOCKHASH's answer for the height below (a fork's fork block, from the source; else zero bytes).
  */
 function parentHashOf(lastBlockHash: Uint8Array | undefined, below: () => Uint8Array): Uint8Array {
-  return lastBlockHash !== undefined && lastBlockHash.length === 32 ? lastBlockHash : below();
+  if (lastBlockHash !== undefined && lastBlockHash.length === 32) return lastBlockHash;
+  try {
+    return below();
+  } catch (err) {
+    // A fork's source that cannot tell its fork block's hash never fails a block: it shows zero.
+    if (err instanceof ForkSourceError) return new Uint8Array(32);
+    throw err;
+  }
 }
 
 /**
