@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -128,7 +128,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
   const chainId =
     opts.chainId !== undefined
       ? bigNumber("--chain-id", opts.chainId)
-      : (init?.chainId ?? fork?.point.chainId ?? DEFAULT_DEV_CHAIN_ID);
+      : (init?.chainId ?? storedChainId(home) ?? fork?.point.chainId ?? DEFAULT_DEV_CHAIN_ID);
   if (init?.chainId !== undefined && chainId !== init.chainId) {
     throw new ConfigError(
       "dev",
@@ -187,9 +187,12 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
               }),
         },
         ...(gasLimit === undefined ? {} : { maxGas: gasLimit }),
+        // A fork's first block is the fork block + 1, as Anvil numbers it; CometBFT heights and
+        // Ethereum block numbers stay equal (docs/dev-chain.md "Forking": block numbers).
+        ...(fork === undefined ? {} : { initialHeight: Number(fork.point.blockNumber) + 1 }),
       });
     }
-    if (fork !== undefined) saveFork(home, fork);
+    if (fork !== undefined && readStoredFork(home) === undefined) writeFork(home, fork, chainId);
     const overrides: ConfigOverrides = {
       // A dev chain makes blocks when asked (automine, mine methods), back to back.
       "--consensus.timeout_commit": "0s",
@@ -270,6 +273,8 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         accounts,
         ...(loaded === undefined ? {} : { loadState: new Uint8Array(loaded) }),
         ...(fork === undefined ? {} : { fork }),
+        // A restart of the home resumes the fork anvil_reset moved the chain to.
+        onForkReset: (next) => writeFork(home, next, chainId),
       },
     });
 
@@ -317,9 +322,8 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
  * restart with --home needs no --fork-* flags and reads the same block.
  */
 function openFork(opts: DevRunOptions, home: string): ForkSource | undefined {
-  const file = join(home, "config", "fork.json");
   const given = opts.forkUrl ?? [];
-  const stored = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as StoredFork) : undefined;
+  const stored = readStoredFork(home);
   if (given.length === 0 && stored === undefined) {
     if (opts.forkBlockNumber !== undefined || opts.forkChainId !== undefined) {
       throw new ConfigError("dev", "--fork-block-number", "needs --fork-url: the chain to fork");
@@ -364,20 +368,48 @@ function openFork(opts: DevRunOptions, home: string): ForkSource | undefined {
   return fork;
 }
 
-/** Records the fork a new home was made with (see openFork). */
-function saveFork(home: string, fork: ForkSource): void {
+/**
+ * Records the fork of a home (see openFork): when a new home is made, and again each time anvil_reset
+ * moves the chain to another fork. Written to a temporary file and renamed: never half a record.
+ */
+function writeFork(home: string, fork: ForkSource, evmChainId: bigint): void {
   const file = join(home, "config", "fork.json");
-  if (existsSync(file)) return;
   const record: StoredFork = {
     urls: [...fork.options.urls],
     blockNumber: fork.point.blockNumber.toString(),
     chainId: fork.point.chainId.toString(),
+    evmChainId: evmChainId.toString(),
   };
-  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
+/** The EVM chain id a fork's home was made with (fork.json), when it records one. */
+function storedChainId(home: string): bigint | undefined {
+  const id = readStoredFork(home)?.evmChainId;
+  return id === undefined ? undefined : bigNumber("--chain-id", id);
+}
+
+function readStoredFork(home: string): StoredFork | undefined {
+  const file = join(home, "config", "fork.json");
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as StoredFork;
+  } catch (err) {
+    throw new ConfigError("dev", "--home", `cannot read ${file}: ${(err as Error).message}`);
+  }
 }
 
 interface StoredFork {
   urls: string[];
+  /** The source's block the chain reads its state at. */
   blockNumber: string;
+  /** The source's chain id (an offline start needs no source to learn it). */
   chainId: string;
+  /**
+   * The chain's own EVM chain id (absent in records written before it was kept): a restart keeps it
+   * when anvil_reset moved the chain to a source with another id.
+   */
+  evmChainId?: string;
 }

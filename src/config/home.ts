@@ -52,6 +52,8 @@ export interface InitHomeOptions {
   appState?: unknown;
   /** consensus_params.block.max_gas of a new genesis (default -1, unlimited). */
   maxGas?: bigint;
+  /** initial_height of a new genesis (default 1): the height of the chain's first block. */
+  initialHeight?: number;
 }
 
 export interface InitHomeResult {
@@ -126,7 +128,7 @@ export async function initHome(home: string, opts: InitHomeOptions = {}): Promis
     const doc: GenesisDoc = {
       genesisTime: systemClock.nowNs(),
       chainId,
-      initialHeight: 1,
+      initialHeight: opts.initialHeight ?? 1,
       consensusParams: defaultConsensusParams(),
       validators: [{ address: pv.address(), pubKey: pv.pubKey(), power: INIT_VALIDATOR_POWER, name: "" }],
       appHash: EMPTY_BYTES,

@@ -20,6 +20,7 @@ import type { FilePV } from "../privval/index.js";
 import {
   type DevCheatRequest,
   type DevControl,
+  type DevForkInfo,
   DevInputError,
   type DevMetadata,
   type DevNodeInfo,
@@ -127,6 +128,8 @@ export interface DevChainParts {
   print?: (line: string) => void;
   /** Start with the request log off (`--silent`). */
   silent?: boolean;
+  /** Told of the new source once anvil_reset has moved the chain to it (`cometh dev` records it in the home). */
+  onForkReset?: (fork: ForkSource) => void;
 }
 
 /**
@@ -394,6 +397,7 @@ export class DevChain implements DevControl {
       this.#snapshots.clear();
       await this.#rollbackTo(0);
       await this.#p.app.replaceFork(fork);
+      this.#p.onForkReset?.(fork);
       const t = this.#p.time;
       t.offset = 0n;
       t.next = undefined;
@@ -571,14 +575,23 @@ export class DevChain implements DevControl {
     return {
       currentBlockNumber: Math.max(0, height),
       currentBlockTimestamp: block?.timestamp ?? 0n,
-      currentBlockHash: block?.hash ?? new Uint8Array(32),
+      // Before the first local block of a fork: the source's fork block.
+      currentBlockHash: block?.hash ?? app.db.blockHash(height),
       // Anvil's spelling (alloy's EthereumHardfork name), which Foundry parses back.
       hardFork: "Prague",
       baseFee: reader.nextBaseFee(),
       chainId: reader.chainId(),
       gasLimit: settings === undefined || settings.maxGas <= 0n ? (1n << 64n) - 1n : settings.maxGas,
       gasPrice: reader.nextBaseFee(),
+      ...this.#forkInfo(),
     };
+  }
+
+  #forkInfo(): { fork?: DevForkInfo } {
+    const fork = this.#p.app.db.fork;
+    if (fork === undefined) return {};
+    const { chainId, blockNumber, blockHash } = fork.point;
+    return { fork: { url: fork.options.urls[0] ?? "", chainId, blockNumber, blockHash } };
   }
 
   metadata(): DevMetadata {
@@ -589,8 +602,9 @@ export class DevChain implements DevControl {
       chainId: reader.chainId(),
       instanceId: this.#instanceId,
       latestBlockNumber: height,
-      latestBlockHash: reader.blockStamp(height)?.hash ?? new Uint8Array(32),
+      latestBlockHash: reader.blockStamp(height)?.hash ?? this.#p.app.db.blockHash(height),
       snapshots: [...this.#snapshots.keys()],
+      ...this.#forkInfo(),
     };
   }
 

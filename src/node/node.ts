@@ -117,6 +117,8 @@ export interface DevStartOptions {
   accounts?: number;
   /** A forked chain's source (`--fork-url`), resolved by the CLI; the app owns and closes it. */
   fork?: ForkSource;
+  /** Told of the new source after anvil_reset moved the chain to another fork (the CLI records it). */
+  onForkReset?: (fork: ForkSource) => void;
 }
 
 export interface StartNodeOptions {
@@ -793,6 +795,7 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
     log: log.child({ module: "dev" }),
     ...(dev.print === undefined ? {} : { print: dev.print }),
     ...(dev.silent === undefined ? {} : { silent: dev.silent }),
+    ...(dev.onForkReset === undefined ? {} : { onForkReset: dev.onForkReset }),
   });
   // Clients see the loaded state from their first request, as with anvil --load-state.
   if (dev.loadState !== undefined) await devControl.loadState(dev.loadState);

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -32,12 +32,21 @@ const ACCOUNT0 = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
 const ACCOUNT1 = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
 const FUNDED = "0x00000000000000000000000000000000000000aa";
 const UNTOUCHED = "0x00000000000000000000000000000000000000bb";
+const HASHER = "0x00000000000000000000000000000000000000cc";
 /**
  * A counter: the constructor stores 0x2a at slot 0; every call adds 1 to slot 0, stores it and
  * returns it (runtime PUSH1 0 SLOAD PUSH1 1 ADD DUP1 PUSH1 0 SSTORE PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN).
  */
 const COUNTER_INIT = "0x602a6000556012806010600039" + "6000f3" + "6000546001018060005560005260206000f3";
 const SLOT0 = `0x${"0".repeat(64)}`;
+/** Each call logs one word (0x2a) under topic 1 (runtime PUSH1 0x2a PUSH1 0 MSTORE PUSH1 1 PUSH1 32 PUSH1 0 LOG1 STOP). */
+const EMITTER_INIT = "0x600d80600b6000396000f3" + "602a600052600160206000a100";
+/** Returns BLOCKHASH of the number in its calldata (PUSH1 0 CALLDATALOAD BLOCKHASH PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN). */
+const BLOCKHASH_CODE = "0x600035406000526020600 0f3".replaceAll(" ", "");
+
+function hex(n: bigint): string {
+  return `0x${n.toString(16)}`;
+}
 
 function word(n: bigint): string {
   return `0x${n.toString(16).padStart(64, "0")}`;
@@ -107,6 +116,8 @@ let source: Dev;
 let counter: string;
 let deployHash: string;
 let sourceHead: bigint;
+let emitter: string;
+let deployBlock: bigint;
 const started: SpawnedNode[] = [];
 
 async function dev(args: string[]): Promise<Dev> {
@@ -123,6 +134,22 @@ beforeAll(async () => {
   const r = await receipt(source.url, deployHash);
   expect(r.status).toBe("0x1");
   counter = r.contractAddress as string;
+  deployBlock = BigInt(
+    ((await rpc(source.url, "eth_getTransactionReceipt", [deployHash])) as { blockNumber: string }).blockNumber,
+  );
+  const e = await receipt(
+    source.url,
+    await rpc(source.url, "eth_sendTransaction", [{ from: ACCOUNT0, data: EMITTER_INIT, gas: "0x30000" }]),
+  );
+  emitter = e.contractAddress as string;
+  expect(
+    (
+      await receipt(
+        source.url,
+        await rpc(source.url, "eth_sendTransaction", [{ from: ACCOUNT0, to: emitter, gas: "0x20000" }]),
+      )
+    ).status,
+  ).toBe("0x1");
   sourceHead = BigInt((await rpc(source.url, "eth_blockNumber")) as string);
 }, 240_000);
 
@@ -149,8 +176,25 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
       await rpc(source.url, "eth_getCode", [counter, "latest"]),
     );
     expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2an));
-    // Local blocks start over from the fork's genesis (docs/dev-chain.md "Forking": block numbers).
-    expect(await rpc(fork.url, "eth_blockNumber")).toBe("0x0");
+    // Block numbers continue from the fork block, as Anvil's do: the fork's genesis is the fork block
+    // (initial_height fork + 1), so CometBFT heights and block numbers stay equal.
+    expect(await rpc(fork.url, "eth_blockNumber")).toBe(hex(sourceHead));
+    const forkBlock = (await rpc(source.url, "eth_getBlockByNumber", [hex(sourceHead), false])) as { hash: string };
+    expect(await rpc(fork.url, "eth_getBlockByNumber", ["latest", false])).toEqual(forkBlock);
+    expect(await rpc(fork.url, "eth_feeHistory", ["0x2", "latest", [50]])).toEqual(
+      await rpc(source.url, "eth_feeHistory", ["0x2", hex(sourceHead), [50]]),
+    );
+    // Anvil's and Hardhat's node descriptions name the fork.
+    expect(await rpc(fork.url, "anvil_nodeInfo")).toMatchObject({
+      currentBlockNumber: Number(sourceHead),
+      currentBlockHash: forkBlock.hash,
+      forkConfig: { forkUrl: source.url, forkBlockNumber: Number(sourceHead) },
+    });
+    expect(await rpc(fork.url, "hardhat_metadata")).toMatchObject({
+      latestBlockNumber: Number(sourceHead),
+      latestBlockHash: forkBlock.hash,
+      forkedNetwork: { chainId: 4242, forkBlockNumber: Number(sourceHead), forkBlockHash: forkBlock.hash },
+    });
   });
 
   test("behavior: a contract deployed on the source is called and written on the fork; the source is unchanged", async () => {
@@ -160,7 +204,20 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2bn));
     expect(await rpc(source.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2an));
     // The state before the local block is still the fork block's.
-    expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, "0x0"])).toBe(word(0x2an));
+    expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, hex(sourceHead)])).toBe(word(0x2an));
+    // The first local block is the fork block + 1, its parent the source's fork block, on both RPCs.
+    const first = (await rpc(fork.url, "eth_getBlockByNumber", [hex(sourceHead + 1n), false])) as {
+      parentHash: string;
+      number: string;
+    };
+    const forkBlock = (await rpc(source.url, "eth_getBlockByNumber", [hex(sourceHead), false])) as { hash: string };
+    expect(first.parentHash).toBe(forkBlock.hash);
+    const cometUrl = /node RPC listening on tcp:\/\/([^\s]+)/.exec(fork.node.output())?.[1];
+    const status = (await (await fetch(`http://${cometUrl}/status`)).json()) as {
+      result: { sync_info: { latest_block_height: string; earliest_block_height: string } };
+    };
+    expect(BigInt(status.result.sync_info.earliest_block_height)).toBe(sourceHead + 1n);
+    expect(BigInt(status.result.sync_info.latest_block_height)).toBe(BigInt(first.number));
   });
 
   test("behavior: transactions, receipts and blocks from before the fork are the source's, by hash", async () => {
@@ -174,6 +231,105 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     );
     expect(await rpc(fork.url, "eth_getTransactionReceipt", [`0x${"12".repeat(32)}`])).toBeNull();
   });
+
+  test("behavior: blocks, their transactions and state before the fork by number, logs across the fork and BLOCKHASH are the source's", async () => {
+    const pre = hex(deployBlock);
+    for (const [method, params] of [
+      ["eth_getBlockByNumber", [pre, true]],
+      ["eth_getBlockByNumber", ["earliest", false]],
+      ["eth_getBlockTransactionCountByNumber", [pre]],
+      ["eth_getTransactionByBlockNumberAndIndex", [pre, "0x0"]],
+      ["eth_getBlockReceipts", [pre]],
+      ["eth_getBalance", [FUNDED, "0x0"]],
+      ["eth_getCode", [counter, hex(deployBlock - 1n)]],
+      ["eth_getStorageAt", [counter, SLOT0, pre]],
+      ["eth_getTransactionCount", [ACCOUNT0, "0x1"]],
+      ["eth_call", [{ to: counter, data: "0x" }, pre]],
+    ] as const) {
+      expect(await rpc(fork.url, method, [...params]), `${method} ${JSON.stringify(params)}`).toEqual(
+        await rpc(source.url, method, [...params]),
+      );
+    }
+    expect(await rpc(fork.url, "eth_getCode", [counter, hex(deployBlock - 1n)])).toBe("0x");
+    // A block past the head is still unknown.
+    expect(await rpc(fork.url, "eth_getBlockByNumber", ["0xffffff", false])).toBeNull();
+
+    // A log before the fork (the source's) and one after it (the fork's), in one range.
+    const hash = await rpc(fork.url, "eth_sendTransaction", [{ from: ACCOUNT0, to: emitter, gas: "0x20000" }]);
+    const local = (await rpc(fork.url, "eth_getTransactionReceipt", [hash])) as { blockNumber: string };
+    const sourceLogs = (await rpc(source.url, "eth_getLogs", [{ fromBlock: "0x0", address: emitter }])) as unknown[];
+    expect(sourceLogs).toHaveLength(1);
+    const logs = (await rpc(fork.url, "eth_getLogs", [
+      { fromBlock: "earliest", toBlock: "latest", address: emitter },
+    ])) as {
+      blockNumber: string;
+      transactionHash: string;
+    }[];
+    expect(logs).toHaveLength(2);
+    expect(logs[0]).toEqual(sourceLogs[0]);
+    expect(logs[1]?.blockNumber).toBe(local.blockNumber);
+    expect(logs[1]?.transactionHash).toBe(hash);
+    // Only the part before the fork, and only the part after it.
+    expect(
+      await rpc(fork.url, "eth_getLogs", [{ fromBlock: "0x0", toBlock: hex(sourceHead), address: emitter }]),
+    ).toEqual(sourceLogs);
+    expect(await rpc(fork.url, "eth_getLogs", [{ fromBlock: hex(sourceHead + 1n), address: emitter }])).toEqual([
+      logs[1],
+    ]);
+
+    // BLOCKHASH of heights before the fork reads the source's block hashes.
+    for (const n of [sourceHead - 1n, sourceHead]) {
+      const onSource = (await rpc(source.url, "eth_getBlockByNumber", [hex(n), false])) as { hash: string };
+      expect(
+        await rpc(fork.url, "eth_call", [
+          { to: HASHER, data: word(n) },
+          "latest",
+          { [HASHER]: { code: BLOCKHASH_CODE } },
+        ]),
+      ).toBe(onSource.hash);
+    }
+  });
+
+  test.skipIf(!existsSync(ANVIL_BIN))(
+    "behavior: Anvil forking the same source numbers blocks the same way and answers the history before the fork alike",
+    async () => {
+      const anvil = await startAnvil(["--fork-url", source.url, "--no-storage-caching"]);
+      const plain = await dev(["--fork-url", source.url, "--no-storage-caching"]);
+      try {
+        for (const url of [anvil.url, plain.url]) {
+          expect(await rpc(url, "eth_blockNumber"), url).toBe(hex(sourceHead));
+        }
+        const same = async (method: string, params: unknown[]) =>
+          expect(await rpc(plain.url, method, params), `${method} ${JSON.stringify(params)}`).toEqual(
+            await rpc(anvil.url, method, params),
+          );
+        const hashOf = async (url: string, tag: string) =>
+          ((await rpc(url, "eth_getBlockByNumber", [tag, false])) as { hash: string }).hash;
+        expect(await hashOf(plain.url, "latest")).toBe(await hashOf(anvil.url, "latest"));
+        expect(await hashOf(plain.url, hex(deployBlock))).toBe(await hashOf(anvil.url, hex(deployBlock)));
+        await same("eth_getBalance", [FUNDED, "0x0"]);
+        await same("eth_getCode", [counter, hex(deployBlock - 1n)]);
+        await same("eth_getStorageAt", [counter, SLOT0, hex(deployBlock)]);
+        await same("eth_getBlockTransactionCountByNumber", [hex(deployBlock)]);
+        // The first local block: the fork block + 1, its parent the source's fork block.
+        for (const url of [anvil.url, plain.url]) {
+          const sent = await rpc(url, "eth_sendTransaction", [{ from: ACCOUNT0, to: emitter, gas: "0x20000" }]);
+          const { blockNumber } = await minedReceipt(url, sent);
+          expect(blockNumber, url).toBe(hex(sourceHead + 1n));
+          const b = (await rpc(url, "eth_getBlockByNumber", [blockNumber, false])) as { parentHash: string };
+          expect(b.parentHash, url).toBe(await hashOf(source.url, hex(sourceHead)));
+        }
+        const logsOf = async (url: string) =>
+          ((await rpc(url, "eth_getLogs", [{ fromBlock: "0x0", address: emitter }])) as { blockNumber: string }[]).map(
+            (l) => l.blockNumber,
+          );
+        expect(await logsOf(plain.url)).toEqual(await logsOf(anvil.url));
+      } finally {
+        await stop(plain.node);
+        anvil.stop();
+      }
+    },
+  );
 
   test("behavior: evm_snapshot / evm_revert over forked state; a slot zeroed locally does not fall back to the source", async () => {
     const id = await rpc(fork.url, "evm_snapshot");
@@ -201,7 +357,8 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
   test("behavior: anvil_reset with forking goes back to genesis on the source at another block; without it, to the same fork", async () => {
     // Block 1 of the source holds the transfer but not the counter.
     expect(await rpc(fork.url, "anvil_reset", [{ forking: { jsonRpcUrl: source.url, blockNumber: 1 } }])).toBeNull();
-    expect(await rpc(fork.url, "eth_blockNumber")).toBe("0x0");
+    // The genesis height (initial_height - 1) is the home's: numbers go on from the first fork block.
+    expect(await rpc(fork.url, "eth_blockNumber")).toBe(hex(sourceHead));
     expect(await rpc(fork.url, "eth_getCode", [counter, "latest"])).toBe("0x");
     expect(await rpc(fork.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
     // hardhat_reset's forking at the head again; then a plain reset keeps that fork.
@@ -214,6 +371,26 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     const bad = await call(fork.url, "anvil_reset", [{ forking: { jsonRpcUrl: "http://127.0.0.1:9" } }]);
     expect(bad.error?.message).toMatch(/cannot reset to the fork: .*cannot be reached/);
     expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2an));
+  });
+
+  test("behavior: after anvil_reset to another fork block, a restart of the home resumes that fork", async () => {
+    const home = join(dir, "forkB");
+    const first = await dev(["--fork-url", source.url, "--fork-cache-dir", cacheDir(), "--home", home]);
+    expect(await rpc(first.url, "anvil_reset", [{ forking: { jsonRpcUrl: source.url, blockNumber: 1 } }])).toBeNull();
+    expect(await rpc(first.url, "eth_getCode", [counter, "latest"])).toBe("0x");
+    expect(await stop(first.node)).toBe(0);
+    const record = JSON.parse(readFileSync(join(home, "config", "fork.json"), "utf8")) as Record<string, unknown>;
+    expect(record).toEqual({ urls: [source.url], blockNumber: "1", chainId: "4242", evmChainId: "4242" });
+    const again = await dev(["--home", home, "--fork-cache-dir", cacheDir()]);
+    try {
+      expect(again.node.output()).toContain("Block number:   1\n");
+      expect(await rpc(again.url, "eth_getCode", [counter, "latest"])).toBe("0x");
+      expect(await rpc(again.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
+      // The home's genesis keeps its initial height: numbers go on from the first fork block.
+      expect(await rpc(again.url, "eth_blockNumber")).toBe(hex(sourceHead));
+    } finally {
+      await stop(again.node);
+    }
   });
 
   test("behavior: a dev chain started without --fork-url becomes a fork by anvil_reset; a block number alone is a plain reset", async () => {
@@ -277,7 +454,7 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     try {
       expect(again.node.output()).toContain(`Block number:   ${sourceHead}`);
       // The chain continues where it stopped: one local block, the counter at 0x2b.
-      expect(await rpc(again.url, "eth_blockNumber")).toBe("0x1");
+      expect(await rpc(again.url, "eth_blockNumber")).toBe(hex(sourceHead + 1n));
       expect(await rpc(again.url, "eth_getStorageAt", [counter, SLOT0, "latest"])).toBe(word(0x2bn));
       expect(await rpc(again.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
       const hash = await rpc(again.url, "eth_sendTransaction", [{ from: ACCOUNT1, to: counter, gas: "0x20000" }]);
@@ -308,29 +485,51 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
   });
 });
 
+/** A tx's receipt once a block holds it (Anvil's forked automine answers the send first); bounded. */
+async function minedReceipt(url: string, hash: unknown): Promise<{ blockNumber: string }> {
+  for (let i = 0; i < 600; i++) {
+    const r = (await rpc(url, "eth_getTransactionReceipt", [hash])) as { blockNumber: string } | null;
+    if (r !== null) return r;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${url}: no receipt for ${hash} after 600 polls`);
+}
+
+/** Anvil on an ephemeral port; resolves with its URL once it listens. */
+async function startAnvil(args: string[]): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(ANVIL_BIN, ["--host", "127.0.0.1", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on (127\.0\.0\.1:\d+)/.exec(out);
+      if (m?.[1] !== undefined) resolve(`http://${m[1]}`);
+    });
+    child.on("exit", (code) => reject(new Error(`anvil exited with ${code}: ${out}`)));
+  });
+  return {
+    url,
+    stop: () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+    },
+  };
+}
+
 describe.skipIf(!existsSync(ANVIL_BIN))(
   `fork of Anvil (${ANVIL_BIN}; skipped when absent: bash bench/peers/install.sh)`,
   { timeout: 240_000 },
   () => {
-    let anvil: ChildProcess;
+    let anvil: { url: string; stop: () => void };
     let anvilUrl: string;
 
     beforeAll(async () => {
-      anvil = spawn(ANVIL_BIN, ["--host", "127.0.0.1", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      anvilUrl = await new Promise<string>((resolve, reject) => {
-        anvil.stdout?.on("data", (d: Buffer) => {
-          out += d.toString();
-          const m = /Listening on (127\.0\.0\.1:\d+)/.exec(out);
-          if (m?.[1] !== undefined) resolve(`http://${m[1]}`);
-        });
-        anvil.on("exit", (code) => reject(new Error(`anvil exited with ${code}: ${out}`)));
-      });
+      anvil = await startAnvil([]);
+      anvilUrl = anvil.url;
     }, 60_000);
 
-    afterAll(() => {
-      if (anvil.pid !== undefined && anvil.exitCode === null) anvil.kill("SIGTERM");
-    });
+    afterAll(() => anvil?.stop());
 
     test("behavior: Anvil's accounts and a contract deployed on Anvil, read through eth_getAccountInfo", async () => {
       const deploy = await rpc(anvilUrl, "eth_sendTransaction", [
@@ -343,6 +542,12 @@ describe.skipIf(!existsSync(ANVIL_BIN))(
         // Anvil's chain id 31337 is never cached on disk (Foundry's rule for local dev chains).
         expect(fork.node.output()).toContain("Cache:          memory only");
         expect(await rpc(fork.url, "eth_chainId")).toBe("0x7a69");
+        // Anvil's head is the fork block: numbers continue from it, its blocks are Anvil's.
+        const head = (await rpc(anvilUrl, "eth_blockNumber")) as string;
+        expect(await rpc(fork.url, "eth_blockNumber")).toBe(head);
+        expect(await rpc(fork.url, "eth_getBlockByNumber", [head, true])).toEqual(
+          await rpc(anvilUrl, "eth_getBlockByNumber", [head, true]),
+        );
         expect(await rpc(fork.url, "eth_getTransactionCount", [ACCOUNT0, "latest"])).toBe("0x1");
         expect(await rpc(fork.url, "eth_call", [{ to: onAnvil, data: "0x" }, "latest"])).toBe(word(0x2bn));
         const hash = await rpc(fork.url, "eth_sendTransaction", [{ from: ACCOUNT0, to: onAnvil, gas: "0x20000" }]);

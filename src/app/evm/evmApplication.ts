@@ -779,7 +779,7 @@ export class EvmApplication implements Application {
     const block: EvmBlock = {
       height: req.height,
       hash: req.hash,
-      parentHash: req.block?.header?.lastBlockId?.hash ?? new Uint8Array(32),
+      parentHash: parentHashOf(req.block?.header?.lastBlockId?.hash, () => this.db.blockHash(req.height - 1)),
       timestamp: ctx.timestamp,
       timeNs: req.time,
       proposer: req.proposerAddress,
@@ -1011,9 +1011,12 @@ export class EvmApplication implements Application {
    * Dev chains (evm_revert, hardhat_reset): rolls the state, blocks, receipts, settings and fee market
    * back to what they were after `height`, durably. Only between blocks (consensus paused).
    */
-  async rollbackTo(height: number): Promise<void> {
+  async rollbackTo(to: number): Promise<void> {
     const settings = this.#requireSettings();
     if (settings.devChain !== true) throw new EvmAppSequenceError("only a dev chain can be rolled back");
+    // Height 0 is CometBFT's "no block yet": the genesis state, kept at initial_height - 1 (a fork's
+    // genesis is at the fork block).
+    const height = Math.max(to, settings.initialHeight - 1);
     const meta = this.db.meta() as AppMeta;
     if (height > meta.height) {
       throw new EvmAppSequenceError(`cannot roll back to height ${height}: the EVM state is at ${meta.height}`);
@@ -1058,13 +1061,26 @@ export class EvmApplication implements Application {
 
   async #blockExecutor(): Promise<TxExecutor> {
     if (this.#executor === undefined) {
-      this.#executor = new TxExecutor(
-        this.#common.chainId(),
-        this.db.latestReader(),
-        (n) => this.db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32),
+      this.#executor = new TxExecutor(this.#common.chainId(), this.db.latestReader(), (n) =>
+        this.db.blockHash(Number(n)),
       );
     }
     return this.#executor;
+  }
+}
+
+/**
+ * A block's parent hash: CometBFT's last block id; the block at initial_height has none, and shows
+ * BLOCKHASH's answer for the height below (a fork's fork block, from the source; else zero bytes).
+ */
+function parentHashOf(lastBlockHash: Uint8Array | undefined, below: () => Uint8Array): Uint8Array {
+  if (lastBlockHash !== undefined && lastBlockHash.length === 32) return lastBlockHash;
+  try {
+    return below();
+  } catch (err) {
+    // A fork's source that cannot tell its fork block's hash never fails a block: it shows zero.
+    if (err instanceof ForkSourceError) return new Uint8Array(32);
+    throw err;
   }
 }
 

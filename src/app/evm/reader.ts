@@ -302,7 +302,7 @@ export class EvmReaderImpl implements EvmReader {
   }
 
   /** BLOCKHASH: stored CometBFT block hashes (zero when unknown). */
-  readonly #blockHash = (n: bigint): Uint8Array => this.#d.db.blockWithoutRoots(Number(n))?.hash ?? new Uint8Array(32);
+  readonly #blockHash = (n: bigint): Uint8Array => this.#d.db.blockHash(Number(n));
 
   #release(e: TxExecutor): void {
     e.overlay.deadline = undefined;

@@ -432,6 +432,14 @@ export class EvmStateDb {
   }
 
   /**
+   * BLOCKHASH's answer for `height`: the stored block's hash; on a fork, a height at or below the fork
+   * block that the chain does not hold is the source's block hash (app/evm/fork/); else zero bytes.
+   */
+  blockHash(height: number): Uint8Array {
+    return this.blockWithoutRoots(height)?.hash ?? this.#fork?.blockHash(BigInt(height)) ?? new Uint8Array(32);
+  }
+
+  /**
    * A stored block as `block` gives it, except that `transactionsRoot` and `receiptsRoot` are empty
    * when the record does not hold them: `block` derives them on first read with a trie over every
    * receipt (tens of ms for a block of hundreds of txs), which receipts, logs, call contexts and

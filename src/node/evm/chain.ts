@@ -12,6 +12,12 @@ import type { ChainReader, EvmBlock, EvmLog, EvmReceipt, LogQuery, TxLocation } 
 import type { BlockStore } from "../../store/index.js";
 import type { GenesisDoc } from "../../types/index.js";
 
+/** What the chain asks a fork's source (app/evm/fork/ ForkSource). */
+interface ForkHistorySource {
+  readonly point: { readonly blockNumber: bigint };
+  request(method: string, params: unknown[]): unknown;
+}
+
 /** The RPC's `chain`: blocks, transactions, receipts and logs from the EVM app's reader. */
 export class EvmChainAdapter implements ChainReader {
   readonly #reader: EvmReader;
@@ -20,14 +26,14 @@ export class EvmChainAdapter implements ChainReader {
   readonly #genesis: GenesisDoc;
   readonly #genesisMiner: Uint8Array;
   /** A forked chain's source (it changes on anvil_reset with forking), or undefined. */
-  readonly #fork: () => { request(method: string, params: unknown[]): unknown } | undefined;
+  readonly #fork: () => ForkHistorySource | undefined;
 
   constructor(
     reader: EvmReader,
     pool: EvmReadPool | undefined,
     blockStore: BlockStore,
     genesis: GenesisDoc,
-    fork: () => { request(method: string, params: unknown[]): unknown } | undefined = () => undefined,
+    fork: () => ForkHistorySource | undefined = () => undefined,
   ) {
     this.#fork = fork;
     this.#reader = reader;
@@ -43,6 +49,14 @@ export class EvmChainAdapter implements ChainReader {
 
   fromForkSource(method: string, params: unknown[]): unknown {
     return this.#fork()?.request(method, params);
+  }
+
+  forkBlock(): number | undefined {
+    const fork = this.#fork();
+    if (fork === undefined) return undefined;
+    // The chain's genesis is at initial_height - 1: the fork block when the chain was started as a
+    // fork; a chain that became a fork by anvil_reset keeps its own numbers above its genesis.
+    return Math.min(this.#genesis.initialHeight - 1, Number(fork.point.blockNumber));
   }
 
   earliestHeight(): number {

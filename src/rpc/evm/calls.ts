@@ -35,6 +35,7 @@ import {
   responseTooLarge,
   toEvmRpcError,
 } from "./errors.js";
+import { forkHistoryCall } from "./forkHistory.js";
 import { decodeArgs, type Method } from "./method.js";
 import { findMethod } from "./namespaces/index.js";
 import type { EvmServices } from "./services.js";
@@ -126,6 +127,11 @@ function runMethod(m: Method, msg: RpcMessage, ctx: EvmCallContext, services: Ev
   if (m.wsOnly === true && ctx.transport !== "ws") throw notificationsUnsupported();
   m.guard?.(services, ctx);
   const args = decodeArgs(m, msg.params);
+  if (services.dev !== undefined) {
+    // A forked dev chain's history before the fork is its source's.
+    const routed = forkHistoryCall(msg, args, services, (a) => m.run(a, services, ctx));
+    if (routed !== undefined) return routed;
+  }
   return m.run(args, services, ctx);
 }
 

@@ -184,6 +184,12 @@ export interface ChainReader {
    * undefined when the chain is not a fork. Throws (-32000) when the source cannot be reached.
    */
   fromForkSource?(method: string, params: unknown[]): unknown;
+  /**
+   * Dev chains forked from another chain: the highest block number the source answers for (the fork
+   * block, which is the genesis height: the chain's own blocks start above it); blocks at or below it
+   * and state below it are the source's (rpc/evm/forkHistory.ts). Undefined when the chain is not a fork.
+   */
+  forkBlock?(): number | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -651,6 +657,15 @@ export interface DevNodeInfo {
   readonly chainId: bigint;
   readonly gasLimit: bigint;
   readonly gasPrice: bigint;
+  /** A forked chain's source (anvil_nodeInfo's forkConfig, hardhat_metadata's forkedNetwork). */
+  readonly fork?: DevForkInfo;
+}
+
+export interface DevForkInfo {
+  readonly url: string;
+  readonly chainId: bigint;
+  readonly blockNumber: bigint;
+  readonly blockHash: string;
 }
 
 export interface DevMetadata {
@@ -660,6 +675,7 @@ export interface DevMetadata {
   readonly latestBlockNumber: number;
   readonly latestBlockHash: Uint8Array;
   readonly snapshots: readonly bigint[];
+  readonly fork?: DevForkInfo;
 }
 
 /**

@@ -97,6 +97,7 @@ export class ForkSource {
   readonly #blockTag: string;
   readonly #accounts = new Map<string, RemoteAccount | undefined>();
   readonly #codes = new Map<string, Uint8Array>();
+  readonly #blockHashes = new Map<string, Uint8Array>();
   /** undefined until the first account read tells whether the source serves eth_getAccountInfo. */
   #accountInfo: boolean | undefined;
   #flushedAt = 0;
@@ -209,6 +210,29 @@ export class ForkSource {
       nonce: quantity(unwrap("eth_getTransactionCount", nonce), "nonce").toString(),
       code: to0x(data(unwrap("eth_getCode", code), "code")),
     };
+  }
+
+  /**
+   * The hash of the source's block `n` at or below the fork block (BLOCKHASH and the first local
+   * block's parent), kept like any other answer; undefined above the fork block or when the source
+   * has no such block.
+   */
+  blockHash(n: bigint): Uint8Array | undefined {
+    if (n < 0n || n > this.point.blockNumber) return undefined;
+    const key = n.toString();
+    const memo = this.#blockHashes.get(key);
+    if (memo !== undefined) return memo;
+    let hash: Uint8Array | undefined;
+    if (n === this.point.blockNumber && this.point.blockHash !== "") {
+      hash = data(this.point.blockHash, "block hash");
+    } else {
+      const block = this.request("eth_getBlockByNumber", [hex(n), false]) as { hash?: unknown } | null | undefined;
+      if (block === null || block === undefined) return undefined;
+      hash = data(block.hash, "block hash");
+    }
+    if (hash.length !== 32) throw new ForkSourceError(`the fork source's block ${n} hash is not 32 bytes`);
+    this.#blockHashes.set(key, hash);
+    return hash;
   }
 
   /**

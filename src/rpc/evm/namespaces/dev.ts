@@ -265,7 +265,11 @@ const handlers = {
         gasLimit: toQuantity(n.gasLimit),
         gasPrice: toQuantity(n.gasPrice),
       },
-      forkConfig: {},
+      // Anvil's forkConfig: the source's URL and fork block ({} on a chain that is no fork).
+      forkConfig:
+        n.fork === undefined
+          ? {}
+          : { forkUrl: n.fork.url, forkBlockNumber: Number(n.fork.blockNumber), forkRetryBackoff: 0 },
       // Foundry reads `network` as the execution family ("ethereum", "optimism", "tempo", "monad") and
       // refuses a fork source that names another; cometh runs Ethereum's EVM.
       network: "ethereum",
@@ -279,7 +283,15 @@ const handlers = {
       instanceId: toData(m.instanceId),
       latestBlockNumber: m.latestBlockNumber,
       latestBlockHash: toData(m.latestBlockHash),
-      forkedNetwork: null,
+      // Hardhat's forkedNetwork: the source's chain id and fork block.
+      forkedNetwork:
+        m.fork === undefined
+          ? null
+          : {
+              chainId: Number(m.fork.chainId),
+              forkBlockNumber: Number(m.fork.blockNumber),
+              forkBlockHash: m.fork.blockHash,
+            },
       snapshots: Object.fromEntries(m.snapshots.map((id) => [id.toString(), null])),
     };
   }),

@@ -7,6 +7,7 @@ import { encodeLog, encodeReceipt } from "../encode/receipt.js";
 import { encodeTransaction, txLocationInBlock } from "../encode/transaction.js";
 import { invalidParams, methodNotFound, serverError } from "../errors.js";
 import { getLogsJson } from "../filters/getLogs.js";
+import { fromForkSource } from "../forkHistory.js";
 import { method, type Namespace, notImplemented } from "../method.js";
 import { decodeStorageKey, type Param, ParamError, p } from "../params.js";
 import type { AccessListEntry, EvmBlock, EvmServices, EvmTx, NamedAddress } from "../services.js";
@@ -38,15 +39,6 @@ const PROTOCOL_VERSION = "0x41";
 
 function encodeBlockOrNull(b: EvmBlock | undefined, fullTx: boolean): WireValue {
   return b === undefined ? null : encodeBlock(b, fullTx);
-}
-
-/**
- * A forked dev chain asks its source about what only the source holds (docs/dev-chain.md
- * "Forking"); null on any other chain. The source's answer is passed on as it is.
- */
-function fromForkSource(s: EvmServices, method: string, params: unknown[]): WireValue {
-  const answer = s.chain.fromForkSource?.(method, params);
-  return answer === undefined ? null : (answer as WireValue);
 }
 
 function txAt(b: EvmBlock | undefined, index: number): WireValue {
