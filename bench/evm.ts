@@ -1073,6 +1073,18 @@ function printWorkloads(results: NodeResult[], opts: HarnessOptions): boolean {
         label,
         stats.map((x) => (x.st === undefined || ref === undefined ? "n/a" : `${(x.st.median / ref).toFixed(2)}x`)),
       );
+      // The seeds' work differs (Anvil's own calls spread ~35%), and a slower node measures fewer of them
+      // in --workload-seconds: the medians above can cover different seeds. This row compares seed by seed.
+      const peerTimes = runs[results.indexOf(peer)]?.times;
+      line(
+        `${label}, same seeds`,
+        runs.map((x) => {
+          const n = Math.min(x?.times.length ?? 0, peerTimes?.length ?? 0);
+          if (x === undefined || peerTimes === undefined || n === 0) return "n/a";
+          const ratios = Array.from({ length: n }, (_, k) => (x.times[k] as number) / (peerTimes[k] as number));
+          return `${percentile(ratios.sort((a, b) => a - b), 50).toFixed(2)}x (${n})`;
+        }),
+      );
     }
   }
   for (const route of ["eth_call balanceOf, distinct holders", "eth_call compute loop, distinct args"] as const) {
