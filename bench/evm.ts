@@ -1082,7 +1082,11 @@ function printWorkloads(results: NodeResult[], opts: HarnessOptions): boolean {
           const n = Math.min(x?.times.length ?? 0, peerTimes?.length ?? 0);
           if (x === undefined || peerTimes === undefined || n === 0) return "n/a";
           const ratios = Array.from({ length: n }, (_, k) => (x.times[k] as number) / (peerTimes[k] as number));
-          return `${percentile(ratios.sort((a, b) => a - b), 50).toFixed(2)}x (${n})`;
+          const median = percentile(
+            ratios.sort((a, b) => a - b),
+            50,
+          );
+          return `${median.toFixed(2)}x (${n})`;
         }),
       );
     }
