@@ -1,10 +1,14 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ContractFactory, Transaction, Wallet, zeroPadValue } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import erc20 from "../../../test/data/erc20.json" with { type: "json" };
 import { bytesToHex } from "../../util/bytes.js";
+import { silentLogger } from "../../util/logger.js";
 import { DEV_ACCOUNT_BALANCE_WEI, toChecksumAddress } from "./devAccounts.js";
 import { CHECK_TX_CODES, GasEstimationError } from "./errors.js";
-import type { EvmApplication } from "./evmApplication.js";
+import { createEvmApp, type EvmApplication } from "./evmApplication.js";
 import {
   closeTestChain,
   hexBytes as hex,
@@ -278,6 +282,28 @@ describe("EvmApplication", () => {
     expect(ok).toBeGreaterThan(21000n);
     expect(ok).toBeLessThan(60_000n);
     expect(await c.app.reader.estimateGas({ from: hex(w0.address), to: hex(w1.address), value: 1n })).toBe(21000n);
+  });
+
+  test("error: CheckTx before the app has state (no InitChain yet, or a state sync still restoring) says why", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cometh-evm-nostate-"));
+    const app = await createEvmApp({ dbDir: dir, log: silentLogger() });
+    try {
+      const wallet = new Wallet(`0x${"11".repeat(32)}`);
+      const raw = await wallet.signTransaction({
+        to: wallet.address,
+        gasLimit: 21_000n,
+        gasPrice: GWEI,
+        chainId: CHAIN_ID,
+      });
+      await expect(
+        app.checkTx({ tx: hex(raw.slice(2)), type: 0 } as Parameters<EvmApplication["checkTx"]>[0]),
+      ).rejects.toThrow(
+        "the EVM app has no state yet: it waits for InitChain, or for state sync to restore a snapshot",
+      );
+    } finally {
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("error: out of gas consumes the whole gas limit", async () => {

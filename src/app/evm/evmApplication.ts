@@ -1043,7 +1043,11 @@ export class EvmApplication implements Application {
 
   #requireSettings(): ChainSettings {
     if (this.#settings === undefined || this.db.meta() === undefined) {
-      throw new EvmAppSequenceError("the EVM app has no genesis state yet. Call InitChain first");
+      // Before InitChain, and on a node that joins by state sync until the snapshot is restored (CheckTx
+      // of txs sent to it meanwhile lands here).
+      throw new EvmAppSequenceError(
+        "the EVM app has no state yet: it waits for InitChain, or for state sync to restore a snapshot",
+      );
     }
     return this.#settings;
   }
