@@ -91,33 +91,26 @@ export function activePrecompiles(fork: Fork, extensions?: PrecompileExtensions)
   return addressesOf(all);
 }
 
-const PRAGUE_KEYS: readonly string[] = PRAGUE_ADDRESSES.map((a) => Buffer.from(a).toString("hex"));
-const CANCUN_KEYS: readonly string[] = CANCUN_ADDRESSES.map((a) => Buffer.from(a).toString("hex"));
+const keysOf = (addresses: readonly Uint8Array[]) => addresses.map((a) => Buffer.from(a).toString("hex"));
+const PRAGUE_KEY_SET: ReadonlySet<string> = new Set(keysOf(PRAGUE_ADDRESSES));
+const CANCUN_KEY_SET: ReadonlySet<string> = new Set(keysOf(CANCUN_ADDRESSES));
+const extensionKeySets = new WeakMap<PrecompileExtensions, Map<Fork, ReadonlySet<string>>>();
 
-const extensionKeys = new WeakMap<PrecompileExtensions, readonly string[]>();
-const PRAGUE_KEY_SET: ReadonlySet<string> = new Set(PRAGUE_KEYS);
-const CANCUN_KEY_SET: ReadonlySet<string> = new Set(CANCUN_KEYS);
-const extensionKeySets = new WeakMap<PrecompileExtensions, ReadonlySet<string>>();
-
-/** activePrecompileKeys as one set per fork and extension set (the addresses every transaction finds warm). */
+/**
+ * activePrecompiles as hex keys (addressKey), one set per fork and extension set, computed once: the
+ * addresses every transaction finds warm.
+ */
 export function activePrecompileKeySet(fork: Fork, extensions?: PrecompileExtensions): ReadonlySet<string> {
   if (extensions === undefined || extensions.size === 0) return fork === "prague" ? PRAGUE_KEY_SET : CANCUN_KEY_SET;
-  let set = extensionKeySets.get(extensions);
+  let byFork = extensionKeySets.get(extensions);
+  if (byFork === undefined) {
+    byFork = new Map();
+    extensionKeySets.set(extensions, byFork);
+  }
+  let set = byFork.get(fork);
   if (set === undefined) {
-    set = new Set(activePrecompileKeys(fork, extensions));
-    extensionKeySets.set(extensions, set);
+    set = new Set(keysOf(activePrecompiles(fork, extensions)));
+    byFork.set(fork, set);
   }
   return set;
-}
-
-/** activePrecompiles as hex keys (addressKey), computed once per fork and extension set: every transaction warms them. */
-export function activePrecompileKeys(fork: Fork, extensions?: PrecompileExtensions): readonly string[] {
-  const own = fork === "prague" ? PRAGUE_KEYS : CANCUN_KEYS;
-  if (extensions === undefined || extensions.size === 0) return own;
-  let keys = extensionKeys.get(extensions);
-  if (keys === undefined) {
-    keys = [...new Set([...own, ...activePrecompiles(fork, extensions).map((a) => Buffer.from(a).toString("hex"))])];
-    extensionKeys.set(extensions, keys);
-  }
-  return keys;
 }

@@ -888,13 +888,6 @@ function hexOrDash(b: Uint8Array | undefined): string {
   return b === undefined ? "-" : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
 }
 
-/**
- * The memo key of a call, or undefined when it is not memoized. A committed height's state and block
- * context never change (CometBFT finality, no reorgs), so a call without state overrides, access or
- * authorization lists gives the same result at that height every time: dApps that poll the same view
- * (balanceOf, allowance, getReserves) per block pay for one execution per block. Thrown errors
- * (insufficient funds, timeouts) are not kept; results (success, revert, VM failure) are.
- */
 /** geth's BlockOverrides.Apply on a call's block context (before a priceless call's base fee goes to 0). */
 function applyBlockOverrides(ctx: ExecBlockContext, o: CallBlockOverrides): void {
   if (o.number !== undefined) ctx.height = Number(o.number);
@@ -906,6 +899,13 @@ function applyBlockOverrides(ctx: ExecBlockContext, o: CallBlockOverrides): void
   if (o.blobBaseFee !== undefined) ctx.blobBaseFee = o.blobBaseFee;
 }
 
+/**
+ * The memo key of a call, or undefined when it is not memoized. A committed height's state and block
+ * context never change (CometBFT finality, no reorgs), so a call without state overrides, access or
+ * authorization lists gives the same result at that height every time: dApps that poll the same view
+ * (balanceOf, allowance, getReserves) per block pay for one execution per block. Thrown errors
+ * (insufficient funds, timeouts) are not kept; results (success, revert, VM failure) are.
+ */
 function callMemoKey(args: CallArgs, opts: CallOptions, height: number): string | undefined {
   if (opts.overrides !== undefined && opts.overrides.length > 0) return undefined;
   if (opts.block !== undefined) return undefined;
