@@ -30,6 +30,12 @@
  *                                 prints one combined table.
  * Sections: --skip reads,workloads,txs leaves some out (txs: the mined transfers and eth_getLogs); the order
  * on each node is reads, txs, workloads.
+ *   --interleave (with --skip reads,txs): starts every node at once and times the workloads seed by seed across
+ *                                 them (seed 1 on each node in turn, then seed 2, the order rotating), one call in
+ *                                 flight in all, within --workload-seconds x the number of nodes. This machine's
+ *                                 speed drifts between minutes (the same build's calls settle ~2x apart from one
+ *                                 minute to the next, plain JavaScript moving with them), so nodes timed one after
+ *                                 the other can be compared across two speeds; interleaved, a drift slows both.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
  * --json (results as JSON after the table).
@@ -79,6 +85,7 @@ import {
   MNEMONIC,
   type NodeSpec,
   quiet,
+  type Running,
   runNodes,
   sleep,
   startNode,
@@ -92,7 +99,7 @@ import {
   deployWorkloads,
   RAY_SIZE,
   selectWorkloads,
-  timeWorkload,
+  timeWorkloadInterleaved,
   type Workload,
   type WorkloadAddresses,
   type WorkloadOptions,
@@ -135,6 +142,7 @@ const { values } = parseArgs({
     "workload-timeout": { type: "string", default: "60" },
     "ray-size": { type: "string", default: String(RAY_SIZE) },
     skip: { type: "string", default: "" },
+    interleave: { type: "boolean", default: false },
   },
 });
 
@@ -599,7 +607,7 @@ async function harness(rpc: Rpc, name: string, opts: HarnessOptions): Promise<No
   if (opts.sections.has("txs")) await transfersAndLogs(rpc, setup, result, opts);
   // The eth_call workloads come last: Hardhat 3 keeps a trace of every step of a call (GBs for the ray tracer)
   // and Ganache goes on computing a call it has timed out, either of which would tax what followed.
-  if (addrs !== undefined) result.workloads = await workloads(rpc, addrs, opts);
+  if (addrs !== undefined) result.workloads = (await workloads([{ name, rpc, addrs }], opts))[0] as WorkloadResult[];
   return result;
 }
 
@@ -725,31 +733,110 @@ function deployWorkloadContracts(rpc: Rpc, setup: EvmSetup): Promise<WorkloadAdd
   });
 }
 
-/** Times each selected workload on the contracts at `addrs`. */
-async function workloads(rpc: Rpc, addrs: WorkloadAddresses, opts: HarnessOptions): Promise<WorkloadResult[]> {
-  const out: WorkloadResult[] = [];
-  // The node's slowest Mgas/s so far: a workload it would not finish within half the call timeout at that pace
-  // is skipped (its pace varies by workload), as a call it times out may go on running in it (Ganache).
-  let slowest = Number.POSITIVE_INFINITY;
+/** A node the workloads are timed on: its RPC and the workload contracts it deployed. */
+interface WorkloadNode {
+  name: string;
+  rpc: Rpc;
+  addrs: WorkloadAddresses;
+}
+
+/**
+ * Times each selected workload on `nodes` (one node, or several interleaved seed by seed: --interleave), and
+ * returns each node's results in the order of `nodes`.
+ */
+async function workloads(nodes: readonly WorkloadNode[], opts: HarnessOptions): Promise<WorkloadResult[][]> {
+  const out: WorkloadResult[][] = nodes.map(() => []);
+  // Each node's slowest Mgas/s so far: a workload it would not finish within half the call timeout at that
+  // pace is skipped on it (its pace varies by workload), as a call it times out may go on running in it (Ganache).
+  const slowest = nodes.map(() => Number.POSITIVE_INFINITY);
   for (const w of opts.workloads) {
-    const predictedMs = (w.gas / 1e6 / slowest) * 1000;
-    if (predictedMs > opts.workloadOpts.callTimeoutMs / 2) {
-      const note = `skipped: ~${(predictedMs / 1000).toFixed(0)} s a call at this node's ${slowest.toFixed(2)} Mgas/s, over half the ${opts.workloadOpts.callTimeoutMs / 1000} s call timeout`;
-      out.push({ key: w.key, times: [], gas: [], answers: [], note });
-      console.log(`  ${w.label}: ${note}`);
-      continue;
+    const timed: number[] = [];
+    for (const [k, n] of nodes.entries()) {
+      const predictedMs = (w.gas / 1e6 / (slowest[k] as number)) * 1000;
+      if (predictedMs > opts.workloadOpts.callTimeoutMs / 2) {
+        const note = `skipped: ~${(predictedMs / 1000).toFixed(0)} s a call at this node's ${(slowest[k] as number).toFixed(2)} Mgas/s, over half the ${opts.workloadOpts.callTimeoutMs / 1000} s call timeout`;
+        (out[k] as WorkloadResult[]).push({ key: w.key, times: [], gas: [], answers: [], note });
+        console.log(`  ${n.name}: ${w.label}: ${note}`);
+      } else {
+        timed.push(k);
+      }
     }
-    const r = await timeWorkload(rpc, addrs, w, { ...opts.workloadOpts, from: ADDRS[1] as string });
-    out.push(r);
-    const st = workloadStats(r);
-    if (st !== undefined) slowest = Math.min(slowest, Number(st.gas) / 1e3 / st.max);
-    console.log(
-      st === undefined
-        ? `  ${w.label}: n/a (${r.note ?? "no call"})`
-        : `  ${w.label}: ${st.median.toFixed(1)} ms median (${st.min.toFixed(1)}..${st.max.toFixed(1)}, ${r.times.length} calls), ${(Number(st.gas) / 1e6).toFixed(2)}M gas, ${st.mgasPerSec.toFixed(1)} Mgas/s${r.note === undefined ? "" : ` (${r.note})`}`,
+    const rs = await timeWorkloadInterleaved(
+      timed.map((k) => nodes[k] as WorkloadNode),
+      w,
+      { ...opts.workloadOpts, from: ADDRS[1] as string },
     );
+    for (const [j, r] of rs.entries()) {
+      const k = timed[j] as number;
+      (out[k] as WorkloadResult[]).push(r);
+      const st = workloadStats(r);
+      if (st !== undefined) slowest[k] = Math.min(slowest[k] as number, Number(st.gas) / 1e3 / st.max);
+      console.log(
+        st === undefined
+          ? `  ${nodes.length > 1 ? `${(nodes[k] as WorkloadNode).name}: ` : ""}${w.label}: n/a (${r.note ?? "no call"})`
+          : `  ${nodes.length > 1 ? `${(nodes[k] as WorkloadNode).name}: ` : ""}${w.label}: ${st.median.toFixed(1)} ms median (${st.min.toFixed(1)}..${st.max.toFixed(1)}, ${r.times.length} calls), ${(Number(st.gas) / 1e6).toFixed(2)}M gas, ${st.mgasPerSec.toFixed(1)} Mgas/s${r.note === undefined ? "" : ` (${r.note})`}`,
+      );
+    }
   }
   return out;
+}
+
+/**
+ * --interleave: starts every node at once, deploys the workload contracts on each, then times the workloads
+ * seed by seed across them (timeWorkloadInterleaved), and stops them all.
+ */
+async function runInterleaved(
+  wanted: string[],
+  opts: HarnessOptions,
+): Promise<{ results: NodeResult[]; skipped: string[] }> {
+  const skipped: string[] = [];
+  const started: { spec: NodeSpec; node: Running; rpc: Rpc; sampler: RssSampler; result: NodeResult }[] = [];
+  try {
+    for (const name of wanted) {
+      const spec = SPECS.find((s) => s.name === name);
+      const why = spec === undefined ? `unknown (choose from ${SPECS.map((s) => s.name).join(", ")})` : spec.missing();
+      if (spec === undefined || why !== undefined) {
+        skipped.push(`${name}: ${why}`);
+        continue;
+      }
+      const node = await startNode(spec, { stdout: false, keepChars: 2000 });
+      const rpc = new Rpc({ host: "127.0.0.1", port: node.port, path: "/" });
+      const sampler = new RssSampler(node.pid);
+      const result: NodeResult = { name, client: "", routes: {}, notes: [] };
+      started.push({ spec, node, rpc, sampler, result });
+      const { startupMs } = await waitForChainId(node, rpc, 5);
+      result.startupMs = startupMs;
+      await node.launch.ready?.(rpc);
+      result.client = await rpc.call<string>("web3_clientVersion").catch(() => "?");
+      console.log(
+        `${name}: pid ${node.pid}, answering on http://127.0.0.1:${node.port} after ${startupMs.toFixed(0)} ms`,
+      );
+    }
+    const nodes: WorkloadNode[] = [];
+    for (const s of started) {
+      nodes.push({
+        name: s.spec.name,
+        rpc: s.rpc,
+        addrs: await deployWorkloadContracts(s.rpc, await setupContracts(s.rpc)),
+      });
+    }
+    console.log(`workloads interleaved seed by seed over ${nodes.map((n) => n.name).join(", ")}`);
+    const rs = await workloads(nodes, opts);
+    for (const [k, s] of started.entries()) {
+      s.result.workloads = rs[k] as WorkloadResult[];
+      s.result.rssMiB = s.sampler.stop();
+      if (s.node.child.exitCode !== null) {
+        s.result.notes.push(`exited during the run: ${s.node.output().trim().slice(-300)}`);
+      }
+    }
+    return { results: started.map((s) => s.result), skipped };
+  } finally {
+    for (const s of started) {
+      s.sampler.stop();
+      s.rpc.close();
+      await stopNode(s.node, 5000);
+    }
+  }
 }
 
 function notePhase(notes: string[], label: string, p: TxPhase, stallMs: number): void {
@@ -1137,6 +1224,11 @@ async function main(): Promise<void> {
   }
   const sections = new Set(SECTIONS.filter((x) => !skip.includes(x)));
   if (values.workloads.trim() === "none") sections.delete("workloads");
+  if (values.interleave && (sections.has("reads") || sections.has("txs") || !sections.has("workloads"))) {
+    throw new RangeError("--interleave times the workloads only: add --skip reads,txs");
+  }
+  if (values.interleave && values.rpc !== undefined)
+    throw new RangeError("--interleave starts its own nodes: drop --rpc");
   const opts: HarnessOptions = {
     sections,
     workloads: sections.has("workloads") ? selectWorkloads(values.workloads, Number(values["ray-size"])) : [],
@@ -1189,7 +1281,9 @@ async function main(): Promise<void> {
     }
   } else {
     const wanted = (values.nodes ?? "").split(",").map((s) => s.trim());
-    ({ results, skipped } = await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));
+    ({ results, skipped } = values.interleave
+      ? await runInterleaved(wanted, opts)
+      : await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));
   }
   if (reads) ceilings.push(await ceiling(opts, values.rpc === undefined));
   const none: LoadResult = { rps: Number.NaN, p50: Number.NaN, p99: Number.NaN, errors: 0 };

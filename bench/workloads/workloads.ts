@@ -163,36 +163,62 @@ export async function timeWorkload(
   w: Workload,
   opts: WorkloadOptions,
 ): Promise<WorkloadResult> {
-  const result: WorkloadResult = { key: w.key, times: [], gas: [], answers: [] };
-  const tx = (seed: bigint) => ({
+  const [result] = await timeWorkloadInterleaved([{ rpc, addrs }], w, opts);
+  return result as WorkloadResult;
+}
+
+/**
+ * Times `w` on several nodes at once, seed by seed: each node gets its warm-up call, then seed 1 goes to
+ * every node in turn, then seed 2, and so on (the order rotates by one node per seed), one call in flight
+ * in all. A host whose speed drifts between minutes (a shared virtual machine) then slows every node's
+ * calls of a seed alike, where timing one node after the other charges the drift to whichever ran later.
+ * Stops after opts.calls seeds, or once opts.seconds × the number of nodes have passed; a node whose call
+ * fails gets a note and no more calls.
+ */
+export async function timeWorkloadInterleaved(
+  nodes: readonly { rpc: WorkloadRpc; addrs: WorkloadAddresses }[],
+  w: Workload,
+  opts: WorkloadOptions,
+): Promise<WorkloadResult[]> {
+  const results: WorkloadResult[] = nodes.map(() => ({ key: w.key, times: [], gas: [], answers: [] }));
+  const tx = (addrs: WorkloadAddresses, seed: bigint) => ({
     from: opts.from,
     to: addrs[w.contract],
     gas: `0x${CALL_GAS.toString(16)}`,
     data: workloadCalldata(w, seed),
   });
-  try {
-    await rpc.call<string>("eth_call", [tx(WARM_SEED), "latest"], opts.callTimeoutMs);
-  } catch (e) {
-    result.note = `warm-up call failed: ${(e as Error).message.slice(0, 160)}`;
-    return result;
+  const live = new Set<number>();
+  for (const [k, n] of nodes.entries()) {
+    try {
+      await n.rpc.call<string>("eth_call", [tx(n.addrs, WARM_SEED), "latest"], opts.callTimeoutMs);
+      live.add(k);
+    } catch (e) {
+      (results[k] as WorkloadResult).note = `warm-up call failed: ${(e as Error).message.slice(0, 160)}`;
+    }
   }
   const t0 = performance.now();
-  for (let i = 0; i < opts.calls; i++) {
-    if (i > 0 && performance.now() - t0 > opts.seconds * 1000) break;
-    const params = [tx(BigInt(i + 1)), "latest"];
-    const s = performance.now();
-    let answer: string;
-    try {
-      answer = await rpc.call<string>("eth_call", params, opts.callTimeoutMs);
-    } catch (e) {
-      result.note = `call ${i + 1} failed: ${(e as Error).message.slice(0, 160)}`;
-      break;
+  for (let i = 0; i < opts.calls && live.size > 0; i++) {
+    if (i > 0 && performance.now() - t0 > opts.seconds * 1000 * nodes.length) break;
+    for (let j = 0; j < nodes.length; j++) {
+      const k = (i + j) % nodes.length;
+      if (!live.has(k)) continue;
+      const { rpc, addrs } = nodes[k] as { rpc: WorkloadRpc; addrs: WorkloadAddresses };
+      const result = results[k] as WorkloadResult;
+      const s = performance.now();
+      let answer: string;
+      try {
+        answer = await rpc.call<string>("eth_call", [tx(addrs, BigInt(i + 1)), "latest"], opts.callTimeoutMs);
+      } catch (e) {
+        result.note = `call ${i + 1} failed: ${(e as Error).message.slice(0, 160)}`;
+        live.delete(k);
+        continue;
+      }
+      result.times.push(performance.now() - s);
+      result.answers.push(answer);
+      result.gas.push(gasOfAnswer(answer));
     }
-    result.times.push(performance.now() - s);
-    result.answers.push(answer);
-    result.gas.push(gasOfAnswer(answer));
   }
-  return result;
+  return results;
 }
 
 /** The gas a workload's body used: every workload returns it as the last word of its answer. */
