@@ -1,3 +1,4 @@
+import type { BlockFn } from "./blockCompiler.js";
 import { STACK_LIMIT } from "./frames.js";
 import { OP_GAS, OP_MAX_STACK, OP_MIN_STACK, OPCODES, pushValuesOf } from "./opcodes.js";
 import type { Word } from "./words.js";
@@ -30,6 +31,13 @@ export interface CodeAnalysis {
   readonly blockMax: Int32Array;
   /** At each opcode: the static gas of the opcodes after it in its block. */
   readonly rest: Int32Array;
+  /** At a JUMPDEST: how many times the loop has entered its block (until it is compiled). */
+  readonly blockHits: Int32Array;
+  /**
+   * At a JUMPDEST whose block is compiled (blockCompiler.ts): its function; 0 elsewhere. Null until the
+   * code's first block is compiled.
+   */
+  jit: (BlockFn | 0)[] | null;
 }
 
 /** 1 for the opcodes after which a new block starts. */
@@ -57,14 +65,15 @@ function analyze(code: Uint8Array): CodeAnalysis {
   padded.set(code);
   const jumpdests = new Uint8Array(len);
   // Indexed by pc up to the padding's end: a truncated PUSH at the end runs on into the padding's STOP.
-  // One allocation for the four per-pc tables (a typed array's backing store costs more than its bytes).
+  // One allocation for the five per-pc tables (a typed array's backing store costs more than its bytes).
   const n = len + 34;
-  const tables = new Int32Array(4 * n);
+  const tables = new Int32Array(5 * n);
   const blockGas = tables.subarray(0, n);
   const blockMin = tables.subarray(n, 2 * n);
   const blockMax = tables.subarray(2 * n, 3 * n).fill(STACK_LIMIT);
   /** The cumulative static gas of the block through each opcode, until close() turns it into the rest. */
   const rest = tables.subarray(3 * n, 4 * n);
+  const blockHits = tables.subarray(4 * n, 5 * n);
   let start = 0;
   let gas = 0;
   let delta = 0;
@@ -114,5 +123,15 @@ function analyze(code: Uint8Array): CodeAnalysis {
   // A block that runs off the end stops there (the padding reads as STOP); one starting at or past
   // the end is empty.
   if (start < len) close(pc);
-  return { code: padded, jumpdests, pushValues: pushValuesOf(code), blockGas, blockMin, blockMax, rest };
+  return {
+    code: padded,
+    jumpdests,
+    pushValues: pushValuesOf(code),
+    blockGas,
+    blockMin,
+    blockMax,
+    rest,
+    blockHits,
+    jit: null,
+  };
 }

@@ -14,6 +14,7 @@
  */
 
 export { recoverAuthorization, type SignedAuthorization } from "./authorization.js";
+export { blockCompileThreshold, setBlockCompileThreshold } from "./blockCompiler.js";
 export { bigintToBytes, equalBytes, KECCAK256_NULL } from "./bytes.js";
 export {
   checksumAddress,

@@ -1,5 +1,6 @@
 import { RLP } from "@ethereumjs/rlp";
-import { analysisOf, ENDS_BLOCK } from "./analysis.js";
+import { analysisOf, type CodeAnalysis, ENDS_BLOCK } from "./analysis.js";
+import { type BlockFn, blockCompileThreshold, compileBlock } from "./blockCompiler.js";
 import { bigintToBytes, equalBytes, KECCAK256_NULL } from "./bytes.js";
 import { keccak256 } from "./crypto.js";
 import {
@@ -110,6 +111,17 @@ const NONE_WARM: ReadonlySet<string> = new Set();
 const MAX_FRAME_GAS_BIG = BigInt(MAX_FRAME_GAS);
 const MAX_WORD = (1n << 256n) - 1n;
 
+/** Compiles the block at `pc` of `a` into a.jit (made on the code's first compiled block); returns a.jit. */
+function compileInto(a: CodeAnalysis, pc: number): (BlockFn | 0)[] {
+  let jit = a.jit;
+  if (jit === null) {
+    jit = new Array<BlockFn | 0>(a.code.length).fill(0);
+    a.jit = jit;
+  }
+  jit[pc] = compileBlock(a, pc) ?? 0;
+  return jit;
+}
+
 /**
  * Runs `f` until it ends (STOP/RETURN/REVERT/SELFDESTRUCT or an exceptional halt) or suspends for a
  * sub-call (`f.child` set; the result is then meaningless and Evm runs the child).
@@ -132,6 +144,9 @@ export function runFrame(f: Frame): FrameResult {
   const jd = f.jumpdests;
   const host = f.host;
   const pushValues = f.pushValues;
+  const blockHits = a.blockHits;
+  const jitAfter = blockCompileThreshold();
+  let jit = a.jit;
   let pc = f.pc;
   let sp = f.sp;
   let gas = f.gas;
@@ -334,6 +349,37 @@ export function runFrame(f: Frame): FrameResult {
             return runChecked(f);
           }
           gas -= blockGas[pc] as number;
+          // A block entered often runs as a function (blockCompiler.ts), up to the first opcode it leaves
+          // to this loop or through its jump.
+          {
+            let fn = jit === null ? 0 : (jit[pc] as BlockFn | 0);
+            if (fn === 0 && ++(blockHits[pc] as number) === jitAfter && jitAfter !== 0) {
+              jit = compileInto(a, pc);
+              fn = jit[pc] as BlockFn | 0;
+            }
+            if (fn !== 0) {
+              pc = fn(s, sp, f);
+              sp = f.sp;
+              // JUMPI not taken inside the function: the block after it is charged here.
+              if (pc < 0) {
+                pc = -pc - 1;
+                if (code[pc] !== 0x5b) {
+                  if (
+                    gas < (blockGas[pc] as number) ||
+                    sp < (blockMin[pc] as number) ||
+                    sp > (blockMax[pc] as number)
+                  ) {
+                    f.pc = pc;
+                    f.sp = sp;
+                    f.gas = gas;
+                    return runChecked(f);
+                  }
+                  gas -= blockGas[pc] as number;
+                }
+              }
+              continue;
+            }
+          }
           pc++;
           continue;
         }
@@ -442,6 +488,37 @@ export function runFrame(f: Frame): FrameResult {
               return runChecked(f);
             }
             gas -= blockGas[pc] as number;
+          }
+          // The rest of the block (or the next one) may be compiled too: a block's opcodes after one the
+          // compiler leaves to the loop (SLOAD, KECCAK256, LOG, ...), already charged with their block.
+          if (code[pc] !== 0x5b) {
+            let fn = jit === null ? 0 : (jit[pc] as BlockFn | 0);
+            if (fn === 0 && ++(blockHits[pc] as number) === jitAfter && jitAfter !== 0) {
+              jit = compileInto(a, pc);
+              fn = jit[pc] as BlockFn | 0;
+            }
+            if (fn !== 0) {
+              pc = fn(s, sp, f);
+              sp = f.sp;
+              // JUMPI not taken inside the function: the block after it is charged here.
+              if (pc < 0) {
+                pc = -pc - 1;
+                if (code[pc] !== 0x5b) {
+                  if (
+                    gas < (blockGas[pc] as number) ||
+                    sp < (blockMin[pc] as number) ||
+                    sp > (blockMax[pc] as number)
+                  ) {
+                    f.pc = pc;
+                    f.sp = sp;
+                    f.gas = gas;
+                    return runChecked(f);
+                  }
+                  gas -= blockGas[pc] as number;
+                }
+              }
+              continue;
+            }
           }
           continue;
         }

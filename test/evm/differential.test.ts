@@ -4,7 +4,7 @@ import { encodeFunctionData, parseAbi } from "viem";
 import { describe, expect, test } from "vitest";
 import { PREINSTALLS } from "../../src/app/evm/genesis.js";
 import { MULTICALL3_CODE, PERMIT2_CODE } from "../../src/app/evm/preinstallCode.js";
-import { executeTx } from "../../src/evm/index.js";
+import { blockCompileThreshold, executeTx, setBlockCompileThreshold } from "../../src/evm/index.js";
 import type { EngineTx } from "../../src/evm/types.js";
 import { hexToBytes } from "../../src/util/bytes.js";
 import {
@@ -269,5 +269,22 @@ test("error: a wrong executor is caught, with the program printed", async () => 
 describe("cometh vs ethereumjs", () => {
   suite("differential, cometh vs ethereumjs", async () => {
     return [executeTx as Executor, await createReferenceExecutor()];
+  });
+});
+
+// Every block compiled at its first entry (blockCompiler.ts), where the product waits for a block to be
+// entered often: the compiled functions against the reference on the same programs.
+describe("cometh with every block compiled vs ethereumjs", () => {
+  const compiled: Executor = async (state, tx, block, fork) => {
+    const before = blockCompileThreshold();
+    setBlockCompileThreshold(1);
+    try {
+      return await executeTx(state, tx, block, fork);
+    } finally {
+      setBlockCompileThreshold(before);
+    }
+  };
+  suite("differential, cometh (blocks compiled) vs ethereumjs", async () => {
+    return [compiled, await createReferenceExecutor()];
   });
 });

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { executeTx } from "../../src/evm/index.js";
+import { executeTx, setBlockCompileThreshold } from "../../src/evm/index.js";
 import { createReferenceExecutor } from "./referenceExecutor.js";
 import {
   type CaseResult,
@@ -15,10 +15,12 @@ import {
 } from "./stateTests.js";
 
 /**
- * `npm run test:state -- [--engine cometh|ethereumjs] [--filter substring] [--sample N]`: runs
+ * `npm run test:state -- [--engine cometh|ethereumjs] [--filter substring] [--sample N] [--compile-after N]`: runs
  * ethereum/tests' GeneralStateTests (Cancun) through an engine and prints per-folder counts, every
  * skip with its reason, the first failures in detail, the time taken and `N passed, N failed`.
- * Exit code 1 on failures, 2 when the engine or the fixtures are missing.
+ * Exit code 1 on failures, 2 when the engine or the fixtures are missing. --compile-after sets how many
+ * entries of a basic block before the engine compiles it (src/evm/blockCompiler.ts; 1: every block at
+ * once, 0: never; default: the engine's own).
  */
 
 const DETAILED_FAILURES = 20;
@@ -33,8 +35,10 @@ async function main(): Promise<number> {
       engine: { type: "string", default: "cometh" },
       filter: { type: "string" },
       sample: { type: "string" },
+      "compile-after": { type: "string" },
     },
   });
+  if (values["compile-after"] !== undefined) setBlockCompileThreshold(Number(values["compile-after"]));
   const engine = values.engine;
   let executor: Executor | undefined;
   let skipRules: readonly SkipRule[] = SKIPS;

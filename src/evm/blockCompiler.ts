@@ -1,0 +1,292 @@
+import type { CodeAnalysis } from "./analysis.js";
+import { ERR, type Frame, VmError } from "./frames.js";
+import * as wordOps from "./wordOps.js";
+import { loadWord, readWord, toWord, type Word, writeWord } from "./words.js";
+
+/**
+ * Basic blocks that run often, compiled to JavaScript functions.
+ *
+ * The loop (`runFrame`) decodes and dispatches every opcode: a switch on the byte, the stack array read
+ * and written at each step. For a block it enters again and again (a loop's body, a function a contract
+ * calls in a loop) that dispatch is most of the cost. Once a block has been entered `threshold` times,
+ * its opcodes up to the first one this compiler does not take are translated into one function: the
+ * stack entries the block reads become locals, each opcode one statement on them (the same word
+ * functions the loop calls), and the entries it leaves are written back once at the end. V8 then
+ * optimises that function like any other.
+ *
+ * What a compiled block does is exactly what the loop would do for those opcodes: the caller has
+ * already checked the block's stack bounds and charged its static gas (CodeAnalysis), and the opcodes
+ * taken here have no dynamic gas and cannot fail: stack and arithmetic opcodes, comparisons and
+ * bitwise opcodes, CALLDATALOAD, CALLDATASIZE, CALLVALUE, ADDRESS, CALLER, and MLOAD/MSTORE while the
+ * word lies inside the memory already paid for. A memory access that would grow the memory leaves
+ * early: the stack is written back as it stands before that opcode, and the loop goes on from it (and
+ * charges the growth against the exact gas left, as it always does). The function returns the pc at
+ * which the loop goes on, and leaves the stack height in `f.sp`.
+ *
+ * The compiled form is kept with the code's analysis, so it serves every later call of the same code
+ * (the state store hands out one code object per code hash).
+ */
+
+/** A compiled prefix of a basic block: runs it on `s` from height `sp`, sets f.sp, returns the next pc. */
+export type BlockFn = (s: Word[], sp: number, f: Frame) => number;
+
+/** Blocks whose compiled prefix is shorter than this many opcodes are left to the loop. */
+const MIN_OPS = 4;
+/** At most this many opcodes go into one function (a huge block would make a function V8 will not optimise). */
+const MAX_OPS = 400;
+
+let threshold = 128;
+
+/** How many entries of a block before it is compiled (0: never). Tests set 1 to compile every block. */
+export function setBlockCompileThreshold(n: number): void {
+  if (!Number.isInteger(n) || n < 0) throw new RangeError("the block compile threshold is a whole number ≥ 0");
+  threshold = n;
+}
+
+/** The current threshold (0: blocks are never compiled). */
+export function blockCompileThreshold(): number {
+  return threshold;
+}
+
+function invalidJump(): never {
+  throw new VmError(ERR.invalidJump);
+}
+
+/** Binary opcodes as a call of a word function on (top, second), by opcode. */
+const BINARY: (string | undefined)[] = [];
+for (const [op, name] of [
+  [0x01, "add"],
+  [0x02, "mul"],
+  [0x03, "sub"],
+  [0x04, "div"],
+  [0x05, "sdiv"],
+  [0x06, "mod"],
+  [0x07, "smod"],
+  [0x0b, "signextend"],
+  [0x16, "and"],
+  [0x17, "or"],
+  [0x18, "xor"],
+  [0x1a, "byte"],
+  [0x1b, "shl"],
+  [0x1c, "shr"],
+  [0x1d, "sar"],
+] as const) {
+  BINARY[op] = name;
+}
+
+/** The functions the generated code calls, by the names it calls them; the factory receives them in this order. */
+const HELPERS: Record<string, unknown> = { invalidJump, loadWord, readWord, toWord, writeWord };
+for (const name of [...BINARY.filter((n) => n !== undefined), "addmod", "mulmod", "not", "slt"]) {
+  HELPERS[name] = (wordOps as Record<string, unknown>)[name];
+}
+const HELPER_NAMES = Object.keys(HELPERS);
+const HELPER_VALUES = Object.values(HELPERS);
+
+/**
+ * The function for the block starting at `start` of `a`, or undefined when its compilable prefix is too
+ * short to be worth it.
+ */
+export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefined {
+  const code = a.code;
+  /** The symbolic stack: names of locals or literals, deepest first, covering the top `st.length` entries. */
+  const st: string[] = [];
+  /** How many entries below the entry height the block has read (they are the locals i1..iN, i1 the top). */
+  let inputs = 0;
+  let temps = 0;
+  let body = "";
+  let ops = 0;
+  /**
+   * The PUSH values and exit pcs, which the function reads as parameters of its factory (k0, k1, ...)
+   * rather than as literals: its source then depends on the block's opcodes alone, and V8, which keeps
+   * compiled functions by their source text, compiles each shape of block once for every contract and
+   * every offset that has it (Solidity emits the same shapes again and again; code seen once would
+   * otherwise start cold, in V8's interpreter, every time).
+   */
+  const consts: (Word | number)[] = [];
+  const constant = (v: Word | number): string => {
+    consts.push(v);
+    return `k${consts.length - 1}`;
+  };
+
+  const ensure = (n: number): void => {
+    while (st.length < n) {
+      inputs++;
+      body += `const i${inputs} = s[sp - ${inputs}];\n`;
+      st.unshift(`i${inputs}`);
+    }
+  };
+  const pop = (): string => {
+    ensure(1);
+    return st.pop() as string;
+  };
+  const temp = (expr: string): void => {
+    temps++;
+    body += `const t${temps} = ${expr};\n`;
+    st.push(`t${temps}`);
+  };
+  /** Statements that write the changed stack entries back and set f.sp. */
+  const writeBack = (): string => {
+    let out = "";
+    for (let k = 0; k < st.length; k++) {
+      const depth = inputs - k; // the entry at sp - depth
+      if (st[k] !== `i${depth}`) {
+        out += `s[sp${depth === 0 ? "" : depth > 0 ? ` - ${depth}` : ` + ${-depth}`}] = ${st[k]};\n`;
+      }
+    }
+    const h = st.length - inputs;
+    return `${out}f.sp = sp${h === 0 ? "" : h > 0 ? ` + ${h}` : ` - ${-h}`};\n`;
+  };
+  /** Statements that write the stack back and leave at `pc`, for the loop to go on from. */
+  const exit = (pc: number): string => `${writeBack()}return ${constant(pc)};\n`;
+
+  let pc = start;
+  if (code[pc] === 0x5b) pc++; // the JUMPDEST that starts the block (charged with it by the caller)
+  for (; ops < MAX_OPS; ops++) {
+    const op = code[pc] as number;
+    if (op >= 0x60 && op <= 0x7f) {
+      st.push(constant(a.pushValues[pc + 1] as Word));
+      pc += op - 0x5e;
+      continue;
+    }
+    if (op >= 0x80 && op <= 0x8f) {
+      const n = op - 0x7f;
+      ensure(n);
+      st.push(st[st.length - n] as string);
+      pc++;
+      continue;
+    }
+    if (op >= 0x90 && op <= 0x9f) {
+      const n = op - 0x8f;
+      ensure(n + 1);
+      const top = st.length - 1;
+      const t = st[top] as string;
+      st[top] = st[top - n] as string;
+      st[top - n] = t;
+      pc++;
+      continue;
+    }
+    const fn = BINARY[op];
+    if (fn !== undefined) {
+      const x = pop();
+      const y = pop();
+      temp(`${fn}(${x}, ${y})`);
+      pc++;
+      continue;
+    }
+    switch (op) {
+      case 0x5f:
+        st.push("0");
+        pc++;
+        continue;
+      case 0x50:
+        pop();
+        pc++;
+        continue;
+      case 0x08:
+      case 0x09: {
+        const x = pop();
+        const y = pop();
+        const n = pop();
+        temp(`${op === 0x08 ? "addmod" : "mulmod"}(${x}, ${y}, ${n})`);
+        pc++;
+        continue;
+      }
+      case 0x10:
+      case 0x11:
+      case 0x14: {
+        const x = pop();
+        const y = pop();
+        temp(`${x} ${op === 0x10 ? "<" : op === 0x11 ? ">" : "==="} ${y} ? 1 : 0`);
+        pc++;
+        continue;
+      }
+      case 0x12:
+      case 0x13: {
+        const x = pop();
+        const y = pop();
+        temp(op === 0x12 ? `slt(${x}, ${y}) ? 1 : 0` : `slt(${y}, ${x}) ? 1 : 0`);
+        pc++;
+        continue;
+      }
+      case 0x15:
+        temp(`${pop()} === 0 ? 1 : 0`);
+        pc++;
+        continue;
+      case 0x19:
+        temp(`not(${pop()})`);
+        pc++;
+        continue;
+      case 0x35: {
+        const x = pop();
+        temp(`typeof ${x} === "number" ? loadWord(f.input, ${x}) : 0`);
+        pc++;
+        continue;
+      }
+      case 0x36:
+        temp("f.input.length");
+        pc++;
+        continue;
+      case 0x34:
+        temp("toWord(f.value)");
+        pc++;
+        continue;
+      case 0x30:
+        temp("f.addressWord()");
+        pc++;
+        continue;
+      case 0x33:
+        temp("f.callerWord()");
+        pc++;
+        continue;
+      case 0x51: {
+        ensure(1);
+        const x = st[st.length - 1] as string;
+        body += `if (typeof ${x} !== "number" || ${x} + 32 > f.memory.size) {\n${exit(pc)}}\n`;
+        st.pop();
+        temp(`readWord(f.memory.dv, ${x})`);
+        pc++;
+        continue;
+      }
+      case 0x56:
+      case 0x57: {
+        // The block's jump: taken, it returns the destination (a JUMPDEST, which the loop charges and
+        // runs next); JUMPI not taken returns -(next pc) - 1, the block there to be charged by the caller.
+        const d = pop();
+        const c = op === 0x57 ? pop() : "";
+        const jump =
+          `if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n` +
+          `if (typeof ${d} !== "number" || ${d} >= f.code.length || f.jumpdests[${d}] !== 1) invalidJump();\n`;
+        body += writeBack();
+        if (op === 0x56) {
+          body += `${jump}return ${d};\n`;
+        } else {
+          body += `if (${c} !== 0) {\n${jump}return ${d};\n}\nreturn ${constant(-(pc + 1) - 1)};\n`;
+        }
+        ops++;
+        return finish(body, consts, ops);
+      }
+      case 0x52: {
+        ensure(2);
+        const x = st[st.length - 1] as string;
+        body += `if (typeof ${x} !== "number" || ${x} + 32 > f.memory.size) {\n${exit(pc)}}\n`;
+        st.pop();
+        const v = st.pop() as string;
+        body += `writeWord(f.memory.dv, ${x}, ${v});\n`;
+        pc++;
+        continue;
+      }
+    }
+    break;
+  }
+  body += exit(pc);
+  return finish(body, consts, ops);
+}
+
+/** The function of a block's body (which ends in a return), or undefined when it is too short to gain. */
+function finish(body: string, consts: readonly (Word | number)[], ops: number): BlockFn | undefined {
+  if (ops < MIN_OPS) return undefined;
+  const names = consts.map((_, i) => `k${i}`);
+  const src = `"use strict";\nreturn function block(s, sp, f) {\n${body}};`;
+  const factory = new Function(...HELPER_NAMES, ...names, src) as (...args: unknown[]) => BlockFn;
+  return factory(...HELPER_VALUES, ...consts);
+}
