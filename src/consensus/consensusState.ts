@@ -13,6 +13,7 @@ import {
   PartSet as PartSetClass,
   type PartSetHeader,
   type Proposal,
+  partSetHeaderEquals,
   SIGNED_MSG_TYPE,
   type ValidatorSet,
   type Vote,
@@ -178,6 +179,13 @@ export class ConsensusState {
   #constructed = false;
   /** When blocks are made at round 0 (blockProduction.ts). */
   readonly #production: BlockProductionPolicy;
+  /**
+   * The block this node last proposed and the part set it was cut into. When those parts come back
+   * complete (the proposer receives its own proposal like any other), the block is this object: equal
+   * part-set headers mean equal bytes (the header's hash is the merkle root of the parts), so decoding
+   * the bytes again and hashing the header again would only rebuild the same block.
+   */
+  #ownProposal: { block: Block; parts: PartSet } | undefined;
 
   constructor(opts: ConsensusOptions, deps: ConsensusDeps, state: ChainState) {
     this.#opts = opts;
@@ -913,6 +921,7 @@ export class ConsensusState {
       return;
     }
     this.#deps.metrics?.proposalCreated();
+    this.#ownProposal = { block, parts };
     this.#sendInternal({ kind: "proposal", proposal });
     for (let i = 0; i < parts.total; i++) {
       const part = parts.getPart(i);
@@ -1243,10 +1252,16 @@ export class ConsensusState {
     }
     if (added && parts.isComplete()) {
       let block: Block;
-      try {
-        block = decodeBlock(parts.bytes());
-      } catch (err) {
-        throw new InvalidBlockPartError(`proposal block does not decode: ${(err as Error).message}`, { cause: err });
+      const own = this.#ownProposal;
+      this.#ownProposal = undefined;
+      if (own !== undefined && partSetHeaderEquals(own.parts.header(), parts.header())) {
+        block = own.block;
+      } else {
+        try {
+          block = decodeBlock(parts.bytes());
+        } catch (err) {
+          throw new InvalidBlockPartError(`proposal block does not decode: ${(err as Error).message}`, { cause: err });
+        }
       }
       this.proposalBlock = block;
       this.#deps.log.info(

@@ -57,6 +57,33 @@ describe("WAL", () => {
     await wal.close();
   });
 
+  test("behavior: without fsync a height's records reach the file together at its EndHeight", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger(), sync: false });
+    const size0 = statSync(path).size;
+    const t = 1_700_000_000_000_000_000n;
+    for (const m of samples.slice(0, 4)) await wal.writeSync(m, t);
+    await wal.flushAndSync();
+    // Held in memory: a killed process loses only the height in progress.
+    expect(statSync(path).size).toBe(size0);
+    await wal.writeSync({ kind: "endHeight", height: 5 }, t);
+    expect(decodeWalFile(readFileSync(path)).messages.map((r) => r.msg)).toEqual([
+      { kind: "endHeight", height: 0 },
+      ...samples,
+    ]);
+    // A search (and close) writes out what is held first.
+    wal.write(samples[0] as WalMessage, t);
+    expect(wal.searchForEndHeight(5).messages.map((r) => r.msg)).toEqual([samples[0]]);
+    wal.write(samples[1] as WalMessage, t);
+    await wal.close();
+    expect(decodeWalFile(readFileSync(path)).messages.map((r) => r.msg)).toEqual([
+      { kind: "endHeight", height: 0 },
+      ...samples,
+      samples[0],
+      samples[1],
+    ]);
+  });
+
   test("behavior: records round-trip and EndHeight search returns what follows", async () => {
     const path = walPath();
     const wal = await Wal.open(path, { log: silentLogger() });

@@ -32,7 +32,8 @@ import {
  * CometBFT's CRC-32C: the file is not meant to be read by CometBFT tools.
  *
  * Records are appended to the file as soon as they are written (so a killed process loses nothing
- * the OS already has); `writeSync` and `flushAndSync` also fsync. The head file rotates to
+ * the OS already has); `writeSync` and `flushAndSync` also fsync. A WAL without fsync (`sync: false`,
+ * dev chains) keeps a height's records in memory and appends them in one write at its EndHeight. The head file rotates to
  * `wal.000`, `wal.001`, … past `maxFileBytes`, and the oldest rotated files are removed past
  * `maxTotalBytes` (autofile group: 10 MiB heads, 1 GiB total).
  */
@@ -41,8 +42,10 @@ export interface WalOptions {
   maxTotalBytes?: number;
   log: Logger;
   /**
-   * fsync on writeSync/flushAndSync (default true). A dev chain turns it off: records still reach the
-   * OS at once, so they survive the process being killed, not a power loss.
+   * fsync on writeSync/flushAndSync (default true). A dev chain turns it off: a height's records then
+   * reach the OS together, in one write at its EndHeight record (or once they pass
+   * `PENDING_MAX_BYTES`), so a killed process loses the records of the height it was making, which a
+   * restart makes again (docs/dev-chain.md "What survives a crash"); never a power loss's worth more.
    */
   sync?: boolean;
 }
@@ -178,6 +181,9 @@ export function decodeWalFile(bytes: Uint8Array): {
   };
 }
 
+/** A WAL without fsync writes out its records held in memory once they pass this many bytes. */
+const PENDING_MAX_BYTES = 1 << 20;
+
 export class Wal {
   readonly path: string;
   #fd: number;
@@ -190,6 +196,9 @@ export class Wal {
   readonly #sync: boolean;
   /** No rotated file exists (known after a reset removed them; false: not known, list the directory). */
   #noRotatedFiles = false;
+  /** Without fsync: records not yet written to the file (`#writePending`), and their bytes. */
+  #pending: Uint8Array[] = [];
+  #pendingBytes = 0;
 
   private constructor(path: string, fd: number, headBytes: number, opts: WalOptions) {
     this.path = path;
@@ -236,6 +245,7 @@ export class Wal {
    * does not touch either).
    */
   async repair(): Promise<WalRepair | undefined> {
+    this.#writePending();
     const bytes = readFileSync(this.path);
     const scan = scanWalFile(bytes);
     const first = firstWalProblem(scan);
@@ -256,35 +266,56 @@ export class Wal {
     // files may exist.
     if (!this.#noRotatedFiles) for (const f of this.#rotatedFiles()) unlinkSync(f);
     this.#noRotatedFiles = true;
+    this.#pending = [];
+    this.#pendingBytes = 0;
     ftruncateSync(this.#fd, 0);
     this.#headBytes = 0;
     this.#dirty = false;
     await this.writeSync({ kind: "endHeight", height }, time);
   }
 
-  /** Appends a record (no fsync). */
+  /** Appends a record (no fsync; without fsync at all, held until the height's EndHeight). */
   write(msg: WalMessage, time: Timestamp): void {
     if (this.#closed) return;
     const frame = frameWalRecord({ time, msg });
-    try {
-      writeAll(this.#fd, frame);
-    } catch (err) {
-      throw new WalWriteError(`failed to write to the consensus WAL ${this.path}. Check the file system`, {
-        cause: err,
-      });
+    if (this.#sync) {
+      this.#writeOut(frame);
+    } else {
+      this.#pending.push(frame);
+      this.#pendingBytes += frame.length;
+      if (msg.kind === "endHeight" || this.#pendingBytes >= PENDING_MAX_BYTES) this.#writePending();
     }
     this.#headBytes += frame.length;
     this.#dirty = true;
   }
 
-  /** Appends a record and fsyncs it. */
+  #writeOut(bytes: Uint8Array): void {
+    try {
+      writeAll(this.#fd, bytes);
+    } catch (err) {
+      throw new WalWriteError(`failed to write to the consensus WAL ${this.path}. Check the file system`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Without fsync: the records held in memory, in one write. */
+  #writePending(): void {
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#writeOut(pending.length === 1 ? (pending[0] as Uint8Array) : Buffer.concat(pending));
+  }
+
+  /** Appends a record and fsyncs it (without fsync: an EndHeight record writes the height's records out). */
   async writeSync(msg: WalMessage, time: Timestamp): Promise<void> {
     this.write(msg, time);
     await this.flushAndSync();
     if (msg.kind === "endHeight") this.#maybeRotate();
   }
 
-  /** Makes everything written so far durable. */
+  /** Makes everything written so far durable (without fsync: nothing to do until the EndHeight). */
   async flushAndSync(): Promise<void> {
     if (this.#closed || !this.#dirty) return;
     this.#dirty = false;
@@ -298,6 +329,7 @@ export class Wal {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    this.#writePending();
     await this.flushAndSync();
     this.#closed = true;
     closeSync(this.#fd);
@@ -318,6 +350,7 @@ export class Wal {
   /** Head past maxFileBytes → next `wal.NNN`; oldest rotated files go past maxTotalBytes. */
   #maybeRotate(): void {
     if (this.#headBytes < this.#maxFileBytes) return;
+    this.#writePending();
     const rotated = this.#rotatedFiles();
     const last = rotated.at(-1);
     const next = last === undefined ? 0 : Number(/\.(\d+)$/.exec(last)?.[1] ?? "0") + 1;
@@ -340,6 +373,7 @@ export class Wal {
    * place after the marker is reported in `corruption` (replay must not go on past it).
    */
   searchForEndHeight(height: number): WalSearchResult {
+    this.#writePending();
     const files = [...this.#rotatedFiles(), this.path];
     const scans = new Map<string, WalFileScan>();
     const scanOf = (f: string): WalFileScan => {
@@ -380,6 +414,7 @@ export class Wal {
 
   /** Every record of the group that decodes, oldest first (tests and debugging). */
   readAll(): TimedWalMessage[] {
+    this.#writePending();
     return [...this.#rotatedFiles(), this.path].flatMap((f) => this.#scanFile(f).records.map((r) => r.message));
   }
 

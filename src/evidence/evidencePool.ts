@@ -109,6 +109,12 @@ export class EvidencePool {
   readonly #pending = new Map<string, PendingEntry>();
   /** Committed keys whose record is still being written. */
   readonly #committing = new Set<string>();
+  /**
+   * Whether committed-evidence records may be stored: false once a prune found none (and none was
+   * being written), true again when one is written. Almost every chain has none, and each block's
+   * prune then skips the range scan of them.
+   */
+  #committedMayExist = true;
   /** Conflicting votes from consensus, awaiting the commit of their height. */
   #buffer: { voteA: Vote; voteB: Vote }[] = [];
   #state: ChainState | undefined;
@@ -374,6 +380,7 @@ export class EvidencePool {
   #markCommitted(list: readonly Evidence[]): void {
     if (list.length === 0) return;
     const records: { key: string; value: Uint8Array }[] = [];
+    this.#committedMayExist = true;
     for (const ev of list) {
       const key = keySuffix(ev);
       this.#pending.delete(key);
@@ -408,10 +415,15 @@ export class EvidencePool {
       this.#pending.delete(entry.key);
       removals.push(dbKey(KEY_PREFIX.pending, entry.key));
     }
-    for (const { key, value } of this.#table.range({ prefix: Uint8Array.of(KEY_PREFIX.committed) })) {
-      const rec = decodeCommittedRecord(value);
-      if (rec !== undefined && !expired(rec.height, rec.time)) break;
-      removals.push(key.slice());
+    if (this.#committedMayExist) {
+      let seen = 0;
+      for (const { key, value } of this.#table.range({ prefix: Uint8Array.of(KEY_PREFIX.committed) })) {
+        seen++;
+        const rec = decodeCommittedRecord(value);
+        if (rec !== undefined && !expired(rec.height, rec.time)) break;
+        removals.push(key.slice());
+      }
+      if (seen === 0 && this.#committing.size === 0) this.#committedMayExist = false;
     }
     if (removals.length === 0) return;
     this.#write(() => {

@@ -138,7 +138,11 @@ function mapSizeOption(): { mapSize?: number } {
  * Opens (creating when missing) an LMDB environment in `dir`. Commits use LMDB's default synced mode,
  * so a transaction whose promise resolved survives a crash or `kill -9`. `noSync` (dev chains) skips
  * the flush to disk: a committed transaction still survives the process being killed (the OS has it),
- * not a power loss or OS crash.
+ * not a power loss or OS crash. Such an environment is also written through its memory map (LMDB's
+ * WRITEMAP): a commit changes the mapped pages in place instead of copying each dirty page out with a
+ * write call, about half the CPU of a small commit (measured: 53 → 26 µs for 6 puts). The file's size
+ * is then the map's (sparse: only written pages take disk space), and a full disk stops the process
+ * (SIGBUS on the mapped page) rather than failing the commit (docs/dev-chain.md "What survives a crash").
  */
 export async function openKvStore(dir: string, opts: { noSync?: boolean } = {}): Promise<KvStore> {
   return new LmdbKvStore(openRoot(dir, opts), opts.noSync === true);
@@ -162,7 +166,7 @@ function openRoot(dir: string, opts: { noSync?: boolean }): RootDatabase {
       maxDbs: 64,
       compression: false,
       ...mapSizeOption(),
-      ...(opts.noSync === true ? { noSync: true } : {}),
+      ...(opts.noSync === true ? { noSync: true, useWritemap: true } : {}),
     });
   } catch (err) {
     throw new StoreFileError(dir, `cannot be opened by LMDB: ${(err as Error).message}`, {

@@ -265,6 +265,50 @@ describe("StateStore", () => {
     expect(view(store.loadValidators(102))).toEqual(view(s1.nextValidators));
   });
 
+  test("behavior: params and validator entries stay right across saves, a rollback and saves again", async () => {
+    const d = await mkdtemp(join(tmpdir(), "cometh-statestore-"));
+    dirs.push(d);
+    const kv = await openKvStore(d);
+    stores.push(kv);
+    const store = new StateStore(kv, { keepHistory: true });
+    const paramsHeights = () =>
+      [...kv.table(TABLES.state).range({ prefix: Uint8Array.of(STATE_KEY_PREFIX.consensusParams) })].map((e) =>
+        heightFromKey(e.key),
+      );
+    let s = genesisState();
+    await store.save(s);
+    const other: ConsensusParams = { ...s.consensusParams, block: { maxBytes: 1_000_000n, maxGas: 5_000_000n } };
+    const states: ChainState[] = [s];
+    for (let h = 1; h <= 10; h++) {
+      // The same params again as a new object (equal bytes): no new entry.
+      const params = h === 8 ? other : h === 3 ? { ...s.consensusParams } : undefined;
+      s = nextState(s, h, [], params);
+      await store.save(s);
+      states.push(s);
+    }
+    expect(paramsHeights()).toEqual([1, 9]);
+    expect(store.loadConsensusParams(11)?.block.maxGas).toBe(5_000_000n);
+    // Back to height 5: the params entry of 9 goes; saving a changed params at 7 writes it at 7.
+    await store.rollbackTo(5);
+    expect(paramsHeights()).toEqual([1]);
+    s = states[5] as ChainState;
+    s = nextState(s, 6);
+    await store.save(s);
+    s = nextState(s, 7, [{ pubKey: validator(4, 0n).pubKey, power: 15n }], other);
+    await store.save(s);
+    for (let h = 8; h <= 9; h++) {
+      s = nextState(s, h);
+      await store.save(s);
+    }
+    expect(paramsHeights()).toEqual([1, 8]);
+    expect(store.loadConsensusParams(7)?.block.maxGas).toBe(-1n);
+    expect(store.loadConsensusParams(8)?.block.maxGas).toBe(5_000_000n);
+    expect(store.loadConsensusParams(10)?.block.maxGas).toBe(5_000_000n);
+    expect(store.loadValidators(8)?.size()).toBe(3);
+    expect(store.loadValidators(9)?.size()).toBe(4);
+    expect(view(store.loadValidators(11))).toEqual(view(s.nextValidators));
+  });
+
   test("behavior: FinalizeBlock responses by height", async () => {
     const { store } = await openStore();
     const res: FinalizeBlockResponse = {

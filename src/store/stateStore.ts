@@ -32,6 +32,16 @@ export class StateStore {
   #nextHeight = 0;
   /** Dev chains: every saved state is also kept by height, for rollbackTo. */
   readonly #keepHistory: boolean;
+  /**
+   * What save() wrote last, so the next save need not look it up again: the consensus params entry in
+   * force (its height and bytes) and the highest validator set entry. Each block's save then only
+   * compares bytes. Cleared (looked up again) by whatever else removes or writes entries: bootstrap,
+   * rollbackTo, pruneStates.
+   */
+  #lastParams: { height: number; value: Uint8Array } | undefined;
+  #validatorsStoredAt: number | undefined;
+  /** The params object last encoded and its bytes (a chain's params rarely change between blocks). */
+  #paramsEncoded: { params: ConsensusParams; bytes: Uint8Array } | undefined;
 
   constructor(db: KvStore, opts: { keepHistory?: boolean } = {}) {
     this.#kv = db;
@@ -51,28 +61,54 @@ export class StateStore {
     const next = nextHeightOf(s);
     const stateBytes = encodeChainState(s);
     const validatorsBytes = s.lastBlockHeight === 0 ? encodeValidatorSetRecord(s.validators) : undefined;
-    const nextValidatorsBytes = encodeValidatorSetRecord(s.nextValidators);
-    const paramsBytes = encodeConsensusParams(s.consensusParams);
+    const paramsBytes = this.#encodeParams(s.consensusParams);
+    const valHeight = next + 1;
+    // The next set is stored where it changes, at checkpoints, and when no entry answers for its height.
+    const storeNextValidators =
+      s.lastHeightValidatorsChanged === valHeight ||
+      valHeight % VALIDATOR_SET_CHECKPOINT_INTERVAL === 0 ||
+      (validatorsBytes === undefined && !this.#validatorsAnswerFor(valHeight));
+    const nextValidatorsBytes = storeNextValidators ? encodeValidatorSetRecord(s.nextValidators) : undefined;
+    const params = this.#lastParams ?? this.#lastAtOrBelow(STATE_KEY_PREFIX.consensusParams, next);
+    const newParams = params === undefined || params.height > next || !bytesEqual(params.value, paramsBytes);
     await this.#kv.transaction(() => {
       const t = this.#table;
       // At genesis the set of the first block is stored too (CometBFT store.save).
       if (validatorsBytes !== undefined) t.put(heightKey(STATE_KEY_PREFIX.validators, next), validatorsBytes);
-      const valHeight = next + 1;
-      if (
-        s.lastHeightValidatorsChanged === valHeight ||
-        valHeight % VALIDATOR_SET_CHECKPOINT_INTERVAL === 0 ||
-        this.#lastAtOrBelow(STATE_KEY_PREFIX.validators, valHeight) === undefined
-      ) {
+      if (nextValidatorsBytes !== undefined) {
         t.put(heightKey(STATE_KEY_PREFIX.validators, valHeight), nextValidatorsBytes);
       }
-      const stored = this.#lastAtOrBelow(STATE_KEY_PREFIX.consensusParams, next);
-      if (stored === undefined || !bytesEqual(stored.value, paramsBytes)) {
-        t.put(heightKey(STATE_KEY_PREFIX.consensusParams, next), paramsBytes);
-      }
+      if (newParams) t.put(heightKey(STATE_KEY_PREFIX.consensusParams, next), paramsBytes);
       t.put(prefixKey(STATE_KEY_PREFIX.state), stateBytes);
       if (this.#keepHistory) t.put(heightKey(STATE_KEY_PREFIX.stateAt, s.lastBlockHeight), stateBytes);
     });
     this.#nextHeight = next;
+    this.#lastParams = newParams ? { height: next, value: paramsBytes } : params;
+    if (validatorsBytes !== undefined) this.#validatorsStoredAt = Math.max(this.#validatorsStoredAt ?? 0, next);
+    if (nextValidatorsBytes !== undefined) this.#validatorsStoredAt = valHeight;
+  }
+
+  /** Whether a validator set entry at or below `height` exists (remembered once known). */
+  #validatorsAnswerFor(height: number): boolean {
+    if (this.#validatorsStoredAt !== undefined && this.#validatorsStoredAt <= height) return true;
+    const entry = this.#lastAtOrBelow(STATE_KEY_PREFIX.validators, height);
+    if (entry === undefined) return false;
+    this.#validatorsStoredAt = entry.height;
+    return true;
+  }
+
+  #encodeParams(params: ConsensusParams): Uint8Array {
+    const known = this.#paramsEncoded;
+    if (known !== undefined && known.params === params) return known.bytes;
+    const bytes = encodeConsensusParams(params);
+    this.#paramsEncoded = { params, bytes };
+    return bytes;
+  }
+
+  /** Forgets what save() remembered of the stored entries (they were changed another way). */
+  #forgetStored(): void {
+    this.#lastParams = undefined;
+    this.#validatorsStoredAt = undefined;
   }
 
   /**
@@ -87,6 +123,7 @@ export class StateStore {
     const nextValidatorsBytes = encodeValidatorSetRecord(s.nextValidators);
     const paramsBytes = encodeConsensusParams(s.consensusParams);
     const stateBytes = encodeChainState(s);
+    this.#forgetStored();
     await this.#kv.transaction(() => {
       const t = this.#table;
       if (lastValidatorsBytes !== undefined) {
@@ -113,6 +150,7 @@ export class StateStore {
     }
     const s = decodeChainState(bytes);
     const next = nextHeightOf(s);
+    this.#forgetStored();
     await this.#kv.transaction(() => {
       const t = this.#table;
       const doomed: Uint8Array[] = [];
@@ -143,6 +181,7 @@ export class StateStore {
     if (retainHeight <= 0) throw new StoreError(`cannot prune states below height ${retainHeight}: it must be > 0`);
     const valsFrom = this.#lastAtOrBelow(STATE_KEY_PREFIX.validators, Math.min(retainHeight, evidenceHeight));
     const paramsFrom = this.#lastAtOrBelow(STATE_KEY_PREFIX.consensusParams, retainHeight);
+    this.#forgetStored();
     await this.#kv.transaction(() => {
       const t = this.#table;
       const doomed: Uint8Array[] = [];

@@ -29,8 +29,20 @@ export function defaultConsensusParams(): ConsensusParams {
  * (docs/cometbft-hashes.md "Hashes in the header").
  */
 export function hashConsensusParams(p: ConsensusParams): Uint8Array {
-  return sha256(encodeHashedParams(p));
+  let h = paramsHashes.get(p);
+  if (h === undefined) {
+    h = sha256(encodeHashedParams(p));
+    paramsHashes.set(p, h);
+  }
+  return h;
 }
+
+/**
+ * The hash of each params object, kept: a chain's state carries the same object from block to block
+ * until params change (a new object), and every proposal and block check hashes it. Params objects are
+ * not changed once built.
+ */
+const paramsHashes = new WeakMap<ConsensusParams, Uint8Array>();
 
 const KNOWN_PUBKEY_TYPES: ReadonlySet<string> = new Set(Object.values(KEY_TYPES));
 

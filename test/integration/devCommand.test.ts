@@ -170,6 +170,27 @@ describe("cometh dev", () => {
     expect(clash.stderr).toMatch(/--chain-id 5 differs from config.chainId 1337/);
   }, 90_000);
 
+  test("behavior: a dev chain killed with SIGKILL (its WAL holds only the height in progress in memory) restarts on its home and keeps mining", async () => {
+    const home = join(dir, "killed");
+    const first = await startDev(["--home", home, "--silent"]);
+    await rpc(first.url, "hardhat_mine", ["0x14"]);
+    const acct = "0x00000000000000000000000000000000000000aa";
+    await rpc(first.url, "hardhat_setBalance", [acct, "0x1234"]);
+    const head = Number(await rpc(first.url, "eth_blockNumber"));
+    expect(head).toBe(21);
+    first.node.child.kill("SIGKILL");
+    await first.node.exited;
+    const again = await startDev(["--home", home, "--silent"]);
+    try {
+      expect(Number(await rpc(again.url, "eth_blockNumber"))).toBe(head);
+      expect(await rpc(again.url, "eth_getBalance", [acct, "latest"])).toBe("0x1234");
+      await rpc(again.url, "evm_mine");
+      expect(Number(await rpc(again.url, "eth_blockNumber"))).toBe(head + 1);
+    } finally {
+      await stop(again.node);
+    }
+  }, 90_000);
+
   test("errors: a --home holding a chain that is not a dev chain is refused; bad flags name themselves", async () => {
     const home = join(dir, "plain");
     expect((await runCli(["init", "--home", home])).code).toBe(0);
