@@ -14,7 +14,7 @@ const WORD_MOD = 1n << 256n;
 export const MASK = WORD_MOD - 1n;
 export const SIGN_BIT = 1n << 255n;
 const TWO_32 = 2 ** 32;
-/** BigInt(i) for the shift amounts 0-255, so a shift allocates no amount. */
+/** BigInt(i) for 0-255: shift amounts and small operands, so neither allocates. */
 const SHIFTS: bigint[] = Array.from({ length: 256 }, (_, i) => BigInt(i));
 const POW2: number[] = Array.from({ length: 54 }, (_, i) => 2 ** i);
 
@@ -30,8 +30,9 @@ const LOW_MASKS: Word[] = Array.from({ length: 257 }, (_, k) => toWord((1n << Bi
 let lastPower: Word = 1;
 let lastPowerBits = 0;
 
+/** A word as a bigint; the small numbers (0-255: constants such as 1, 3, 7, 32) from a table, not allocated. */
 function big(x: Word): bigint {
-  return typeof x === "number" ? BigInt(x) : x;
+  return typeof x === "number" ? (x < 256 ? (SHIFTS[x] as bigint) : BigInt(x)) : x;
 }
 
 export function add(a: Word, b: Word): Word {
@@ -75,7 +76,7 @@ export function mod(a: Word, b: Word): Word {
 }
 
 function toSigned(x: Word): bigint {
-  return typeof x === "number" ? BigInt(x) : x >= SIGN_BIT ? x - WORD_MOD : x;
+  return typeof x === "number" ? big(x) : x >= SIGN_BIT ? x - WORD_MOD : x;
 }
 
 function fromSigned(x: bigint): Word {
