@@ -17,8 +17,9 @@ import { loadWord, readWord, toWord, type Word, writeWord } from "./words.js";
  * What a compiled block does is exactly what the loop would do for those opcodes: the caller has
  * already checked the block's stack bounds and charged its static gas (CodeAnalysis), and the opcodes
  * taken here have no dynamic gas and cannot fail: stack and arithmetic opcodes, comparisons and
- * bitwise opcodes, CALLDATALOAD, CALLDATASIZE, CALLVALUE, ADDRESS, CALLER, and MLOAD/MSTORE while the
- * word lies inside the memory already paid for. A memory access that would grow the memory leaves
+ * bitwise opcodes, CALLDATALOAD, CALLDATASIZE, CALLVALUE, ADDRESS, CALLER, CODESIZE, RETURNDATASIZE,
+ * PC, MSIZE, and MLOAD/MSTORE/MSTORE8 while the bytes lie inside the memory already paid for; and the
+ * block's JUMP or JUMPI. A memory access that would grow the memory leaves
  * early: the stack is written back as it stands before that opcode, and the loop goes on from it (and
  * charges the growth against the exact gas left, as it always does). The function returns the pc at
  * which the loop goes on, and leaves the stack height in `f.sp`.
@@ -226,6 +227,22 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         temp("f.input.length");
         pc++;
         continue;
+      case 0x38:
+        temp("f.code.length");
+        pc++;
+        continue;
+      case 0x3d:
+        temp("f.returnData.length");
+        pc++;
+        continue;
+      case 0x58:
+        st.push(constant(pc));
+        pc++;
+        continue;
+      case 0x59:
+        temp("f.memory.size");
+        pc++;
+        continue;
       case 0x34:
         temp("toWord(f.value)");
         pc++;
@@ -264,6 +281,16 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         }
         ops++;
         return finish(body, consts, ops);
+      }
+      case 0x53: {
+        ensure(2);
+        const x = st[st.length - 1] as string;
+        body += `if (typeof ${x} !== "number" || ${x} + 1 > f.memory.size) {\n${exit(pc)}}\n`;
+        st.pop();
+        const v = st.pop() as string;
+        body += `f.memory.buf[${x}] = typeof ${v} === "number" ? ${v} % 256 : Number(${v} & 255n);\n`;
+        pc++;
+        continue;
       }
       case 0x52: {
         ensure(2);

@@ -187,7 +187,7 @@ describe("compiled blocks agree with the reference", () => {
     expect((await same(code)).success).toBe(true);
   });
 
-  test("CALLDATALOAD, CALLDATASIZE, CALLVALUE, ADDRESS and CALLER", async () => {
+  test("CALLDATALOAD, CALLDATASIZE, CALLVALUE, ADDRESS, CALLER, CODESIZE, RETURNDATASIZE, PC, MSIZE, MSTORE8", async () => {
     const body = [
       "PUSH0 CALLDATALOAD PUSH2 0x0000 MSTORE",
       "PUSH1 0x05 CALLDATALOAD PUSH2 0x0020 MSTORE",
@@ -197,9 +197,14 @@ describe("compiled blocks agree with the reference", () => {
       "ADDRESS PUSH2 0x00a0 MSTORE",
       "CALLER PUSH2 0x00c0 MSTORE",
       "PUSH1 0x44 MLOAD PUSH2 0x00e0 MSTORE",
+      "CODESIZE PUSH2 0x0100 MSTORE",
+      "RETURNDATASIZE PUSH2 0x0120 MSTORE",
+      "PC PUSH2 0x0140 MSTORE",
+      "MSIZE PUSH2 0x0160 MSTORE",
+      `${push(2n ** 256n - 2n)} PUSH2 0x0181 MSTORE8 PUSH2 0x1234 PUSH2 0x0182 MSTORE8 PUSH1 0x07 PUSH2 0x01ff MSTORE8`,
     ];
     const data = `${"ab".repeat(40)}`;
-    expect((await same(program(body, 8), data)).success).toBe(true);
+    expect((await same(program(body, 16), data)).success).toBe(true);
   });
 
   test("memory that grows inside a compiled block: the block leaves to the loop, with the gas of the growth", async () => {
@@ -208,6 +213,7 @@ describe("compiled blocks agree with the reference", () => {
     for (const body of [
       "DUP1 DUP1 PUSH1 0x40 MUL MSTORE DUP1 PUSH1 0x40 MUL PUSH1 0x20 ADD MLOAD POP",
       "DUP1 PUSH1 0x40 MUL MLOAD POP DUP1 DUP1 PUSH1 0x20 MUL MSTORE",
+      "DUP1 DUP1 PUSH1 0x21 MUL MSTORE8 MSIZE POP",
     ]) {
       const loop = assemble(
         `PUSH0 JUMPDEST ${body} PUSH1 0x01 ADD DUP1 PUSH1 0x28 GT PUSH1 0x01 JUMPI PUSH2 0x0a00 PUSH0 RETURN`,
