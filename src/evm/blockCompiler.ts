@@ -270,9 +270,15 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         // runs next); JUMPI not taken returns -(next pc) - 1, the block there to be charged by the caller.
         const d = pop();
         const c = op === 0x57 ? pop() : "";
-        const jump =
-          `if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n` +
-          `if (typeof ${d} !== "number" || ${d} >= f.code.length || f.jumpdests[${d}] !== 1) invalidJump();\n`;
+        // A destination pushed in this block is checked here, once; any other when the jump runs.
+        const known = /^k\d+$/.test(d) ? consts[Number(d.slice(1))] : undefined;
+        const check =
+          known === undefined
+            ? `if (typeof ${d} !== "number" || ${d} >= f.code.length || f.jumpdests[${d}] !== 1) invalidJump();\n`
+            : typeof known === "number" && known < a.jumpdests.length && a.jumpdests[known] === 1
+              ? ""
+              : "invalidJump();\n";
+        const jump = `if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n${check}`;
         body += writeBack();
         if (op === 0x56) {
           body += `${jump}return ${d};\n`;

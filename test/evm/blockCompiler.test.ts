@@ -240,6 +240,17 @@ describe("compiled blocks agree with the reference", () => {
       "PUSH1 0x0a JUMPDEST PUSH1 0x01 SWAP1 SUB DUP1 ISZERO PUSH1 0x40 MUL PUSH1 0x02 ADD JUMP PUSH0 PUSH0 RETURN",
     );
     expect((await same(jump)).success).toBe(false);
+    // Destinations pushed in the block itself (checked when the block is compiled): PUSH data, past the
+    // end, and a JUMPI not taken to such a destination (no failure).
+    for (const tail of [
+      "PUSH1 0x01 PUSH1 0x0b JUMPI",
+      "PUSH1 0x01 PUSH1 0xf0 JUMPI",
+      "PUSH1 0x0b JUMP",
+      "PUSH0 PUSH1 0x0b JUMPI PUSH1 0x20 PUSH0 RETURN",
+    ]) {
+      const code = assemble(`PUSH1 0x03 JUMP JUMPDEST PUSH1 0x05 PUSH1 0x06 ADD POP PUSH2 0x5b5b POP ${tail}`);
+      await same(code);
+    }
   });
 
   test("gas running out in a loop of compiled blocks fails the same way, at every gas limit around it", async () => {
