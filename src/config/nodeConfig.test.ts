@@ -586,10 +586,10 @@ describe("errors", () => {
       `"<home>/config/config.toml: [statesync] trust_hash "" is not a 32-byte hex block hash (take it from a trusted node's /block?height=<trust_height>)"`,
     );
     writeConfig(
-      `[statesync]\nenable = true\nrpc_servers = "a,b"\ntrust_height = 5\ntrust_hash = "${"ab".repeat(32)}"\ndiscovery_time = "1s"\n`,
+      `[statesync]\nenable = true\nrpc_servers = "a,b"\ntrust_height = 5\ntrust_hash = "${"ab".repeat(32)}"\ndiscovery_time = "500ms"\n`,
     );
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
-      `"<home>/config/config.toml: [statesync] discovery_time must be 0 or at least 5s"`,
+      `"<home>/config/config.toml: [statesync] discovery_time must be 0 or at least 1s"`,
     );
     writeConfig("");
     writeConfig('[json-rpc]\napi = ""\n', "app.toml");

@@ -63,8 +63,11 @@ describe.skipIf(root === undefined)("GeneralStateTests sample, ethereumjs refere
     expect(cases.length).toBeGreaterThan(200);
   });
 
-  test("default: every sampled case passes", async () => {
-    const results = await runAll(cases, await createReferenceExecutor());
+  test("default: half the sample passes (two cases a folder)", async () => {
+    // The reference is ethereumjs's VM itself (the differential tests' oracle) behind a thin wrapper:
+    // two cases a folder run every folder through it (the whole sample took ~11 s of npm test on 2
+    // cores). cometh's engine below runs the whole sample, `npm run test:state` every case.
+    const results = await runAll(sampleCases(cases, PER_FOLDER / 2), await createReferenceExecutor());
     expect(report(results)).toBe("");
   }, 120_000);
 

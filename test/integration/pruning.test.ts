@@ -152,7 +152,9 @@ describe("pruning: min-retain-blocks on a validator with a full node", () => {
       }
     };
     const first = await send();
-    const top = await sendUntil(55, full);
+    // 35 heights: the base (top − 10) is well above the first tx's height, and 20 pruned heights have
+    // freed pages for the disk check below to see reused.
+    const top = await sendUntil(35, full);
 
     // Node RPC: the base moved to top − 10 and pruned heights are refused with CometBFT's text.
     const status = await rpcGet<{ sync_info: Record<string, string> }>(v.rpcUrl, "status");
