@@ -288,7 +288,8 @@ describe("cometh with every block compiled vs ethereumjs", () => {
       setBlockCompileThreshold(before);
     }
   };
+  // 150 seeds here; .ci/run also runs a GeneralStateTests sample with every block compiled.
   suite("differential, cometh (blocks compiled) vs ethereumjs", async () => {
     return [compiled, await createReferenceExecutor()];
-  });
+  }, 150);
 });
