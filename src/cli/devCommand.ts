@@ -22,6 +22,7 @@ import {
 } from "../config/index.js";
 import { isDevChainGenesis, startNode } from "../node/index.js";
 import { createLogger } from "../util/logger.js";
+import { startupMark } from "../util/startupTrace.js";
 import { dashboardUrl } from "./dashboardUrl.js";
 import { type DevInitGenesis, parseDevInitGenesis } from "./devGenesis.js";
 import type { CliIo } from "./io.js";
@@ -102,6 +103,7 @@ function etherToWei(flag: string, value: string): bigint {
  * deleting a temporary home.
  */
 export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void> {
+  startupMark("dev: command");
   const port = wholeNumber("--port", opts.port, 65535);
   const host = opts.host;
   const accounts = wholeNumber("--accounts", opts.accounts, 1000);
@@ -192,6 +194,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         ...(fork === undefined ? {} : { initialHeight: Number(fork.point.blockNumber) + 1 }),
       });
     }
+    startupMark("dev: home initialized");
     if (fork !== undefined && readStoredFork(home) === undefined) writeFork(home, fork, chainId);
     const overrides: ConfigOverrides = {
       // A dev chain makes blocks when asked (automine, mine methods), back to back.
@@ -222,6 +225,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         `${home} holds a chain that is not a dev chain (its genesis has no app_state.evm.dev_chain). Use a new directory, or run it with \`cometh start\``,
       );
     }
+    startupMark("dev: config loaded");
     const log = createLogger({
       level: config.base.logLevels.default === "none" ? "silent" : config.base.logLevels.default,
       format: config.base.logFormat,
@@ -278,6 +282,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
       },
     });
 
+    startupMark("dev: node started");
     out("");
     out(`cometh dev ${node.genesis.chainId} (EVM chain id ${chainId}, home ${temporary ? "temporary" : home})`);
     out("");

@@ -33,6 +33,7 @@ import {
   SignerConnectionError,
 } from "../privval/index.js";
 import { createLogger, type Logger } from "../util/logger.js";
+import { startupMark } from "../util/startupTrace.js";
 import { dashboardUrl } from "./dashboardUrl.js";
 import type { DevFlags } from "./devCommand.js";
 import type { CliIo } from "./io.js";
@@ -332,8 +333,10 @@ function addDevCommand(program: Command, io: CliIo): void {
   addSettingFlags(dev);
   dev.action(
     reportingErrors(io, async (opts: DevFlags, cmd: Command) => {
+      startupMark("cli: dev action");
       await loadNode();
       const { runDevChain } = await import("./devCommand.js");
+      startupMark("cli: node modules loaded");
       const given = globals(cmd).home;
       await runDevChain(
         {
