@@ -67,6 +67,10 @@ try {
     banner: {
       js: '"use strict";\nconst __cometh_import_meta_url = require("node:url").pathToFileURL(__filename).href;',
     },
+    // No comments or indentation: 2.2 MB instead of 3.3, all ASCII, which bin/loadBundle.js reads as
+    // Latin-1 (a copy) rather than decoding UTF-8 (~25 ms). Names stay; the source map maps stack
+    // traces back (node --enable-source-maps).
+    minifyWhitespace: true,
     // `node dist/cli/main.cjs ...` runs the CLI by itself too.
     footer: {
       js: 'if (require.main === module && typeof module.exports.runCli === "function") module.exports.runCli(process.argv);',

@@ -10,6 +10,7 @@
 // version, the source and its flags, the heap sizes included). One file per Node version and Node
 // flags, so runs with other flags do not overwrite each other's. Writing is best-effort: a read-only
 // install runs without a cache.
+import { isAscii } from "node:buffer";
 import { createHash } from "node:crypto";
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -25,7 +26,9 @@ import { Script } from "node:vm";
  * @returns {{ cli: Cli, cacheUsed: boolean, saveCache: () => void }}
  */
 export function loadBundle(file) {
-  const source = readFileSync(file, "utf8");
+  const bytes = readFileSync(file);
+  // bin/build.js's bundle is ASCII: Latin-1 then is the same text, without UTF-8's decoding.
+  const source = bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
   const flags = createHash("sha256").update(process.execArgv.join(" ")).digest("hex").slice(0, 12);
   const cacheFile = `${file}.${process.version}-${process.arch}-${flags}.v8cache`;
   let cachedData;
