@@ -192,6 +192,8 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         // A fork's first block is the fork block + 1, as Anvil numbers it; CometBFT heights and
         // Ethereum block numbers stay equal (docs/dev-chain.md "Forking": block numbers).
         ...(fork === undefined ? {} : { initialHeight: Number(fork.point.blockNumber) + 1 }),
+        // A temporary home goes when the chain stops: no fsyncs for its files.
+        durable: !temporary,
       });
     }
     startupMark("dev: home initialized");

@@ -163,8 +163,8 @@ export async function startNode(config: NodeConfig, log: Logger, opts: StartNode
 /**
  * The phases, in order (each pushes what it starts onto `stack`): keys and stores, the app, metrics,
  * mempool, event delivery (bus, indexer, publisher), consensus and its reactor, block sync, p2p,
- * then consensus itself (unless block sync goes first), the node RPC, a dev chain's controls, the
- * Ethereum JSON-RPC and the metrics server.
+ * then consensus itself (unless block sync goes first), a dev chain's controls, the Ethereum
+ * JSON-RPC, the node RPC and the metrics server.
  */
 async function build(
   config: NodeConfig,
@@ -210,12 +210,13 @@ async function build(
   else if (!sync.syncFirst) await sync.startConsensus();
 
   startupMark("node: consensus started");
-  const rpc = await startNodeRpc(core, sw, sync.blocksync);
-  startupMark("node: node RPC listening");
+  // The Ethereum JSON-RPC first: what a dev chain's clients wait for (docs/dev-chain.md "Start-up").
   const devControl = await createDevControl(core);
   startupMark("node: dev controls");
   const { evmRpc, readPool } = await startEthereumRpc(core, sw, devControl);
   startupMark("node: Ethereum JSON-RPC listening");
+  const rpc = await startNodeRpc(core, sw, sync.blocksync);
+  startupMark("node: node RPC listening");
   const metricsAddress = await startMetricsServer(core);
 
   startupMark("node: metrics server");
