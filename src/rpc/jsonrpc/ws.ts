@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import { createRequire } from "node:module";
+import type { Duplex } from "node:stream";
 import type { RawData, WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../util/logger.js";
 import { DeadlineSweeper } from "./deadlineSweeper.js";
