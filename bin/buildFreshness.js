@@ -19,7 +19,7 @@ function newestSource(dir) {
 
 /** `root`: the package's root directory, as a URL ending in a slash. */
 export function buildIsFresh(root) {
-  const built = new URL("dist/cli/main.js", root);
+  const built = new URL("dist/cli/main.cjs", root);
   const stamp = new URL("dist/.built", root);
   if (!existsSync(built) || !existsSync(stamp)) return false;
   return statSync(stamp).mtimeMs >= newestSource(fileURLToPath(new URL("src", root)));

@@ -1,9 +1,9 @@
 #!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=16 --heap-growing-percent=80
 // Entry for the `cometh` binary and `npm start`. It runs the bundled build in dist/ (made by
 // `npm install`'s prepare step, bin/build.js) when that build is at least as new as every source
-// file: no TypeScript loader in the process, so it starts faster and uses less memory. Otherwise
-// (sources edited since, the build failed or was skipped) it runs the TypeScript sources through
-// tsx's loader, so a checkout always works without a build step.
+// file: no TypeScript loader in the process, and a V8 code cache (bin/loadBundle.js), so it starts
+// faster and uses less memory. Otherwise (sources edited since, the build failed or was skipped) it
+// runs the TypeScript sources through tsx's loader, so a checkout always works without a build step.
 //
 // Node flags and environment (the line above, and package.json's start/cometh scripts, which must
 // match); V8 and glibc read them when the process starts, so they cannot be set from here:
@@ -20,20 +20,38 @@
 // MALLOC_ARENA_MAX=2: glibc's malloc keeps two arenas instead of one per allocating thread (V8's
 // compiler threads included): ~14 MiB less peak RSS.
 // None changed the read or transfer rows beyond run-to-run noise.
+import { fileURLToPath } from "node:url";
 import { buildIsFresh } from "./buildFreshness.js";
 
 const root = new URL("..", import.meta.url);
-const built = new URL("dist/cli/main.js", root);
+const built = new URL("dist/cli/main.cjs", root);
 
+// COMETH_TRACE_STARTUP=1: start-up phase marks on stderr (src/util/startupTrace.ts prints the rest).
+const mark = (phase) => {
+  if (process.env.COMETH_TRACE_STARTUP !== "1") return;
+  const cpu = process.cpuUsage();
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  process.stderr.write(`cometh start-up: ${performance.now().toFixed(1)} ms (cpu ${cpuMs.toFixed(1)} ms) ${phase}\n`);
+};
+mark("launcher");
 const fresh = process.env.COMETH_FROM_SOURCE !== "1" && buildIsFresh(root);
+mark("launcher: build freshness checked");
 // For tests and support: which entry runs.
 if (process.env.COMETH_TRACE_ENTRY === "1") {
   console.error(
-    `cometh: ${fresh ? "dist/cli/main.js" : "src/cli/main.ts"} (node flags: ${process.execArgv.join(" ")}; MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? ""})`,
+    `cometh: ${fresh ? "dist/cli/main.cjs" : "src/cli/main.ts"} (node flags: ${process.execArgv.join(" ")}; MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? ""})`,
   );
 }
 if (fresh) {
-  await import(built.href);
+  const { loadBundle } = await import("./loadBundle.js");
+  const { cli, cacheUsed, saveCache } = loadBundle(fileURLToPath(built));
+  mark(`launcher: bundle loaded (code cache ${cacheUsed ? "used" : "none"})`);
+  await cli.runCli(process.argv);
+  // A command that serves (start, dev) has started: what its start-up runs is compiled, so a cache
+  // written now holds it. A short command (init, version) would write a cache of far less.
+  if (process.getActiveResourcesInfo().includes("TCPServerWrap")) saveCache();
+  // bin/build.js's priming run: the cache is written, so stop (a dev chain removes its home).
+  if (process.env.COMETH_PRIME_CODE_CACHE === "1") process.kill(process.pid, "SIGTERM");
 } else {
   const { register } = await import("tsx/esm/api");
   register();

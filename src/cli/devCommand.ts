@@ -22,6 +22,7 @@ import {
 } from "../config/index.js";
 import { isDevChainGenesis, startNode } from "../node/index.js";
 import { createLogger } from "../util/logger.js";
+import { startupMark } from "../util/startupTrace.js";
 import { dashboardUrl } from "./dashboardUrl.js";
 import { type DevInitGenesis, parseDevInitGenesis } from "./devGenesis.js";
 import type { CliIo } from "./io.js";
@@ -102,6 +103,7 @@ function etherToWei(flag: string, value: string): bigint {
  * deleting a temporary home.
  */
 export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void> {
+  startupMark("dev: command");
   const port = wholeNumber("--port", opts.port, 65535);
   const host = opts.host;
   const accounts = wholeNumber("--accounts", opts.accounts, 1000);
@@ -190,8 +192,11 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         // A fork's first block is the fork block + 1, as Anvil numbers it; CometBFT heights and
         // Ethereum block numbers stay equal (docs/dev-chain.md "Forking": block numbers).
         ...(fork === undefined ? {} : { initialHeight: Number(fork.point.blockNumber) + 1 }),
+        // A temporary home goes when the chain stops: no fsyncs for its files.
+        durable: !temporary,
       });
     }
+    startupMark("dev: home initialized");
     if (fork !== undefined && readStoredFork(home) === undefined) writeFork(home, fork, chainId);
     const overrides: ConfigOverrides = {
       // A dev chain makes blocks when asked (automine, mine methods), back to back.
@@ -222,6 +227,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
         `${home} holds a chain that is not a dev chain (its genesis has no app_state.evm.dev_chain). Use a new directory, or run it with \`cometh start\``,
       );
     }
+    startupMark("dev: config loaded");
     const log = createLogger({
       level: config.base.logLevels.default === "none" ? "silent" : config.base.logLevels.default,
       format: config.base.logFormat,
@@ -278,6 +284,7 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
       },
     });
 
+    startupMark("dev: node started");
     out("");
     out(`cometh dev ${node.genesis.chainId} (EVM chain id ${chainId}, home ${temporary ? "temporary" : home})`);
     out("");

@@ -46,6 +46,23 @@ describe("cometh cli", () => {
     expect(r.stdout.trim()).toBe(`cometh ${pkgVersion} (CometBFT 0.38.25 compatible)`);
   });
 
+  test("behavior: start's and dev's setting flags are listed by `help <command>`, `<command> --help` and an alias's help", async () => {
+    for (const args of [
+      ["help", "start"],
+      ["start", "--help"],
+      ["node", "--help"],
+      ["help", "dev"],
+      ["dev", "--help"],
+    ]) {
+      const r = await cometh(args);
+      expect(r.code, args.join(" ")).toBe(0);
+      expect(r.stdout, args.join(" ")).toContain("--consensus.timeout_commit <value>");
+      expect(r.stdout, args.join(" ")).toContain("--json-rpc.address <value>");
+    }
+    const init = await cometh(["help", "init"]);
+    expect(init.stdout).not.toContain("--consensus.timeout_commit");
+  });
+
   test("default: init writes the home layout", async () => {
     const r = await cometh(["init", "--home", home, "--chain-id", "cli-chain", "--moniker", "bob"]);
     expect(r.stderr).toBe("");

@@ -33,6 +33,7 @@ import {
   SignerConnectionError,
 } from "../privval/index.js";
 import { createLogger, type Logger } from "../util/logger.js";
+import { startupMark } from "../util/startupTrace.js";
 import { dashboardUrl } from "./dashboardUrl.js";
 import type { DevFlags } from "./devCommand.js";
 import type { CliIo } from "./io.js";
@@ -111,7 +112,9 @@ export function normalizeArgv(argv: readonly string[]): string[] {
  * in `cometh help` order: init, start, dev, testnet, start-testnet, signer, show-node-id,
  * show-validator, version, unsafe-reset-all.
  */
-export function buildProgram(io: CliIo = processIo): Command {
+export function buildProgram(io: CliIo = processIo, argv?: readonly string[]): Command {
+  // The words of the command line (runCli): start's and dev's setting flags are built only when named.
+  const only = argv === undefined ? undefined : new Set(argv.slice(2));
   const program = new Command("cometh")
     .description("A CometBFT v0.38 compatible blockchain node")
     .option("--home <dir>", "directory for config and data (default: $COMETH_HOME or ~/.cometh)")
@@ -119,8 +122,8 @@ export function buildProgram(io: CliIo = processIo): Command {
     .showHelpAfterError('(run "cometh help <command>" for usage)')
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   addInitCommand(program, io);
-  addStartCommand(program, io);
-  addDevCommand(program, io);
+  addStartCommand(program, io, only);
+  addDevCommand(program, io, only);
   addTestnetCommands(program, io);
   addSignerCommand(program, io);
   addShowCommands(program, io);
@@ -165,8 +168,14 @@ function reportingErrors<A extends unknown[]>(
   };
 }
 
-/** Every config.toml/app.toml key as a flag of `cmd` (start, dev). */
-function addSettingFlags(cmd: Command): void {
+/**
+ * Every config.toml/app.toml key as a flag of `cmd` (start, dev), unless the command line does not
+ * name it (`only`, from runCli): ~100 options each, built for every command, were ~3% of
+ * `cometh dev`'s start-up (docs/dev-chain.md "Start-up"). A word of the command line that merely
+ * equals a command's name only costs that time.
+ */
+function addSettingFlags(cmd: Command, only: ReadonlySet<string> | undefined): void {
+  if (only !== undefined && ![cmd.name(), ...cmd.aliases()].some((n) => only.has(n))) return;
   for (const e of listSettings()) {
     if (e.flag === undefined || e.flag === "--log_level") continue;
     const firstLine = e.setting.doc.split("\n")[0] ?? "";
@@ -216,12 +225,12 @@ function addInitCommand(program: Command, io: CliIo): void {
 // ---------------------------------------------------------------------------------------------
 // start
 
-function addStartCommand(program: Command, io: CliIo): void {
+function addStartCommand(program: Command, io: CliIo, only: ReadonlySet<string> | undefined): void {
   const start = program
     .command("start")
     .aliases(["node", "run"])
     .description("Run the node (initialises the home first when it has no config)");
-  addSettingFlags(start);
+  addSettingFlags(start, only);
   start.action(reportingErrors(io, (_opts: unknown, cmd: Command) => startCommand(cmd, io)));
 }
 
@@ -287,7 +296,7 @@ function stopOnSignals(node: RunningNode, log: Logger, io: CliIo): void {
 // ---------------------------------------------------------------------------------------------
 // dev
 
-function addDevCommand(program: Command, io: CliIo): void {
+function addDevCommand(program: Command, io: CliIo, only: ReadonlySet<string> | undefined): void {
   const dev = program
     .command("dev")
     .description(
@@ -329,11 +338,13 @@ function addDevCommand(program: Command, io: CliIo): void {
     .option("--no-storage-caching", "keep the fork's reads in memory only, no disk cache")
     .option("--timeout <ms>", "timeout of each request to the fork's source, in ms", "10000")
     .option("--retries <n>", "extra rounds over the fork URLs when none answers", "0");
-  addSettingFlags(dev);
+  addSettingFlags(dev, only);
   dev.action(
     reportingErrors(io, async (opts: DevFlags, cmd: Command) => {
+      startupMark("cli: dev action");
       await loadNode();
       const { runDevChain } = await import("./devCommand.js");
+      startupMark("cli: node modules loaded");
       const given = globals(cmd).home;
       await runDevChain(
         {
@@ -566,5 +577,6 @@ function addUnsafeResetAllCommand(program: Command, io: CliIo): void {
 
 /** Parses argv (as process.argv) and runs the command. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<void> {
-  await buildProgram(io).parseAsync(normalizeArgv(argv));
+  const normalized = normalizeArgv(argv);
+  await buildProgram(io, normalized).parseAsync(normalized);
 }

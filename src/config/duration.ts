@@ -30,7 +30,7 @@ export function parseGoDuration(text: string): bigint | undefined {
   if (s === "0") return 0n;
   if (s === "") return undefined;
   let total = 0n;
-  const re = /^(\d*)(?:\.(\d*))?([a-zµμ]+)/;
+  const re = /^(\d*)(?:\.(\d*))?([a-z\u00b5\u03bc]+)/;
   while (s !== "") {
     const m = re.exec(s);
     if (!m) return undefined;

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { decodePubKeyJson, encodePubKeyJson, writeFileAtomicSync } from "../privval/index.js";
+import { decodePubKeyJson, encodePubKeyJson, writeFileAtomicNoSync, writeFileAtomicSync } from "../privval/index.js";
 import {
   addressFromPubKey,
   type ConsensusParams,
@@ -248,6 +248,8 @@ function appStateText(appState: unknown): string {
 }
 
 /** Writes genesis.json atomically (mode 0644, like CometBFT's genesis file). */
-export function saveGenesis(path: string, doc: GenesisDoc): void {
-  writeFileAtomicSync(path, encodeGenesis(doc), 0o644);
+/** `durable: false`: no fsyncs (a home deleted at exit, InitHomeOptions.durable). */
+export function saveGenesis(path: string, doc: GenesisDoc, opts: { durable?: boolean } = {}): void {
+  if (opts.durable === false) writeFileAtomicNoSync(path, encodeGenesis(doc), 0o644);
+  else writeFileAtomicSync(path, encodeGenesis(doc), 0o644);
 }

@@ -85,6 +85,30 @@ describe("initHome", () => {
     expect(r.nodeId).toMatch(/^[0-9a-f]{40}$/);
   });
 
+  test("args: durable false (a temporary dev home) writes the same layout, modes and loadable files, with no temporary files left", async () => {
+    const r = await initHome(home, { chainId: "dev-chain", durable: false });
+    expect(listTree(home)).toEqual([
+      "config/",
+      "config/app.toml",
+      "config/config.toml",
+      "config/genesis.json",
+      "config/node_key.json",
+      "config/priv_validator_key.json",
+      "data/",
+      "data/priv_validator_state.json",
+    ]);
+    expect(statSync(join(home, "config/node_key.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, "config/priv_validator_key.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, "data/priv_validator_state.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, "config/genesis.json")).mode & 0o777).toBe(0o644);
+    const config = loadNodeConfig(home);
+    const genesis = loadGenesis(config.base.genesisFile);
+    const pv = await FilePV.load(config.base.privValidatorKeyFile, config.base.privValidatorStateFile);
+    expect(genesis.chainId).toBe("dev-chain");
+    expect(genesis.validators).toEqual([{ address: pv.address(), pubKey: pv.pubKey(), power: 10n, name: "" }]);
+    expect((await loadNodeKey(config.base.nodeKeyFile)).id).toBe(r.nodeId);
+  });
+
   test("default: chain id test-chain-<6 random letters or digits>", async () => {
     const r = await initHome(home);
     expect(r.chainId).toMatch(/^test-chain-[A-Za-z0-9]{6}$/);

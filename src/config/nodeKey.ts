@@ -1,6 +1,11 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { decodeEd25519PrivKeyJson, encodePrivKeyJson, writeFileAtomic } from "../privval/index.js";
+import {
+  decodeEd25519PrivKeyJson,
+  encodePrivKeyJson,
+  writeFileAtomic,
+  writeFileAtomicNoSync,
+} from "../privval/index.js";
 import {
   addressFromPubKey,
   generateEd25519PrivKey,
@@ -65,8 +70,10 @@ export async function loadNodeKey(path: string): Promise<NodeKey> {
 }
 
 /** Writes node_key.json (indented, mode 0600, atomically). */
-export async function saveNodeKey(path: string, key: NodeKey): Promise<void> {
-  await writeFileAtomic(path, encodeNodeKeyFile(key), 0o600);
+/** `durable: false`: no fsyncs (a home deleted at exit, InitHomeOptions.durable). */
+export async function saveNodeKey(path: string, key: NodeKey, opts: { durable?: boolean } = {}): Promise<void> {
+  if (opts.durable === false) writeFileAtomicNoSync(path, encodeNodeKeyFile(key), 0o600);
+  else await writeFileAtomic(path, encodeNodeKeyFile(key), 0o600);
 }
 
 export function encodeNodeKeyFile(key: NodeKey): string {
@@ -74,9 +81,12 @@ export function encodeNodeKeyFile(key: NodeKey): string {
 }
 
 /** Loads node_key.json, or generates and saves a new key when the file does not exist (p2p.LoadOrGenNodeKey). */
-export async function loadOrGenerateNodeKey(path: string): Promise<NodeKey & { generated: boolean }> {
+export async function loadOrGenerateNodeKey(
+  path: string,
+  opts: { durable?: boolean } = {},
+): Promise<NodeKey & { generated: boolean }> {
   if (existsSync(path)) return { ...(await loadNodeKey(path)), generated: false };
   const key = generateNodeKey();
-  await saveNodeKey(path, key);
+  await saveNodeKey(path, key, opts);
   return { ...key, generated: true };
 }

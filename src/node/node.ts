@@ -49,6 +49,7 @@ import { type ChainState, type GenesisDoc, ValidatorSet } from "../types/index.j
 import { bytesEqual, hexToBytes } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import { startupMark } from "../util/startupTrace.js";
 import { DevChain, DevTime } from "./devChain.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
@@ -162,8 +163,8 @@ export async function startNode(config: NodeConfig, log: Logger, opts: StartNode
 /**
  * The phases, in order (each pushes what it starts onto `stack`): keys and stores, the app, metrics,
  * mempool, event delivery (bus, indexer, publisher), consensus and its reactor, block sync, p2p,
- * then consensus itself (unless block sync goes first), the node RPC, a dev chain's controls, the
- * Ethereum JSON-RPC and the metrics server.
+ * then consensus itself (unless block sync goes first), a dev chain's controls, the Ethereum
+ * JSON-RPC, the node RPC and the metrics server.
  */
 async function build(
   config: NodeConfig,
@@ -171,7 +172,9 @@ async function build(
   stack: ShutdownStack,
   opts: StartNodeOptions,
 ): Promise<RunningNode> {
+  startupMark("node: build");
   const base = await openKeysAndStores(config, log, stack, opts);
+  startupMark("node: keys and stores open");
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= stack.unwind();
@@ -180,6 +183,7 @@ async function build(
   const fatal = new FatalStop(log, stop);
   const app = await createApp(base, fatal, base.devChain ? (opts.dev ?? {}) : undefined);
   stack.push("application", () => app.close());
+  startupMark("node: app created");
 
   // What the metrics read at scrape time; set as the subsystems are built (metrics exist before them).
   const live: LiveParts = {};
@@ -188,24 +192,34 @@ async function build(
   const consensusApp = metrics === undefined ? app : metrics.cometbft.consensusApp(app);
   const mempool = createMempool(config, log, app, metrics);
   live.mempool = mempool;
+  startupMark("node: metrics, mempool");
   const delivery = await createEventDelivery(base, metrics, live);
+  startupMark("node: event delivery");
   const withEvents = { ...base, app, live, metrics, mempool, ...delivery };
   const stateSync = wantsStateSync(base);
   const core: Core = { ...withEvents, ...(await createConsensusAndReactor(withEvents, consensusApp, !stateSync)) };
 
+  startupMark("node: consensus created (handshake done)");
   const sync = createBlockSync(core, consensusApp, stateSync);
   stack.push("consensus", () => core.consensus.stop());
   const statesync = new StatesyncReactor(app, log.child({ module: "statesync" }));
   live.statesync = statesync;
   const sw = await startP2P(core, sync.blocksync, statesync);
+  startupMark("node: p2p started");
   if (stateSync) void runStateSync(core, consensusApp, statesync, sync, fatal);
   else if (!sync.syncFirst) await sync.startConsensus();
 
-  const rpc = await startNodeRpc(core, sw, sync.blocksync);
+  startupMark("node: consensus started");
+  // The Ethereum JSON-RPC first: what a dev chain's clients wait for (docs/dev-chain.md "Start-up").
   const devControl = await createDevControl(core);
+  startupMark("node: dev controls");
   const { evmRpc, readPool } = await startEthereumRpc(core, sw, devControl);
+  startupMark("node: Ethereum JSON-RPC listening");
+  const rpc = await startNodeRpc(core, sw, sync.blocksync);
+  startupMark("node: node RPC listening");
   const metricsAddress = await startMetricsServer(core);
 
+  startupMark("node: metrics server");
   fatal.arm();
   return {
     config,

@@ -104,11 +104,17 @@ export function normalizeHost(host: string): string {
   return isIP(lower) === 6 ? lower : host;
 }
 
-function blockList(v4: readonly [string, number][], v6: readonly [string, number][]): BlockList {
-  const list = new BlockList();
-  for (const [net, prefix] of v4) list.addSubnet(net, prefix, "ipv4");
-  for (const [net, prefix] of v6) list.addSubnet(net, prefix, "ipv6");
-  return list;
+/** A BlockList of these subnets, built on the first check (not at import: start-up time, docs/dev-chain.md "Start-up"). */
+function blockList(v4: readonly [string, number][], v6: readonly [string, number][]): () => BlockList {
+  let list: BlockList | undefined;
+  return () => {
+    if (list === undefined) {
+      list = new BlockList();
+      for (const [net, prefix] of v4) list.addSubnet(net, prefix, "ipv4");
+      for (const [net, prefix] of v6) list.addSubnet(net, prefix, "ipv6");
+    }
+    return list;
+  };
 }
 
 // netaddress.go: RFC1918 private, RFC3927/RFC4862 autoconfig, RFC4193 unique local, RFC4843 ORCHID.
@@ -150,7 +156,7 @@ export function netAddressProblem(addr: NetAddress): string | undefined {
   const family = ipFamily(addr.host);
   if (family === undefined) return undefined;
   if (addr.host === "0.0.0.0" || addr.host === "::" || addr.host === "255.255.255.255") return "invalid IP";
-  if (family === "ipv6" && RFC3849.check(addr.host, "ipv6")) return "invalid IP";
+  if (family === "ipv6" && RFC3849().check(addr.host, "ipv6")) return "invalid IP";
   return undefined;
 }
 
@@ -158,14 +164,14 @@ export function netAddressProblem(addr: NetAddress): string | undefined {
 export function isLocalAddress(addr: { readonly host: string }): boolean {
   const family = ipFamily(addr.host);
   if (family === undefined) return addr.host.toLowerCase() === "localhost";
-  return LOCAL.check(addr.host, family);
+  return LOCAL().check(addr.host, family);
 }
 
 /** Valid and not private, link-local or local (NetAddress.Routable): what addr_book_strict requires. */
 export function isRoutableAddress(addr: NetAddress): boolean {
   if (netAddressProblem(addr) !== undefined || isLocalAddress(addr)) return false;
   const family = ipFamily(addr.host);
-  return family === undefined || !NON_ROUTABLE.check(addr.host, family);
+  return family === undefined || !NON_ROUTABLE().check(addr.host, family);
 }
 
 /**

@@ -84,7 +84,13 @@ export class FilePV {
   }
 
   /** Writes a new key (random unless privKey is given) and an empty last-sign state. */
-  static async generate(keyPath: string, statePath: string, privKey?: PrivKey): Promise<FilePV> {
+  /** `durable: false`: the two files are written without fsyncs (a home deleted at exit). */
+  static async generate(
+    keyPath: string,
+    statePath: string,
+    privKey?: PrivKey,
+    opts: { durable?: boolean } = {},
+  ): Promise<FilePV> {
     const priv = privKey ?? generateEd25519PrivKey();
     const pub = pubKeyFromPrivKey(priv);
     const pv = new FilePV(
@@ -93,8 +99,13 @@ export class FilePV {
       keyPath,
       statePath,
     );
-    await writeFileAtomic(keyPath, encodePrivValidatorKeyFile(pv.#key), 0o600);
-    await writeFileAtomic(statePath, encodeLastSignStateFile(pv.#state), 0o600);
+    if (opts.durable === false) {
+      writeFileAtomicNoSync(keyPath, encodePrivValidatorKeyFile(pv.#key), 0o600);
+      writeFileAtomicNoSync(statePath, encodeLastSignStateFile(pv.#state), 0o600);
+    } else {
+      await writeFileAtomic(keyPath, encodePrivValidatorKeyFile(pv.#key), 0o600);
+      await writeFileAtomic(statePath, encodeLastSignStateFile(pv.#state), 0o600);
+    }
     return pv;
   }
 

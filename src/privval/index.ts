@@ -6,7 +6,7 @@
 // through) and the signer process's dialing end (SignerServer, run by `cometh signer`).
 // Does not own: consensus decisions (what to sign and when), the home layout (config/), the secret
 // connection (p2p/conn/, reused).
-export { writeFileAtomic, writeFileAtomicSync } from "./atomicFile.js";
+export { writeFileAtomic, writeFileAtomicNoSync, writeFileAtomicSync } from "./atomicFile.js";
 export {
   DoubleSignError,
   InvalidSignRequestError,

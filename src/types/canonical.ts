@@ -48,15 +48,25 @@ message Int64Value { int64 value = 1; }
 message BytesValue { bytes value = 1; }
 `;
 
-const root = protobuf.parse(SCHEMA).root;
-const T = (name: string) => root.lookupType(`cometh.canonical.${name}`);
-const CanonicalVote = T("CanonicalVote");
-const CanonicalProposal = T("CanonicalProposal");
-const CanonicalVoteExtension = T("CanonicalVoteExtension");
-const TimestampMsg = T("Timestamp");
-const StringValue = T("StringValue");
-const Int64Value = T("Int64Value");
-const BytesValue = T("BytesValue");
+/** The schema's types, parsed on first use (not at import: start-up time, docs/dev-chain.md "Start-up"). */
+function makeTypes() {
+  const root = protobuf.parse(SCHEMA).root;
+  const T = (name: string) => root.lookupType(`cometh.canonical.${name}`);
+  return {
+    CanonicalVote: T("CanonicalVote"),
+    CanonicalProposal: T("CanonicalProposal"),
+    CanonicalVoteExtension: T("CanonicalVoteExtension"),
+    TimestampMsg: T("Timestamp"),
+    StringValue: T("StringValue"),
+    Int64Value: T("Int64Value"),
+    BytesValue: T("BytesValue"),
+  };
+}
+let parsed: ReturnType<typeof makeTypes> | undefined;
+function types(): ReturnType<typeof makeTypes> {
+  parsed ??= makeTypes();
+  return parsed;
+}
 
 /** protobufjs returns a Buffer under Node; hand out plain Uint8Arrays (Buffer#slice does not copy). */
 function plain(b: Uint8Array): Uint8Array {
@@ -99,7 +109,7 @@ export function encodeCanonicalVoteDelimited(chainId: string, v: CanonicalVoteIn
     timestamp: timestampObj(v.timestamp),
     chainId,
   };
-  return plain(CanonicalVote.encodeDelimited(msg).finish());
+  return plain(types().CanonicalVote.encodeDelimited(msg).finish());
 }
 
 export interface CanonicalProposalInput {
@@ -123,7 +133,7 @@ export function encodeCanonicalProposalDelimited(chainId: string, p: CanonicalPr
     timestamp: timestampObj(p.timestamp),
     chainId,
   };
-  return plain(CanonicalProposal.encodeDelimited(msg).finish());
+  return plain(types().CanonicalProposal.encodeDelimited(msg).finish());
 }
 
 /** Length-prefixed CanonicalVoteExtension (types.VoteExtensionSignBytes). */
@@ -132,31 +142,33 @@ export function encodeCanonicalVoteExtensionDelimited(
   v: { extension: Uint8Array; height: number; round: number },
 ): Uint8Array {
   return plain(
-    CanonicalVoteExtension.encodeDelimited({
-      extension: v.extension,
-      height: v.height,
-      round: v.round,
-      chainId,
-    }).finish(),
+    types()
+      .CanonicalVoteExtension.encodeDelimited({
+        extension: v.extension,
+        height: v.height,
+        round: v.round,
+        chainId,
+      })
+      .finish(),
   );
 }
 
 /** google.protobuf.Timestamp bytes with zero fields omitted (header hash leaf 4). */
 export function encodeTimestampMessage(t: Timestamp): Uint8Array {
-  return plain(TimestampMsg.encode(timestampObj(t)).finish());
+  return plain(types().TimestampMsg.encode(timestampObj(t)).finish());
 }
 
 /** gogotypes.StringValue bytes: empty for "". */
 export function encodeStringValue(value: string): Uint8Array {
-  return plain(StringValue.encode({ value }).finish());
+  return plain(types().StringValue.encode({ value }).finish());
 }
 
 /** gogotypes.Int64Value bytes: empty for 0. */
 export function encodeInt64Value(value: number): Uint8Array {
-  return plain(Int64Value.encode({ value }).finish());
+  return plain(types().Int64Value.encode({ value }).finish());
 }
 
 /** gogotypes.BytesValue bytes: empty for an empty slice. */
 export function encodeBytesValue(value: Uint8Array): Uint8Array {
-  return plain(BytesValue.encode({ value }).finish());
+  return plain(types().BytesValue.encode({ value }).finish());
 }

@@ -5,12 +5,22 @@ import protobuf from "protobufjs";
  * mempool, blocksync, the p2p PEX messages), read through protobufjs reflection from the schema
  * text the caller copies from the .proto. `encode` gives a plain Uint8Array view; `decode` turns
  * protobufjs' wire errors into the caller's error, which names the package and what to do.
+ * The schema is parsed on first use, not when the module defining the message loads (start-up time,
+ * docs/dev-chain.md "Start-up").
  */
 export class SchemaMessage<Decoded> {
-  readonly #type: protobuf.Type;
+  readonly #schema: string;
+  readonly #typeName: string;
+  #parsed: protobuf.Type | undefined;
 
   constructor(schema: string, typeName: string) {
-    this.#type = protobuf.parse(schema).root.lookupType(typeName);
+    this.#schema = schema;
+    this.#typeName = typeName;
+  }
+
+  get #type(): protobuf.Type {
+    this.#parsed ??= protobuf.parse(this.#schema).root.lookupType(this.#typeName);
+    return this.#parsed;
   }
 
   encode(value: object): Uint8Array {

@@ -10,6 +10,7 @@ import {
   statSync,
   symlinkSync,
   utimesSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,7 +39,7 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "cometh-launcher-"));
   stamp = `${root}/dist/.built`;
   mkdirSync(`${root}/bin`);
-  for (const f of ["bin/build.js", "bin/cometh.js", "bin/buildFreshness.js", "package.json"])
+  for (const f of ["bin/build.js", "bin/cometh.js", "bin/buildFreshness.js", "bin/loadBundle.js", "package.json"])
     copyFileSync(`${ROOT}/${f}`, `${root}/${f}`);
   symlinkSync(`${ROOT}/src`, `${root}/src`);
   symlinkSync(`${ROOT}/node_modules`, `${root}/node_modules`);
@@ -50,6 +51,10 @@ afterAll(() => {
 });
 
 function run(args: string[], env: Record<string, string> = {}): { out: string; err: string; status: number | null } {
+  return runNode(args, env);
+}
+
+function runNode(args: string[], env: Record<string, string>): { out: string; err: string; status: number | null } {
   const r = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, encoding: "utf8" });
   return { out: r.stdout, err: r.stderr, status: r.status };
 }
@@ -57,17 +62,49 @@ function run(args: string[], env: Record<string, string> = {}): { out: string; e
 describe("launcher", () => {
   test("default: the build is made, runs by itself, and the launcher picks it while fresh", () => {
     expect(build.status, build.err).toBe(0);
-    expect(existsSync(`${root}/dist/cli/main.js`)).toBe(true);
-    expect(run(["dist/cli/main.js", "version"]).out).toContain(`cometh ${VERSION}`);
+    expect(existsSync(`${root}/dist/cli/main.cjs`)).toBe(true);
+    expect(run(["dist/cli/main.cjs", "version"]).out).toContain(`cometh ${VERSION}`);
     const fresh = run(["bin/cometh.js", "version"], { COMETH_TRACE_ENTRY: "1" });
     expect(fresh.out).toContain(`cometh ${VERSION}`);
-    expect(fresh.err).toContain("dist/cli/main.js");
+    expect(fresh.err).toContain("dist/cli/main.cjs");
+  });
+
+  test("behavior: the build primes a V8 code cache that the launcher uses; a damaged cache is rejected and rewritten by a serving run", () => {
+    expect(build.status).toBe(0);
+    const caches = readdirSync(`${root}/dist/cli`).filter((f) => f.endsWith(".v8cache"));
+    expect(caches).toHaveLength(1);
+    expect(caches[0]).toMatch(new RegExp(`^main\\.cjs\\.${process.version}-${process.arch}-[0-9a-f]{12}\\.v8cache$`));
+    const cache = `${root}/dist/cli/${caches[0]}`;
+    // The cache is V8's for the Node flags it was made with: the npm scripts' (the build primes it so).
+    const flags = NPM_START.nodeFlags;
+    const run = (args: string[], env: Record<string, string> = {}) => runNode([...flags, ...args], env);
+    const traced = run(["bin/cometh.js", "version"], { COMETH_TRACE_STARTUP: "1" });
+    expect(traced.out).toContain(`cometh ${VERSION}`);
+    expect(traced.err).toContain("launcher: bundle loaded (code cache used)");
+    const good = readFileSync(cache);
+    try {
+      writeFileSync(cache, Buffer.from("not a code cache"));
+      const damaged = run(["bin/cometh.js", "version"], { COMETH_TRACE_STARTUP: "1" });
+      expect(damaged.out).toContain(`cometh ${VERSION}`);
+      expect(damaged.err).toContain("launcher: bundle loaded (code cache none)");
+      // A short command leaves the cache alone; a dev chain that starts serving writes a new one.
+      expect(readFileSync(cache, "utf8")).toBe("not a code cache");
+      const dev = run(["bin/cometh.js", "dev", "--port", "0", "--rpc.laddr", "tcp://127.0.0.1:0", "--silent"], {
+        COMETH_PRIME_CODE_CACHE: "1",
+      });
+      expect(dev.status, dev.err).toBe(0);
+      expect(statSync(cache).size).toBeGreaterThan(100_000);
+      const again = run(["bin/cometh.js", "version"], { COMETH_TRACE_STARTUP: "1" });
+      expect(again.err).toContain("launcher: bundle loaded (code cache used)");
+    } finally {
+      writeFileSync(cache, good);
+    }
   });
 
   test("behavior: the bundle leaves @ethereumjs/vm and its interpreter out (the node runs cometh's own EVM)", () => {
     expect(build.status).toBe(0);
     const code = readdirSync(`${root}/dist/cli`)
-      .filter((f) => f.endsWith(".js"))
+      .filter((f) => /\.c?js$/.test(f))
       .map((f) => readFileSync(`${root}/dist/cli/${f}`, "utf8"))
       .join("\n");
     expect(code).not.toMatch(/^\s+_getValidJumpDestinations\(code\) \{/m);

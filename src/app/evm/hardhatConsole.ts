@@ -39,8 +39,11 @@ const SINGLE_TYPES: readonly ArgType[] = [
 /** console.sol has a `log` for every combination of 1 to 4 of these. */
 const COMBINATION_TYPES: readonly ArgType[] = ["uint256", "string", "bool", "address"];
 
-/** Selector (big-endian u32) → argument types. */
-const SIGNATURES: ReadonlyMap<number, readonly ArgType[]> = buildSignatures();
+/**
+ * Selector (big-endian u32) → argument types; built (~400 Keccak hashes) on the first console.log
+ * call, not at import (start-up time, docs/dev-chain.md "Start-up").
+ */
+let signatures: ReadonlyMap<number, readonly ArgType[]> | undefined;
 
 function buildSignatures(): Map<number, readonly ArgType[]> {
   const functions: ArgType[][] = [[], ...SINGLE_TYPES.map((t) => [t])];
@@ -86,7 +89,8 @@ function readU32(b: Uint8Array, at: number): number {
  */
 export function formatConsoleLog(calldata: Uint8Array): string | undefined {
   if (calldata.length < 4) return undefined;
-  const types = SIGNATURES.get(readU32(calldata, 0));
+  signatures ??= buildSignatures();
+  const types = signatures.get(readU32(calldata, 0));
   if (types === undefined) return undefined;
   const args = decodeArgs(calldata.subarray(4), types);
   if (args === undefined) return undefined;

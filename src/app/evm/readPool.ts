@@ -526,14 +526,14 @@ function abortError(signal: AbortSignal): unknown {
 }
 
 /**
- * The worker thread: readWorker.js beside this module in the bundle (bin/build.js builds it as its
+ * The worker thread: readWorker.mjs beside this module in the bundle (bin/build.js builds it as its
  * own entry), or readWorker.ts through tsx's loader when running from the TypeScript sources (tsx
  * registered in the main thread does not reach workers, so the worker registers it first).
  */
 function startWorker(script: URL | undefined, setup: ReadWorkerSetup, cancelled: Int32Array, index: number): Worker {
   const opts = { workerData: { setup, cancelled }, name: `cometh-read-${index}` };
   const here = import.meta.url;
-  const target = script ?? new URL(here.endsWith(".ts") ? "./readWorker.ts" : "./readWorker.js", here);
+  const target = script ?? new URL(here.endsWith(".ts") ? "./readWorker.ts" : "./readWorker.mjs", here);
   if (!target.pathname.endsWith(".ts")) return new Worker(target, opts);
   const boot = `import(${JSON.stringify(tsxApiUrl())}).then((tsx) => { tsx.register(); return import(${JSON.stringify(target.href)}); });`;
   return new Worker(boot, { ...opts, eval: true });

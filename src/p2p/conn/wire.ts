@@ -27,10 +27,20 @@ message Packet {
 message AuthSigMessage { PublicKey pub_key = 1; bytes sig = 2; }
 `;
 
-const root = protobuf.parse(SCHEMA).root;
-const BytesValue = root.lookupType("cometh.p2pconn.BytesValue");
-const PacketType = root.lookupType("cometh.p2pconn.Packet");
-const AuthSigMessageType = root.lookupType("cometh.p2pconn.AuthSigMessage");
+/** The schema's types, parsed on first use (not at import: start-up time, docs/dev-chain.md "Start-up"). */
+function makeTypes() {
+  const root = protobuf.parse(SCHEMA).root;
+  return {
+    BytesValue: root.lookupType("cometh.p2pconn.BytesValue"),
+    PacketType: root.lookupType("cometh.p2pconn.Packet"),
+    AuthSigMessageType: root.lookupType("cometh.p2pconn.AuthSigMessage"),
+  };
+}
+let parsed: ReturnType<typeof makeTypes> | undefined;
+function types(): ReturnType<typeof makeTypes> {
+  parsed ??= makeTypes();
+  return parsed;
+}
 
 export type Packet =
   | { readonly kind: "ping" }
@@ -49,14 +59,14 @@ export function encodePacketDelimited(p: Packet): Uint8Array {
       : p.kind === "pong"
         ? { packetPong: {} }
         : { packetMsg: { channelId: p.channelId, eof: p.eof, data: p.data } };
-  return plain(PacketType.encodeDelimited(PacketType.fromObject(obj)).finish());
+  return plain(types().PacketType.encodeDelimited(types().PacketType.fromObject(obj)).finish());
 }
 
 /** Decodes one Packet body (without its length prefix). */
 export function decodePacket(bytes: Uint8Array): Packet {
   let msg: protobuf.Message;
   try {
-    msg = PacketType.decode(bytes);
+    msg = types().PacketType.decode(bytes);
   } catch (err) {
     throw new MalformedPacketError(`malformed packet: ${(err as Error).message}`, { cause: err });
   }
@@ -80,18 +90,20 @@ export function decodePacket(bytes: Uint8Array): Packet {
 
 /** Encoded size of the largest PacketMsg (MConnection.maxPacketMsgSize), the reader's length cap. */
 export function maxPacketSize(maxPayloadBytes: number): number {
-  const body = PacketType.encode(
-    PacketType.fromObject({ packetMsg: { channelId: 1, eof: true, data: new Uint8Array(maxPayloadBytes) } }),
-  ).finish();
+  const body = types()
+    .PacketType.encode(
+      types().PacketType.fromObject({ packetMsg: { channelId: 1, eof: true, data: new Uint8Array(maxPayloadBytes) } }),
+    )
+    .finish();
   return body.length;
 }
 
 export function encodeBytesValueDelimited(value: Uint8Array): Uint8Array {
-  return plain(BytesValue.encodeDelimited(BytesValue.fromObject({ value })).finish());
+  return plain(types().BytesValue.encodeDelimited(types().BytesValue.fromObject({ value })).finish());
 }
 
 export function decodeBytesValue(bytes: Uint8Array): Uint8Array {
-  const o = BytesValue.decode(bytes) as unknown as { value?: Uint8Array };
+  const o = types().BytesValue.decode(bytes) as unknown as { value?: Uint8Array };
   return plain(o.value ?? new Uint8Array(0));
 }
 
@@ -102,12 +114,12 @@ export interface AuthSigMessage {
 }
 
 export function encodeAuthSigMessageDelimited(ed25519PubKey: Uint8Array, sig: Uint8Array): Uint8Array {
-  const msg = AuthSigMessageType.fromObject({ pubKey: { ed25519: ed25519PubKey }, sig });
-  return plain(AuthSigMessageType.encodeDelimited(msg).finish());
+  const msg = types().AuthSigMessageType.fromObject({ pubKey: { ed25519: ed25519PubKey }, sig });
+  return plain(types().AuthSigMessageType.encodeDelimited(msg).finish());
 }
 
 export function decodeAuthSigMessage(bytes: Uint8Array): AuthSigMessage {
-  const o = AuthSigMessageType.decode(bytes) as unknown as {
+  const o = types().AuthSigMessageType.decode(bytes) as unknown as {
     pubKey?: { ed25519?: Uint8Array; secp256k1?: Uint8Array };
     sig?: Uint8Array;
   };

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
 import type { Duplex } from "node:stream";
-import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import type { RawData, WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../util/logger.js";
 import { DeadlineSweeper } from "./deadlineSweeper.js";
 import { isPromise, type MaybePromise } from "./dispatch.js";
@@ -270,13 +271,28 @@ export class WsConnection<Sub extends WsSubscription = WsSubscription> {
   }
 }
 
+/**
+ * The ws package, loaded on the first WebSocket upgrade: with the Node modules it needs (https, tls,
+ * zlib) it was ~3% of `cometh dev`'s start-up, and most HTTP clients never upgrade (docs/dev-chain.md
+ * "Start-up").
+ */
+let wsModule: typeof import("ws") | undefined;
+function loadWs(): typeof import("ws") {
+  wsModule ??= createRequire(import.meta.url)("ws") as typeof import("ws");
+  return wsModule;
+}
+
 export function createWsTransport<Sub extends WsSubscription>(opts: WsTransportOptions<Sub>): WsTransport<Sub> {
-  const wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: opts.maxMessageBytes,
-    perMessageDeflate: false,
-    skipUTF8Validation: opts.skipUtf8Validation,
-  });
+  let wss: WebSocketServer | undefined;
+  const server = (): WebSocketServer => {
+    wss ??= new (loadWs().WebSocketServer)({
+      noServer: true,
+      maxPayload: opts.maxMessageBytes,
+      perMessageDeflate: false,
+      skipUTF8Validation: opts.skipUtf8Validation,
+    });
+    return wss;
+  };
   const deadlines = new DeadlineSweeper<object>(
     Math.max(5, Math.min(1000, Math.floor((opts.writeWaitMs > 0 ? opts.writeWaitMs : 1000) / 10))),
   );
@@ -289,7 +305,7 @@ export function createWsTransport<Sub extends WsSubscription>(opts: WsTransportO
         socket.end(refusal);
         return;
       }
-      wss.handleUpgrade(req, socket, head, (ws) => {
+      server().handleUpgrade(req, socket, head, (ws) => {
         const conn = new WsConnection<Sub>(ws, remoteAddr, opts, deadlines);
         connections.add(conn);
         ws.once("close", () => connections.delete(conn));
@@ -298,7 +314,7 @@ export function createWsTransport<Sub extends WsSubscription>(opts: WsTransportO
     closeAll() {
       for (const c of connections) c.shutdown();
       connections.clear();
-      wss.close();
+      wss?.close();
     },
   };
 }

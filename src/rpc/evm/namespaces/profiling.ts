@@ -1,12 +1,18 @@
 import { writeFile } from "node:fs/promises";
-import { Session } from "node:inspector";
+import type { Session } from "node:inspector";
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
-import { getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from "node:v8";
+import type * as V8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { WireValue } from "../../jsonrpc/index.js";
 import type { EvmCallContext, ProfilerState } from "../context.js";
 import { serverError } from "../errors.js";
+
+/** node:inspector and node:v8, loaded when a profiling method is called (start-up time, docs/dev-chain.md "Start-up"). */
+const nodeRequire = createRequire(import.meta.url);
+const inspector = (): typeof import("node:inspector") => nodeRequire("node:inspector");
+const v8 = (): typeof V8 => nodeRequire("node:v8");
 
 /**
  * debug profiling on Node.js: CPU profiles through the inspector (.cpuprofile JSON, opened by
@@ -45,7 +51,7 @@ export function newProfilerState(): ProfilerState {
 export function setGcPercent(
   state: ProfilerState,
   percent: number,
-  setV8Flags: (flags: string) => void = setFlagsFromString,
+  setV8Flags: (flags: string) => void = (flags) => v8().setFlagsFromString(flags),
 ): number {
   const previous = state.gcPercent;
   setV8Flags(`--heap-growing-percent=${percent < 0 ? 0 : Math.max(1, percent)}`);
@@ -68,7 +74,7 @@ function post<T>(session: Session, method: string): Promise<T> {
 export async function startCpuProfile(state: ProfilerState, file: string): Promise<void> {
   if (state.stopCpuProfile !== undefined) throw serverError("CPU profiling already in progress");
   const path = resolve(file);
-  const session = new Session();
+  const session = new (inspector().Session)();
   session.connect();
   await post(session, "Profiler.enable");
   await post(session, "Profiler.start");
@@ -90,13 +96,13 @@ export async function stopCpuProfile(state: ProfilerState): Promise<string> {
 }
 
 export function writeMemProfile(file: string): void {
-  writeHeapSnapshot(resolve(file));
+  v8().writeHeapSnapshot(resolve(file));
 }
 
 /** runtime.MemStats-like numbers from V8 and the process. */
 export function memStats(): WireValue {
   const mem = process.memoryUsage();
-  const heap = getHeapStatistics();
+  const heap = v8().getHeapStatistics();
   return {
     Alloc: mem.heapUsed,
     TotalAlloc: heap.total_heap_size,
@@ -147,7 +153,7 @@ export function gcStats(): WireValue {
 
 /** Runs a full garbage collection (debug.FreeOSMemory). */
 export function freeOsMemory(): void {
-  setFlagsFromString("--expose-gc");
+  v8().setFlagsFromString("--expose-gc");
   const gc = runInNewContext("gc") as () => void;
   gc();
 }
