@@ -29,7 +29,7 @@ import {
   MiningPolicy,
   makeGenesisState,
 } from "../consensus/index.js";
-import { ChainEpoch, EventBus } from "../events/index.js";
+import { CANCEL_REASONS, ChainEpoch, EventBus, TxInclusion } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
@@ -75,6 +75,8 @@ export interface RunningNode {
   readonly blockStore: BlockStore;
   /** How many times the chain reused heights (a dev chain's rollbacks), with a listener per rewind. */
   readonly epoch: ChainEpoch;
+  /** The one "tx included" wait, fed with each block once it is indexed and readable. */
+  readonly txInclusion: TxInclusion;
   /** The application (EvmApplication when proxy_app = "evm"). */
   readonly app: Application;
   /** Dev accounts the EVM app funded at genesis (empty for other apps or funded genesis files). */
@@ -219,6 +221,7 @@ async function build(
     mempool,
     blockStore: core.blockStore,
     epoch: core.epoch,
+    txInclusion: core.txInclusion,
     app,
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     dev: devControl,
@@ -316,6 +319,8 @@ interface Core extends Base {
   readonly bus: EventBus;
   readonly indexer: Indexer;
   readonly evmFeed: EvmFeed;
+  /** The one "tx included" wait (broadcast_tx_commit, automined sends, eth_sendRawTransactionSync, cheats). */
+  readonly txInclusion: TxInclusion;
   readonly publisher: IndexingPublisher;
   readonly evidencePool: EvidencePool;
   readonly consensusReactor: ConsensusReactor;
@@ -434,27 +439,32 @@ async function createEventDelivery(
   base: Base,
   metrics: NodeMetrics | undefined,
   live: LiveParts,
-): Promise<Pick<Core, "bus" | "indexer" | "evmFeed" | "publisher">> {
+): Promise<Pick<Core, "bus" | "indexer" | "evmFeed" | "txInclusion" | "publisher">> {
   const { config, log, stack, genesis, dbDir, noSync, blockStore } = base;
   const bus = new EventBus({ log: log.child({ module: "events" }) });
   stack.push("event bus", () => bus.close());
+  // Fed below with each block once it is indexed and readable; rejected at each rewind of the epoch.
+  const txInclusion = new TxInclusion({ epoch: base.epoch });
+  stack.push("tx inclusion waits", () => txInclusion.stop(CANCEL_REASONS.exited));
   const indexer = await createIndexer(config, genesis, dbDir, noSync);
   stack.push("indexer", () => indexer.close());
   live.bus = bus;
-  const evmFeed = new EvmFeed(base.epoch);
+  live.txInclusion = txInclusion;
+  const evmFeed = new EvmFeed(txInclusion, base.epoch);
   const publisher = new IndexingPublisher(
     bus,
     indexer,
     log.child({ module: "txindex" }),
-    ({ block }) => {
+    ({ block, resultFinalizeBlock }) => {
       const height = block.header.height;
       evmFeed.newBlock(height);
+      txInclusion.blockCommitted(height, block.data.txs, resultFinalizeBlock.txResults);
       metrics?.onBlock(block, blockStore.loadBlockMeta(height)?.blockSize ?? 0, live.blocksync?.isSyncing() ?? false);
     },
     () => blockStore.base(),
   );
   stack.push("event delivery", () => publisher.flush());
-  return { bus, indexer, evmFeed, publisher };
+  return { bus, indexer, evmFeed, txInclusion, publisher };
 }
 
 /**
@@ -743,6 +753,7 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
       app,
       mempool,
       bus,
+      txWaits: core.txInclusion,
       consensus,
       indexer,
       p2p: p2pAccess(sw),
@@ -790,6 +801,7 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
     signer,
     evidence: evidencePool,
     feed: core.evmFeed,
+    inclusion: core.txInclusion,
     epoch: core.epoch,
     time: devTime,
     log: log.child({ module: "dev" }),
@@ -1044,6 +1056,7 @@ async function catchUpIndexer(
 interface LiveParts {
   mempool?: Mempool;
   bus?: EventBus;
+  txInclusion?: TxInclusion;
   consensus?: Consensus;
   blocksync?: BlocksyncReactor;
   statesync?: StatesyncReactor;
@@ -1078,7 +1091,8 @@ function metricsSources(
     ...(app instanceof EvmApplication
       ? { baseFee: () => app.reader.baseFee(app.reader.latestHeight()) ?? app.reader.nextBaseFee() }
       : {}),
-    nodeSubscriptions: () => live.bus?.numSubscriptions() ?? 0,
+    // broadcast_tx_commit waits are subscriptions in CometBFT's count.
+    nodeSubscriptions: () => (live.bus?.numSubscriptions() ?? 0) + (live.txInclusion?.ownedWaits() ?? 0),
     evmSubscriptions: () => {
       const rt = live.evmRpc?.runtime;
       if (rt === undefined) return undefined;
