@@ -96,3 +96,12 @@ export class TxNotIncludedError extends TxWaitError {
     this.why = why;
   }
 }
+
+/** A store registered as rewindable cannot go back (a psql tx indexer); nothing was touched. */
+export class RewindRefusedError extends ComethError {
+  readonly store: string;
+  constructor(store: string, reason: string) {
+    super(reason);
+    this.store = store;
+  }
+}

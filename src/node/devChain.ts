@@ -13,10 +13,8 @@ import {
 } from "../app/index.js";
 import { packageVersion } from "../config/index.js";
 import type { Consensus, MiningPolicy } from "../consensus/index.js";
-import type { ChainEpoch, TxInclusion } from "../events/index.js";
-import type { Indexer } from "../indexer/index.js";
+import { type ChainEpoch, RewindRefusedError, type RewindRegistry, type TxInclusion } from "../events/index.js";
 import type { Mempool } from "../mempool/index.js";
-import type { FilePV } from "../privval/index.js";
 import {
   type DevCheatRequest,
   type DevControl,
@@ -26,7 +24,6 @@ import {
   type DevNodeInfo,
   type ImpersonatedTx,
 } from "../rpc/evm/index.js";
-import type { BlockStore, StateStore } from "../store/index.js";
 import { type ChainState, txHashHex } from "../types/index.js";
 import { bytesToHex } from "../util/bytes.js";
 import type { Clock } from "../util/clock.js";
@@ -115,12 +112,10 @@ export interface DevChainParts {
   mining: MiningPolicy;
   mempool: Mempool;
   app: EvmApplication;
-  blockStore: BlockStore;
-  stateStore: StateStore;
-  indexer: Indexer;
-  signer: FilePV;
-  /** The evidence pool keeps the chain state it saw last; a rollback hands it the restored one. */
-  evidence: { rollbackTo(state: ChainState): void };
+  /** Every store and cache a rollback takes back, registered once each (node/ fills it). */
+  rewind: RewindRegistry;
+  /** The chain state the rollback left as the latest, which consensus takes. */
+  restoredState: () => ChainState;
   feed: EvmFeed;
   /** The node's one "tx included" wait: automined sends and cheats wait here for their block. */
   inclusion: TxInclusion;
@@ -413,25 +408,18 @@ export class DevChain implements DevControl {
 
   async #rollbackTo(height: number): Promise<void> {
     const p = this.#p;
-    if (p.indexer.rollbackTo === undefined) {
-      throw new DevInputError(
-        'the tx indexer cannot forget blocks ([tx_index] indexer = "psql"); a dev chain reverts with "kv" or "null"',
-      );
+    // Before consensus is asked: a store that cannot go back leaves everything as it was.
+    try {
+      p.rewind.check();
+    } catch (err) {
+      if (err instanceof RewindRefusedError) throw new DevInputError(err.message);
+      throw err;
     }
-    const rollbackIndexer = p.indexer.rollbackTo.bind(p.indexer);
     await p.consensus.rewind(async () => {
       const release = await p.mempool.lock();
       try {
-        p.mempool.flush();
-        // The app first: a crash before the block store is rolled back replays the blocks into it.
-        await p.app.rollbackTo(height);
-        await rollbackIndexer(height);
-        const state = await p.stateStore.rollbackTo(height);
-        await p.blockStore.rollbackTo(height);
-        await p.signer.rollbackTo(height);
-        p.evidence.rollbackTo(state);
-        p.time.forgetPinned();
-        return state;
+        await p.rewind.rewindTo(height);
+        return p.restoredState();
       } finally {
         release();
       }

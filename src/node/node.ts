@@ -29,7 +29,7 @@ import {
   MiningPolicy,
   makeGenesisState,
 } from "../consensus/index.js";
-import { CANCEL_REASONS, ChainEpoch, EventBus, TxInclusion } from "../events/index.js";
+import { CANCEL_REASONS, ChainEpoch, EventBus, RewindRegistry, TxInclusion } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
@@ -50,6 +50,7 @@ import { bytesEqual, hexToBytes } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { DevChain, DevTime } from "./devChain.js";
+import { NodeServiceError } from "./errors.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
 import type { MetricsSources, NodeMetrics } from "./metrics.js";
@@ -790,16 +791,32 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
     return undefined;
   }
   const dev = core.opts.dev ?? {};
+  // What a rollback takes back, each store once, in the order they go back (docs/dev-chain.md,
+  // "Snapshots, revert and reset"). The app goes before the stores of blocks: a crash in between
+  // leaves the app behind them, and the start-up handshake replays the stored blocks into it.
+  const rewind = new RewindRegistry();
+  rewind.register({ name: "mempool", rewindTo: () => mempool.flush() });
+  rewind.register({ name: "EVM app", rewindTo: (height) => app.rollbackTo(height) });
+  rewind.register({
+    name: "tx indexer",
+    cannotRewind: () =>
+      indexer.rollbackTo === undefined
+        ? 'the tx indexer cannot forget blocks ([tx_index] indexer = "psql"); a dev chain reverts with "kv" or "null"'
+        : undefined,
+    rewindTo: (height) => indexer.rollbackTo?.(height),
+  });
+  rewind.register({ name: "state store", rewindTo: async (height) => void (await stateStore.rollbackTo(height)) });
+  rewind.register({ name: "block store", rewindTo: (height) => blockStore.rollbackTo(height) });
+  rewind.register({ name: "validator signer", rewindTo: (height) => signer.rollbackTo(height) });
+  rewind.register({ name: "evidence pool", rewindTo: () => evidencePool.rollbackTo(restoredState(stateStore)) });
+  rewind.register({ name: "block times", rewindTo: () => devTime.forgetPinned() });
   const devControl = new DevChain({
     consensus,
     mining,
     mempool,
     app,
-    blockStore,
-    stateStore,
-    indexer,
-    signer,
-    evidence: evidencePool,
+    rewind,
+    restoredState: () => restoredState(stateStore),
     feed: core.evmFeed,
     inclusion: core.txInclusion,
     epoch: core.epoch,
@@ -812,6 +829,13 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
   // Clients see the loaded state from their first request, as with anvil --load-state.
   if (dev.loadState !== undefined) await devControl.loadState(dev.loadState);
   return devControl;
+}
+
+/** The chain state a rollback left as the latest (the state store's rollbackTo made it so). */
+function restoredState(stateStore: StateStore): ChainState {
+  const state = stateStore.load();
+  if (state === undefined) throw new NodeServiceError("the state store holds no chain state after the rollback");
+  return state;
 }
 
 /** The Ethereum JSON-RPC (`[json-rpc] enable` on the EVM app), with its read workers. */
