@@ -54,16 +54,29 @@ test("behavior: many waiters, on one tx and on several, each settle once from th
   expect([...inc.owners()]).toEqual([]);
 });
 
-test("behavior: a wait that starts after its tx's block resolves at once while the inclusion is among the recent ones", async () => {
+test("behavior: a wait with acceptRecent that starts after its tx's block resolves at once while the inclusion is among the recent ones", async () => {
   const inc = new TxInclusion({ recent: 2 });
   inc.blockCommitted(1, [tx("a"), tx("b")], [result(0), result(1)]);
-  await expect(inc.wait(tx("a")).promise).resolves.toEqual({ height: 1, index: 0, result: result(0) });
+  await expect(inc.wait(tx("a"), { acceptRecent: true }).promise).resolves.toEqual({
+    height: 1,
+    index: 0,
+    result: result(0),
+  });
   inc.blockCommitted(2, [tx("c")], [result(2)]);
   // "a" fell out of the window of 2: the wait waits.
-  const late = inc.wait(tx("a"), { maxBlocks: 1 });
-  await expect(inc.wait(tx("b")).promise).resolves.toMatchObject({ height: 1, index: 1 });
+  const late = inc.wait(tx("a"), { maxBlocks: 1, acceptRecent: true });
+  await expect(inc.wait(tx("b"), { acceptRecent: true }).promise).resolves.toMatchObject({ height: 1, index: 1 });
   inc.blockCommitted(3, [], []);
   await expect(late.promise).rejects.toBeInstanceOf(TxNotIncludedError);
+});
+
+test("behavior: without acceptRecent a wait wants the next block with the tx, not an earlier one with the same bytes", async () => {
+  const inc = new TxInclusion();
+  inc.blockCommitted(1, [tx("k=v")], [result(0)]);
+  const again = inc.wait(tx("k=v"));
+  inc.blockCommitted(2, [], []);
+  inc.blockCommitted(3, [tx("k=v")], [result(5)]);
+  await expect(again.promise).resolves.toEqual({ height: 3, index: 0, result: result(5) });
 });
 
 test("behavior: the timeout rejects with TxWaitTimeoutError and the wait is gone", async () => {
@@ -103,8 +116,8 @@ test("behavior: a rewind of the chain epoch rejects every open wait and forgets 
   await expect(b.promise).rejects.toBeInstanceOf(TxWaitRewoundError);
   expect(inc.size()).toBe(0);
   // Height 1 stays; height 2 will be made again, so its tx is waited for anew.
-  await expect(inc.wait(tx("old")).promise).resolves.toMatchObject({ height: 1 });
-  const again = inc.wait(tx("new"));
+  await expect(inc.wait(tx("old"), { acceptRecent: true }).promise).resolves.toMatchObject({ height: 1 });
+  const again = inc.wait(tx("new"), { acceptRecent: true });
   inc.blockCommitted(2, [tx("z"), tx("new")], [result(0), result(3)]);
   await expect(again.promise).resolves.toMatchObject({ height: 2, index: 1 });
 });

@@ -28,6 +28,13 @@ export interface TxWaitOptions {
   stillPending?: () => boolean;
   /** Who waits (the node RPC's subscriber id), for per-client counts and limits. */
   owner?: string;
+  /**
+   * A block committed before the wait started counts (among the last `recent` inclusions kept): for
+   * callers that start waiting after the tx was admitted. Off by default: a wait started before
+   * CheckTx wants the block after it, and the same bytes may be admitted and included again (a
+   * kvstore tx once the mempool cache forgot it).
+   */
+  acceptRecent?: boolean;
 }
 
 /** One wait: `promise` settles once; `cancel()` drops the wait, and its promise then never settles. */
@@ -67,8 +74,8 @@ export const DEFAULT_RECENT_INCLUSIONS = 256;
  * committed block once the block is indexed and readable (`blockCommitted`), every rewind of the
  * chain epoch (`rewound`) and its stop (`stop`): one feed for all waiters, however many there are.
  *
- * A tx is named by its bytes (CometBFT's tx hash, sha256). A wait started after the tx's block
- * resolves at once while the inclusion is among the last `recent` ones kept.
+ * A tx is named by its bytes (CometBFT's tx hash, sha256). A wait with `acceptRecent` started after
+ * the tx's block resolves at once while the inclusion is among the last `recent` ones kept.
  */
 export class TxInclusion {
   /** tx hash hex → its waiters, in the order they started. */
@@ -91,7 +98,7 @@ export class TxInclusion {
   wait(tx: Uint8Array, opts: TxWaitOptions = {}): TxWait {
     const key = txHashHex(tx);
     if (this.#stopped !== undefined) return settledWait(Promise.reject(new TxWaitStoppedError(this.#stopped)));
-    const seen = this.#recent.get(key);
+    const seen = opts.acceptRecent === true ? this.#recent.get(key) : undefined;
     if (seen !== undefined) return settledWait(Promise.resolve(seen));
     let waiter: Waiter | undefined;
     const promise = new Promise<TxIncluded>((resolve, reject) => {

@@ -296,6 +296,7 @@ export class DevChain implements DevControl {
       timeoutMs: AUTOMINE_WAIT_MS,
       maxBlocks: 3,
       stillPending: () => mempool.has(key),
+      acceptRecent: true,
     }).outcome;
   }
 

@@ -387,6 +387,8 @@ export interface TxWaitRequest {
   timeoutMs?: number;
   maxBlocks?: number;
   stillPending?: () => boolean;
+  /** A block committed before the wait started counts (for waits started after admission). */
+  acceptRecent?: boolean;
 }
 
 /** How EvmEventSource.waitForTx ended. */
