@@ -50,3 +50,58 @@ export class SubscribeAbortedError extends ComethError {
     super("subscribe aborted before it started", { cause });
   }
 }
+
+/** Why a wait for a tx's block (txInclusion.ts) ended without the block. */
+export class TxWaitError extends ComethError {}
+
+/** The wait's `timeoutMs` passed before a block included the tx. */
+export class TxWaitTimeoutError extends TxWaitError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`no block included the tx within ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The chain went back to `height` (a dev chain's rollback) while the tx waited: its mempool was flushed. */
+export class TxWaitRewoundError extends TxWaitError {
+  readonly height: number;
+  constructor(height: number) {
+    super(`the chain was rolled back to height ${height} before a block included the tx`);
+    this.height = height;
+  }
+}
+
+/** The node is stopping; `reason` is what the node RPC reports ("CometBFT exited"). */
+export class TxWaitStoppedError extends TxWaitError {
+  readonly reason: string;
+  constructor(reason: string) {
+    super(`stopped waiting for the tx: ${reason}`);
+    this.reason = reason;
+  }
+}
+
+/**
+ * The tx will not be included: `maxBlocks` blocks were committed without it ("blocks"), or the
+ * wait's `stillPending` said it left the mempool ("dropped").
+ */
+export class TxNotIncludedError extends TxWaitError {
+  readonly why: "blocks" | "dropped";
+  constructor(why: "blocks" | "dropped", blocks: number) {
+    super(
+      why === "blocks"
+        ? `${blocks} blocks were committed without the tx`
+        : `the tx left the mempool without being included (after ${blocks} blocks)`,
+    );
+    this.why = why;
+  }
+}
+
+/** A store registered as rewindable cannot go back (a psql tx indexer); nothing was touched. */
+export class RewindRefusedError extends ComethError {
+  readonly store: string;
+  constructor(store: string, reason: string) {
+    super(reason);
+    this.store = store;
+  }
+}

@@ -13,10 +13,8 @@ import {
 } from "../app/index.js";
 import { packageVersion } from "../config/index.js";
 import type { Consensus, MiningPolicy } from "../consensus/index.js";
-import type { ChainEpoch } from "../events/index.js";
-import type { Indexer } from "../indexer/index.js";
+import { type ChainEpoch, RewindRefusedError, type RewindRegistry, type TxInclusion } from "../events/index.js";
 import type { Mempool } from "../mempool/index.js";
-import type { FilePV } from "../privval/index.js";
 import {
   type DevCheatRequest,
   type DevControl,
@@ -26,7 +24,6 @@ import {
   type DevNodeInfo,
   type ImpersonatedTx,
 } from "../rpc/evm/index.js";
-import type { BlockStore, StateStore } from "../store/index.js";
 import { type ChainState, txHashHex } from "../types/index.js";
 import { bytesToHex } from "../util/bytes.js";
 import type { Clock } from "../util/clock.js";
@@ -39,6 +36,8 @@ export const ANVIL_COMPAT_VERSION = "1.7.1";
 const NS = 1_000_000_000n;
 /** hardhat_mine / anvil_mine take at most this many blocks in one call (each is a real block). */
 export const MAX_MINE_BLOCKS = 1_000_000n;
+/** How long an automined send waits for its block before answering anyway (three blocks at most). */
+const AUTOMINE_WAIT_MS = 30_000;
 /** anvil_loadState is committed in entries of about this many bytes (mempool max_tx_bytes is above it). */
 const LOAD_STATE_CHUNK_BYTES = 512 * 1024;
 
@@ -113,13 +112,13 @@ export interface DevChainParts {
   mining: MiningPolicy;
   mempool: Mempool;
   app: EvmApplication;
-  blockStore: BlockStore;
-  stateStore: StateStore;
-  indexer: Indexer;
-  signer: FilePV;
-  /** The evidence pool keeps the chain state it saw last; a rollback hands it the restored one. */
-  evidence: { rollbackTo(state: ChainState): void };
+  /** Every store and cache a rollback takes back, registered once each (node/ fills it). */
+  rewind: RewindRegistry;
+  /** The chain state the rollback left as the latest, which consensus takes. */
+  restoredState: () => ChainState;
   feed: EvmFeed;
+  /** The node's one "tx included" wait: automined sends and cheats wait here for their block. */
+  inclusion: TxInclusion;
   /** Told of each rollback; both RPC servers and their memos by height follow it. */
   epoch: ChainEpoch;
   time: DevTime;
@@ -289,13 +288,16 @@ export class DevChain implements DevControl {
   async afterSubmit(raw: Uint8Array, hash: Uint8Array): Promise<void> {
     if (!this.automine()) return;
     const key = txHashHex(raw);
-    const reader = this.#p.app.reader;
-    // A block already being made may not carry it; the next one does unless it cannot run yet.
-    for (let blocks = 0; blocks < 3; blocks++) {
-      if (reader.txLocation(hash) !== undefined) return;
-      if (!this.#p.mempool.has(key)) return;
-      if (!(await this.#p.feed.nextBlock(10_000))) return;
-    }
+    const mempool = this.#p.mempool;
+    if (this.#p.app.reader.txLocation(hash) !== undefined || !mempool.has(key)) return;
+    // A block already being made may not carry it; the next one does unless it cannot run yet (it
+    // leaves the mempool, or stays for a nonce gap: then the send answers after three blocks).
+    await this.#p.inclusion.waitOutcome(raw, {
+      timeoutMs: AUTOMINE_WAIT_MS,
+      maxBlocks: 3,
+      stillPending: () => mempool.has(key),
+      acceptRecent: true,
+    }).outcome;
   }
 
   // ---- time --------------------------------------------------------------------------------------
@@ -407,25 +409,18 @@ export class DevChain implements DevControl {
 
   async #rollbackTo(height: number): Promise<void> {
     const p = this.#p;
-    if (p.indexer.rollbackTo === undefined) {
-      throw new DevInputError(
-        'the tx indexer cannot forget blocks ([tx_index] indexer = "psql"); a dev chain reverts with "kv" or "null"',
-      );
+    // Before consensus is asked: a store that cannot go back leaves everything as it was.
+    try {
+      p.rewind.check();
+    } catch (err) {
+      if (err instanceof RewindRefusedError) throw new DevInputError(err.message);
+      throw err;
     }
-    const rollbackIndexer = p.indexer.rollbackTo.bind(p.indexer);
     await p.consensus.rewind(async () => {
       const release = await p.mempool.lock();
       try {
-        p.mempool.flush();
-        // The app first: a crash before the block store is rolled back replays the blocks into it.
-        await p.app.rollbackTo(height);
-        await rollbackIndexer(height);
-        const state = await p.stateStore.rollbackTo(height);
-        await p.blockStore.rollbackTo(height);
-        await p.signer.rollbackTo(height);
-        p.evidence.rollbackTo(state);
-        p.time.forgetPinned();
-        return state;
+        await p.rewind.rewindTo(height);
+        return p.restoredState();
       } finally {
         release();
       }
@@ -436,22 +431,40 @@ export class DevChain implements DevControl {
 
   // ---- cheats and impersonation ------------------------------------------------------------------
 
-  /** Puts an entry in the mempool and commits blocks until one carries it. */
+  /**
+   * Puts an entry in the mempool and commits blocks until one carries it; answers once that block is
+   * readable (the node's one "tx included" wait, started before CheckTx so an automined block is seen).
+   */
   async #commitEntry(entry: DevEntry, cheatsOnly: boolean): Promise<void> {
     const raw = encodeDevEntry(entry);
-    const res = await this.#p.mempool.checkTx(raw);
-    if (res.code !== 0) throw new DevInputError(res.log === "" ? `CheckTx failed with code ${res.code}` : res.log);
     const key = txHashHex(raw);
+    const mempool = this.#p.mempool;
+    const included = this.#p.inclusion.waitOutcome(raw, { stillPending: () => mempool.has(key) });
+    let res: Awaited<ReturnType<Mempool["checkTx"]>>;
+    try {
+      res = await mempool.checkTx(raw);
+    } catch (err) {
+      included.cancel();
+      throw err;
+    }
+    if (res.code !== 0) {
+      included.cancel();
+      throw new DevInputError(res.log === "" ? `CheckTx failed with code ${res.code}` : res.log);
+    }
     // A block already being made may not carry it; the next one does (it always fits: entries are
-    // bounded far below a block).
-    for (let i = 0; i < 3 && this.#p.mempool.has(key); i++) {
+    // bounded far below a block). The mempool says at once whether a committed block took it.
+    for (let i = 0; i < 3 && mempool.has(key); i++) {
       if (cheatsOnly && !this.automine()) this.#p.app.setCheatsOnlyProposal(true);
       await this.#p.mining.mineBlocks(1);
     }
-    if (this.#p.mempool.has(key)) {
+    if (mempool.has(key)) {
+      included.cancel();
       await this.#removePending([key]);
       throw new Error(`the ${entry.op} entry was still waiting after 3 blocks; it was dropped, nothing was applied`);
     }
+    // Out of the mempool: its block is being indexed (or, never seen so far, it was dropped, which the
+    // wait reports at the next block; the cheat then answers as it always did, without an error).
+    await included.outcome;
   }
 
   cheat(c: DevCheatRequest): Promise<void> {

@@ -29,7 +29,7 @@ import {
   MiningPolicy,
   makeGenesisState,
 } from "../consensus/index.js";
-import { ChainEpoch, EventBus } from "../events/index.js";
+import { CANCEL_REASONS, ChainEpoch, EventBus, RewindRegistry, TxInclusion } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
 import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
@@ -51,6 +51,7 @@ import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { startupMark } from "../util/startupTrace.js";
 import { DevChain, DevTime } from "./devChain.js";
+import { NodeServiceError } from "./errors.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
 import type { MetricsSources, NodeMetrics } from "./metrics.js";
@@ -76,6 +77,8 @@ export interface RunningNode {
   readonly blockStore: BlockStore;
   /** How many times the chain reused heights (a dev chain's rollbacks), with a listener per rewind. */
   readonly epoch: ChainEpoch;
+  /** The one "tx included" wait, fed with each block once it is indexed and readable. */
+  readonly txInclusion: TxInclusion;
   /** The application (EvmApplication when proxy_app = "evm"). */
   readonly app: Application;
   /** Dev accounts the EVM app funded at genesis (empty for other apps or funded genesis files). */
@@ -233,6 +236,7 @@ async function build(
     mempool,
     blockStore: core.blockStore,
     epoch: core.epoch,
+    txInclusion: core.txInclusion,
     app,
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     dev: devControl,
@@ -330,6 +334,8 @@ interface Core extends Base {
   readonly bus: EventBus;
   readonly indexer: Indexer;
   readonly evmFeed: EvmFeed;
+  /** The one "tx included" wait (broadcast_tx_commit, automined sends, eth_sendRawTransactionSync, cheats). */
+  readonly txInclusion: TxInclusion;
   readonly publisher: IndexingPublisher;
   readonly evidencePool: EvidencePool;
   readonly consensusReactor: ConsensusReactor;
@@ -448,27 +454,32 @@ async function createEventDelivery(
   base: Base,
   metrics: NodeMetrics | undefined,
   live: LiveParts,
-): Promise<Pick<Core, "bus" | "indexer" | "evmFeed" | "publisher">> {
+): Promise<Pick<Core, "bus" | "indexer" | "evmFeed" | "txInclusion" | "publisher">> {
   const { config, log, stack, genesis, dbDir, noSync, blockStore } = base;
   const bus = new EventBus({ log: log.child({ module: "events" }) });
   stack.push("event bus", () => bus.close());
+  // Fed below with each block once it is indexed and readable; rejected at each rewind of the epoch.
+  const txInclusion = new TxInclusion({ epoch: base.epoch });
+  stack.push("tx inclusion waits", () => txInclusion.stop(CANCEL_REASONS.exited));
   const indexer = await createIndexer(config, genesis, dbDir, noSync);
   stack.push("indexer", () => indexer.close());
   live.bus = bus;
-  const evmFeed = new EvmFeed(base.epoch);
+  live.txInclusion = txInclusion;
+  const evmFeed = new EvmFeed(txInclusion, base.epoch);
   const publisher = new IndexingPublisher(
     bus,
     indexer,
     log.child({ module: "txindex" }),
-    ({ block }) => {
+    ({ block, resultFinalizeBlock }) => {
       const height = block.header.height;
       evmFeed.newBlock(height);
+      txInclusion.blockCommitted(height, block.data.txs, resultFinalizeBlock.txResults);
       metrics?.onBlock(block, blockStore.loadBlockMeta(height)?.blockSize ?? 0, live.blocksync?.isSyncing() ?? false);
     },
     () => blockStore.base(),
   );
   stack.push("event delivery", () => publisher.flush());
-  return { bus, indexer, evmFeed, publisher };
+  return { bus, indexer, evmFeed, txInclusion, publisher };
 }
 
 /**
@@ -757,6 +768,7 @@ async function startNodeRpc(core: Core, sw: Switch, blocksync: BlocksyncReactor)
       app,
       mempool,
       bus,
+      txWaits: core.txInclusion,
       consensus,
       indexer,
       p2p: p2pAccess(sw),
@@ -793,17 +805,34 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
     return undefined;
   }
   const dev = core.opts.dev ?? {};
+  // What a rollback takes back, each store once, in the order they go back (docs/dev-chain.md,
+  // "Snapshots, revert and reset"). The app goes before the stores of blocks: a crash in between
+  // leaves the app behind them, and the start-up handshake replays the stored blocks into it.
+  const rewind = new RewindRegistry();
+  rewind.register({ name: "mempool", rewindTo: () => mempool.flush() });
+  rewind.register({ name: "EVM app", rewindTo: (height) => app.rollbackTo(height) });
+  rewind.register({
+    name: "tx indexer",
+    cannotRewind: () =>
+      indexer.rollbackTo === undefined
+        ? 'the tx indexer cannot forget blocks ([tx_index] indexer = "psql"); a dev chain reverts with "kv" or "null"'
+        : undefined,
+    rewindTo: (height) => indexer.rollbackTo?.(height),
+  });
+  rewind.register({ name: "state store", rewindTo: async (height) => void (await stateStore.rollbackTo(height)) });
+  rewind.register({ name: "block store", rewindTo: (height) => blockStore.rollbackTo(height) });
+  rewind.register({ name: "validator signer", rewindTo: (height) => signer.rollbackTo(height) });
+  rewind.register({ name: "evidence pool", rewindTo: () => evidencePool.rollbackTo(restoredState(stateStore)) });
+  rewind.register({ name: "block times", rewindTo: () => devTime.forgetPinned() });
   const devControl = new DevChain({
     consensus,
     mining,
     mempool,
     app,
-    blockStore,
-    stateStore,
-    indexer,
-    signer,
-    evidence: evidencePool,
+    rewind,
+    restoredState: () => restoredState(stateStore),
     feed: core.evmFeed,
+    inclusion: core.txInclusion,
     epoch: core.epoch,
     time: devTime,
     log: log.child({ module: "dev" }),
@@ -814,6 +843,13 @@ async function createDevControl(core: Core): Promise<DevChain | undefined> {
   // Clients see the loaded state from their first request, as with anvil --load-state.
   if (dev.loadState !== undefined) await devControl.loadState(dev.loadState);
   return devControl;
+}
+
+/** The chain state a rollback left as the latest (the state store's rollbackTo made it so). */
+function restoredState(stateStore: StateStore): ChainState {
+  const state = stateStore.load();
+  if (state === undefined) throw new NodeServiceError("the state store holds no chain state after the rollback");
+  return state;
 }
 
 /** The Ethereum JSON-RPC (`[json-rpc] enable` on the EVM app), with its read workers. */
@@ -1058,6 +1094,7 @@ async function catchUpIndexer(
 interface LiveParts {
   mempool?: Mempool;
   bus?: EventBus;
+  txInclusion?: TxInclusion;
   consensus?: Consensus;
   blocksync?: BlocksyncReactor;
   statesync?: StatesyncReactor;
@@ -1092,7 +1129,8 @@ function metricsSources(
     ...(app instanceof EvmApplication
       ? { baseFee: () => app.reader.baseFee(app.reader.latestHeight()) ?? app.reader.nextBaseFee() }
       : {}),
-    nodeSubscriptions: () => live.bus?.numSubscriptions() ?? 0,
+    // broadcast_tx_commit waits are subscriptions in CometBFT's count.
+    nodeSubscriptions: () => (live.bus?.numSubscriptions() ?? 0) + (live.txInclusion?.ownedWaits() ?? 0),
     evmSubscriptions: () => {
       const rt = live.evmRpc?.runtime;
       if (rt === undefined) return undefined;

@@ -1,7 +1,7 @@
 import type { Application } from "../app/index.js";
 import { COMETBFT_VERSION, type NodeConfig, type NodeKey } from "../config/index.js";
 import type { Consensus } from "../consensus/index.js";
-import { type ChainEpoch, type EventBus, parseQuery } from "../events/index.js";
+import { type ChainEpoch, type EventBus, parseQuery, type TxInclusion } from "../events/index.js";
 import type { Indexer } from "../indexer/index.js";
 import type { Mempool } from "../mempool/index.js";
 import type { NodeInfo } from "../p2p/index.js";
@@ -33,6 +33,8 @@ export interface ServiceParts {
   app: Application;
   mempool: Mempool;
   bus: EventBus;
+  /** The node's one "tx included" wait (broadcast_tx_commit waits on it). */
+  txWaits: TxInclusion;
   consensus: Consensus;
   indexer: Indexer;
   p2p?: P2PAccess;
@@ -95,6 +97,7 @@ export function buildCometServices(p: ServiceParts): CometServices {
     app: p.app,
     mempool: p.mempool,
     events: p.bus,
+    txWaits: p.txWaits,
     parseQuery,
     consensus: p.consensus,
     indexer: p.indexer,

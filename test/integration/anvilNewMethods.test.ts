@@ -10,7 +10,7 @@ import {
   walletActions,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { type InProcessEvmNode, startInProcessDevNode, startInProcessEvmNode } from "./inProcessNode.js";
 
 /**
@@ -119,6 +119,31 @@ describe("on a dev chain", () => {
       // A 0x quantity timeout is read too; a bad one is -32602 and sends nothing.
       expect((await rpc("eth_sendRawTransactionSync", [raw, "0xzz"])).error?.code).toBe(-32602);
       expect((await rpc("eth_sendRawTransactionSync", [raw, -1])).error?.code).toBe(-32602);
+    } finally {
+      await t.setAutomine(true);
+    }
+  });
+
+  test("error: a rollback while eth_sendRawTransactionSync waits ends it with a server error that says so", async () => {
+    const { wallet, test: t } = clients(n.evmHttpUrl);
+    await t.setAutomine(false);
+    try {
+      const id = (await rpc("evm_snapshot")).result;
+      const request = await wallet.prepareTransactionRequest({
+        to: "0x00000000000000000000000000000000000000e4",
+        value: 1n,
+      });
+      const raw = await wallet.signTransaction(request);
+      const waiting = rpc("eth_sendRawTransactionSync", [raw, 20_000]);
+      await vi.waitFor(async () => expect((await rpc("txpool_status")).result).toMatchObject({ pending: "0x1" }), {
+        timeout: 10_000,
+      });
+      expect((await rpc("evm_revert", [id])).result).toBe(true);
+      const res = await waiting;
+      expect(res.error?.code).toBe(-32000);
+      expect(res.error?.message).toMatch(
+        /^The transaction was added to the transaction pool but no block included it: the chain was rolled back to height \d+/,
+      );
     } finally {
       await t.setAutomine(true);
     }

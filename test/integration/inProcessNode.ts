@@ -160,7 +160,7 @@ export interface NodeEvmServices {
 export function nodeEvmServices(node: RunningNode): NodeEvmServices {
   const app = node.app;
   if (!(app instanceof EvmApplication)) throw new Error("the node does not run the EVM app");
-  const feed = new EvmFeed(node.epoch);
+  const feed = new EvmFeed(node.txInclusion, node.epoch);
   const services = buildEvmServices({
     config: node.config,
     genesis: node.genesis,

@@ -1,16 +1,18 @@
-import type { ChainEpoch } from "../../events/index.js";
-import type { EvmEventSource } from "../../rpc/evm/index.js";
+import type { ChainEpoch, TxInclusion } from "../../events/index.js";
+import type { EvmEventSource, TxWaitOutcome, TxWaitRequest } from "../../rpc/evm/index.js";
 
 /**
  * The RPC's event source (`events`): the node calls it for committed blocks and admitted txs;
- * rollbacks come from the node's chain epoch.
+ * rollbacks come from the node's chain epoch, waits for a tx's block from the node's TxInclusion.
  */
 export class EvmFeed implements EvmEventSource {
   readonly #blocks = new Set<(height: number) => void>();
   readonly #pending = new Set<(hash: Uint8Array) => void>();
   readonly #epoch: ChainEpoch | undefined;
+  readonly #inclusion: TxInclusion;
 
-  constructor(epoch?: ChainEpoch) {
+  constructor(inclusion: TxInclusion, epoch?: ChainEpoch) {
+    this.#inclusion = inclusion;
     this.#epoch = epoch;
   }
 
@@ -27,25 +29,8 @@ export class EvmFeed implements EvmEventSource {
     this.#pending.add(listener);
     return () => this.#pending.delete(listener);
   }
-  /**
-   * The one "wait for the next block" the node has: resolves true at the next committed block (once
-   * the RPC can read it), false after `timeoutMs` or when `signal` aborts. eth_sendRawTransactionSync and the dev chain's
-   * automine answers wait for a tx's block with it.
-   */
-  nextBlock(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    return new Promise((resolve) => {
-      const done = (seen: boolean): void => {
-        clearTimeout(timer);
-        this.#blocks.delete(onBlock);
-        signal?.removeEventListener("abort", onAbort);
-        resolve(seen);
-      };
-      const onBlock = (): void => done(true);
-      const onAbort = (): void => done(false);
-      const timer = setTimeout(onAbort, timeoutMs);
-      this.#blocks.add(onBlock);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+  waitForTx(raw: Uint8Array, opts: TxWaitRequest): { outcome: Promise<TxWaitOutcome>; cancel(): void } {
+    return this.#inclusion.waitOutcome(raw, opts);
   }
   newBlock(height: number): void {
     for (const l of this.#blocks) l(height);

@@ -1,10 +1,9 @@
 import type { CheckTxResponse } from "../../types/abci.js";
-import { bytesToHexUpper } from "../../util/bytes.js";
 import { errorText, InternalError, type WireValue } from "../jsonrpc/index.js";
 import type { CometCallContext } from "./context.js";
 import { EMPTY_EXEC_TX_RESULT, encodeCheckTxJsonpb, encodeExecTxResultJsonpb } from "./encode/abci.js";
 import { hex, i64 } from "./encode/wire.js";
-import type { CometServices, EventPayloads, EventQuery, EventSubscription } from "./services.js";
+import type { CometServices } from "./services.js";
 import { checkSubscriptionLimits } from "./subscriptions.js";
 
 /** broadcast_tx_async / _sync / _commit (rpc/core/mempool.go). */
@@ -50,7 +49,11 @@ function commitResult(check: CheckTxResponse, txResult: WireValue, hash: Uint8Ar
   return { check_tx: encodeCheckTxJsonpb(check), tx_result: txResult, hash: hex(hash), height: i64(height) };
 }
 
-/** Subscribes to the tx's Tx event before CheckTx, then waits for inclusion or the timeout. */
+/**
+ * Starts waiting for the tx's block before CheckTx (as CometBFT subscribes to its Tx event first),
+ * then waits for inclusion or `timeout_broadcast_tx_commit`. The wait is the node's one "tx included"
+ * primitive (services.txWaits); it counts as one of the client's subscriptions, as CometBFT's does.
+ */
 export async function broadcastTxCommit(
   tx: Uint8Array,
   services: CometServices,
@@ -59,39 +62,26 @@ export async function broadcastTxCommit(
   const subscriber = ctx.remoteAddr;
   checkSubscriptionLimits(services, ctx, subscriber);
   const hash = services.types.txHash(tx);
-  let query: EventQuery;
-  let sub: EventSubscription;
+  // libs/pubsub refuses a second subscription of one client to the same tx's query.
+  if (services.txWaits.isWaiting(subscriber, tx))
+    throw new InternalError("failed to subscribe to tx: already subscribed");
+  const wait = services.txWaits.waitOutcome(tx, {
+    timeoutMs: ctx.runtime.settings.timeoutBroadcastTxCommitMs,
+    owner: subscriber,
+  });
+  let check: CheckTxResponse;
   try {
-    query = services.parseQuery(`tm.event='Tx' AND tx.hash='${bytesToHexUpper(hash)}'`);
-    sub = services.events.subscribe(subscriber, query);
+    check = await services.mempool.checkTx(tx);
   } catch (err) {
-    throw new InternalError(`failed to subscribe to tx: ${errorText(err)}`, { cause: err });
+    wait.cancel();
+    throw checkTxFailure(err, "error on broadcastTxCommit: ");
   }
-  try {
-    let check: CheckTxResponse;
-    try {
-      check = await services.mempool.checkTx(tx);
-    } catch (err) {
-      throw checkTxFailure(err, "error on broadcastTxCommit: ");
-    }
-    if (check.code !== 0) return commitResult(check, encodeExecTxResultJsonpb(EMPTY_EXEC_TX_RESULT), hash, 0);
-
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), ctx.runtime.settings.timeoutBroadcastTxCommitMs);
-    });
-    const outcome = await Promise.race([sub.next(), timeout]).finally(() => clearTimeout(timer));
-    if (outcome === "timeout") throw new InternalError("timed out waiting for tx to be included in a block");
-    if (outcome === undefined) {
-      throw new InternalError(`txSub was canceled (reason: ${sub.cancelled() ?? "CometBFT exited"})`);
-    }
-    const ev = outcome.data as EventPayloads["Tx"];
-    return commitResult(check, encodeExecTxResultJsonpb(ev.result), hash, ev.height);
-  } finally {
-    try {
-      services.events.unsubscribe(subscriber, query);
-    } catch (err) {
-      ctx.runtime.log.debug({ err }, "unsubscribing broadcast_tx_commit");
-    }
+  if (check.code !== 0) {
+    wait.cancel();
+    return commitResult(check, encodeExecTxResultJsonpb(EMPTY_EXEC_TX_RESULT), hash, 0);
   }
+  const outcome = await wait.outcome;
+  if (outcome.kind === "timeout") throw new InternalError("timed out waiting for tx to be included in a block");
+  if (outcome.kind !== "included") throw new InternalError(`txSub was canceled (reason: ${outcome.reason})`);
+  return commitResult(check, encodeExecTxResultJsonpb(outcome.result), hash, outcome.height);
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
 import { type InProcessNode, startInProcessNode } from "../../../test/integration/inProcessNode.js";
 import { formatRfc3339Nano } from "../../util/time.js";
 import { expectInternalError, expectMethodNotFound, expectParamsError, resultOf } from "./testing/expectations.js";
@@ -788,6 +788,21 @@ test("behavior: broadcast_tx_commit times out", async () => {
     const reply = await f.client.call("http", "broadcast_tx_commit", { tx: arg.bytes(Buffer.from("never")) });
     expectInternalError(reply, "http", "timed out waiting for tx to be included in a block");
     expect(f.node.bus.numClients()).toBe(0);
+  } finally {
+    await f.close();
+  }
+});
+
+test("behavior: a broadcast_tx_commit wait counts as a subscription for max_subscription_clients", async () => {
+  // Error level: a fake node whose mempool admits txs that no block ever includes, so the first wait stays open.
+  const f = await startFakeRpc({ maxSubscriptionClients: 1, timeoutBroadcastTxCommitMs: 3000 });
+  try {
+    const first = f.client.call("http", "broadcast_tx_commit", { tx: arg.bytes(Buffer.from("held")) });
+    await vi.waitFor(() => expect([...f.node.services.txWaits.owners()].length).toBe(1), { timeout: 2000 });
+    const second = await f.client.call("http", "broadcast_tx_commit", { tx: arg.bytes(Buffer.from("other")) });
+    expectInternalError(second, "http", "max_subscription_clients 1 reached");
+    expectInternalError(await first, "http", "timed out waiting for tx to be included in a block");
+    expect([...f.node.services.txWaits.owners()]).toEqual([]);
   } finally {
     await f.close();
   }

@@ -34,6 +34,8 @@ export interface CometServices {
   app: AppReader;
   mempool: MempoolAccess;
   events: EventBusAccess;
+  /** broadcast_tx_commit's wait for its tx's block (events/ TxInclusion, adapted by node/). */
+  txWaits: TxWaitAccess;
   /** The events/ query parser (`parseQuery`); throws with "offset N: got X, wanted Y". */
   parseQuery(text: string): EventQuery;
   consensus: ConsensusViews;
@@ -138,6 +140,33 @@ export interface EventBusAccess {
   unsubscribeAll(subscriber: string): void;
   numClients(): number;
   numClientSubscriptions(subscriber: string): number;
+}
+
+/**
+ * How a wait for a tx's block ended: "cancelled" when the node is stopping ("CometBFT exited") or the
+ * chain was rolled back; "notIncluded" only for waits bounded by blocks (not broadcast_tx_commit's).
+ */
+export type TxWaitOutcome =
+  | { kind: "included"; height: number; index: number; result: ExecTxResult }
+  | { kind: "timeout" }
+  | { kind: "cancelled"; reason: string }
+  | { kind: "notIncluded"; reason: string };
+
+/**
+ * The node's one wait for a tx's block (events/ TxInclusion). A wait counts as one of its owner's
+ * subscriptions in EventBusAccess's numbers, as CometBFT's broadcast_tx_commit subscription does.
+ */
+export interface TxWaitAccess {
+  /** Waits for the block that includes `tx`, at most `timeoutMs`; `cancel` drops a wait never awaited. */
+  waitOutcome(
+    tx: Uint8Array,
+    opts: { timeoutMs: number; owner: string },
+  ): { outcome: Promise<TxWaitOutcome>; cancel(): void };
+  /** True when `owner` already waits for `tx`. */
+  isWaiting(owner: string, tx: Uint8Array): boolean;
+  /** The owners with at least one open wait, and how many each has. */
+  owners(): Iterable<string>;
+  ownerWaits(owner: string): number;
 }
 
 /** The domain payloads of the events RPC pushes (events/ EventMap). */

@@ -35,13 +35,19 @@ function parseQueryOrFail(services: CometServices, text: string): EventQuery {
   }
 }
 
-/** The subscription limits shared by subscribe and broadcast_tx_commit. */
+/**
+ * The subscription limits shared by subscribe and broadcast_tx_commit. A broadcast_tx_commit wait is
+ * a subscription in CometBFT, so the node's tx waits (services.txWaits) count with the bus's.
+ */
 export function checkSubscriptionLimits(services: CometServices, ctx: CometCallContext, subscriber: string): void {
   const { maxSubscriptionClients, maxSubscriptionsPerClient } = ctx.runtime.settings;
-  if (services.events.numClients() >= maxSubscriptionClients) {
+  const { events, txWaits } = services;
+  let clients = events.numClients();
+  for (const owner of txWaits.owners()) if (events.numClientSubscriptions(owner) === 0) clients++;
+  if (clients >= maxSubscriptionClients) {
     throw new InternalError(`max_subscription_clients ${maxSubscriptionClients} reached`);
   }
-  if (services.events.numClientSubscriptions(subscriber) >= maxSubscriptionsPerClient) {
+  if (events.numClientSubscriptions(subscriber) + txWaits.ownerWaits(subscriber) >= maxSubscriptionsPerClient) {
     throw new InternalError(`max_subscriptions_per_client ${maxSubscriptionsPerClient} reached`);
   }
 }

@@ -382,15 +382,34 @@ export interface FeeOracle {
 // ---------------------------------------------------------------------------------------------
 // Events
 
+/** EvmEventSource.waitForTx's bounds. */
+export interface TxWaitRequest {
+  timeoutMs?: number;
+  maxBlocks?: number;
+  stillPending?: () => boolean;
+  /** A block committed before the wait started counts (for waits started after admission). */
+  acceptRecent?: boolean;
+}
+
+/** How EvmEventSource.waitForTx ended. */
+export type TxWaitOutcome =
+  | { kind: "included"; height: number; index: number }
+  | { kind: "timeout" }
+  | { kind: "cancelled"; reason: string }
+  | { kind: "notIncluded"; reason: string };
+
 /** Push notifications from the node; each returns its unsubscribe function. */
 export interface EvmEventSource {
   /** Called once per committed block, after it is readable through ChainReader, in height order. */
   onNewBlock(listener: (height: number) => void): () => void;
   /**
-   * Resolves true at the next committed block (readable through ChainReader), false after
-   * `timeoutMs` or once `signal` aborts (eth_sendRawTransactionSync waits for its tx's block with it).
+   * The node's one "tx included" wait (events/ TxInclusion): the outcome once the block that includes
+   * `raw` is committed and readable through ChainReader, or why not (`timeoutMs` passed; "cancelled":
+   * the chain was rolled back or the node is stopping; "notIncluded": `maxBlocks` blocks went by without
+   * it or `stillPending`, asked after each such block, said it left the mempool). `cancel` drops a
+   * wait that will not be awaited. eth_sendRawTransactionSync and the dev chain's automined sends use it.
    */
-  nextBlock(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  waitForTx(raw: Uint8Array, opts: TxWaitRequest): { outcome: Promise<TxWaitOutcome>; cancel(): void };
   /** Called for each Ethereum tx this node's CheckTx accepted. */
   onPendingTransaction(listener: (hash: Uint8Array) => void): () => void;
   /**

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { parseQuery, type Query } from "../../../events/index.js";
+import { parseQuery, type Query, TxInclusion } from "../../../events/index.js";
 import type { AbciEvent, CheckTxResponse, ExecTxResult, FinalizeBlockResponse } from "../../../types/abci.js";
 import type { Block, BlockMeta, Commit, Header } from "../../../types/block.js";
 import type { BlockId } from "../../../types/blockId.js";
@@ -435,6 +435,8 @@ export function createFakeNode(opts: { txIndex?: boolean; unboundedBus?: boolean
       },
     },
     events: bus,
+    // events/' own wait: nothing here commits blocks, so a wait ends by its timeout.
+    txWaits: new TxInclusion(),
     parseQuery,
     consensus: { roundStateView: () => ROUND_STATE, peerStateViews: () => [] },
     indexer: {

@@ -85,7 +85,8 @@ export function formatGoDurationMs(ms: number): string {
  * block. The wait is the client's `timeoutMs` (0 or absent: 20 s; at most 60 s, geth's defaults); when
  * it passes, error 4 with the tx hash as data, in geth's words; the wait ends a second before the
  * server's http-timeout would answer for the request. On a dev chain with automine the block comes at
- * once and the same wait sees it.
+ * once and the same wait sees it. A rollback (evm_revert) or the node stopping while it waits ends
+ * the call with a server error that says so.
  */
 export async function sendRawTransactionSync(
   raw: Uint8Array,
@@ -93,9 +94,6 @@ export async function sendRawTransactionSync(
   s: EvmServices,
   ctx: EvmCallContext,
 ): Promise<WireValue> {
-  // Not submitRawTransaction: its automine wait is not bounded by this call's timeout; this loop waits
-  // for the automined block as for any other.
-  const hash = await admitRawTransaction(raw, s, ctx);
   let wait =
     timeoutMs === undefined || timeoutMs <= 0
       ? TX_SYNC_DEFAULT_TIMEOUT_MS
@@ -103,27 +101,29 @@ export async function sendRawTransactionSync(
   // End before the server's own request deadline (http-timeout), so the client gets code 4 and the hash.
   const limit = ctx.runtime.settings.requestTimeoutMs;
   if (limit > 0 && wait > limit - 1000) wait = Math.max(limit - 1000, 1);
-  const deadline = Date.now() + wait;
-  for (;;) {
-    // Listen for the next block before looking, so that a block landing in between is not missed.
-    const stop = new AbortController();
-    const left = deadline - Date.now();
-    const next = left > 0 ? s.events.nextBlock(left, stop.signal) : Promise.resolve(false);
-    const receipt = await s.chain.receiptByHash(hash);
-    if (receipt !== undefined) {
-      stop.abort();
-      return encodeReceipt(receipt);
-    }
-    if (!(await next)) {
-      // One last look: the block may have landed as the timer fired.
-      const late = await s.chain.receiptByHash(hash);
-      if (late !== undefined) return encodeReceipt(late);
-      throw new TxSyncTimeoutError(
-        `The transaction was added to the transaction pool but wasn't processed in ${formatGoDurationMs(wait)}`,
-        toData(hash),
-      );
-    }
+  // The node's one "tx included" wait, started before admission so that a block made at once
+  // (automine) is not missed. Not submitRawTransaction: its automine wait is not bounded by this
+  // call's timeout.
+  const pending = s.events.waitForTx(raw, { timeoutMs: wait });
+  let hash: Uint8Array;
+  try {
+    hash = await admitRawTransaction(raw, s, ctx);
+  } catch (err) {
+    pending.cancel();
+    throw err;
   }
+  const outcome = await pending.outcome;
+  // Also when the block landed as the timer fired.
+  const receipt = await s.chain.receiptByHash(hash);
+  if (receipt !== undefined) return encodeReceipt(receipt);
+  if (outcome.kind === "timeout") {
+    throw new TxSyncTimeoutError(
+      `The transaction was added to the transaction pool but wasn't processed in ${formatGoDurationMs(wait)}`,
+      toData(hash),
+    );
+  }
+  const why = outcome.kind === "included" ? `its block ${outcome.height} has no receipt for it` : outcome.reason;
+  throw serverError(`The transaction was added to the transaction pool but no block included it: ${why}`);
 }
 
 /** The keyring, when unlocked access is allowed; otherwise geth/Cosmos EVM's errors. */

@@ -10,6 +10,7 @@ import type {
   MempoolAccess,
   NodeInfoSource,
   StateReader,
+  TxWaitOutcome,
 } from "../services.js";
 import { SLOW } from "./contracts.js";
 
@@ -127,15 +128,14 @@ export function createFakeNode(): FakeNode {
     events: {
       onNewBlock: () => () => undefined,
       onPendingTransaction: () => () => undefined,
-      // No chain: no block ever comes.
-      nextBlock: (ms, signal) =>
-        new Promise((resolve) => {
-          const timer = setTimeout(() => resolve(false), ms);
-          signal?.addEventListener("abort", () => {
-            clearTimeout(timer);
-            resolve(false);
-          });
-        }),
+      // No chain: no block ever comes, so a wait ends by its timeout (or never, without one).
+      waitForTx: (_raw, opts) => {
+        let timer: NodeJS.Timeout | undefined;
+        const outcome = new Promise<TxWaitOutcome>((resolve) => {
+          if (opts.timeoutMs !== undefined) timer = setTimeout(() => resolve({ kind: "timeout" }), opts.timeoutMs);
+        });
+        return { outcome, cancel: () => clearTimeout(timer) };
+      },
     },
     node,
   };
