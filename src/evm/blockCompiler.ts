@@ -139,6 +139,9 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
   };
   /** Statements that write the stack back and leave at `pc`, for the loop to go on from. */
   const exit = (pc: number): string => `${writeBack()}return ${constant(pc)};\n`;
+  /** Leaves at `pc` (for the loop to grow memory) unless bytes x..x+width are inside the memory paid for. */
+  const inMemory = (x: string, width: number, pc: number): string =>
+    `if (typeof ${x} !== "number" || ${x} + ${width} > f.memory.size) {\n${exit(pc)}}\n`;
 
   let pc = start;
   if (code[pc] === 0x5b) pc++; // the JUMPDEST that starts the block (charged with it by the caller)
@@ -258,7 +261,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
       case 0x51: {
         ensure(1);
         const x = st[st.length - 1] as string;
-        body += `if (typeof ${x} !== "number" || ${x} + 32 > f.memory.size) {\n${exit(pc)}}\n`;
+        body += inMemory(x, 32, pc);
         st.pop();
         temp(`readWord(f.memory.dv, ${x})`);
         pc++;
@@ -267,7 +270,10 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
       case 0x56:
       case 0x57: {
         // The block's jump: taken, it returns the destination (a JUMPDEST, which the loop charges and
-        // runs next); JUMPI not taken returns -(next pc) - 1, the block there to be charged by the caller.
+        // runs next). JUMPI not taken leaves at the JUMPI itself, its operands on the stack: the loop runs
+        // it and charges the block after it, as for any JUMPI.
+        ensure(op === 0x57 ? 2 : 1);
+        const notTaken = op === 0x57 ? exit(pc) : "";
         const d = pop();
         const c = op === 0x57 ? pop() : "";
         // A destination pushed in this block is checked here, once; any other when the jump runs.
@@ -279,19 +285,15 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
               ? ""
               : "invalidJump();\n";
         const jump = `if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n${check}`;
-        body += writeBack();
-        if (op === 0x56) {
-          body += `${jump}return ${d};\n`;
-        } else {
-          body += `if (${c} !== 0) {\n${jump}return ${d};\n}\nreturn ${constant(-(pc + 1) - 1)};\n`;
-        }
+        if (op === 0x57) body += `if (${c} === 0) {\n${notTaken}}\n`;
+        body += `${writeBack()}${jump}return ${d};\n`;
         ops++;
         return finish(body, consts, ops);
       }
       case 0x53: {
         ensure(2);
         const x = st[st.length - 1] as string;
-        body += `if (typeof ${x} !== "number" || ${x} + 1 > f.memory.size) {\n${exit(pc)}}\n`;
+        body += inMemory(x, 1, pc);
         st.pop();
         const v = st.pop() as string;
         body += `f.memory.buf[${x}] = typeof ${v} === "number" ? ${v} % 256 : Number(${v} & 255n);\n`;
@@ -301,7 +303,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
       case 0x52: {
         ensure(2);
         const x = st[st.length - 1] as string;
-        body += `if (typeof ${x} !== "number" || ${x} + 32 > f.memory.size) {\n${exit(pc)}}\n`;
+        body += inMemory(x, 32, pc);
         st.pop();
         const v = st.pop() as string;
         body += `writeWord(f.memory.dv, ${x}, ${v});\n`;

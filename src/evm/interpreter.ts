@@ -360,23 +360,6 @@ export function runFrame(f: Frame): FrameResult {
             if (fn !== 0) {
               pc = fn(s, sp, f);
               sp = f.sp;
-              // JUMPI not taken inside the function: the block after it is charged here.
-              if (pc < 0) {
-                pc = -pc - 1;
-                if (code[pc] !== 0x5b) {
-                  if (
-                    gas < (blockGas[pc] as number) ||
-                    sp < (blockMin[pc] as number) ||
-                    sp > (blockMax[pc] as number)
-                  ) {
-                    f.pc = pc;
-                    f.sp = sp;
-                    f.gas = gas;
-                    return runChecked(f);
-                  }
-                  gas -= blockGas[pc] as number;
-                }
-              }
               continue;
             }
           }
@@ -500,23 +483,6 @@ export function runFrame(f: Frame): FrameResult {
             if (fn !== 0) {
               pc = fn(s, sp, f);
               sp = f.sp;
-              // JUMPI not taken inside the function: the block after it is charged here.
-              if (pc < 0) {
-                pc = -pc - 1;
-                if (code[pc] !== 0x5b) {
-                  if (
-                    gas < (blockGas[pc] as number) ||
-                    sp < (blockMin[pc] as number) ||
-                    sp > (blockMax[pc] as number)
-                  ) {
-                    f.pc = pc;
-                    f.sp = sp;
-                    f.gas = gas;
-                    return runChecked(f);
-                  }
-                  gas -= blockGas[pc] as number;
-                }
-              }
               continue;
             }
           }
