@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { runCli, type SpawnedNode, spawnNode } from "./testNode.js";
+import { freePorts } from "./testnetHarness.js";
 
 /**
  * `cometh dev` as a user starts it: Anvil's flags (accounts, balance, chain id, no mining), the state
@@ -18,21 +19,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A port free right now on 127.0.0.1 (`--silent` prints no address to read back). */
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /** Starts `cometh dev` on free ports; resolves once its Ethereum JSON-RPC answers. */
 async function startDev(args: string[]): Promise<{ node: SpawnedNode; url: string }> {
-  const port = await freePort();
+  const [port] = (await freePorts(1)) as [number];
   const node = spawnNode(["dev", "--port", String(port), "--rpc.laddr", "tcp://127.0.0.1:0", ...args]);
   node.ready.catch(() => undefined);
   const url = `http://127.0.0.1:${port}`;

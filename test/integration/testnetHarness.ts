@@ -3,21 +3,41 @@ import { createServer } from "node:net";
 import { createTestnet, type TestnetNode } from "../../src/config/index.js";
 import { makeTempHome, rpcGet, spawnNode, waitForHeight } from "./testNode.js";
 
-/** Free loopback ports, found by binding port 0 (held together so they are distinct, then released). */
+/**
+ * The ports tests hand to child processes come from below the kernel's ephemeral range
+ * (32768–60999 on Linux). A port found by binding port 0 lies inside that range, and between
+ * our release of it and the child's bind, any outgoing connection or `listen(0)` on the machine
+ * (another vitest worker, a node dialling a peer) may take it: CI once saw a dev chain fail with
+ * EADDRINUSE that way. Below the range only another caller of this function can collide, and it
+ * picks at random; ports handed out by this process are not handed out again.
+ */
+const LOW_PORT = 20_000;
+const HIGH_PORT = 32_000;
+const handedOut = new Set<number>();
+
+function tryBind(port: number): Promise<import("node:net").Server | undefined> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once("error", () => resolve(undefined));
+    s.listen(port, "127.0.0.1", () => resolve(s));
+  });
+}
+
+/** Free loopback ports outside the ephemeral range, held together while picked (so distinct), then released. */
 export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<import("node:net").Server>((resolve, reject) => {
-          const s = createServer();
-          s.once("error", reject);
-          s.listen(0, "127.0.0.1", () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as import("node:net").AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  const held: import("node:net").Server[] = [];
+  const ports: number[] = [];
+  for (let attempt = 0; ports.length < n; attempt++) {
+    if (attempt > n * 50 + 200) throw new Error(`freePorts: no ${n} free ports in ${LOW_PORT}-${HIGH_PORT}`);
+    const port = LOW_PORT + Math.floor(Math.random() * (HIGH_PORT - LOW_PORT));
+    if (handedOut.has(port)) continue;
+    const s = await tryBind(port);
+    if (s === undefined) continue;
+    held.push(s);
+    ports.push(port);
+    handedOut.add(port);
+  }
+  await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
   return ports;
 }
 
