@@ -40,7 +40,7 @@ function flatten(path: string): Record<string, TomlInput> {
 }
 
 /** Writes `overrides` ("table.key" → value) into the home's config.toml and app.toml, then loads them. */
-function writeOverrides(home: string, overrides: Record<string, TomlInput>): void {
+export function writeOverrides(home: string, overrides: Record<string, TomlInput>): void {
   for (const file of ["config.toml", "app.toml"] as const) {
     const path = join(home, CONFIG_FILE_PATHS[file]);
     const values = flatten(path);
