@@ -234,16 +234,27 @@ describe("EvmApplication", () => {
     const token = await deployToken(c, w0, 0);
     const balanceOf = { to: token, data: hex(iface.encodeFunctionData("balanceOf", [w1.address])) };
     expect(c.app.reader.peekCall(balanceOf)).toBeUndefined();
+    // Asked once: run, not kept (callMemo.ts's doorkeeper); asked again: kept, then answered from the memo.
+    const once = await c.app.reader.call(balanceOf);
+    expect(c.app.reader.peekCall(balanceOf)).toBeUndefined();
     const first = await c.app.reader.call(balanceOf);
+    expect(first).not.toBe(once);
+    expect(first).toEqual(once);
     expect(c.app.reader.peekCall(balanceOf)).toBe(first);
     expect(await c.app.reader.call(balanceOf)).toBe(first);
-    expect(await c.app.reader.call({ ...balanceOf, from: hex(w0.address) })).not.toBe(first);
-    const overridden = await c.app.reader.call(balanceOf, { overrides: [{ address: hex(w1.address), nonce: 1n }] });
+    const fromW0 = { ...balanceOf, from: hex(w0.address) };
+    await c.app.reader.call(fromW0);
+    expect(await c.app.reader.call(fromW0)).not.toBe(first);
+    const overrides = [{ address: hex(w1.address), nonce: 1n }];
+    await c.app.reader.call(balanceOf, { overrides });
+    const overridden = await c.app.reader.call(balanceOf, { overrides });
     expect(overridden).not.toBe(first);
     expect(overridden.returnData).toEqual(first.returnData);
     const before = c.height;
     const send = iface.encodeFunctionData("transfer", [w1.address, 5n]);
     await runBlock(c, [await sign(w0, { nonce: 1, to: toChecksumAddress(token), data: send, gasLimit: 80_000n })]);
+    // Asked twice at the new height (the second time it is kept): never the older height's result.
+    expect(await tokenBalance(c, token, w1.address)).toBe(5n);
     expect(await tokenBalance(c, token, w1.address)).toBe(5n);
     // The older height still answers from its own state.
     const old = await c.app.reader.call(balanceOf, { height: before });

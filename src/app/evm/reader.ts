@@ -14,6 +14,7 @@ import {
   toBig as wordToBig,
 } from "../../evm/index.js";
 import { bytesToHex } from "../../util/bytes.js";
+import { CallMemo } from "./callMemo.js";
 import { COSMOS_PRECOMPILES } from "./cosmosPrecompiles.js";
 import { checksumAddress, keccak256 } from "./crypto.js";
 import { EvmCallError, GasEstimationError, StateUnavailableError } from "./errors.js";
@@ -79,8 +80,8 @@ export class EvmReaderImpl implements EvmReader {
   readonly #d: EvmReaderDeps;
   readonly #idle: TxExecutor[] = [];
   #lastContext: ExecBlockContext | undefined;
-  /** Results of plain calls by height and arguments (see callMemoKey). */
-  readonly #callMemo = new Map<string, CallResult>();
+  /** Results of plain calls asked more than once, by height and arguments (callMemo.ts). */
+  readonly #callMemo = new CallMemo();
   readonly #prover: StateProver;
 
   constructor(deps: EvmReaderDeps) {
@@ -341,19 +342,13 @@ export class EvmReaderImpl implements EvmReader {
 
   peekCall(args: CallArgs, opts: CallOptions = {}): CallResult | undefined {
     if (this.#d.consoleLog?.() !== undefined) return undefined;
-    const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
-    return key === undefined ? undefined : this.#callMemo.get(key);
+    return this.#callMemo.peek(args, opts, opts.height ?? this.latestHeight());
   }
 
   keepCall(args: CallArgs, opts: CallOptions, result: CallResult): void {
     if (this.#d.consoleLog?.() !== undefined) return;
-    const key = callMemoKey(args, opts, opts.height ?? this.latestHeight());
-    if (key === undefined || this.#callMemo.has(key)) return;
-    this.#callMemo.set(key, result);
-    if (this.#callMemo.size > CALL_MEMO_ENTRIES) {
-      const oldest = this.#callMemo.keys().next().value as string;
-      this.#callMemo.delete(oldest);
-    }
+    const key = this.#callMemo.admit(args, opts, opts.height ?? this.latestHeight());
+    if (key !== undefined) this.#callMemo.set(key, result);
   }
 
   async call(args: CallArgs, opts: CallOptions = {}): Promise<CallResult> {
@@ -363,16 +358,14 @@ export class EvmReaderImpl implements EvmReader {
   callNow(args: CallArgs, opts: CallOptions = {}): CallResult {
     // A dev chain prints each call's console.log lines, so every call runs.
     const key =
-      this.#d.consoleLog?.() === undefined ? callMemoKey(args, opts, opts.height ?? this.latestHeight()) : undefined;
+      this.#d.consoleLog?.() === undefined
+        ? this.#callMemo.admit(args, opts, opts.height ?? this.latestHeight())
+        : undefined;
     if (key === undefined) return this.#run(args, opts, undefined);
     const kept = this.#callMemo.get(key);
     if (kept !== undefined) return kept;
     const result = this.#run(args, opts, undefined);
     this.#callMemo.set(key, result);
-    if (this.#callMemo.size > CALL_MEMO_ENTRIES) {
-      const oldest = this.#callMemo.keys().next().value as string;
-      this.#callMemo.delete(oldest);
-    }
     return result;
   }
 
@@ -837,9 +830,6 @@ function sameAccessList(a: readonly AccessListEntry[], b: readonly AccessListEnt
   return ka.sort().join(";") === kb.sort().join(";");
 }
 
-/** How many call results the memo keeps (oldest dropped first). */
-const CALL_MEMO_ENTRIES = 4096;
-
 /**
  * A call's result. The logs become plain records only when read: eth_call never reads them, and a
  * token loop leaves thousands whose topics would each become bytes. The getter is the class's, not an
@@ -884,10 +874,6 @@ export function plainCallResult(r: CallResult): CallResult {
   return { status: r.status, returnData: r.returnData, gasUsed: r.gasUsed, vmError: r.vmError, logs: r.logs };
 }
 
-function hexOrDash(b: Uint8Array | undefined): string {
-  return b === undefined ? "-" : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
-}
-
 /** geth's BlockOverrides.Apply on a call's block context (before a priceless call's base fee goes to 0). */
 function applyBlockOverrides(ctx: ExecBlockContext, o: CallBlockOverrides): void {
   if (o.number !== undefined) ctx.height = Number(o.number);
@@ -897,18 +883,4 @@ function applyBlockOverrides(ctx: ExecBlockContext, o: CallBlockOverrides): void
   if (o.prevRandao !== undefined) ctx.prevRandao = o.prevRandao;
   if (o.baseFee !== undefined) ctx.baseFee = o.baseFee;
   if (o.blobBaseFee !== undefined) ctx.blobBaseFee = o.blobBaseFee;
-}
-
-/**
- * The memo key of a call, or undefined when it is not memoized. A committed height's state and block
- * context never change (CometBFT finality, no reorgs), so a call without state overrides, access or
- * authorization lists gives the same result at that height every time: dApps that poll the same view
- * (balanceOf, allowance, getReserves) per block pay for one execution per block. Thrown errors
- * (insufficient funds, timeouts) are not kept; results (success, revert, VM failure) are.
- */
-function callMemoKey(args: CallArgs, opts: CallOptions, height: number): string | undefined {
-  if (opts.overrides !== undefined && opts.overrides.length > 0) return undefined;
-  if (opts.block !== undefined) return undefined;
-  if (args.accessList !== undefined || args.authorizationList !== undefined) return undefined;
-  return `${height}|${opts.gasCap ?? "d"}|${hexOrDash(args.from)}|${hexOrDash(args.to)}|${args.gas ?? "-"}|${args.gasPrice ?? "-"}|${args.maxFeePerGas ?? "-"}|${args.maxPriorityFeePerGas ?? "-"}|${args.value ?? "-"}|${hexOrDash(args.data)}`;
 }
