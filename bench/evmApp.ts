@@ -9,7 +9,8 @@
  * runs it with --consensus.timeout_commit 0s; Hardhat 3's `hardhat node` with automine, from bench/peers),
  * takes --rpc-txs (2000) pre-signed ETH transfers and then as many ERC-20 transfers from 10 dev accounts in
  * --lanes (10) lanes through eth_sendRawTransaction (bench/evm.ts minedTransfers), and is stopped by its PID.
- * One table gives the app's committed tx/s and each node's mined tx/s, and their ratios to Hardhat 3's.
+ * One table gives the app's committed tx/s and each node's mined tx/s, and their ratios to Hardhat 3's, and
+ * each node's CPU time (all its threads, from /proc) per mined tx over both phases.
  *
  *   node --import tsx bench/evmApp.ts [--txs 10000] [--senders 200] [--max-gas 30000000]
  *                                     [--peers cometh,hardhat] [--rpc-txs 2000] [--lanes 10]
