@@ -184,9 +184,19 @@ function post(
       },
     );
     req.setTimeout(timeoutMs, () => req.destroy(new RpcError(`timed out after ${timeoutMs} ms`)));
-    req.on("error", reject);
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      // A kept-alive connection the server closed while it sat idle (Node's http server closes them after
+      // 5 s, Hardhat's among them): the request never reached the server, so it is sent again on a new one.
+      if (req.reusedSocket && err.code === "ECONNRESET") reject(new StaleSocketError(err.message));
+      else reject(err);
+    });
     req.end(body);
   });
+}
+
+/** The request went out on a kept-alive socket the server had already closed; nothing was received. */
+class StaleSocketError extends Error {
+  override name = "StaleSocketError";
 }
 
 export class Rpc {
@@ -199,7 +209,15 @@ export class Rpc {
 
   async call<T = unknown>(method: string, params: unknown[] = [], timeoutMs = 30_000): Promise<T> {
     const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: ++this.id, method, params }));
-    const { status, text } = await post(this.target, this.agent, body, timeoutMs);
+    let answer: { status: number; text: string } | undefined;
+    for (let attempt = 1; answer === undefined; attempt++) {
+      try {
+        answer = await post(this.target, this.agent, body, timeoutMs);
+      } catch (err) {
+        if (!(err instanceof StaleSocketError) || attempt >= 3) throw err;
+      }
+    }
+    const { status, text } = answer;
     let msg: { result?: T; error?: { code: number; message: string } };
     try {
       msg = JSON.parse(text) as typeof msg;

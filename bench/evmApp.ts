@@ -9,11 +9,13 @@
  * runs it with --consensus.timeout_commit 0s; Hardhat 3's `hardhat node` with automine, from bench/peers),
  * takes --rpc-txs (2000) pre-signed ETH transfers and then as many ERC-20 transfers from 10 dev accounts in
  * --lanes (10) lanes through eth_sendRawTransaction (bench/evm.ts minedTransfers), and is stopped by its PID.
- * One table gives the app's committed tx/s and each node's mined tx/s, and their ratios to Hardhat 3's.
+ * One table gives the app's committed tx/s and each node's mined tx/s, and their ratios to Hardhat 3's, and
+ * each node's CPU time (all its threads, from /proc) per mined tx over both phases.
  *
  *   node --import tsx bench/evmApp.ts [--txs 10000] [--senders 200] [--max-gas 30000000]
  *                                     [--peers cometh,hardhat] [--rpc-txs 2000] [--lanes 10]
  */
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,6 +63,26 @@ function balanceSlot(address: string): string {
   buf.set(hex(address), 12);
   return toHex(keccak_256(buf));
 }
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, from /proc/<pid>/stat; NaN where
+ * that cannot be read. Under the load of other processes the wall-clock rates move; the CPU a node
+ * spends per mined tx moves much less, so the two nodes compare on it too.
+ */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(f[11]) + Number(f[12]);
+    return (ticks * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** USER_HZ: the unit of /proc's CPU times (100 on Linux everywhere but a few odd builds). */
+const CLOCK_TICKS = 100;
 
 function rssMb(): number {
   return process.resourceUsage().maxRSS / 1024;
@@ -306,7 +328,7 @@ async function peers(appRates: { eth: number; erc20: number } | undefined): Prom
   const { results, skipped } = await runNodes(
     wanted,
     [comethStart("0s"), HARDHAT],
-    async (spec): Promise<{ name: string; t: Transfers }> => {
+    async (spec): Promise<{ name: string; t: Transfers; cpuMs: number }> => {
       const node = await startNode(spec, { stdout: false, keepChars: 2000 });
       const rpc = new Rpc({ host: "127.0.0.1", port: node.port, path: "/" });
       try {
@@ -314,13 +336,19 @@ async function peers(appRates: { eth: number; erc20: number } | undefined): Prom
         await node.launch.ready?.(rpc);
         console.log(`${spec.name}: pid ${node.pid}, http://127.0.0.1:${node.port}`);
         const setup = await setupContracts(rpc);
+        const cpu0 = processCpuMs(node.pid);
         const t = await minedTransfers(rpc, setup, {
           txs: RPC_TXS,
           lanes: LANES,
           txTimeoutMs: 180_000,
           stallMs: 15_000,
         });
-        return { name: spec.name, t };
+        const cpuMs = processCpuMs(node.pid) - cpu0;
+        const txs = t.eth.mined + (t.erc20?.mined ?? 0);
+        console.log(
+          `  ${spec.name}'s process: ${(cpuMs / 1000).toFixed(2)} s of CPU for the ${txs} mined transfers (${((cpuMs / txs) * 1000).toFixed(0)} µs a tx, all its threads)`,
+        );
+        return { name: spec.name, t, cpuMs };
       } finally {
         rpc.close();
         await stopNode(node, 5000);
@@ -348,6 +376,12 @@ async function peers(appRates: { eth: number; erc20: number } | undefined): Prom
       console.log(`${"  / Hardhat 3's".padEnd(24)}${cols.map((c) => cell(c[kind] / ref, 2)).join("")}`);
     }
   }
+  // The node's CPU (all its threads) per tx of both phases; the app alone has no column here.
+  const cpuPerTx = (name: string) => {
+    const r = results.find((x) => x.name === name);
+    return r === undefined ? Number.NaN : (r.cpuMs / (r.t.eth.mined + (r.t.erc20?.mined ?? 0))) * 1000;
+  };
+  console.log(`${"node CPU µs / mined tx".padEnd(24)}${cols.map((c) => cell(cpuPerTx(c.name), 0)).join("")}`);
   for (const r of results) for (const n of r.t.notes) console.log(`note: ${r.name}: ${n}`);
   for (const s of skipped) console.log(`skipped: ${s}`);
 }

@@ -69,8 +69,23 @@ class KeyWriter {
     this.#buf = grown;
   }
 
+  /** Starts a new key (a writer is reused for the rows of a block: see `copy`). */
+  reset(): this {
+    this.#pos = 0;
+    return this;
+  }
+
   /** An escaped string component; returns whether it was cut to `max` bytes. */
   component(text: string, max: number): boolean {
+    // Most tags and values: no NUL to escape and short enough, written straight into the buffer.
+    const length = Buffer.byteLength(text, "utf8");
+    if (length <= max && text.indexOf("\0") < 0) {
+      this.#room(length + 2);
+      this.#pos += this.#buf.write(text, this.#pos, length, "utf8");
+      this.#buf[this.#pos++] = 0;
+      this.#buf[this.#pos++] = END;
+      return false;
+    }
     const raw = Buffer.from(text, "utf8");
     const cut = raw.length > max;
     const n = cut ? max : raw.length;
@@ -106,6 +121,12 @@ class KeyWriter {
 
   finish(): Uint8Array {
     return new Uint8Array(this.#buf.buffer, this.#buf.byteOffset, this.#pos);
+  }
+
+  /** The key written since `reset`, in bytes of its own (the writer goes on to the next key). */
+  copy(): Uint8Array {
+    // Uint8Array.prototype.slice copies (Buffer.prototype.slice would be a view).
+    return Uint8Array.prototype.slice.call(this.#buf, 0, this.#pos);
   }
 }
 
@@ -245,27 +266,34 @@ function* indexedAttributes(events: readonly AbciEvent[]): Iterable<{ tag: strin
   }
 }
 
-/** The events rows of one tx: its key, and the spill when the tag or value was cut. */
-function* txEventRows(
+/** One writer for every tx events row key (each row takes a copy): a block writes thousands of them. */
+const ROW_KEYS = new KeyWriter();
+
+/**
+ * The events rows of one tx, each given to `row` with its key and the spill when the tag or value was
+ * cut. A callback rather than a generator: this runs for every indexed attribute of every tx.
+ */
+function txEventRows(
   height: number,
   index: number,
   events: readonly AbciEvent[],
-): Iterable<{ key: Uint8Array; spill: Uint8Array | undefined }> {
+  row: (key: Uint8Array, spill: Uint8Array | undefined) => void,
+): void {
   for (let i = 0; i < events.length; i++) {
     const e = events[i] as AbciEvent;
     if (e.type === "") continue;
     for (const a of e.attributes) {
       if (a.key === "" || !a.index) continue;
       const tag = `${e.type}.${a.key}`;
-      const w = new KeyWriter();
+      const w = ROW_KEYS.reset();
       const tagCut = w.component(tag, MAX_TAG_KEY_BYTES);
       const valueCut = w.component(a.value, MAX_VALUE_KEY_BYTES);
       const key = w
         .u64(height)
         .u32(index)
         .u32(i + 1)
-        .finish();
-      yield { key, spill: tagCut || valueCut ? encodeSpill(tag, tagCut, a.value, valueCut) : undefined };
+        .copy();
+      row(key, tagCut || valueCut ? encodeSpill(tag, tagCut, a.value, valueCut) : undefined);
     }
   }
 }
@@ -373,10 +401,11 @@ class KvStoreIndexer implements KvIndexer {
   }
 
   #writeTx(height: number, index: number, hash: Uint8Array, events: readonly AbciEvent[], record: Uint8Array): void {
-    for (const row of txEventRows(height, index, events)) {
+    const table = this.#t.txEvents;
+    txEventRows(height, index, events, (key, spill) => {
       // Without a spill the value is the hash itself (no copy).
-      this.#t.txEvents.put(row.key, row.spill === undefined ? hash : concat(hash, row.spill));
-    }
+      table.put(key, spill === undefined ? hash : concat(hash, spill));
+    });
     this.#t.txHeights.put(new KeyWriter().u64(height).u32(index).finish(), hash);
     this.#t.txResults.put(hash, record);
   }
@@ -426,8 +455,7 @@ class KvStoreIndexer implements KvIndexer {
         continue;
       }
       doomed.push({ table: t.txResults, key: hash });
-      for (const row of txEventRows(height, index, stored.result.events))
-        doomed.push({ table: t.txEvents, key: row.key });
+      txEventRows(height, index, stored.result.events, (key) => doomed.push({ table: t.txEvents, key }));
     }
     let heights = 0;
     let scanBlockEvents = false;

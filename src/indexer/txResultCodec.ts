@@ -20,10 +20,8 @@ export function encodeTxResult(r: IndexedTx): Uint8Array {
       info: r.result.info,
       gasWanted: r.result.gasWanted,
       gasUsed: r.result.gasUsed,
-      events: r.result.events.map((e) => ({
-        type: e.type,
-        attributes: e.attributes.map((a) => ({ key: a.key, value: a.value, index: a.index })),
-      })),
+      // Our events have the protobuf message's shape (type; attributes of key, value, index): no copy.
+      events: r.result.events,
       codespace: r.result.codespace,
     },
   }).finish();

@@ -52,6 +52,26 @@ describe.each(Object.keys(backends) as (keyof typeof backends)[])("KvStore (%s)"
     await kv.close();
   });
 
+  test("args: keys and values may be views into larger arrays, Buffers or fresh small arrays", async () => {
+    const kv = await open();
+    const t = kv.table("views");
+    const backing = Uint8Array.from([9, 9, 1, 2, 3, 9, 7, 8, 9]);
+    await kv.transaction(() => {
+      t.put(backing.subarray(2, 5), backing.subarray(6, 8));
+      t.put(Buffer.from([4, 5]), b(6));
+      t.put(b(1, 2, 4), Buffer.from([0]));
+    });
+    backing.fill(0);
+    expect(keys(t.range())).toEqual([
+      [1, 2, 3],
+      [1, 2, 4],
+      [4, 5],
+    ]);
+    expect([...(t.get(b(1, 2, 3)) ?? [])]).toEqual([7, 8]);
+    expect([...(t.get(b(4, 5)) ?? [])]).toEqual([6]);
+    expect([...(t.get(b(1, 2, 4)) ?? [])]).toEqual([0]);
+  });
+
   test("behavior: a transaction reads its own writes and returns its result", async () => {
     const kv = await open();
     const t = kv.table("t");

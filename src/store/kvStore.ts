@@ -330,7 +330,8 @@ class LmdbTable implements KvTable {
 
   put(key: Uint8Array, value: Uint8Array): void {
     if (!this.#store.inTransaction()) throw new KvTransactionRequiredError("put");
-    this.#db.putSync(toBuffer(key), toBuffer(value));
+    // The key is copied into lmdb's key buffer as it is (asKey); the value is read through its buffer.
+    this.#db.putSync(asKey(key), toBuffer(value));
   }
 
   remove(key: Uint8Array): void {

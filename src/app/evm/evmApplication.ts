@@ -57,6 +57,7 @@ import {
   type ChainSettings,
   EMPTY_TRIE_ROOT,
   type EvmBlock,
+  type EvmLogRecord,
   type EvmReceipt,
   equalBytes,
   type FeeMarketParams,
@@ -1240,23 +1241,7 @@ function txEvents(r: EvmReceipt, d: DecodedTx, req: FinalizeBlockRequest): AbciE
     const blockHash = `0x${bytesToHex(req.hash)}`;
     events.push({
       type: "tx_log",
-      attributes: r.logs.map((l) =>
-        attr(
-          "txLog",
-          JSON.stringify({
-            address: toChecksumAddress(l.address),
-            topics: l.topics.map((t) => `0x${bytesToHex(t)}`),
-            data: Buffer.from(l.data).toString("base64"),
-            blockNumber: r.height,
-            transactionHash: ethHash,
-            transactionIndex: r.txIndex,
-            blockHash,
-            logIndex: l.logIndex,
-            removed: false,
-          }),
-          false,
-        ),
-      ),
+      attributes: r.logs.map((l) => attr("txLog", txLogJson(l, r, ethHash, blockHash), false)),
     });
   }
   events.push({
@@ -1264,6 +1249,18 @@ function txEvents(r: EvmReceipt, d: DecodedTx, req: FinalizeBlockRequest): AbciE
     attributes: [attr("module", "evm"), attr("sender", toChecksumAddress(r.from)), attr("txType", String(r.type))],
   });
   return events;
+}
+
+/**
+ * Ethermint's `txLog` JSON of one log (keys in its order; the same text as JSON.stringify of that
+ * object), written out: hex and base64 need no escaping, and this runs for every log of every block.
+ */
+function txLogJson(l: EvmLogRecord, r: EvmReceipt, ethHash: string, blockHash: string): string {
+  let topics = "";
+  for (let i = 0; i < l.topics.length; i++)
+    topics += `${i === 0 ? "" : ","}"0x${bytesToHex(l.topics[i] as Uint8Array)}"`;
+  const data = Buffer.from(l.data.buffer, l.data.byteOffset, l.data.byteLength).toString("base64");
+  return `{"address":"${toChecksumAddress(l.address)}","topics":[${topics}],"data":"${data}","blockNumber":${r.height},"transactionHash":"${ethHash}","transactionIndex":${r.txIndex},"blockHash":"${blockHash}","logIndex":${l.logIndex},"removed":false}`;
 }
 
 /**

@@ -12,7 +12,7 @@ import { BECH32_PRECOMPILE_ADDRESS } from "./bech32Precompile.js";
 import { ecrecoverNative, ecrecoverNoble, keccak256, keccakBackend } from "./crypto.js";
 import { EvmCallTimeoutError, StateUnavailableError } from "./errors.js";
 import { blockRetentionHeight } from "./evmApplication.js";
-import { createTxCommon } from "./executor.js";
+import { createTxCommon, logsBloom } from "./executor.js";
 import { baseFeeForHeight, calcGasBaseFee, DEC_ONE, defaultFeeMarketParams, formatDec, parseDec } from "./feeMarket.js";
 import { parseEvmGenesis } from "./genesis.js";
 import { P256_PRECOMPILE_ADDRESS, P256_VERIFY_GAS, verifyP256 } from "./p256Precompile.js";
@@ -120,6 +120,32 @@ describe("crypto and roots", () => {
     for (const n of [65_007, 65_008, 65_009, 65_143, 65_144, 130_016, 130_017, 199_999]) {
       expect(bytesToHex(keccak256(data.subarray(1, 1 + n)))).toBe(bytesToHex(keccak_256(data.subarray(1, 1 + n))));
     }
+  });
+
+  test("behavior: a logs bloom is the yellow paper's, also when its values' bits are remembered", () => {
+    const reference = (values: Uint8Array[]) => {
+      const bloom = new Uint8Array(256);
+      for (const v of values) {
+        const h = keccak_256(v);
+        for (let i = 0; i < 6; i += 2) {
+          const bit = (((h[i] as number) << 8) | (h[i + 1] as number)) & 2047;
+          bloom[255 - Math.floor(bit / 8)] = (bloom[255 - Math.floor(bit / 8)] as number) | (1 << (bit % 8));
+        }
+      }
+      return bytesToHex(bloom);
+    };
+    const token = new Uint8Array(20).fill(0xc0);
+    const topic = (b: number) => new Uint8Array(32).fill(b);
+    const logs = [
+      { address: token, topics: [topic(1), topic(2), topic(3)], data: new Uint8Array(0) },
+      { address: new Uint8Array(20).fill(0xde), topics: [], data: new Uint8Array(0) },
+    ];
+    const expected = reference([token, topic(1), topic(2), topic(3), new Uint8Array(20).fill(0xde)]);
+    // Twice: the second time every value's bits come from the memo.
+    expect(bytesToHex(logsBloom(logs))).toBe(expected);
+    expect(bytesToHex(logsBloom(logs))).toBe(expected);
+    expect(bytesToHex(logsBloom([logs[0] as (typeof logs)[0]]))).toBe(reference([token, topic(1), topic(2), topic(3)]));
+    expect(logsBloom([]).every((b) => b === 0)).toBe(true);
   });
 
   test("behavior: transactionsRoot matches ethereumjs's trie", async () => {

@@ -1,6 +1,9 @@
 import { RLP } from "@ethereumjs/rlp";
 import { bigintToBytes, bytesToBigint, equalBytes, KECCAK256_NULL, type StoredAccount } from "../../evm/index.js";
 import { EvmStateCorruptionError } from "./errors.js";
+import { type RlpItem, rlpEncode } from "./rlpWriter.js";
+
+const EMPTY = new Uint8Array(0);
 
 /**
  * Domain records of the EVM app and their byte encodings (RLP) in its LMDB tables. Numbers are
@@ -178,9 +181,9 @@ function decodeList(bytes: Uint8Array, what: string): Nested[] {
 // ---- accounts -------------------------------------------------------------------------------------
 
 export function encodeAccount(a: StoredAccount): Uint8Array {
-  if (!a.exists) return RLP.encode([bigintToBytes(BigInt(a.incarnation))]);
-  const codeHash = equalBytes(a.codeHash, KECCAK256_NULL) ? new Uint8Array(0) : a.codeHash;
-  return RLP.encode([bigintToBytes(a.nonce), bigintToBytes(a.balance), codeHash, bigintToBytes(BigInt(a.incarnation))]);
+  if (!a.exists) return rlpEncode([a.incarnation]);
+  const codeHash = equalBytes(a.codeHash, KECCAK256_NULL) ? EMPTY : a.codeHash;
+  return rlpEncode([a.nonce, a.balance, codeHash, a.incarnation]);
 }
 
 export function decodeAccount(bytes: Uint8Array): StoredAccount {
@@ -198,8 +201,8 @@ export function decodeAccount(bytes: Uint8Array): StoredAccount {
 
 // ---- receipts -------------------------------------------------------------------------------------
 
-function encodeLogs(logs: EvmLogRecord[]): Nested[] {
-  return logs.map((l) => [l.address, l.topics, l.data, bigintToBytes(BigInt(l.logIndex))]);
+function encodeLogs(logs: EvmLogRecord[]): RlpItem[] {
+  return logs.map((l) => [l.address, l.topics, l.data, l.logIndex]);
 }
 
 function decodeLogs(v: Nested | undefined): EvmLogRecord[] {
@@ -214,27 +217,27 @@ function decodeLogs(v: Nested | undefined): EvmLogRecord[] {
   });
 }
 
-const EMPTY = new Uint8Array(0);
 const UTF8 = new TextDecoder();
+const UTF8_ENCODER = new TextEncoder();
 
 export function encodeReceipt(r: EvmReceipt): Uint8Array {
-  return RLP.encode([
-    bigintToBytes(BigInt(r.cometIndex)),
+  return rlpEncode([
+    r.cometIndex,
     r.txHash,
     r.rawTx,
-    bigintToBytes(BigInt(r.type)),
+    r.type,
     r.from,
     r.to ?? EMPTY,
-    bigintToBytes(r.nonce),
-    bigintToBytes(r.gasLimit),
+    r.nonce,
+    r.gasLimit,
     r.contractAddress ?? EMPTY,
-    bigintToBytes(BigInt(r.status)),
-    bigintToBytes(r.gasUsed),
-    bigintToBytes(r.cumulativeGasUsed),
-    bigintToBytes(r.effectiveGasPrice),
+    r.status,
+    r.gasUsed,
+    r.cumulativeGasUsed,
+    r.effectiveGasPrice,
     encodeLogs(r.logs),
     r.logsBloom,
-    new TextEncoder().encode(r.vmError),
+    r.vmError === "" ? EMPTY : UTF8_ENCODER.encode(r.vmError),
     r.returnData,
   ]);
 }
@@ -277,18 +280,18 @@ export function decodeReceiptLogs(bytes: Uint8Array): { txHash: Uint8Array; logs
 // ---- blocks ---------------------------------------------------------------------------------------
 
 export function encodeBlock(b: EvmBlock): Uint8Array {
-  return RLP.encode([
-    bigintToBytes(BigInt(b.height)),
+  return rlpEncode([
+    b.height,
     b.hash,
     b.parentHash,
-    bigintToBytes(b.timestamp),
-    bigintToBytes(b.timeNs < 0n ? 0n : b.timeNs),
+    b.timestamp,
+    b.timeNs < 0n ? 0n : b.timeNs,
     b.proposer,
     b.coinbase,
-    bigintToBytes(b.baseFee),
-    bigintToBytes(b.gasLimit),
-    bigintToBytes(b.gasUsed),
-    bigintToBytes(b.gasWanted),
+    b.baseFee,
+    b.gasLimit,
+    b.gasUsed,
+    b.gasWanted,
     b.logsBloom,
     b.transactionsRoot,
     b.receiptsRoot,

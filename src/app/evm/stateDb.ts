@@ -31,6 +31,7 @@ import {
   u32be,
   u64be,
 } from "./records.js";
+import { rlpEncode } from "./rlpWriter.js";
 import { encodeReceiptForTrie, orderedTrieRoot } from "./trieRoot.js";
 
 /**
@@ -563,7 +564,7 @@ export class EvmStateDb {
       changes.push([Uint8Array.of(T_STOR), key]);
     }
     for (const c of diff.codes) this.#code.put(c.hash, c.code);
-    if (changes.length > 0) this.#chg.put(u64be(h), RLP.encode(changes));
+    if (changes.length > 0) this.#chg.put(u64be(h), rlpEncode(changes));
     if (block !== undefined) {
       this.#blk.put(u64be(h), encodeBlock(block));
       if (block.hash.length > 0) this.#bhash.put(block.hash, u64be(h));

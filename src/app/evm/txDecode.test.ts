@@ -108,3 +108,18 @@ describe("decodeEthTx sender recovery", () => {
     expect(from).not.toBe(wallet.address.slice(2).toLowerCase());
   });
 });
+
+describe("the tx Common", () => {
+  test("behavior: every decoded tx shares the one Common, which keeps the chain id and the tx params", async () => {
+    const txs = (await signedOfEveryType()).map((t) => decodeEthTx(t.raw, ctx));
+    for (const d of txs) {
+      expect(d.tx.common).toBe(ctx.common);
+      expect(d.tx.common.chainId()).toBe(CHAIN_ID);
+    }
+    // The intrinsic gas reads the tx params (EIP-2028 calldata, EIP-2930 access list costs).
+    expect(txs[2]?.tx.getIntrinsicGas()).toBe(21_000n + 16n * 3n + 2400n + 1900n);
+    expect(txs[2]?.minGas).toBe(21_000n + 16n * 3n + 2400n + 1900n);
+    // EIP-7623's floor (10 gas a calldata token) is above the intrinsic gas of the plain transfers.
+    expect(txs[3]?.minGas).toBe(21_000n + 10n * 4n * 3n);
+  });
+});

@@ -16,6 +16,7 @@ import { keccak256, recoverPublicKey } from "./crypto.js";
 import { type DevSend, decodeDevEntry, hex, invalidDevEntry, isDevEntry } from "./devEntries.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { bigintToBytes, bytesToBigint } from "./records.js";
+import { rlpEncode } from "./rlpWriter.js";
 
 /** An Ethereum tx decoded, signature-checked and measured once; cached between CheckTx and execution. */
 export interface DecodedTx {
@@ -92,7 +93,7 @@ function recoverSender(type: number, values: Uint8Array[], chainId: bigint | und
       recid = Number(v - 35n - 2n * chainId);
       unsigned.push(bigintToBytes(chainId), new Uint8Array(0), new Uint8Array(0));
     }
-    message = RLP.encode(unsigned);
+    message = rlpEncode(unsigned);
     r = values[7] as Uint8Array;
     s = values[8] as Uint8Array;
   } else {
@@ -100,7 +101,7 @@ function recoverSender(type: number, values: Uint8Array[], chainId: bigint | und
     const yParity = bytesToBigint(values[n - 3] as Uint8Array);
     if (yParity > 1n) throw new RangeError(`invalid y-parity ${yParity}`);
     recid = Number(yParity);
-    const body = RLP.encode(values.slice(0, n - 3));
+    const body = rlpEncode(values.slice(0, n - 3));
     message = new Uint8Array(body.length + 1);
     message[0] = type;
     message.set(body, 1);

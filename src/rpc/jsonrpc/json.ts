@@ -280,7 +280,20 @@ class Parser {
 
   #parseString(): string {
     this.#pos++; // opening quote
-    let out = "";
+    const s = this.#s;
+    // A string without escapes or control characters (hex data, method names) is one slice.
+    let i = this.#pos;
+    for (; i < s.length; i++) {
+      const code = s.charCodeAt(i);
+      if (code === 0x22) {
+        const whole = s.slice(this.#pos, i);
+        this.#pos = i + 1;
+        return whole;
+      }
+      if (code === 0x5c || code < 0x20) break;
+    }
+    let out = s.slice(this.#pos, i);
+    this.#pos = i;
     for (;;) {
       if (this.#pos >= this.#s.length) throw this.#eof();
       const c = this.#s[this.#pos] as string;

@@ -50,6 +50,19 @@ describe("Go-compatible JSON reading", () => {
     expect(node.entries[1]?.[1]).toEqual({ kind: "number", raw: "12345678901234567890" });
   });
 
+  test("behavior: strings read as one slice up to an escape go on through the escapes", () => {
+    const str = (text: string) => {
+      const node = parseJson(text);
+      return node.kind === "string" ? node.value : undefined;
+    };
+    expect(str('"0xabcdef"')).toBe("0xabcdef");
+    expect(str('"0xab\\ncd\\u0041"')).toBe("0xab\ncdA");
+    expect(str('"ab\\"c"')).toBe('ab"c');
+    expect(str('""')).toBe("");
+    expect(syntaxError('"0xabc')).toBe("unexpected end of JSON input");
+    expect(syntaxError('"0xab\u0001"')).toBe("invalid character '\\x01' in string literal");
+  });
+
   test("args: decoder mode reads the first value only", () => {
     expect(parseJson('{"a":1} trailing', { firstValueOnly: true }).kind).toBe("object");
     expect(() => parseJson("", { firstValueOnly: true })).toThrow("EOF");
