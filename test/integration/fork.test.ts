@@ -107,8 +107,22 @@ async function stop(node: SpawnedNode): Promise<number | null> {
   return node.exited;
 }
 
+/**
+ * The tx's receipt once it is mined. A cometh dev chain answers an automined send after its block, so
+ * the first read finds it; Anvil answers the send when the tx enters its pool and mines it just after,
+ * so on a loaded machine the first read can come before the block.
+ */
 async function receipt(url: string, hash: unknown): Promise<{ status: string; contractAddress: string | null }> {
-  return (await rpc(url, "eth_getTransactionReceipt", [hash])) as { status: string; contractAddress: string | null };
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const r = (await rpc(url, "eth_getTransactionReceipt", [hash])) as {
+      status: string;
+      contractAddress: string | null;
+    } | null;
+    if (r !== null) return r;
+    if (Date.now() > deadline) throw new Error(`no receipt for ${String(hash)} at ${url} after 15 s`);
+    await new Promise((res) => setTimeout(res, 20));
+  }
 }
 
 let dir: string;
