@@ -14,8 +14,9 @@
  *      A third row sends each transfer with eth_sendTransaction from the unlocked account instead (the node
  *      fills the nonce and signs), as Hardhat's ethers signers and viem's test clients do; distinct recipients.
  *   2. hardhat_mine(--mine-blocks, 1000) wall time, median of --mine-reps (3), each rep on a fresh node at
- *      block 0 (one tool's cost per block may grow with the blocks it holds: Anvil's does); Anvil gets
- *      anvil_mine (it also answers hardhat_mine). The block number must grow by exactly --mine-blocks.
+ *      block 0 (one tool's cost per block may grow with the blocks it holds: Anvil's does), the nodes'
+ *      reps alternating after the other rows; Anvil gets anvil_mine (it also answers hardhat_mine). The
+ *      block number must grow by exactly --mine-blocks.
  *   3. evm_increaseTime(60) + evm_mine round trip, sequential, --time-pairs (200) pairs after 5 untimed:
  *      median and p99. The head's timestamp must have grown by at least 60 s per pair.
  * Options: --nodes cometh,anvil,hardhat  --seconds S  --fixture-txs N  --max-cycles N (distinct cycles at
@@ -605,7 +606,6 @@ async function runNode(spec: DevSpec): Promise<NodeResult> {
     if (output !== "" && (r.failed.size > 0 || r.wrong.size > 0 || node.child.exitCode !== null))
       r.notes.push(`its output (last 800 characters): ${output.slice(-800)}`);
   }
-  await mineRow(spec, r);
   return r;
 }
 
@@ -613,44 +613,54 @@ async function runNode(spec: DevSpec): Promise<NodeResult> {
  * 2. hardhat_mine / anvil_mine of --mine-blocks blocks, each rep on a fresh node at block 0 (started,
  * asked once, stopped): a node's cost per block may grow with the blocks it already holds (Anvil's
  * anvil_mine(1000) took 1.7, 4.9 and 8.1 s in three reps on one node), so reps on one node would compare
- * the second and third thousand blocks of one tool with another's. The block number must grow by exactly
- * --mine-blocks.
+ * the second and third thousand blocks of one tool with another's. The reps alternate between the
+ * nodes (cometh's first, Anvil's first, cometh's second, ...), so that a change in the machine's load
+ * falls on both. The block number must grow by exactly --mine-blocks.
  */
-async function mineRow(spec: DevSpec, r: NodeResult): Promise<void> {
-  const times: number[] = [];
-  try {
-    for (let i = 0; i < opts.mineReps; i++) {
-      const node = await startNode(spec, { stdout: true, keepChars: 4000 });
-      const rpc = new Rpc(node.port);
+async function mineRows(runs: { spec: DevSpec; r: NodeResult }[]): Promise<void> {
+  for (let i = 0; i < opts.mineReps; i++) {
+    for (const { spec, r } of runs) {
+      if (r.failed.has("mine")) continue;
       try {
-        await waitForChainId(node, rpc, 10);
-        await node.launch.ready?.(rpc);
-        const before = await rpc.call<string>("eth_blockNumber");
-        const t0 = performance.now();
-        await rpc.call(spec.mineMethod, [hex(opts.mineBlocks)], 600_000);
-        times.push(performance.now() - t0);
-        await expectEq(
-          rpc,
-          "eth_blockNumber",
-          [],
-          hex(BigInt(before) + BigInt(opts.mineBlocks)),
-          `after ${spec.mineMethod}("${hex(opts.mineBlocks)}") from block ${before}`,
-        );
-      } finally {
-        rpc.close();
-        await stopNode(node, 10_000);
+        (r.mineAll ??= []).push(await mineOnce(spec));
+      } catch (e) {
+        fail(r, "mine", e);
       }
     }
-    r.mineAll = times;
+  }
+  for (const { spec, r } of runs) {
+    if (r.failed.has("mine") || r.mineAll === undefined) continue;
     r.mineMs = percentile(
-      [...times].sort((a, b) => a - b),
+      [...r.mineAll].sort((a, b) => a - b),
       50,
     );
     console.log(
-      `  ${spec.mineMethod}(${opts.mineBlocks}), a fresh node each: ${times.map((t) => t.toFixed(1)).join(", ")} ms`,
+      `${spec.name} ${spec.mineMethod}(${opts.mineBlocks}), a fresh node each: ${r.mineAll.map((t) => t.toFixed(1)).join(", ")} ms`,
     );
-  } catch (e) {
-    fail(r, "mine", e);
+  }
+}
+
+async function mineOnce(spec: DevSpec): Promise<number> {
+  const node = await startNode(spec, { stdout: true, keepChars: 4000 });
+  const rpc = new Rpc(node.port);
+  try {
+    await waitForChainId(node, rpc, 10);
+    await node.launch.ready?.(rpc);
+    const before = await rpc.call<string>("eth_blockNumber");
+    const t0 = performance.now();
+    await rpc.call(spec.mineMethod, [hex(opts.mineBlocks)], 600_000);
+    const ms = performance.now() - t0;
+    await expectEq(
+      rpc,
+      "eth_blockNumber",
+      [],
+      hex(BigInt(before) + BigInt(opts.mineBlocks)),
+      `after ${spec.mineMethod}("${hex(opts.mineBlocks)}") from block ${before}`,
+    );
+    return ms;
+  } finally {
+    rpc.close();
+    await stopNode(node, 10_000);
   }
 }
 
@@ -799,6 +809,12 @@ async function main(): Promise<void> {
     .filter(Boolean);
   if (wanted.includes("cometh")) buildCometh();
   const { results, skipped } = await runNodes(wanted, SPECS, runNode, 600);
+  await mineRows(
+    results.flatMap((r) => {
+      const spec = SPECS.find((s) => s.name === r.name);
+      return spec === undefined ? [] : [{ spec, r }];
+    }),
+  );
   printTable(results, command, date);
   for (const s of skipped) console.log(`skipped: ${s}`);
   if (values.json) {
