@@ -622,7 +622,8 @@ async function mineRows(runs: { spec: DevSpec; r: NodeResult }[]): Promise<void>
     for (const { spec, r } of runs) {
       if (r.failed.has("mine")) continue;
       try {
-        (r.mineAll ??= []).push(await mineOnce(spec));
+        const ms = await mineOnce(spec);
+        r.mineAll = [...(r.mineAll ?? []), ms];
       } catch (e) {
         fail(r, "mine", e);
       }

@@ -249,7 +249,11 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       expect(mined.gasPrice).toBe(toQuantity((block.baseFeePerGas as bigint) + GWEI));
       expect(ok("eth_getTransactionReceipt", await call("eth_getTransactionReceipt", [hash])).status).toBe("0x1");
       // Answered without a promise (the node's receipts are synchronous): no microtask hop per poll.
-      const direct = eth.getTransactionReceipt.run([hexToBytes(hash) as Uint8Array], chain.services, undefined as never);
+      const direct = eth.getTransactionReceipt.run(
+        [hexToBytes(hash) as Uint8Array],
+        chain.services,
+        undefined as never,
+      );
       expect(direct).not.toBeInstanceOf(Promise);
       expect((direct as { status: string }).status).toBe("0x1");
     });
