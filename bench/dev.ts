@@ -13,8 +13,10 @@
  *      balances back to 0; the first mismatch ends the row and is reported with the exact request and answer.
  *      A third row sends each transfer with eth_sendTransaction from the unlocked account instead (the node
  *      fills the nonce and signs), as Hardhat's ethers signers and viem's test clients do; distinct recipients.
- *   2. hardhat_mine(--mine-blocks, 1000) wall time, median of --mine-reps (3); Anvil gets anvil_mine (it also
- *      answers hardhat_mine). The block number must grow by exactly --mine-blocks.
+ *   2. hardhat_mine(--mine-blocks, 1000) wall time, median of --mine-reps (3), each rep on a fresh node at
+ *      block 0 (one tool's cost per block may grow with the blocks it holds: Anvil's does), the nodes'
+ *      reps alternating after the other rows; Anvil gets anvil_mine (it also answers hardhat_mine). The
+ *      block number must grow by exactly --mine-blocks.
  *   3. evm_increaseTime(60) + evm_mine round trip, sequential, --time-pairs (200) pairs after 5 untimed:
  *      median and p99. The head's timestamp must have grown by at least 60 s per pair.
  * Options: --nodes cometh,anvil,hardhat  --seconds S  --fixture-txs N  --max-cycles N (distinct cycles at
@@ -392,7 +394,7 @@ function signedFor(key: string, first: number, count: number, nonce: number, max
   return have.slice(0, count);
 }
 
-async function measure(rpc: Rpc, r: NodeResult, mineMethod: string): Promise<void> {
+async function measure(rpc: Rpc, r: NodeResult): Promise<void> {
   // Setup (untimed): the fee cap, the nonce, the head.
   type Head = { baseFeePerGas?: string; number: string };
   let latest: Head | null = null;
@@ -464,31 +466,7 @@ async function measure(rpc: Rpc, r: NodeResult, mineMethod: string): Promise<voi
     fail(r, "unlocked", e);
   }
 
-  // 2. hardhat_mine / anvil_mine of --mine-blocks blocks.
-  try {
-    const times: number[] = [];
-    for (let i = 0; i < opts.mineReps; i++) {
-      const before = await rpc.call<string>("eth_blockNumber");
-      const t0 = performance.now();
-      await rpc.call(mineMethod, [hex(opts.mineBlocks)], 600_000);
-      times.push(performance.now() - t0);
-      await expectEq(
-        rpc,
-        "eth_blockNumber",
-        [],
-        hex(BigInt(before) + BigInt(opts.mineBlocks)),
-        `after ${mineMethod}("${hex(opts.mineBlocks)}") from block ${before}`,
-      );
-    }
-    r.mineAll = times;
-    r.mineMs = percentile(
-      [...times].sort((a, b) => a - b),
-      50,
-    );
-    console.log(`  ${mineMethod}(${opts.mineBlocks}): ${times.map((t) => t.toFixed(1)).join(", ")} ms`);
-  } catch (e) {
-    fail(r, "mine", e);
-  }
+  // 2. hardhat_mine / anvil_mine: on fresh nodes after this one stops (mineRow).
 
   // 3. evm_increaseTime(60) + evm_mine, sequential (5 untimed first). After each pair, untimed: the new head's
   // timestamp must be at least 60 s after the previous head's (Anvil and Hardhat keep that even after a
@@ -618,16 +596,72 @@ async function runNode(spec: DevSpec): Promise<NodeResult> {
       `${spec.name}: pid ${node.pid}, http://127.0.0.1:${node.port}, eth_chainId after ${r.startupMs.toFixed(0)} ms, ${r.client}`,
     );
     await node.launch.ready?.(rpc);
-    await measure(rpc, r, spec.mineMethod);
+    await measure(rpc, r);
     const exited = node.exited();
     if (exited !== undefined) r.notes.push(`exited during the run (${exited}): ${node.output().trim().slice(-500)}`);
-    return r;
   } finally {
     rpc.close();
     await stopNode(node, 10_000);
     const output = node.output().trim();
     if (output !== "" && (r.failed.size > 0 || r.wrong.size > 0 || node.child.exitCode !== null))
       r.notes.push(`its output (last 800 characters): ${output.slice(-800)}`);
+  }
+  return r;
+}
+
+/**
+ * 2. hardhat_mine / anvil_mine of --mine-blocks blocks, each rep on a fresh node at block 0 (started,
+ * asked once, stopped): a node's cost per block may grow with the blocks it already holds (Anvil's
+ * anvil_mine(1000) took 1.7, 4.9 and 8.1 s in three reps on one node), so reps on one node would compare
+ * the second and third thousand blocks of one tool with another's. The reps alternate between the
+ * nodes (cometh's first, Anvil's first, cometh's second, ...), so that a change in the machine's load
+ * falls on both. The block number must grow by exactly --mine-blocks.
+ */
+async function mineRows(runs: { spec: DevSpec; r: NodeResult }[]): Promise<void> {
+  for (let i = 0; i < opts.mineReps; i++) {
+    for (const { spec, r } of runs) {
+      if (r.failed.has("mine")) continue;
+      try {
+        const ms = await mineOnce(spec);
+        r.mineAll = [...(r.mineAll ?? []), ms];
+      } catch (e) {
+        fail(r, "mine", e);
+      }
+    }
+  }
+  for (const { spec, r } of runs) {
+    if (r.failed.has("mine") || r.mineAll === undefined) continue;
+    r.mineMs = percentile(
+      [...r.mineAll].sort((a, b) => a - b),
+      50,
+    );
+    console.log(
+      `${spec.name} ${spec.mineMethod}(${opts.mineBlocks}), a fresh node each: ${r.mineAll.map((t) => t.toFixed(1)).join(", ")} ms`,
+    );
+  }
+}
+
+async function mineOnce(spec: DevSpec): Promise<number> {
+  const node = await startNode(spec, { stdout: true, keepChars: 4000 });
+  const rpc = new Rpc(node.port);
+  try {
+    await waitForChainId(node, rpc, 10);
+    await node.launch.ready?.(rpc);
+    const before = await rpc.call<string>("eth_blockNumber");
+    const t0 = performance.now();
+    await rpc.call(spec.mineMethod, [hex(opts.mineBlocks)], 600_000);
+    const ms = performance.now() - t0;
+    await expectEq(
+      rpc,
+      "eth_blockNumber",
+      [],
+      hex(BigInt(before) + BigInt(opts.mineBlocks)),
+      `after ${spec.mineMethod}("${hex(opts.mineBlocks)}") from block ${before}`,
+    );
+    return ms;
+  } finally {
+    rpc.close();
+    await stopNode(node, 10_000);
   }
 }
 
@@ -638,7 +672,7 @@ const ROW_LABELS: Record<string, string> = {
   same: "loadFixture cycles/s, same txs",
   distinct: "loadFixture cycles/s, distinct txs",
   unlocked: "loadFixture cycles/s, eth_sendTransaction",
-  mine: `hardhat_mine(${opts.mineBlocks}) ms, median of ${opts.mineReps}`,
+  mine: `hardhat_mine(${opts.mineBlocks}) ms on a fresh node, median of ${opts.mineReps}`,
   time: "evm_increaseTime(60)+evm_mine ms",
 };
 
@@ -674,7 +708,7 @@ const ROWS: Row[] = [
   },
   {
     key: "mine",
-    label: `hardhat_mine(${opts.mineBlocks}) ms, median of ${opts.mineReps}`,
+    label: `hardhat_mine(${opts.mineBlocks}) ms on a fresh node, median of ${opts.mineReps}`,
     better: "low",
     digits: 1,
     get: (r) => r.mineMs,
@@ -759,7 +793,7 @@ function printTable(results: NodeResult[], command: string, date: string): void 
     }
     if (r.mineAll !== undefined) {
       console.log(
-        `${r.name} ${r.name === "anvil" ? "anvil_mine" : "hardhat_mine"}: ${r.mineAll.map((t) => t.toFixed(1)).join(", ")} ms`,
+        `${r.name} ${r.name === "anvil" ? "anvil_mine" : "hardhat_mine"}, a fresh node each rep: ${r.mineAll.map((t) => t.toFixed(1)).join(", ")} ms`,
       );
     }
   }
@@ -776,6 +810,12 @@ async function main(): Promise<void> {
     .filter(Boolean);
   if (wanted.includes("cometh")) buildCometh();
   const { results, skipped } = await runNodes(wanted, SPECS, runNode, 600);
+  await mineRows(
+    results.flatMap((r) => {
+      const spec = SPECS.find((s) => s.name === r.name);
+      return spec === undefined ? [] : [{ spec, r }];
+    }),
+  );
   printTable(results, command, date);
   for (const s of skipped) console.log(`skipped: ${s}`);
   if (values.json) {

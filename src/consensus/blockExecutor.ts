@@ -184,6 +184,8 @@ export interface BlockExecutorOptions {
 export class BlockExecutor {
   readonly #deps: BlockExecutorDeps;
   readonly #opts: BlockExecutorOptions;
+  /** Per block object, what it last passed validateBlock with (validatedRefs). */
+  readonly #validated = new WeakMap<Block, unknown[]>();
 
   constructor(deps: BlockExecutorDeps, opts: BlockExecutorOptions = { blockTimeToleranceMs: 60_000 }) {
     this.#deps = deps;
@@ -290,8 +292,24 @@ export class BlockExecutor {
     return res === "accept";
   }
 
-  /** Every check of state/validation.go validateBlock; throws InvalidBlockError naming the rule. */
+  /**
+   * Every check of state/validation.go validateBlock; throws InvalidBlockError naming the rule.
+   * Consensus validates one proposal block against one state up to three times (prevote, precommit,
+   * commit); a block object that passed every check against this state object passes again (the
+   * clock only moves forward, so the future-time bound still holds), and is not checked twice. A block
+   * with evidence is always checked again: the pool's view of it may change in between.
+   */
   validateBlock(state: ChainState, block: Block, opts: { skipLastCommit?: boolean } = {}): void {
+    const remember = opts.skipLastCommit !== true && block.evidence.length === 0;
+    const refs = remember ? validatedRefs(state, block) : undefined;
+    const memo = this.#validated.get(block);
+    if (refs !== undefined && memo !== undefined && memo.length === refs.length && memo.every((r, i) => r === refs[i]))
+      return;
+    this.#validateBlock(state, block, opts);
+    if (refs !== undefined) this.#validated.set(block, refs);
+  }
+
+  #validateBlock(state: ChainState, block: Block, opts: { skipLastCommit?: boolean }): void {
     try {
       validateBlockBasic(block);
     } catch (err) {
@@ -623,4 +641,22 @@ export function updateState(state: ChainState, id: BlockId, block: Block, resp: 
 /** The BlockId of a block and its parts. */
 export function blockIdOf(block: Block, parts: PartSet): BlockId {
   return makeBlockId(block, parts);
+}
+
+/**
+ * What a validation's outcome depends on, by identity: the state object, and the block's parts and
+ * header values (a field assigned or a part replaced afterwards makes the block new to the memo; bytes
+ * written in place are not detected, and blocks are never written to once made or received).
+ */
+function validatedRefs(state: ChainState, block: Block): unknown[] {
+  return [
+    state,
+    block.header,
+    block.data,
+    block.data.txs,
+    block.data.txs.length,
+    block.lastCommit,
+    block.lastCommit.signatures,
+    ...Object.values(block.header),
+  ];
 }

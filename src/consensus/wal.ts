@@ -73,15 +73,15 @@ const DEFAULT_MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
 
 /** Frames one record. */
 export function frameWalRecord(m: TimedWalMessage): Uint8Array {
-  const data = encodeWalMessage(m);
-  if (data.length > MAX_WAL_MSG_BYTES) {
-    throw new WalWriteError(`WAL message is ${data.length} bytes, more than the ${MAX_WAL_MSG_BYTES}-byte limit`);
+  // Encoded after 8 bytes left for the header: one buffer, no copy.
+  const out = encodeWalMessage(m, 8);
+  const length = out.length - 8;
+  if (length > MAX_WAL_MSG_BYTES) {
+    throw new WalWriteError(`WAL message is ${length} bytes, more than the ${MAX_WAL_MSG_BYTES}-byte limit`);
   }
-  const out = Buffer.alloc(8 + data.length);
-  out.writeUInt32BE(crc32(data) >>> 0, 0);
-  out.writeUInt32BE(data.length, 4);
-  out.set(data, 8);
-  return new Uint8Array(out);
+  out.writeUInt32BE(crc32(out.subarray(8)) >>> 0, 0);
+  out.writeUInt32BE(length, 4);
+  return out;
 }
 
 /** A record that decoded, and where it starts in its file. */

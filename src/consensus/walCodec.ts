@@ -27,22 +27,38 @@ export const MAX_WAL_MSG_BYTES = 1024 * 1024 + 24;
 const KIND = { roundState: 1, msgInfo: 2, timeout: 3, endHeight: 4 } as const;
 const MSG_KIND = { proposal: 1, blockPart: 2, vote: 3 } as const;
 
+/**
+ * Writes a record into one buffer (grown by doubling), starting after `reserve` bytes the caller fills
+ * (frameWalRecord's checksum and length): a height writes several records, each once.
+ */
 class Writer {
-  #chunks: Buffer[] = [];
+  #buf: Buffer;
+  #len: number;
+  constructor(reserve: number) {
+    this.#buf = Buffer.allocUnsafe(Math.max(256, reserve + 64));
+    this.#len = reserve;
+  }
+  #room(n: number): void {
+    if (this.#len + n <= this.#buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#len + n));
+    this.#buf.copy(grown, 0, 0, this.#len);
+    this.#buf = grown;
+  }
   u8(n: number): this {
-    this.#chunks.push(Buffer.from([n]));
+    this.#room(1);
+    this.#buf[this.#len++] = n & 0xff;
     return this;
   }
   u32(n: number): this {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(n >>> 0);
-    this.#chunks.push(b);
+    this.#room(4);
+    this.#buf.writeUInt32BE(n >>> 0, this.#len);
+    this.#len += 4;
     return this;
   }
   i64(n: bigint): this {
-    const b = Buffer.alloc(8);
-    b.writeBigInt64BE(n);
-    this.#chunks.push(b);
+    this.#room(8);
+    this.#buf.writeBigInt64BE(n, this.#len);
+    this.#len += 8;
     return this;
   }
   int(n: number): this {
@@ -50,14 +66,17 @@ class Writer {
   }
   bytes(b: Uint8Array): this {
     this.u32(b.length);
-    this.#chunks.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    this.#room(b.length);
+    this.#buf.set(b, this.#len);
+    this.#len += b.length;
     return this;
   }
   str(s: string): this {
     return this.bytes(Buffer.from(s, "utf8"));
   }
-  done(): Uint8Array {
-    return new Uint8Array(Buffer.concat(this.#chunks));
+  /** The bytes written, reserved ones included (a view of this writer's own buffer). */
+  done(): Buffer {
+    return this.#buf.subarray(0, this.#len);
   }
 }
 
@@ -110,8 +129,9 @@ function step(n: number): RoundStep {
   return n;
 }
 
-export function encodeWalMessage(m: TimedWalMessage): Uint8Array {
-  const w = new Writer().i64(m.time);
+/** The record's bytes, after `reserve` bytes left for the caller to fill (frameWalRecord's header). */
+export function encodeWalMessage(m: TimedWalMessage, reserve = 0): Buffer {
+  const w = new Writer(reserve).i64(m.time);
   const msg = m.msg;
   switch (msg.kind) {
     case "roundState":

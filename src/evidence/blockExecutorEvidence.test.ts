@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { BlockExecutor, type ConsensusApp, InvalidBlockError } from "../consensus/index.js";
 import {
   createTestNode,
@@ -166,5 +166,30 @@ describe("block executor with an evidence pool", () => {
     const { block } = await proposal([evidenceAt(2)]);
     expect(() => noPoolExec.validateBlock(node.consensus.chainState(), block)).toThrow(/no evidence pool/);
     expect(bytesToHex(block.header.evidenceHash)).not.toBe(bytesToHex(evidenceHash([])));
+  });
+
+  test("behavior: a block that passed against a state is not checked again against it; a changed state, header field or evidence is", async () => {
+    const { node, exec, evidenceAt, proposal } = await setup();
+    const state = node.consensus.chainState();
+    const verify = vi.spyOn(state.lastValidators, "verifyCommit");
+    const { block } = await proposal();
+    exec.validateBlock(state, block);
+    exec.validateBlock(state, block);
+    expect(verify).toHaveBeenCalledTimes(1);
+    // Another state object (here with another app hash) is checked, and refused.
+    expect(() => exec.validateBlock({ ...state, appHash: new Uint8Array(32).fill(7) }, block)).toThrow(
+      /wrong Block.Header.AppHash/,
+    );
+    // A header field assigned after it passed is checked again.
+    const good = block.header.appHash;
+    block.header.appHash = new Uint8Array(32).fill(9);
+    expect(() => exec.validateBlock(state, block)).toThrow(/wrong Block.Header.AppHash/);
+    block.header.appHash = good;
+    exec.validateBlock(state, block);
+    // A block carrying evidence is checked every time (the pool's view may change).
+    const withEvidence = (await proposal([evidenceAt(2)])).block;
+    exec.validateBlock(state, withEvidence);
+    exec.validateBlock(state, withEvidence);
+    expect(verify).toHaveBeenCalledTimes(3);
   });
 });

@@ -201,6 +201,23 @@ describe("tx and data hashes (memoized per object)", () => {
     txs.length = 0;
     expect(dataHash(txs)).toEqual(sha256(new Uint8Array(0)));
   });
+
+  test("commitHash follows the commit's current signatures: an added, replaced or changed one changes it", () => {
+    const commit = sampleBlock([]).lastCommit;
+    const first = commitHash(commit);
+    expect(commitHash(commit)).toEqual(first);
+    const sig = commit.signatures[0] as (typeof commit.signatures)[number];
+    sig.timestamp += 1n;
+    const second = commitHash(commit);
+    expect(second).not.toEqual(first);
+    commit.signatures[0] = { ...sig, signature: new Uint8Array(64).fill(1) };
+    const third = commitHash(commit);
+    expect(third).not.toEqual(second);
+    commit.signatures.push({ ...sig, blockIdFlag: BLOCK_ID_FLAG.absent, signature: new Uint8Array(0) });
+    expect(commitHash(commit)).not.toEqual(third);
+    // The same signatures in a fresh array hash the same, memo or not.
+    expect(commitHash({ ...commit, signatures: [...commit.signatures] })).toEqual(commitHash(commit));
+  });
 });
 
 describe("validateBlockBasic", () => {

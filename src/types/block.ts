@@ -2,7 +2,7 @@ import { bytesEqual, bytesToHex, bytesToHexUpper } from "../util/bytes.js";
 import { ComethError } from "../util/errors.js";
 import { GO_ZERO_TIME, type Timestamp } from "../util/time.js";
 import { type BlockId, hashSizeProblem, validateBlockIdBasic } from "./blockId.js";
-import { BLOCK_ID_FLAG, type Block, type BlockMeta, type Commit, type Header } from "./blockTypes.js";
+import { BLOCK_ID_FLAG, type Block, type BlockMeta, type Commit, type CommitSig, type Header } from "./blockTypes.js";
 import { encodeBytesValue, encodeInt64Value, encodeStringValue, encodeTimestampMessage } from "./canonical.js";
 import { validateCommitBasic } from "./commit.js";
 import { evidenceHash, validateEvidenceBasic } from "./evidence.js";
@@ -134,9 +134,27 @@ export function dataHash(txs: readonly Uint8Array[]): Uint8Array {
   return hash;
 }
 
+// A block's last_commit_hash is asked for when it is made and at each of its three validations
+// (prevote, precommit, commit), as Go memoizes Commit.Hash. Kept with the signatures array and the
+// values it was computed from, as headerHash's memo: a signature added, replaced or a field assigned
+// recomputes it; bytes written in place are not detected (commit signatures are never written to).
+const commitHashes = new WeakMap<readonly CommitSig[], { refs: unknown[]; hash: Uint8Array }>();
+
+function commitSigRefs(sigs: readonly CommitSig[]): unknown[] {
+  const refs: unknown[] = [];
+  for (const s of sigs) refs.push(s, s.blockIdFlag, s.validatorAddress, s.timestamp, s.signature);
+  return refs;
+}
+
 /** last_commit_hash: merkle over each CommitSig's proto bytes, absent ones included (types.Commit.Hash). */
 export function commitHash(c: Commit): Uint8Array {
-  return hashFromByteSlices(c.signatures.map(encodeCommitSig));
+  const refs = commitSigRefs(c.signatures);
+  const memo = commitHashes.get(c.signatures);
+  if (memo !== undefined && memo.refs.length === refs.length && memo.refs.every((r, i) => r === refs[i]))
+    return memo.hash.slice();
+  const hash = hashFromByteSlices(c.signatures.map(encodeCommitSig));
+  commitHashes.set(c.signatures, { refs, hash });
+  return hash.slice();
 }
 
 // ---- block id and parts -------------------------------------------------------------------------

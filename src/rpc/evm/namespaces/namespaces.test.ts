@@ -5,6 +5,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DEV_ACCOUNT_BALANCE_WEI } from "../../../app/evm/index.js";
+import { hexToBytes } from "../../../util/bytes.js";
 import { toData, toQuantity } from "../encode/hex.js";
 import { findMethod, NAMESPACE_NAMES } from "../namespaces/index.js";
 import { rpcCall } from "../testing/evmClient.js";
@@ -25,6 +26,7 @@ import {
 } from "../testing/realChain.js";
 import { CHAIN_ID, GWEI, signTx, signUnprotectedLegacy } from "../testing/signing.js";
 import { type Caller, callerFor, EVM_TRANSPORTS, type EvmTransport } from "../testing/transports.js";
+import { eth } from "./eth.js";
 import { newProfilerState, setGcPercent, startingHeapGrowthPercent } from "./profiling.js";
 
 /**
@@ -246,6 +248,14 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
       const mined = ok("eth_getTransactionByHash", await call("eth_getTransactionByHash", [hash]));
       expect(mined.gasPrice).toBe(toQuantity((block.baseFeePerGas as bigint) + GWEI));
       expect(ok("eth_getTransactionReceipt", await call("eth_getTransactionReceipt", [hash])).status).toBe("0x1");
+      // Answered without a promise (the node's receipts are synchronous): no microtask hop per poll.
+      const direct = eth.getTransactionReceipt.run(
+        [hexToBytes(hash) as Uint8Array],
+        chain.services,
+        undefined as never,
+      );
+      expect(direct).not.toBeInstanceOf(Promise);
+      expect((direct as { status: string }).status).toBe("0x1");
     });
   });
 

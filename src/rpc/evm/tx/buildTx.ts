@@ -1,11 +1,12 @@
-import { createCustomCommon, Hardfork, Mainnet } from "@ethereumjs/common";
-import { createTx, type TypedTxData } from "@ethereumjs/tx";
-import { bytesToBigint } from "../encode/hex.js";
+import { RLP } from "@ethereumjs/rlp";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 import { type AccessListEntry, TX_TYPE } from "../services.js";
 
 /**
- * Builds and signs a transaction for the dev keyring (eth_sendTransaction, personal_*, eth_resend)
- * with @ethereumjs/tx; the keyring only ever signs a digest.
+ * Builds and signs a transaction for the dev keyring (eth_sendTransaction, personal_*, eth_resend):
+ * the EIP-155 legacy, EIP-2930 and EIP-1559 encodings written out with RLP (the keyring only ever
+ * signs a digest). Built directly rather than through a transaction library's objects, which copied
+ * their chain parameters per tx: every eth_sendTransaction of a test suite comes through here.
  */
 
 export interface UnsignedTx {
@@ -22,15 +23,49 @@ export interface UnsignedTx {
   readonly accessList: readonly AccessListEntry[];
 }
 
-const commons = new Map<bigint, ReturnType<typeof createCustomCommon>>();
+const NO_BYTES = new Uint8Array(0);
 
-function commonFor(chainId: bigint) {
-  let c = commons.get(chainId);
-  if (c === undefined) {
-    c = createCustomCommon({ chainId: Number(chainId) }, Mainnet, { hardfork: Hardfork.Prague });
-    commons.set(chainId, c);
+/** A quantity as RLP wants it: big-endian, no leading zero bytes (0 is the empty string). */
+function quantity(n: bigint): Uint8Array {
+  if (n === 0n) return NO_BYTES;
+  const hex = n.toString(16);
+  return Buffer.from(hex.length % 2 === 0 ? hex : `0${hex}`, "hex");
+}
+
+/** 32-byte r or s as a quantity (leading zeros dropped). */
+function trimmed(b: Uint8Array): Uint8Array {
+  let i = 0;
+  while (i < b.length && b[i] === 0) i++;
+  return b.subarray(i);
+}
+
+function typed(type: number, fields: RlpFields): Uint8Array {
+  const body = RLP.encode(fields);
+  const out = new Uint8Array(1 + body.length);
+  out[0] = type;
+  out.set(body, 1);
+  return out;
+}
+
+type RlpFields = (Uint8Array | RlpFields)[];
+
+/** The fields every type signs, in its order, without the signature. */
+function unsignedFields(u: UnsignedTx): RlpFields {
+  const to = u.to ?? NO_BYTES;
+  const tail = [quantity(u.gasLimit), to, quantity(u.value), u.data];
+  const accessList: RlpFields = u.accessList.map((e) => [e.address, [...e.storageKeys]]);
+  if (u.type === TX_TYPE.legacy) return [quantity(u.nonce), quantity(u.gasPrice ?? 0n), ...tail];
+  if (u.type === TX_TYPE.accessList) {
+    return [quantity(u.chainId), quantity(u.nonce), quantity(u.gasPrice ?? 0n), ...tail, accessList];
   }
-  return c;
+  return [
+    quantity(u.chainId),
+    quantity(u.nonce),
+    quantity(u.maxPriorityFeePerGas ?? 0n),
+    quantity(u.maxFeePerGas ?? 0n),
+    ...tail,
+    accessList,
+  ];
 }
 
 /** Signs with `sign` (digest → r‖s‖yParity) and returns the signed encoding. */
@@ -38,38 +73,15 @@ export async function signTransaction(
   u: UnsignedTx,
   sign: (digest: Uint8Array) => Promise<Uint8Array> | Uint8Array,
 ): Promise<Uint8Array> {
-  const common = commonFor(u.chainId);
-  const base = {
-    nonce: u.nonce,
-    gasLimit: u.gasLimit,
-    value: u.value,
-    data: u.data,
-    ...(u.to === undefined ? {} : { to: u.to }),
-  };
-  const accessList = u.accessList.map((e) => [e.address, [...e.storageKeys]] as [Uint8Array, Uint8Array[]]);
-  let data: TypedTxData;
-  if (u.type === TX_TYPE.legacy) data = { ...base, type: 0, gasPrice: u.gasPrice ?? 0n };
-  else if (u.type === TX_TYPE.accessList) {
-    data = { ...base, type: 1, chainId: u.chainId, gasPrice: u.gasPrice ?? 0n, accessList };
-  } else {
-    data = {
-      ...base,
-      type: 2,
-      chainId: u.chainId,
-      maxFeePerGas: u.maxFeePerGas ?? 0n,
-      maxPriorityFeePerGas: u.maxPriorityFeePerGas ?? 0n,
-      accessList,
-    };
-  }
-  const tx = createTx(data, { common });
-  const sig = await sign(tx.getHashedMessageToSign());
-  const r = bytesToBigint(sig.subarray(0, 32));
-  const s = bytesToBigint(sig.subarray(32, 64));
+  const fields = unsignedFields(u);
+  const legacy = u.type === TX_TYPE.legacy;
+  // EIP-155: a legacy tx signs its fields followed by chainId, 0, 0.
+  const payload = legacy ? RLP.encode([...fields, quantity(u.chainId), NO_BYTES, NO_BYTES]) : typed(u.type, fields);
+  const sig = await sign(keccak_256(payload));
+  const r = trimmed(sig.subarray(0, 32));
+  const s = trimmed(sig.subarray(32, 64));
   const recovery = BigInt(sig[64] ?? 0);
-  const signed =
-    u.type === TX_TYPE.legacy
-      ? // EIP-155: v = recovery + chainId·2 + 35.
-        tx.addSignature(recovery + u.chainId * 2n + 35n, r, s, false)
-      : tx.addSignature(recovery, r, s);
-  return signed.serialize();
+  // EIP-155: v = recovery + chainId·2 + 35; typed txs carry the y parity.
+  if (legacy) return RLP.encode([...fields, quantity(recovery + u.chainId * 2n + 35n), r, s]);
+  return typed(u.type, [...fields, quantity(recovery), r, s]);
 }

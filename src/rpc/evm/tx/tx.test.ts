@@ -121,6 +121,72 @@ describe("raw transactions", () => {
       "0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470",
     );
   });
+  test("default: the encodings equal @ethereumjs/tx's for every type, with access lists, creations and short r/s", async () => {
+    const { createCustomCommon, Hardfork, Mainnet } = await import("@ethereumjs/common");
+    const { createTx } = await import("@ethereumjs/tx");
+    const common = createCustomCommon({ chainId: 262144 }, Mainnet, { hardfork: Hardfork.Prague });
+    // A fixed "signature" with leading zero bytes in r and s (trimmed in the encoding).
+    const sig = new Uint8Array(65);
+    sig.set([0, 0, 7, 1], 0);
+    sig.set([0, 9, 2], 32);
+    sig[64] = 1;
+    const accessList = [{ address: ECHO, storageKeys: [new Uint8Array(32).fill(3), new Uint8Array(32)] }];
+    const cases = [
+      { type: 0, to: ECHO, accessList: [] },
+      { type: 1, to: undefined, accessList },
+      { type: 2, to: ECHO, accessList },
+      { type: 2, to: undefined, accessList: [] },
+    ] as const;
+    for (const c of cases) {
+      const u = {
+        type: c.type,
+        chainId: 262144n,
+        nonce: c.type === 2 ? 0n : 300n,
+        gasLimit: 21000n,
+        to: c.to,
+        value: c.to === undefined ? 0n : 10n ** 18n,
+        data: c.to === undefined ? Uint8Array.from([0x60, 0x00]) : new Uint8Array(0),
+        gasPrice: 7n * GWEI,
+        maxFeePerGas: 9n * GWEI,
+        maxPriorityFeePerGas: 0n,
+        accessList: c.accessList,
+      };
+      let digest: Uint8Array | undefined;
+      const raw = await signTransaction(u, (d) => {
+        digest = d;
+        return sig;
+      });
+      const base = {
+        nonce: u.nonce,
+        gasLimit: u.gasLimit,
+        value: u.value,
+        data: u.data,
+        ...(u.to ? { to: u.to } : {}),
+      };
+      const list = u.accessList.map((e) => [e.address, [...e.storageKeys]] as [Uint8Array, Uint8Array[]]);
+      const tx =
+        u.type === 0
+          ? createTx({ ...base, type: 0, gasPrice: u.gasPrice }, { common })
+          : u.type === 1
+            ? createTx({ ...base, type: 1, chainId: 262144n, gasPrice: u.gasPrice, accessList: list }, { common })
+            : createTx(
+                {
+                  ...base,
+                  type: 2,
+                  chainId: 262144n,
+                  maxFeePerGas: u.maxFeePerGas,
+                  maxPriorityFeePerGas: 0n,
+                  accessList: list,
+                },
+                { common },
+              );
+      expect(toData(digest as Uint8Array)).toBe(toData(tx.getHashedMessageToSign()));
+      const r = BigInt(toData(sig.subarray(0, 32)));
+      const s = BigInt(toData(sig.subarray(32, 64)));
+      const signed = u.type === 0 ? tx.addSignature(1n + 262144n * 2n + 35n, r, s, false) : tx.addSignature(1n, r, s);
+      expect(toData(raw)).toBe(toData(signed.serialize()));
+    }
+  });
 });
 
 describe("revert reasons", () => {
