@@ -336,6 +336,18 @@ export function runFrame(f: Frame): FrameResult {
               return runChecked(f);
             }
             gas -= blockGas[pc] as number;
+            // The block after a JUMPI not taken (a loop's body, the path past a check) may be compiled too.
+            let fn = jit === null ? 0 : (jit[pc] as BlockFn | 0);
+            if (fn === 0 && ++(blockHits[pc] as number) === jitAfter && jitAfter !== 0) {
+              jit = compileInto(a, pc);
+              fn = jit[pc] as BlockFn | 0;
+            }
+            if (fn !== 0) {
+              f.gas = gas;
+              pc = fn(s, sp, f);
+              sp = f.sp;
+              gas = f.gas;
+            }
           }
           continue;
         }
@@ -358,8 +370,10 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
               continue;
             }
           }
@@ -481,8 +495,10 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
               continue;
             }
           }
