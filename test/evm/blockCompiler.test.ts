@@ -220,6 +220,11 @@ describe("compiled blocks agree with the reference", () => {
       );
       expect((await same(loop)).success).toBe(true);
     }
+    // A JUMPDEST right after the access that grows memory: the block it starts is charged by itself.
+    const next = labelled(
+      "PUSH0 loop: DUP1 DUP1 PUSH1 0x40 MUL MSTORE next: PUSH1 0x01 ADD DUP1 PUSH1 0x28 GT @loop JUMPI PUSH2 0x0a00 PUSH0 RETURN",
+    );
+    expect((await same(next)).success).toBe(true);
   });
 
   test("a loop of 2 500 rounds on 256-bit words (acc = acc * 7 + 3), the argument from calldata", async () => {
