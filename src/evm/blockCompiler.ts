@@ -48,6 +48,12 @@ export type BlockFn = (s: Word[], sp: number, f: Frame) => number;
 const MIN_OPS = 4;
 /** At most this many opcodes go into one function (a huge block would make a function V8 will not optimise). */
 const MAX_OPS = 400;
+/**
+ * A function takes in no further block once it calls this many word functions (arithmetic, comparisons,
+ * memory words). Larger functions ran faster once optimised but took V8 longer to get there (the ray
+ * tracer's first calls in a node ~1.5x slower with no bound), and a deoptimisation throws away more.
+ */
+const MAX_CALLS = 16;
 
 let threshold = 128;
 
@@ -125,6 +131,8 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
   const blocks = new Set<number>([start]);
   /** Whether a block after the first is taken in: then the function charges gas, in `g`, from f.gas. */
   let charges = false;
+  /** How many word functions the function calls so far (it takes in no further block from MAX_CALLS on). */
+  let calls = 0;
 
   const ensure = (n: number): void => {
     while (st.length < n) {
@@ -218,6 +226,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
       const x = pop();
       const y = pop();
       temp(`${fn}(${x}, ${y})`);
+      calls++;
       pc++;
       continue;
     }
@@ -236,6 +245,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         const y = pop();
         const n = pop();
         temp(`${op === 0x08 ? "addmod" : "mulmod"}(${x}, ${y}, ${n})`);
+        calls++;
         pc++;
         continue;
       }
@@ -253,6 +263,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         const x = pop();
         const y = pop();
         temp(op === 0x12 ? `slt(${x}, ${y}) ? 1 : 0` : `slt(${y}, ${x}) ? 1 : 0`);
+        calls++;
         pc++;
         continue;
       }
@@ -262,6 +273,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         continue;
       case 0x19:
         temp(`not(${pop()})`);
+        calls++;
         pc++;
         continue;
       case 0x35: {
@@ -308,6 +320,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         body += inMemory(x, 32, pc);
         st.pop();
         temp(`readWord(f.memory.dv, ${x})`);
+        calls++;
         pc++;
         continue;
       }
@@ -316,7 +329,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         // and its return, a loop's jump back to its condition); any other leaves to the loop, taken.
         const d = pop();
         const to = knownDest(d);
-        if (to !== undefined && !blocks.has(to) && ops < MAX_OPS - 1) {
+        if (to !== undefined && !blocks.has(to) && ops < MAX_OPS - 1 && calls < MAX_CALLS) {
           body += tick;
           ops++;
           pc = enter(to, `${writeBack()}return ${constant(to)};\n`);
@@ -336,8 +349,9 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         const c = pop();
         const to = knownDest(d);
         const next = pc + 1;
-        const nextOk = next < a.jumpdests.length && !blocks.has(next) && ops < MAX_OPS - 1;
-        const toOk = to !== undefined && !blocks.has(to) && ops < MAX_OPS - 1;
+        const more = ops < MAX_OPS - 1 && calls < MAX_CALLS;
+        const nextOk = next < a.jumpdests.length && !blocks.has(next) && more;
+        const toOk = to !== undefined && !blocks.has(to) && more;
         const hits = a.blockHits;
         ops++;
         if (toOk && (!nextOk || (hits[to] as number) > (hits[next] as number))) {
@@ -372,6 +386,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         st.pop();
         const v = st.pop() as string;
         body += `writeWord(f.memory.dv, ${x}, ${v});\n`;
+        calls++;
         pc++;
         continue;
       }
