@@ -19,41 +19,22 @@ import { loadWord, readWord, toWord, type Word, writeWord } from "./words.js";
  * taken here have no dynamic gas and cannot fail: stack and arithmetic opcodes, comparisons and
  * bitwise opcodes, CALLDATALOAD, CALLDATASIZE, CALLVALUE, ADDRESS, CALLER, CODESIZE, RETURNDATASIZE,
  * PC, MSIZE, and MLOAD/MSTORE/MSTORE8 while the bytes lie inside the memory already paid for; and the
- * block's JUMP or JUMPI.
- *
- * A function goes on past its first block where control stays predictable: after a JUMP to a JUMPDEST
- * pushed in the function itself (a Solidity internal call pushes its return address, then the function's;
- * both are constants here), and after a JUMPI into its side the loop has entered more often so far (the
- * block after it when neither was counted: a loop's body, the path past a check). Each block it takes in
- * is entered as the loop enters one: its static gas and stack bounds are checked and its gas charged, in
- * the local `g` (from f.gas, which the loop sets before the call and reads after); when the check fails,
- * the function hands that block to the loop (at its JUMPDEST, or at the JUMPI before it with the JUMPI's
- * operands on the stack), which checks it again and goes on opcode by opcode. A block already in the
- * function (a loop's back edge) is not taken in twice: the jump to it leaves. So a hot path of a
- * contract (a loop's round with the internal calls it makes) runs as one function instead of a call per
- * block, without the stack array written and read between them.
- *
- * A memory access that would grow the memory leaves early: the stack is written back as it stands before that opcode, and the loop goes on from it (and
+ * block's JUMP or JUMPI. A memory access that would grow the memory leaves
+ * early: the stack is written back as it stands before that opcode, and the loop goes on from it (and
  * charges the growth against the exact gas left, as it always does). The function returns the pc at
- * which the loop goes on, and leaves the stack height in `f.sp` (and the gas left in `f.gas`).
+ * which the loop goes on, and leaves the stack height in `f.sp`.
  *
  * The compiled form is kept with the code's analysis, so it serves every later call of the same code
  * (the state store hands out one code object per code hash).
  */
 
-/** A compiled run of blocks: runs it on `s` from height `sp`, sets f.sp and f.gas, returns the next pc. */
+/** A compiled prefix of a basic block: runs it on `s` from height `sp`, sets f.sp, returns the next pc. */
 export type BlockFn = (s: Word[], sp: number, f: Frame) => number;
 
 /** Blocks whose compiled prefix is shorter than this many opcodes are left to the loop. */
 const MIN_OPS = 4;
 /** At most this many opcodes go into one function (a huge block would make a function V8 will not optimise). */
 const MAX_OPS = 400;
-/**
- * A function takes in no further block once it calls this many word functions (arithmetic, comparisons,
- * memory words). Larger functions ran faster once optimised but took V8 longer to get there (the ray
- * tracer's first calls in a node ~1.5x slower with no bound), and a deoptimisation throws away more.
- */
-const MAX_CALLS = 16;
 
 let threshold = 128;
 
@@ -127,12 +108,6 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
     consts.push(v);
     return `k${consts.length - 1}`;
   };
-  /** The blocks this function runs, by first pc (a jump back to one of them leaves to the loop). */
-  const blocks = new Set<number>([start]);
-  /** Whether a block after the first is taken in: then the function charges gas, in `g`, from f.gas. */
-  let charges = false;
-  /** How many word functions the function calls so far (it takes in no further block from MAX_CALLS on). */
-  let calls = 0;
 
   const ensure = (n: number): void => {
     while (st.length < n) {
@@ -159,35 +134,8 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         out += `s[sp${depth === 0 ? "" : depth > 0 ? ` - ${depth}` : ` + ${-depth}`}] = ${st[k]};\n`;
       }
     }
-    return `${out}f.sp = ${height()};\n${charges ? "f.gas = g;\n" : ""}`;
-  };
-  /** The stack height now, as an expression on the entry height `sp`. */
-  const height = (): string => {
     const h = st.length - inputs;
-    return `sp${h === 0 ? "" : h > 0 ? ` + ${h}` : ` - ${-h}`}`;
-  };
-  /**
-   * Takes in the block at `b` (control reaches it from the opcodes compiled so far), as the loop enters a
-   * block: unless the gas left covers its static gas and the stack height is in its bounds, the statements
-   * `leave` hand it to the loop (which checks it again and goes on opcode by opcode); else its gas is
-   * charged. Returns the pc of its first opcode to compile.
-   */
-  const enter = (b: number, leave: string): number => {
-    blocks.add(b);
-    charges = true;
-    const sp = height();
-    const gas = constant(a.blockGas[b] as number);
-    const min = constant(a.blockMin[b] as number);
-    const max = constant(a.blockMax[b] as number);
-    body += `if (g < ${gas} || ${sp} < ${min} || ${sp} > ${max}) {\n${leave}}\ng -= ${gas};\n`;
-    return code[b] === 0x5b ? b + 1 : b;
-  };
-  /** The jump's tick for the `interrupt` hook, as the loop counts taken jumps. */
-  const tick = "if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n";
-  /** Whether `d` (a name on the symbolic stack) is a destination pushed in this function, and a JUMPDEST. */
-  const knownDest = (d: string): number | undefined => {
-    const v = /^k\d+$/.test(d) ? consts[Number(d.slice(1))] : undefined;
-    return typeof v === "number" && v < a.jumpdests.length && a.jumpdests[v] === 1 ? v : undefined;
+    return `${out}f.sp = sp${h === 0 ? "" : h > 0 ? ` + ${h}` : ` - ${-h}`};\n`;
   };
   /** Statements that write the stack back and leave at `pc`, for the loop to go on from. */
   const exit = (pc: number): string => `${writeBack()}return ${constant(pc)};\n`;
@@ -226,7 +174,6 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
       const x = pop();
       const y = pop();
       temp(`${fn}(${x}, ${y})`);
-      calls++;
       pc++;
       continue;
     }
@@ -245,7 +192,6 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         const y = pop();
         const n = pop();
         temp(`${op === 0x08 ? "addmod" : "mulmod"}(${x}, ${y}, ${n})`);
-        calls++;
         pc++;
         continue;
       }
@@ -263,7 +209,6 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         const x = pop();
         const y = pop();
         temp(op === 0x12 ? `slt(${x}, ${y}) ? 1 : 0` : `slt(${y}, ${x}) ? 1 : 0`);
-        calls++;
         pc++;
         continue;
       }
@@ -273,7 +218,6 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         continue;
       case 0x19:
         temp(`not(${pop()})`);
-        calls++;
         pc++;
         continue;
       case 0x35: {
@@ -320,54 +264,31 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         body += inMemory(x, 32, pc);
         st.pop();
         temp(`readWord(f.memory.dv, ${x})`);
-        calls++;
         pc++;
         continue;
       }
-      case 0x56: {
-        // A jump to a JUMPDEST pushed in this function goes on into that block (a Solidity internal call
-        // and its return, a loop's jump back to its condition); any other leaves to the loop, taken.
-        const d = pop();
-        const to = knownDest(d);
-        if (to !== undefined && !blocks.has(to) && ops < MAX_OPS - 1 && calls < MAX_CALLS) {
-          body += tick;
-          ops++;
-          pc = enter(to, `${writeBack()}return ${constant(to)};\n`);
-          continue;
-        }
-        body += `${writeBack()}${tick}${jumpCheck(d, to)}return ${d};\n`;
-        ops++;
-        return finish(body, consts, ops, charges);
-      }
+      case 0x56:
       case 0x57: {
-        // JUMPI not taken leaves at the JUMPI itself, its operands on the stack: the loop runs it and
-        // charges the block after it, as for any JUMPI. The function goes on into the side the loop has
-        // entered more often so far (the block after the JUMPI when neither was counted), if it can.
-        ensure(2);
-        const notTaken = exit(pc);
+        // The block's jump: taken, it returns the destination (a JUMPDEST, which the loop charges and
+        // runs next). JUMPI not taken leaves at the JUMPI itself, its operands on the stack: the loop runs
+        // it and charges the block after it, as for any JUMPI.
+        ensure(op === 0x57 ? 2 : 1);
+        const notTaken = op === 0x57 ? exit(pc) : "";
         const d = pop();
-        const c = pop();
-        const to = knownDest(d);
-        const next = pc + 1;
-        const more = ops < MAX_OPS - 1 && calls < MAX_CALLS;
-        const nextOk = next < a.jumpdests.length && !blocks.has(next) && more;
-        const toOk = to !== undefined && !blocks.has(to) && more;
-        const hits = a.blockHits;
+        const c = op === 0x57 ? pop() : "";
+        // A destination pushed in this block is checked here, once; any other when the jump runs.
+        const known = /^k\d+$/.test(d) ? consts[Number(d.slice(1))] : undefined;
+        const check =
+          known === undefined
+            ? `if (typeof ${d} !== "number" || ${d} >= f.code.length || f.jumpdests[${d}] !== 1) invalidJump();\n`
+            : typeof known === "number" && known < a.jumpdests.length && a.jumpdests[known] === 1
+              ? ""
+              : "invalidJump();\n";
+        const jump = `if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n${check}`;
+        if (op === 0x57) body += `if (${c} === 0) {\n${notTaken}}\n`;
+        body += `${writeBack()}${jump}return ${d};\n`;
         ops++;
-        if (toOk && (!nextOk || (hits[to] as number) > (hits[next] as number))) {
-          body += `if (${c} === 0) {\n${notTaken}}\n${tick}`;
-          pc = enter(to, `${writeBack()}return ${constant(to)};\n`);
-          continue;
-        }
-        const taken = `${writeBack()}${tick}${jumpCheck(d, to)}return ${d};\n`;
-        if (nextOk) {
-          body += `if (${c} !== 0) {\n${taken}}\n`;
-          // The block after a JUMPI starts at its JUMPDEST, which the loop charges, or right after it.
-          pc = enter(next, code[next] === 0x5b ? `${writeBack()}return ${constant(next)};\n` : notTaken);
-          continue;
-        }
-        body += `if (${c} === 0) {\n${notTaken}}\n${taken}`;
-        return finish(body, consts, ops, charges);
+        return finish(body, consts, ops);
       }
       case 0x53: {
         ensure(2);
@@ -386,7 +307,6 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         st.pop();
         const v = st.pop() as string;
         body += `writeWord(f.memory.dv, ${x}, ${v});\n`;
-        calls++;
         pc++;
         continue;
       }
@@ -394,24 +314,14 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
     break;
   }
   body += exit(pc);
-  return finish(body, consts, ops, charges);
-
-  /** The check of a jump's destination `d` when it runs: none for one pushed here (`to`, checked once). */
-  function jumpCheck(d: string, to: number | undefined): string {
-    if (to !== undefined) return "";
-    if (/^k\d+$/.test(d)) return "invalidJump();\n"; // pushed here, and not a JUMPDEST
-    return `if (typeof ${d} !== "number" || ${d} >= f.code.length || f.jumpdests[${d}] !== 1) invalidJump();\n`;
-  }
+  return finish(body, consts, ops);
 }
 
-/**
- * The function of a compiled body (which ends in a return), or undefined when it is too short to gain.
- * `charges`: it runs more than one block and charges their gas, from f.gas (the loop's gas left).
- */
-function finish(body: string, consts: readonly (Word | number)[], ops: number, charges: boolean): BlockFn | undefined {
+/** The function of a block's body (which ends in a return), or undefined when it is too short to gain. */
+function finish(body: string, consts: readonly (Word | number)[], ops: number): BlockFn | undefined {
   if (ops < MIN_OPS) return undefined;
   const names = consts.map((_, i) => `k${i}`);
-  const src = `"use strict";\nreturn function block(s, sp, f) {\n${charges ? "let g = f.gas;\n" : ""}${body}};`;
+  const src = `"use strict";\nreturn function block(s, sp, f) {\n${body}};`;
   const factory = new Function(...HELPER_NAMES, ...names, src) as (...args: unknown[]) => BlockFn;
   return factory(...HELPER_VALUES, ...consts);
 }

@@ -307,10 +307,8 @@ export function runFrame(f: Frame): FrameResult {
           const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
           jit = a.jit;
           if (fn !== 0) {
-            f.gas = gas;
             pc = fn(s, sp, f);
             sp = f.sp;
-            gas = f.gas;
           }
           continue;
         }
@@ -336,10 +334,8 @@ export function runFrame(f: Frame): FrameResult {
           const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
           jit = a.jit;
           if (fn !== 0) {
-            f.gas = gas;
             pc = fn(s, sp, f);
             sp = f.sp;
-            gas = f.gas;
           }
           continue;
         }
@@ -373,10 +369,8 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
-              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
-              gas = f.gas;
             }
           }
           continue;
@@ -400,10 +394,8 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
-              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
-              gas = f.gas;
               continue;
             }
           }
@@ -525,10 +517,8 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
-              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
-              gas = f.gas;
               continue;
             }
           }

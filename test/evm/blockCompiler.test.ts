@@ -268,11 +268,10 @@ describe("compiled blocks agree with the reference", () => {
     }
   });
 
-  test("a function runs on across jumps and charges the blocks it takes in: an internal call in a loop, at every gas limit", async () => {
+  test("an internal call in a loop, compiled at the first and at the third entry, at every gas limit", async () => {
     // Twelve rounds of acc = fn(acc + counter) through a Solidity-style internal call (return address
     // pushed, JUMP to the function, JUMP back), fn branching on the sign of a 256-bit product (a JUMPI
-    // followed by a JUMPDEST on one side). Compiled at the first entry, a function follows the jumps to
-    // destinations it pushed and the side after each JUMPI; at the third entry, the side entered more.
+    // followed by a JUMPDEST on one side): the blocks after JUMPIs not taken run compiled too.
     const code = labelled(`PUSH1 0x05 PUSH1 0x0c
       loop: @ret DUP3 DUP3 ADD @fn JUMP
       ret: SWAP2 POP PUSH1 0x01 SWAP1 SUB DUP1 ISZERO @end JUMPI @loop JUMP
@@ -297,11 +296,11 @@ describe("compiled blocks agree with the reference", () => {
     }
   });
 
-  test("a block taken into a function whose stack would overflow or underflow leaves to the loop, which fails", async () => {
+  test("compiled blocks whose stack would overflow or underflow are left to the loop, which fails", async () => {
     for (const code of [
       labelled("PUSH0 @a JUMP a: PUSH1 0x01 @b JUMP b: PUSH1 0x02 @a JUMP"),
       labelled(`${"PUSH0 ".repeat(40)} @a JUMP a: POP @b JUMP b: POP POP @a JUMP`),
-      // The block that would underflow ends in RETURN, which the loop runs: unchecked, it would return.
+      // The block that would underflow ends in RETURN: unchecked, it would return.
       labelled("PUSH0 PUSH0 PUSH0 @a JUMP a: POP @b JUMP b: POP POP POP PUSH0 PUSH0 RETURN"),
     ]) {
       expect((await same(code)).success).toBe(false);
