@@ -268,7 +268,7 @@ describe("compiled blocks agree with the reference", () => {
     }
   });
 
-  test("an internal call in a loop, compiled at the first and at the third entry, at every gas limit", async () => {
+  test("an internal call in a loop, compiled at the first and at the third entry, at gas limits across the run", async () => {
     // Twelve rounds of acc = fn(acc + counter) through a Solidity-style internal call (return address
     // pushed, JUMP to the function, JUMP back), fn branching on the sign of a 256-bit product (a JUMPI
     // followed by a JUMPDEST on one side): the blocks after JUMPIs not taken run compiled too.
@@ -286,10 +286,10 @@ describe("compiled blocks agree with the reference", () => {
         expect(full.success).toBe(true);
         // Gas running out in every block of the rounds (the intrinsic 21 000 first).
         const body = Number(full.gasUsed) - 21_000;
-        for (let k = 1; k <= 24; k++) {
-          await same(code, "", full.gasUsed - BigInt(Math.ceil((body * k) / 25)));
+        for (let k = 1; k <= 12; k++) {
+          await same(code, "", full.gasUsed - BigInt(Math.ceil((body * k) / 13)));
         }
-        for (const less of [1n, 2n, 3n, 5n, 8n, 11n]) await same(code, "", full.gasUsed - less);
+        for (const less of [1n, 3n, 8n]) await same(code, "", full.gasUsed - less);
       } finally {
         setBlockCompileThreshold(1);
       }
