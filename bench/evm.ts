@@ -36,6 +36,10 @@
  *                                 speed drifts between minutes (the same build's calls settle ~2x apart from one
  *                                 minute to the next, plain JavaScript moving with them), so nodes timed one after
  *                                 the other can be compared across two speeds; interleaved, a drift slows both.
+ *   --cometh-b DIR: a second cometh, node "cometh-b" (add it to --nodes), run from the checkout at DIR (its own
+ *                                 bin/cometh.js and dist/, built there first): two builds timed in one run, with
+ *                                 --interleave seed by seed, so that a change is measured against its base at the
+ *                                 same machine speed.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
  * --json (results as JSON after the table).
@@ -70,6 +74,7 @@
 import { fork } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { HDNodeWallet, Interface, Transaction } from "ethers";
@@ -143,6 +148,7 @@ const { values } = parseArgs({
     "ray-size": { type: "string", default: String(RAY_SIZE) },
     skip: { type: "string", default: "" },
     interleave: { type: "boolean", default: false },
+    "cometh-b": { type: "string" },
   },
 });
 
@@ -990,16 +996,21 @@ function pidListeningOn(port: number): number | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // The nodes this harness can start (bench/nodes.ts).
 
+const COMETH_ARGS = [
+  // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
+  // tracer; and no eth_call timeout below the workloads' own.
+  "--json-rpc.gas-cap",
+  CALL_GAS.toString(),
+  "--json-rpc.evm-timeout",
+  `${values["workload-timeout"]}s`,
+  ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
+];
+const COMETH_B = values["cometh-b"];
 const SPECS: NodeSpec[] = [
-  comethStart(values["timeout-commit"], [
-    // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
-    // tracer; and no eth_call timeout below the workloads' own.
-    "--json-rpc.gas-cap",
-    CALL_GAS.toString(),
-    "--json-rpc.evm-timeout",
-    `${values["workload-timeout"]}s`,
-    ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
-  ]),
+  comethStart(values["timeout-commit"], COMETH_ARGS),
+  ...(COMETH_B === undefined
+    ? []
+    : [comethStart(values["timeout-commit"], COMETH_ARGS, { root: resolve(COMETH_B), name: "cometh-b" })]),
   ANVIL,
   HARDHAT,
   GANACHE,
@@ -1310,7 +1321,10 @@ async function main(): Promise<void> {
   let same = true;
   if (opts.workloads.length > 0) same = printWorkloads(results, opts);
   for (const s of skipped) console.log(`skipped: ${s}`);
-  if (values.json) console.log(JSON.stringify({ opts, ceiling: ceil, results, skipped }, null, 2));
+  if (values.json) {
+    const plain = (_: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v);
+    console.log(JSON.stringify({ opts, ceiling: ceil, results, skipped }, plain, 2));
+  }
   process.exitCode = results.length > 0 && same ? 0 : 1;
 }
 

@@ -92,9 +92,11 @@ function cometh(
   tmpPrefix: string,
   pair: boolean,
   args: (port: number, extraPort: number, tmp: string) => { args: string[]; env?: Record<string, string> },
+  root = ROOT,
+  name = "cometh",
 ): NodeSpec {
   return {
-    name: "cometh",
+    name,
     pair,
     missing: () => undefined,
     async launch(port, extraPort) {
@@ -104,7 +106,7 @@ function cometh(
       return {
         cmd: process.execPath,
         args: [...npm.nodeFlags, ...extraNodeFlags(), "bin/cometh.js", command, ...own.args],
-        cwd: ROOT,
+        cwd: root,
         env: { ...process.env, ...npm.env, ...own.env },
         cleanup: () => rm(tmp, { recursive: true, force: true }),
       };
@@ -114,30 +116,42 @@ function cometh(
 
 /**
  * `cometh start` on a fresh home: JSON-RPC on `port`, its WebSocket on the extra port, CometBFT RPC and P2P on
- * ports of its own choosing, no empty blocks, --consensus.timeout_commit `timeoutCommit`.
+ * ports of its own choosing, no empty blocks, --consensus.timeout_commit `timeoutCommit`. `other`: the build of
+ * another checkout (its root, with its own dist/), under another node name.
  */
-export function comethStart(timeoutCommit: string, extraArgs: readonly string[] = []): NodeSpec {
-  return cometh("start", "cometh-bench-evm-", false, (port, wsPort, home) => ({
-    args: [
-      "--home",
-      home,
-      "--rpc.laddr",
-      "tcp://127.0.0.1:0",
-      "--p2p.laddr",
-      "tcp://127.0.0.1:0",
-      "--json-rpc.address",
-      `127.0.0.1:${port}`,
-      "--json-rpc.ws-address",
-      `127.0.0.1:${wsPort}`,
-      "--consensus.timeout_commit",
-      timeoutCommit,
-      "--consensus.create_empty_blocks",
-      "false",
-      "--log_level",
-      "error",
-      ...extraArgs,
-    ],
-  }));
+export function comethStart(
+  timeoutCommit: string,
+  extraArgs: readonly string[] = [],
+  other?: { root: string; name: string },
+): NodeSpec {
+  return cometh(
+    "start",
+    "cometh-bench-evm-",
+    false,
+    (port, wsPort, home) => ({
+      args: [
+        "--home",
+        home,
+        "--rpc.laddr",
+        "tcp://127.0.0.1:0",
+        "--p2p.laddr",
+        "tcp://127.0.0.1:0",
+        "--json-rpc.address",
+        `127.0.0.1:${port}`,
+        "--json-rpc.ws-address",
+        `127.0.0.1:${wsPort}`,
+        "--consensus.timeout_commit",
+        timeoutCommit,
+        "--consensus.create_empty_blocks",
+        "false",
+        "--log_level",
+        "error",
+        ...extraArgs,
+      ],
+    }),
+    other?.root,
+    other?.name,
+  );
 }
 
 /**

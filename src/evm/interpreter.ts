@@ -123,6 +123,16 @@ function compileInto(a: CodeAnalysis, pc: number): (BlockFn | 0)[] {
 }
 
 /**
+ * The compiled function that starts at `pc` of `a`, or 0; counts the entry and compiles it at the
+ * threshold (for the loop's less frequent ways into compiled code).
+ */
+function compiledAt(a: CodeAnalysis, pc: number, jitAfter: number): BlockFn | 0 {
+  const fn = a.jit === null ? 0 : (a.jit[pc] as BlockFn | 0);
+  if (fn !== 0 || jitAfter === 0 || ++(a.blockHits[pc] as number) !== jitAfter) return fn;
+  return compileInto(a, pc)[pc] as BlockFn | 0;
+}
+
+/**
  * Runs `f` until it ends (STOP/RETURN/REVERT/SELFDESTRUCT or an exceptional halt) or suspends for a
  * sub-call (`f.child` set; the result is then meaningless and Evm runs the child).
  *
@@ -292,6 +302,14 @@ export function runFrame(f: Frame): FrameResult {
             f.sp = sp;
             return runChecked(f);
           }
+          // The rest of the block may be compiled (a compiled block leaves at a memory access that grows);
+          // a JUMPDEST next starts a block of its own, which the loop charges.
+          const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
+          jit = a.jit;
+          if (fn !== 0) {
+            pc = fn(s, sp, f);
+            sp = f.sp;
+          }
           continue;
         }
         case 0x52: {
@@ -310,6 +328,14 @@ export function runFrame(f: Frame): FrameResult {
             f.pc = pc;
             f.sp = sp;
             return runChecked(f);
+          }
+          // The rest of the block may be compiled (a compiled block leaves at a memory access that grows);
+          // a JUMPDEST next starts a block of its own, which the loop charges.
+          const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
+          jit = a.jit;
+          if (fn !== 0) {
+            pc = fn(s, sp, f);
+            sp = f.sp;
           }
           continue;
         }
@@ -336,6 +362,16 @@ export function runFrame(f: Frame): FrameResult {
               return runChecked(f);
             }
             gas -= blockGas[pc] as number;
+            // The block after a JUMPI not taken (a loop's body, the path past a check) may be compiled too.
+            let fn = jit === null ? 0 : (jit[pc] as BlockFn | 0);
+            if (fn === 0 && ++(blockHits[pc] as number) === jitAfter && jitAfter !== 0) {
+              jit = compileInto(a, pc);
+              fn = jit[pc] as BlockFn | 0;
+            }
+            if (fn !== 0) {
+              pc = fn(s, sp, f);
+              sp = f.sp;
+            }
           }
           continue;
         }

@@ -50,6 +50,22 @@ describe("remembered word conversions", () => {
     expect(readWord(view, 0)).toBe(7);
   });
 
+  it("reads and writes words around 2^64, 2^128 and 2^192 exactly (values below 2^128 take two halves)", () => {
+    const buf = new Uint8Array(64);
+    const view = new DataView(buf.buffer);
+    for (const k of [53n, 64n, 127n, 128n, 129n, 191n, 192n, 255n]) {
+      for (const d of [-1n, 0n, 1n, 12345n]) {
+        const v = (1n << k) + d;
+        // Over a word of ones (a write must clear the high halves) and read back from fresh bytes.
+        buf.fill(0xff);
+        writeWord(view, 32, v);
+        expect(bigOf(buf.subarray(32, 64))).toBe(v);
+        buf.set(bytesOf(v ^ 0xabn), 0);
+        expect(toBig(readWord(view, 0))).toBe(v ^ 0xabn);
+      }
+    }
+  });
+
   it("remembers KECCAK256 of one and two words exactly, and hashes other lengths", () => {
     const mem = new Uint8Array(256);
     const view = new DataView(mem.buffer);

@@ -20,6 +20,7 @@ const SAFE_LIMIT_BIG = 9007199254740992n;
 const SCRATCH = new Uint8Array(32);
 const SCRATCH_VIEW = new DataView(SCRATCH.buffer);
 const TWO_32 = 2 ** 32;
+const TWO_128 = 1n << 128n;
 
 /** The canonical word of a bigint in [0, 2^256). */
 export function toWord(x: bigint): Word {
@@ -76,11 +77,18 @@ function readBig(view: DataView, off: number): bigint {
   while (i < 8 && HALVES[base + i] === view.getInt32(off + 4 * i)) i++;
   const known = VALUES[e] as Word;
   if (i === 8 && typeof known === "bigint") return known;
+  // Each BigInt operation allocates: a value below 2^128 (fixed-point numbers, products of two of them)
+  // is built from its two low halves only.
   const v =
-    (view.getBigUint64(off) << 192n) |
-    (view.getBigUint64(off + 8) << 128n) |
-    (view.getBigUint64(off + 16) << 64n) |
-    view.getBigUint64(off + 24);
+    view.getUint32(off) === 0 &&
+    view.getUint32(off + 4) === 0 &&
+    view.getUint32(off + 8) === 0 &&
+    view.getUint32(off + 12) === 0
+      ? (view.getBigUint64(off + 16) << 64n) | view.getBigUint64(off + 24)
+      : (view.getBigUint64(off) << 192n) |
+        (view.getBigUint64(off + 8) << 128n) |
+        (view.getBigUint64(off + 16) << 64n) |
+        view.getBigUint64(off + 24);
   for (let j = 0; j < 8; j++) HALVES[base + j] = view.getInt32(off + 4 * j);
   VALUES[e] = v;
   return v;
@@ -106,6 +114,14 @@ export function writeWord(view: DataView, off: number, v: Word): void {
     return;
   }
   view.setBigUint64(off + 24, BigInt.asUintN(64, v));
+  if (v < TWO_128) {
+    view.setBigUint64(off + 16, v >> 64n);
+    view.setUint32(off + 12, 0);
+    view.setUint32(off + 8, 0);
+    view.setUint32(off + 4, 0);
+    view.setUint32(off, 0);
+    return;
+  }
   view.setBigUint64(off + 16, BigInt.asUintN(64, v >> 64n));
   view.setBigUint64(off + 8, BigInt.asUintN(64, v >> 128n));
   view.setBigUint64(off, v >> 192n);

@@ -220,6 +220,11 @@ describe("compiled blocks agree with the reference", () => {
       );
       expect((await same(loop)).success).toBe(true);
     }
+    // A JUMPDEST right after the access that grows memory: the block it starts is charged by itself.
+    const next = labelled(
+      "PUSH0 loop: DUP1 DUP1 PUSH1 0x40 MUL MSTORE next: PUSH1 0x01 ADD DUP1 PUSH1 0x28 GT @loop JUMPI PUSH2 0x0a00 PUSH0 RETURN",
+    );
+    expect((await same(next)).success).toBe(true);
   });
 
   test("a loop of 2 500 rounds on 256-bit words (acc = acc * 7 + 3), the argument from calldata", async () => {
@@ -262,4 +267,62 @@ describe("compiled blocks agree with the reference", () => {
       expect(out.success).toBe(false);
     }
   });
+
+  test("an internal call in a loop, compiled at the first and at the third entry, at gas limits across the run", async () => {
+    // Twelve rounds of acc = fn(acc + counter) through a Solidity-style internal call (return address
+    // pushed, JUMP to the function, JUMP back), fn branching on the sign of a 256-bit product (a JUMPI
+    // followed by a JUMPDEST on one side): the blocks after JUMPIs not taken run compiled too.
+    const code = labelled(`PUSH1 0x05 PUSH1 0x0c
+      loop: @ret DUP3 DUP3 ADD @fn JUMP
+      ret: SWAP2 POP PUSH1 0x01 SWAP1 SUB DUP1 ISZERO @end JUMPI @loop JUMP
+      fn: ${push(2n ** 255n + 12345n)} MUL PUSH1 0x07 ADD DUP1 PUSH1 0xff SHR ISZERO @skip JUMPI
+      mid: PUSH1 0x03 SWAP1 SDIV
+      skip: SWAP1 JUMP
+      end: POP PUSH0 MSTORE PUSH1 0x20 PUSH0 RETURN`);
+    for (const threshold of [1, 3]) {
+      setBlockCompileThreshold(threshold);
+      try {
+        const full = await same(code);
+        expect(full.success).toBe(true);
+        // Gas running out in every block of the rounds (the intrinsic 21 000 first).
+        const body = Number(full.gasUsed) - 21_000;
+        for (let k = 1; k <= 12; k++) {
+          await same(code, "", full.gasUsed - BigInt(Math.ceil((body * k) / 13)));
+        }
+        for (const less of [1n, 3n, 8n]) await same(code, "", full.gasUsed - less);
+      } finally {
+        setBlockCompileThreshold(1);
+      }
+    }
+  });
+
+  test("compiled blocks whose stack would overflow or underflow are left to the loop, which fails", async () => {
+    for (const code of [
+      labelled("PUSH0 @a JUMP a: PUSH1 0x01 @b JUMP b: PUSH1 0x02 @a JUMP"),
+      labelled(`${"PUSH0 ".repeat(40)} @a JUMP a: POP @b JUMP b: POP POP @a JUMP`),
+      // The block that would underflow ends in RETURN: unchecked, it would return.
+      labelled("PUSH0 PUSH0 PUSH0 @a JUMP a: POP @b JUMP b: POP POP POP PUSH0 PUSH0 RETURN"),
+    ]) {
+      expect((await same(code)).success).toBe(false);
+    }
+  });
 });
+
+/** assemble() with labels: `name:` is a JUMPDEST there, `@name` a PUSH1 of its pc. */
+function labelled(src: string): string {
+  const words = src.trim().split(/\s+/);
+  const at = new Map<string, number>();
+  let sized = "";
+  for (const w of words) {
+    if (w.endsWith(":")) at.set(w.slice(0, -1), sized === "" ? 0 : assemble(sized).length / 2);
+    sized += w.endsWith(":") ? " JUMPDEST" : w.startsWith("@") ? " PUSH1 0x00" : ` ${w}`;
+  }
+  const pcOf = (name: string): string => {
+    const pc = at.get(name);
+    if (pc === undefined || pc > 255) throw new RangeError(`label ${name}`);
+    return `PUSH1 0x${pc.toString(16).padStart(2, "0")}`;
+  };
+  return assemble(
+    words.map((w) => (w.endsWith(":") ? "JUMPDEST" : w.startsWith("@") ? pcOf(w.slice(1)) : w)).join(" "),
+  );
+}
