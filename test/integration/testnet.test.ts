@@ -351,7 +351,11 @@ describe("a four-validator network on loopback", () => {
     }
     expect(catchingUp, "catching_up after 30 s").toBe(false);
     // It was block sync (not consensus catch-up) that brought it back.
-    const synced = /caught up: switching to consensus.*blocksSynced[^0-9]*(\d+)/.exec(d.output());
+    // Its log line reaches our pipe on its own schedule (the RPC can answer first): wait for it.
+    const logged = /caught up: switching to consensus.*blocksSynced[^0-9]*(\d+)/;
+    const logDeadline = Date.now() + 10_000;
+    while (!logged.test(d.output()) && Date.now() < logDeadline) await new Promise((r) => setTimeout(r, 50));
+    const synced = logged.exec(d.output());
     expect(synced, d.output().slice(-3000)).not.toBeNull();
     expect(Number(synced?.[1])).toBeGreaterThanOrEqual(OFFLINE_BLOCKS - 10);
   }, 300_000);
