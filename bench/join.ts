@@ -20,6 +20,7 @@ import { HDNodeWallet, Mnemonic, Wallet } from "ethers";
 import { writeOverrides, writeStateSyncConfig } from "../test/e2e/runner/setup.js";
 import { rpcGet } from "../test/integration/testNode.js";
 import { makeTestnet, type TestnetProcess } from "../test/integration/testnetHarness.js";
+import { Rpc } from "./evm.js";
 
 const { values } = parseArgs({
   options: {
@@ -45,19 +46,8 @@ async function status(n: TestnetProcess): Promise<Status["sync_info"]> {
   return (await rpcGet<Status>(n.rpcUrl, "status")).sync_info;
 }
 
-async function evm(url: string, method: string, params: unknown[]): Promise<unknown> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: { message: string } };
-  if (body.error !== undefined) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
-}
-
 /** TXS transfers to new addresses, signed ahead, ten lanes (one per dev account) in nonce order. */
-async function sendTransfers(url: string): Promise<{ signMs: number; sendMs: number }> {
+async function sendTransfers(rpc: Rpc): Promise<{ signMs: number; sendMs: number }> {
   const t0 = performance.now();
   const mnemonic = Mnemonic.fromPhrase(DEV_MNEMONIC);
   const lanes = Array.from({ length: 10 }, (_, i) => HDNodeWallet.fromMnemonic(mnemonic, `m/44'/60'/0'/0/${i}`));
@@ -85,7 +75,7 @@ async function sendTransfers(url: string): Promise<{ signMs: number; sendMs: num
   const t1 = performance.now();
   await Promise.all(
     signed.map(async (txs) => {
-      for (const raw of txs) await evm(url, "eth_sendRawTransaction", [raw]);
+      for (const raw of txs) await rpc.call("eth_sendRawTransaction", [raw]);
     }),
   );
   return { signMs: t1 - t0, sendMs: performance.now() - t1 };
@@ -138,7 +128,9 @@ async function main(): Promise<void> {
     let t = performance.now();
     await Promise.all([v1.start(), v2.start()]);
     await v1.waitForHeight(1, 60_000);
-    const sent = TXS > 0 ? await sendTransfers(v1.evmUrl) : { signMs: 0, sendMs: 0 };
+    const rpc = new Rpc({ host: "127.0.0.1", port: v1.node.jsonRpcPort, path: "/" });
+    const sent = TXS > 0 ? await sendTransfers(rpc) : { signMs: 0, sendMs: 0 };
+    rpc.close();
     await v1.waitForHeight(HEIGHT, TIMEOUT_MS);
     console.log(
       `chain: 2 validators (EVM app), ${TXS} transfers to new addresses (signed in ${(sent.signMs / 1000).toFixed(1)} s, sent in ${(sent.sendMs / 1000).toFixed(1)} s), ` +

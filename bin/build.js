@@ -47,18 +47,25 @@ try {
 }
 
 try {
-  await esbuild.build({
+  // What the CLI bundle and the read workers' module share: Node 20, the native packages outside.
+  const nodeBundle = {
     absWorkingDir: root,
-    // program.ts exports runCli, which bin/cometh.js calls (src/cli/main.ts, the sources' entry, has a
-    // top-level await, which CommonJS cannot hold).
-    entryPoints: { main: "src/cli/program.ts" },
     outdir: `${staging}/cli`,
-    outExtension: { ".js": ".cjs" },
     bundle: true,
-    format: "cjs",
     platform: "node",
     target: "node20",
     external: EXTERNAL,
+    sourcemap: true,
+    legalComments: "none",
+    logLevel: "warning",
+  };
+  await esbuild.build({
+    ...nodeBundle,
+    // program.ts exports runCli, which bin/cometh.js calls (src/cli/main.ts, the sources' entry, has a
+    // top-level await, which CommonJS cannot hold).
+    entryPoints: { main: "src/cli/program.ts" },
+    outExtension: { ".js": ".cjs" },
+    format: "cjs",
     // import() of an external package (pg, prom-client: CommonJS) becomes require() when called: a
     // dynamic import() needs a callback that code run by vm.Script does not have.
     supported: { "dynamic-import": false },
@@ -75,30 +82,19 @@ try {
     footer: {
       js: 'if (require.main === module && typeof module.exports.runCli === "function") module.exports.runCli(process.argv);',
     },
-    sourcemap: true,
-    legalComments: "none",
-    logLevel: "warning",
   });
   // The read workers' thread (src/app/evm/readPool.ts starts dist/cli/readWorker.mjs beside the
   // bundle): an ES module of its own, as it awaits at its top level. Workers start after the node.
   await esbuild.build({
-    absWorkingDir: root,
+    ...nodeBundle,
     entryPoints: { readWorker: "src/app/evm/readWorker.ts" },
-    outdir: `${staging}/cli`,
     outExtension: { ".js": ".mjs" },
-    bundle: true,
     format: "esm",
-    platform: "node",
-    target: "node20",
-    external: EXTERNAL,
     // CommonJS libraries inside an ES module bundle call require() (for Node built-ins and the
     // external packages); give them one relative to the bundle.
     banner: {
       js: 'import { createRequire as __cometh_createRequire } from "node:module"; const require = __cometh_createRequire(import.meta.url);',
     },
-    sourcemap: true,
-    legalComments: "none",
-    logLevel: "warning",
   });
   // The dashboard page's script and styles (src/dashboard/client/ with uPlot), read by
   // src/dashboard/assets.ts from dist/dashboard/ (the same options as its build from the sources).

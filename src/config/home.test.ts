@@ -49,19 +49,22 @@ describe("resolveHome", () => {
   });
 });
 
+/** The files and folders `initHome` writes: CometBFT's layout. */
+const HOME_LAYOUT = [
+  "config/",
+  "config/app.toml",
+  "config/config.toml",
+  "config/genesis.json",
+  "config/node_key.json",
+  "config/priv_validator_key.json",
+  "data/",
+  "data/priv_validator_state.json",
+];
+
 describe("initHome", () => {
   test("default: writes CometBFT's layout", async () => {
     const r = await initHome(home, { chainId: "my-chain", moniker: "alice" });
-    expect(listTree(home)).toEqual([
-      "config/",
-      "config/app.toml",
-      "config/config.toml",
-      "config/genesis.json",
-      "config/node_key.json",
-      "config/priv_validator_key.json",
-      "data/",
-      "data/priv_validator_state.json",
-    ]);
+    expect(listTree(home)).toEqual(HOME_LAYOUT);
     expect(r.chainId).toBe("my-chain");
     expect(r.files.every((f) => f.action === "generated")).toBe(true);
     expect(statSync(join(home, "config/node_key.json")).mode & 0o777).toBe(0o600);
@@ -87,16 +90,7 @@ describe("initHome", () => {
 
   test("args: durable false (a temporary dev home) writes the same layout, modes and loadable files, with no temporary files left", async () => {
     const r = await initHome(home, { chainId: "dev-chain", durable: false });
-    expect(listTree(home)).toEqual([
-      "config/",
-      "config/app.toml",
-      "config/config.toml",
-      "config/genesis.json",
-      "config/node_key.json",
-      "config/priv_validator_key.json",
-      "data/",
-      "data/priv_validator_state.json",
-    ]);
+    expect(listTree(home)).toEqual(HOME_LAYOUT);
     expect(statSync(join(home, "config/node_key.json")).mode & 0o777).toBe(0o600);
     expect(statSync(join(home, "config/priv_validator_key.json")).mode & 0o777).toBe(0o600);
     expect(statSync(join(home, "data/priv_validator_state.json")).mode & 0o777).toBe(0o600);

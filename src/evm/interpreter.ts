@@ -124,7 +124,11 @@ function compileInto(a: CodeAnalysis, pc: number): (BlockFn | 0)[] {
 
 /**
  * The compiled function that starts at `pc` of `a`, or 0; counts the entry and compiles it at the
- * threshold (for the loop's less frequent ways into compiled code).
+ * threshold (for the loop's less frequent ways into compiled code: after a memory access that grew
+ * memory). The three frequent ways in (a JUMPDEST, the block after a JUMPI not taken, the rest of a block
+ * after an opcode the loop ran itself) keep the same lookup inline, reading the loop's local `jit`: a
+ * call there was not measurably free (in-process A/B of the keccak workload, 2026-11-30, within the
+ * host's noise but slower in 3 of 5 pairs), so the copies stay until a quieter A/B says otherwise.
  */
 function compiledAt(a: CodeAnalysis, pc: number, jitAfter: number): BlockFn | 0 {
   const fn = a.jit === null ? 0 : (a.jit[pc] as BlockFn | 0);
