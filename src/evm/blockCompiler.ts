@@ -1,5 +1,5 @@
 import type { CodeAnalysis } from "./analysis.js";
-import { ERR, type Frame, VmError } from "./frames.js";
+import { countJump, ERR, type Frame, VmError } from "./frames.js";
 import * as wordOps from "./wordOps.js";
 import { loadWord, readWord, toWord, type Word, writeWord } from "./words.js";
 
@@ -76,7 +76,7 @@ for (const [op, name] of [
 }
 
 /** The functions the generated code calls, by the names it calls them; the factory receives them in this order. */
-const HELPERS: Record<string, unknown> = { invalidJump, loadWord, readWord, toWord, writeWord };
+const HELPERS: Record<string, unknown> = { countJump, invalidJump, loadWord, readWord, toWord, writeWord };
 for (const name of [...BINARY.filter((n) => n !== undefined), "addmod", "mulmod", "not", "slt"]) {
   HELPERS[name] = (wordOps as Record<string, unknown>)[name];
 }
@@ -284,7 +284,7 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
             : typeof known === "number" && known < a.jumpdests.length && a.jumpdests[known] === 1
               ? ""
               : "invalidJump();\n";
-        const jump = `if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n${check}`;
+        const jump = `countJump(f.host);\n${check}`;
         if (op === 0x57) body += `if (${c} === 0) {\n${notTaken}}\n`;
         body += `${writeBack()}${jump}return ${d};\n`;
         ops++;

@@ -7,12 +7,14 @@ import {
   type AddressRef,
   addressHexOfWord,
   addressKey,
+  countJump,
   EMPTY,
   ERR,
   Frame,
   type FrameResult,
   type Host,
   hexToAddress,
+  interruptNow,
   type Snapshot,
   STACK_LIMIT,
   VmError,
@@ -344,7 +346,7 @@ export function runFrame(f: Frame): FrameResult {
           continue;
         }
         case 0x56: {
-          if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+          countJump(host);
           const dest = s[--sp] as Word;
           if (typeof dest !== "number" || dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
           pc = dest;
@@ -353,7 +355,7 @@ export function runFrame(f: Frame): FrameResult {
         case 0x57: {
           sp -= 2;
           if (s[sp] !== 0) {
-            if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+            countJump(host);
             const dest = s[sp + 1] as Word;
             if (typeof dest !== "number" || dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
             pc = dest;
@@ -1122,7 +1124,7 @@ export class Evm implements Host {
       this.commit(snap);
       return { success: true, gasLeft: gas, output: EMPTY, error: "" };
     }
-    this.interrupt?.();
+    interruptNow(this);
     const f = this.#newFrame(code, address, key, caller, value, input, gas, isStatic, depth);
     f.snap = snap;
     f.kind = kind;
