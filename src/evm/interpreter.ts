@@ -308,13 +308,16 @@ export function runFrame(f: Frame): FrameResult {
             f.sp = sp;
             return runChecked(f);
           }
-          // The rest of the block may be compiled (a compiled block leaves at a memory access that grows);
+          // The rest of the block may be compiled (this loop ran the access because the block's start was not);
           // a JUMPDEST next starts a block of its own, which the loop charges.
           const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
           jit = a.jit;
           if (fn !== 0) {
+            f.gas = gas;
             pc = fn(s, sp, f);
             sp = f.sp;
+            gas = f.gas;
+            if (pc < 0) return runChecked(f);
           }
           continue;
         }
@@ -335,13 +338,16 @@ export function runFrame(f: Frame): FrameResult {
             f.sp = sp;
             return runChecked(f);
           }
-          // The rest of the block may be compiled (a compiled block leaves at a memory access that grows);
+          // The rest of the block may be compiled (this loop ran the access because the block's start was not);
           // a JUMPDEST next starts a block of its own, which the loop charges.
           const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
           jit = a.jit;
           if (fn !== 0) {
+            f.gas = gas;
             pc = fn(s, sp, f);
             sp = f.sp;
+            gas = f.gas;
+            if (pc < 0) return runChecked(f);
           }
           continue;
         }
@@ -375,8 +381,11 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
+              if (pc < 0) return runChecked(f);
             }
           }
           continue;
@@ -400,8 +409,11 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
+              if (pc < 0) return runChecked(f);
               continue;
             }
           }
@@ -523,8 +535,11 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
+              if (pc < 0) return runChecked(f);
               continue;
             }
           }
