@@ -1,5 +1,7 @@
 import type { CodeAnalysis } from "./analysis.js";
-import { ERR, type Frame, VmError } from "./frames.js";
+import { countJump, ERR, type Frame, VmError } from "./frames.js";
+import { G_KECCAK_WORD, words } from "./gas.js";
+import { keccakMemoWord } from "./keccakMemo.js";
 import * as wordOps from "./wordOps.js";
 import { loadWord, readWord, toWord, type Word, writeWord } from "./words.js";
 
@@ -16,19 +18,24 @@ import { loadWord, readWord, toWord, type Word, writeWord } from "./words.js";
  *
  * What a compiled block does is exactly what the loop would do for those opcodes: the caller has
  * already checked the block's stack bounds and charged its static gas (CodeAnalysis), and the opcodes
- * taken here have no dynamic gas and cannot fail: stack and arithmetic opcodes, comparisons and
- * bitwise opcodes, CALLDATALOAD, CALLDATASIZE, CALLVALUE, ADDRESS, CALLER, CODESIZE, RETURNDATASIZE,
- * PC, MSIZE, and MLOAD/MSTORE/MSTORE8 while the bytes lie inside the memory already paid for; and the
- * block's JUMP or JUMPI. A memory access that would grow the memory leaves
- * early: the stack is written back as it stands before that opcode, and the loop goes on from it (and
- * charges the growth against the exact gas left, as it always does). The function returns the pc at
- * which the loop goes on, and leaves the stack height in `f.sp`.
+ * taken here are stack and arithmetic opcodes, comparisons and bitwise opcodes, CALLDATALOAD,
+ * CALLDATASIZE, CALLVALUE, ADDRESS, CALLER, CODESIZE, RETURNDATASIZE, PC, MSIZE, MLOAD, MSTORE, MSTORE8,
+ * KECCAK256, and the block's JUMP or JUMPI. Only the last four have dynamic gas (memory growth, hashed
+ * words): while a compiled block runs, the frame's gas is in `f.gas` (the loop puts it there around the
+ * call), and they charge it as the loop charges a handler's, against the exact gas left. The function
+ * returns the pc at which the loop goes on and leaves the stack height in `f.sp`; or it returns -1 when
+ * a dynamic charge left less gas than the rest of the block needs, with the stack written back and
+ * `f.pc` at the next opcode, for the loop to go on opcode by opcode (runChecked) from there. An opcode
+ * that cannot pay throws out of gas, as its handler does.
  *
  * The compiled form is kept with the code's analysis, so it serves every later call of the same code
  * (the state store hands out one code object per code hash).
  */
 
-/** A compiled prefix of a basic block: runs it on `s` from height `sp`, sets f.sp, returns the next pc. */
+/**
+ * A compiled prefix of a basic block: runs it on `s` from height `sp` with the frame's gas in `f.gas`, sets
+ * f.sp, returns the next pc (or -1: go on opcode by opcode from f.pc).
+ */
 export type BlockFn = (s: Word[], sp: number, f: Frame) => number;
 
 /** Blocks whose compiled prefix is shorter than this many opcodes are left to the loop. */
@@ -76,7 +83,16 @@ for (const [op, name] of [
 }
 
 /** The functions the generated code calls, by the names it calls them; the factory receives them in this order. */
-const HELPERS: Record<string, unknown> = { invalidJump, loadWord, readWord, toWord, writeWord };
+const HELPERS: Record<string, unknown> = {
+  countJump,
+  invalidJump,
+  keccakMemoWord,
+  loadWord,
+  readWord,
+  toWord,
+  words,
+  writeWord,
+};
 for (const name of [...BINARY.filter((n) => n !== undefined), "addmod", "mulmod", "not", "slt"]) {
   HELPERS[name] = (wordOps as Record<string, unknown>)[name];
 }
@@ -139,9 +155,29 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
   };
   /** Statements that write the stack back and leave at `pc`, for the loop to go on from. */
   const exit = (pc: number): string => `${writeBack()}return ${constant(pc)};\n`;
-  /** Leaves at `pc` (for the loop to grow memory) unless bytes x..x+width are inside the memory paid for. */
-  const inMemory = (x: string, width: number, pc: number): string =>
-    `if (typeof ${x} !== "number" || ${x} + ${width} > f.memory.size) {\n${exit(pc)}}\n`;
+  /**
+   * Opcodes with dynamic gas (memory growth, KECCAK256's words) charge it to `f.gas`, which holds the
+   * frame's gas while a compiled block runs, against the exact gas left: the rest of the block (`rest`,
+   * charged with it by the loop) is given back around the charge, as the loop does for a handler. An
+   * opcode that cannot pay throws out of the gas (VmError). One that can, but leaves less than the rest
+   * of the block needs, ends the block after itself: the stack is written back, `f.pc` is the next opcode,
+   * and the function returns -1, for the loop to go on opcode by opcode (runChecked) from there.
+   */
+  const charge = (p: number, what: string): string => {
+    const r = a.rest[p] as number;
+    return r === 0 ? what : `f.gas += ${r};\n${what}f.gas -= ${r};\n`;
+  };
+  /** Ends the block after the opcode at `p` (its effect `effect` done) when the gas left is short. */
+  const leaveIfShort = (p: number, effect: string): string => {
+    const r = a.rest[p] as number;
+    return `if (f.gas < 0) {\n${effect}${r === 0 ? "" : `f.gas += ${r};\n`}${writeBack()}f.pc = ${constant(p + 1)};\nreturn -1;\n}\n`;
+  };
+  /**
+   * A memory access at `p` of x..x+width: when the memory does not cover it, the growth is charged (and
+   * `effect`, the access itself, done on the way out if the gas left is short); then `effect`.
+   */
+  const access = (x: string, width: number, p: number, effect: string): string =>
+    `if (typeof ${x} !== "number" || ${x} + ${width} > f.memory.size) {\n${charge(p, `f.expand(${x}, ${width});\n`)}${leaveIfShort(p, effect)}}\n${effect}`;
 
   let pc = start;
   if (code[pc] === 0x5b) pc++; // the JUMPDEST that starts the block (charged with it by the caller)
@@ -259,19 +295,37 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         pc++;
         continue;
       case 0x51: {
-        ensure(1);
-        const x = st[st.length - 1] as string;
-        body += inMemory(x, 32, pc);
-        st.pop();
-        temp(`readWord(f.memory.dv, ${x})`);
+        const x = pop();
+        temps++;
+        const t = `t${temps}`;
+        const effect = `const ${t} = readWord(f.memory.dv, ${x});\n`;
+        st.push(t);
+        // The stack written back on the way out holds the loaded word.
+        const out = leaveIfShort(pc, effect);
+        body += `if (typeof ${x} !== "number" || ${x} + 32 > f.memory.size) {\n${charge(pc, `f.expand(${x}, 32);\n`)}${out}}\n${effect}`;
+        pc++;
+        continue;
+      }
+      case 0x20: {
+        const x = pop();
+        const size = pop();
+        temps++;
+        const t = `t${temps}`;
+        body += charge(
+          pc,
+          `const o${temps} = f.expand(${x}, ${size});\nf.useGas(${G_KECCAK_WORD} * words(${size}));\nconst ${t} = keccakMemoWord(f.memory.buf, f.memory.dv, o${temps}, ${size});\n`,
+        );
+        st.push(t);
+        body += leaveIfShort(pc, "");
         pc++;
         continue;
       }
       case 0x56:
       case 0x57: {
         // The block's jump: taken, it returns the destination (a JUMPDEST, which the loop charges and
-        // runs next). JUMPI not taken leaves at the JUMPI itself, its operands on the stack: the loop runs
-        // it and charges the block after it, as for any JUMPI.
+        // runs next). JUMPI not taken goes on into the block after it (below), or, when that block starts
+        // with a JUMPDEST, leaves at the JUMPI itself, its operands on the stack: the loop runs it and
+        // charges the block after it, as for any JUMPI.
         ensure(op === 0x57 ? 2 : 1);
         const notTaken = op === 0x57 ? exit(pc) : "";
         const d = pop();
@@ -284,29 +338,35 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
             : typeof known === "number" && known < a.jumpdests.length && a.jumpdests[known] === 1
               ? ""
               : "invalidJump();\n";
-        const jump = `if (f.host.interrupt !== undefined && (++f.host.ticks & 4095) === 0) f.host.interrupt();\n${check}`;
+        const jump = `countJump(f.host);\n${check}`;
+        const next = pc + 1;
+        if (op === 0x57 && next < code.length && code[next] !== 0x5b && ops + 1 < MAX_OPS) {
+          // JUMPI whose fall-through starts a block of its own (no JUMPDEST): not taken, that block is
+          // checked and charged here as the loop would, and its opcodes follow in this function. If its
+          // check fails, the function leaves at the JUMPI, for the loop to run it and fail the same way.
+          body += `if (${c} !== 0) {\n${writeBack()}${jump}return ${d};\n}\n`;
+          const h = st.length - inputs;
+          const at = `sp${h === 0 ? "" : h > 0 ? ` + ${h}` : ` - ${-h}`}`;
+          body += `if (f.gas < ${a.blockGas[next]} || ${at} < ${a.blockMin[next]} || ${at} > ${a.blockMax[next]}) {\n${notTaken}}\nf.gas -= ${a.blockGas[next]};\n`;
+          pc = next;
+          continue;
+        }
+        ops++;
         if (op === 0x57) body += `if (${c} === 0) {\n${notTaken}}\n`;
         body += `${writeBack()}${jump}return ${d};\n`;
-        ops++;
         return finish(body, consts, ops);
       }
       case 0x53: {
-        ensure(2);
-        const x = st[st.length - 1] as string;
-        body += inMemory(x, 1, pc);
-        st.pop();
-        const v = st.pop() as string;
-        body += `f.memory.buf[${x}] = typeof ${v} === "number" ? ${v} % 256 : Number(${v} & 255n);\n`;
+        const x = pop();
+        const v = pop();
+        body += access(x, 1, pc, `f.memory.buf[${x}] = typeof ${v} === "number" ? ${v} % 256 : Number(${v} & 255n);\n`);
         pc++;
         continue;
       }
       case 0x52: {
-        ensure(2);
-        const x = st[st.length - 1] as string;
-        body += inMemory(x, 32, pc);
-        st.pop();
-        const v = st.pop() as string;
-        body += `writeWord(f.memory.dv, ${x}, ${v});\n`;
+        const x = pop();
+        const v = pop();
+        body += access(x, 32, pc, `writeWord(f.memory.dv, ${x}, ${v});\n`);
         pc++;
         continue;
       }

@@ -243,6 +243,39 @@ export class Frame {
   }
 }
 
+/** Counts a jump of the host's run, and calls its interrupt hook every 4096th (Host.interrupt). */
+export function countJump(host: Host): void {
+  if ((++host.ticks & 4095) === 0) interruptNow(host);
+}
+
+/**
+ * Calls the host's interrupt hook, if it has one: every jump site (the loop, the handlers, compiled
+ * blocks) and every frame entry calls the hook through this one function.
+ *
+ * Why one function: the hook is a new closure for every eth_call (it closes over that call's deadline).
+ * Where V8 optimises a call site that has only ever seen one closure, it inlines that closure and
+ * throws the optimised code away when another one comes: each compiled block, and the loop itself
+ * (~0.1 s of compiler time to optimise again), was thrown away at the first interrupt of each of the
+ * next few calls. Here the call is made in one place, and the module's start has already shown that
+ * place five closures on five object shapes (more than V8's limit of four for a polymorphic site), so V8
+ * compiles a generic property load and call from the start, and nothing that inlines this function is
+ * thrown away for a new hook.
+ */
+export function interruptNow(host: Host): void {
+  const hook = host.interrupt;
+  if (hook !== undefined) hook();
+}
+
+for (const make of [
+  (hook: () => void) => ({ interrupt: hook }),
+  (hook: () => void) => ({ ticks: 0, interrupt: hook }),
+  (hook: () => void) => ({ interrupt: hook, a: 0 }),
+  (hook: () => void) => ({ interrupt: hook, b: 0 }),
+  (hook: () => void) => ({ interrupt: hook, c: 0 }),
+]) {
+  interruptNow(make(() => {}) as unknown as Host);
+}
+
 /** A number of at most 2^53 − 1 from a stack word, or `over` when it is larger. */
 export function smallOr(x: Word, over: number): number {
   return typeof x === "number" ? x : over;

@@ -7,12 +7,14 @@ import {
   type AddressRef,
   addressHexOfWord,
   addressKey,
+  countJump,
   EMPTY,
   ERR,
   Frame,
   type FrameResult,
   type Host,
   hexToAddress,
+  interruptNow,
   type Snapshot,
   STACK_LIMIT,
   VmError,
@@ -306,13 +308,16 @@ export function runFrame(f: Frame): FrameResult {
             f.sp = sp;
             return runChecked(f);
           }
-          // The rest of the block may be compiled (a compiled block leaves at a memory access that grows);
+          // The rest of the block may be compiled (this loop ran the access because the block's start was not);
           // a JUMPDEST next starts a block of its own, which the loop charges.
           const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
           jit = a.jit;
           if (fn !== 0) {
+            f.gas = gas;
             pc = fn(s, sp, f);
             sp = f.sp;
+            gas = f.gas;
+            if (pc < 0) return runChecked(f);
           }
           continue;
         }
@@ -333,18 +338,21 @@ export function runFrame(f: Frame): FrameResult {
             f.sp = sp;
             return runChecked(f);
           }
-          // The rest of the block may be compiled (a compiled block leaves at a memory access that grows);
+          // The rest of the block may be compiled (this loop ran the access because the block's start was not);
           // a JUMPDEST next starts a block of its own, which the loop charges.
           const fn = code[pc] === 0x5b ? 0 : compiledAt(a, pc, jitAfter);
           jit = a.jit;
           if (fn !== 0) {
+            f.gas = gas;
             pc = fn(s, sp, f);
             sp = f.sp;
+            gas = f.gas;
+            if (pc < 0) return runChecked(f);
           }
           continue;
         }
         case 0x56: {
-          if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+          countJump(host);
           const dest = s[--sp] as Word;
           if (typeof dest !== "number" || dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
           pc = dest;
@@ -353,7 +361,7 @@ export function runFrame(f: Frame): FrameResult {
         case 0x57: {
           sp -= 2;
           if (s[sp] !== 0) {
-            if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+            countJump(host);
             const dest = s[sp + 1] as Word;
             if (typeof dest !== "number" || dest >= len || jd[dest] !== 1) throw new VmError(ERR.invalidJump);
             pc = dest;
@@ -373,8 +381,11 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
+              if (pc < 0) return runChecked(f);
             }
           }
           continue;
@@ -398,8 +409,11 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
+              if (pc < 0) return runChecked(f);
               continue;
             }
           }
@@ -521,8 +535,11 @@ export function runFrame(f: Frame): FrameResult {
               fn = jit[pc] as BlockFn | 0;
             }
             if (fn !== 0) {
+              f.gas = gas;
               pc = fn(s, sp, f);
               sp = f.sp;
+              gas = f.gas;
+              if (pc < 0) return runChecked(f);
               continue;
             }
           }
@@ -1122,7 +1139,7 @@ export class Evm implements Host {
       this.commit(snap);
       return { success: true, gasLeft: gas, output: EMPTY, error: "" };
     }
-    this.interrupt?.();
+    interruptNow(this);
     const f = this.#newFrame(code, address, key, caller, value, input, gas, isStatic, depth);
     f.snap = snap;
     f.kind = kind;

@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import { keccak256 } from "../../src/app/evm/crypto.js";
 import { OverlayStateManager } from "../../src/app/evm/stateManager.js";
 import { floorDataGas, intrinsicGas, sstoreCost } from "../../src/evm/gas.js";
+import { blockCompileThreshold, setBlockCompileThreshold } from "../../src/evm/index.js";
 import { executeCall, executeTx } from "../../src/evm/transaction.js";
 import { type Authorization, type BlockEnv, type EngineTx, EngineTxError } from "../../src/evm/types.js";
 import { MemoryStateReader } from "./stateTests.js";
@@ -286,6 +287,42 @@ describe("executeCall", () => {
       );
     expect(run).toThrow(stop);
     expect(calls).toBe(3);
+  });
+
+  test("behavior: a new interrupt hook for every call is called from compiled blocks too", () => {
+    // JUMPDEST PUSH1 1 PUSH1 2 ADD POP PUSH0 JUMP: a loop body long enough to be compiled. Each call
+    // brings a closure of its own, as eth_call does (the engine calls them all from one place).
+    const before = blockCompileThreshold();
+    setBlockCompileThreshold(1);
+    try {
+      for (let call = 1; call <= 6; call++) {
+        let calls = 0;
+        const stop = new RangeError(`deadline ${call}`);
+        const run = () =>
+          executeCall(
+            setup(),
+            {
+              from: SENDER,
+              to: undefined,
+              value: 0n,
+              data: bytes("5b6001600201505f56"),
+              gasLimit: 10_000_000n,
+              gasPrice: 0n,
+            },
+            BLOCK,
+            "prague",
+            {
+              interrupt: () => {
+                if (++calls === call) throw stop;
+              },
+            },
+          );
+        expect(run).toThrow(stop);
+        expect(calls).toBe(call);
+      }
+    } finally {
+      setBlockCompileThreshold(before);
+    }
   });
 
   test("default: runs without fees, checks or a gas purchase", () => {

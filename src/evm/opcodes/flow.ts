@@ -1,4 +1,4 @@
-import { ERR, type Frame, VmError } from "../frames.js";
+import { countJump, ERR, type Frame, VmError } from "../frames.js";
 import { G_COLD_SLOAD, G_COPY_WORD, G_SSTORE_SENTRY, G_WARM_ACCESS, sstoreCost, words } from "../gas.js";
 import { readWord, toWord, type Word, writeWord } from "../words.js";
 
@@ -58,7 +58,7 @@ export function opSstore(f: Frame): void {
 }
 export function jumpTo(f: Frame, dest: Word): void {
   const host = f.host;
-  if (host.interrupt !== undefined && (++host.ticks & 4095) === 0) host.interrupt();
+  countJump(host);
   if (typeof dest !== "number" || dest >= f.code.length || f.jumpdests[dest] !== 1) {
     throw new VmError(ERR.invalidJump);
   }
