@@ -23,7 +23,8 @@
  *      block number must grow by exactly --mine-blocks.
  *   3. evm_increaseTime(60) + evm_mine round trip, sequential, --time-pairs (200) pairs after 5 untimed:
  *      median and p99. The head's timestamp must have grown by at least 60 s per pair.
- * Options: --nodes cometh,anvil,hardhat  --seconds S  --slice-ms MS  --fixture-txs N  --max-cycles N (distinct cycles at
+ * Options: --nodes cometh,anvil,hardhat  --seconds S  --slice-ms MS  --warmup-seconds S (1: untimed cycles on
+ * each node before row 1; 0 leaves the 3 cycles of the first versions)  --fixture-txs N  --max-cycles N (distinct cycles at
  * most, default 5000: the distinct row signs 1.5 x the same-bytes row's rate x --seconds before it starts,
  * and another batch between two cycles, untimed, if that runs out; it ends early with a note at the cap)
  * --mine-blocks N  --mine-reps N  --time-pairs N  --startup-spawns N (5: the start-up row is the median
@@ -68,6 +69,7 @@ const { values } = parseArgs({
     nodes: { type: "string", default: "cometh,anvil,hardhat" },
     seconds: { type: "string", default: "5" },
     "slice-ms": { type: "string", default: "250" },
+    "warmup-seconds": { type: "string", default: "1" },
     "fixture-txs": { type: "string", default: "10" },
     "max-cycles": { type: "string", default: "5000" },
     "mine-blocks": { type: "string", default: "1000" },
@@ -84,6 +86,7 @@ const SENDER = HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/0");
 const opts = {
   seconds: Number(values.seconds),
   sliceMs: Number(values["slice-ms"]),
+  warmupSeconds: Number(values["warmup-seconds"]),
   fixtureTxs: Number(values["fixture-txs"]),
   maxCycles: Number(values["max-cycles"]),
   mineBlocks: Number(values["mine-blocks"]),
@@ -92,7 +95,9 @@ const opts = {
   startupSpawns: Number(values["startup-spawns"]),
 };
 for (const [k, v] of Object.entries(opts)) {
-  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`--${k} must be a positive number (got ${v})`);
+  if (!Number.isFinite(v) || v < 0 || (v === 0 && k !== "warmupSeconds")) {
+    throw new RangeError(`--${k} must be a positive number (got ${v})`);
+  }
 }
 for (const k of ["fixtureTxs", "maxCycles", "mineBlocks", "mineReps", "timePairs", "startupSpawns"] as const) {
   if (!Number.isInteger(opts[k])) throw new RangeError(`--${k} must be a whole number (got ${opts[k]})`);
@@ -512,12 +517,20 @@ async function fixtureRows(
 
 /** 1. The three fixture rows, each interleaved across the nodes (fixtureRows). */
 async function measureFixtures(sessions: Session[]): Promise<void> {
-  // 1a. The same signed bytes every cycle (warm-up on each node: 3 cycles, untimed).
+  // 1a. The same signed bytes every cycle. Warm-up on each node, untimed: these cycles for
+  // --warmup-seconds (at least 3 cycles, at most 60 s), so that the first row is not also the one that
+  // pays for cometh's JIT warm-up (V8 optimizes the block path after a few hundred blocks; the start-up
+  // row measures a cold node).
   const sameLabel = "loadFixture, same txs";
   const same = (s: Session) => signedFor("same", 0, 1, s.nonce, s.maxFee)[0] as Signed[];
   for (const s of sessions) {
     try {
-      for (let i = 0; i < 3; i++) await cycle(s.rpc, same(s), s.base, `${sameLabel}, warm-up ${i + 1}`, true);
+      const t0 = performance.now();
+      let n = 0;
+      for (; n < 3 || performance.now() - t0 < Math.min(opts.warmupSeconds * 1000, 60_000); n++) {
+        await cycle(s.rpc, same(s), s.base, `${sameLabel}, warm-up ${n + 1}`, true);
+      }
+      s.r.notes.push(`warm-up: ${n} untimed cycles in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     } catch (e) {
       fail(s.r, "same", e);
     }
