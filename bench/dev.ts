@@ -2,7 +2,11 @@
  * npm run bench:dev [-- options]
  *
  * Dev-chain methods as a test suite uses them, against `cometh dev`, Anvil and Hardhat 3 (`hardhat node`),
- * each started fresh on 127.0.0.1 in turn and stopped by its PID (then its process group) when its part ends:
+ * started fresh on 127.0.0.1 and stopped by their PIDs (then their process groups) when their part ends. For
+ * rows 1 and 3 the nodes run side by side; each row 1 is interleaved: the nodes take turns of --slice-ms
+ * (250) of timed cycles each (the first node first in even rounds, last in odd ones) until each has
+ * --seconds timed, so that a change in the machine's load falls on all of them and the ratios of one run
+ * are trustworthy on a shared machine; a node waits idle while another is measured.
  *   1. loadFixture cycles/s: evm_snapshot, then --fixture-txs (10) pre-signed EIP-1559 ETH transfers from dev
  *      account 0, each sent with eth_sendRawTransaction and awaited, its receipt fetched (polled until it
  *      exists: all three automine, Anvil mines just after answering), then evm_revert(id); repeated for
@@ -19,7 +23,8 @@
  *      block number must grow by exactly --mine-blocks.
  *   3. evm_increaseTime(60) + evm_mine round trip, sequential, --time-pairs (200) pairs after 5 untimed:
  *      median and p99. The head's timestamp must have grown by at least 60 s per pair.
- * Options: --nodes cometh,anvil,hardhat  --seconds S  --fixture-txs N  --max-cycles N (distinct cycles at
+ * Options: --nodes cometh,anvil,hardhat  --seconds S  --slice-ms MS  --warmup-seconds S (1: untimed cycles on
+ * each node before row 1; 0 leaves the 3 cycles of the first versions)  --fixture-txs N  --max-cycles N (distinct cycles at
  * most, default 5000: the distinct row signs 1.5 x the same-bytes row's rate x --seconds before it starts,
  * and another batch between two cycles, untimed, if that runs out; it ends early with a note at the cap)
  * --mine-blocks N  --mine-reps N  --time-pairs N  --startup-spawns N (5: the start-up row is the median
@@ -51,6 +56,7 @@ import {
   HARDHAT,
   MNEMONIC,
   type NodeSpec,
+  type Running,
   runNodes,
   sleep,
   startNode,
@@ -62,6 +68,8 @@ const { values } = parseArgs({
   options: {
     nodes: { type: "string", default: "cometh,anvil,hardhat" },
     seconds: { type: "string", default: "5" },
+    "slice-ms": { type: "string", default: "250" },
+    "warmup-seconds": { type: "string", default: "1" },
     "fixture-txs": { type: "string", default: "10" },
     "max-cycles": { type: "string", default: "5000" },
     "mine-blocks": { type: "string", default: "1000" },
@@ -77,6 +85,8 @@ const SENDER = HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/0");
 
 const opts = {
   seconds: Number(values.seconds),
+  sliceMs: Number(values["slice-ms"]),
+  warmupSeconds: Number(values["warmup-seconds"]),
   fixtureTxs: Number(values["fixture-txs"]),
   maxCycles: Number(values["max-cycles"]),
   mineBlocks: Number(values["mine-blocks"]),
@@ -85,7 +95,9 @@ const opts = {
   startupSpawns: Number(values["startup-spawns"]),
 };
 for (const [k, v] of Object.entries(opts)) {
-  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`--${k} must be a positive number (got ${v})`);
+  if (!Number.isFinite(v) || v < 0 || (v === 0 && k !== "warmupSeconds")) {
+    throw new RangeError(`--${k} must be a positive number (got ${v})`);
+  }
 }
 for (const k of ["fixtureTxs", "maxCycles", "mineBlocks", "mineReps", "timePairs", "startupSpawns"] as const) {
   if (!Number.isInteger(opts[k])) throw new RangeError(`--${k} must be a whole number (got ${opts[k]})`);
@@ -341,45 +353,85 @@ async function cycle(rpc: Rpc, txs: Signed[], base: Base, label: string, checkRe
   return { ms, blocks: blocks.size };
 }
 
-async function fixtureRow(
-  rpc: Rpc,
-  base: Base,
-  label: string,
-  txsOf: (c: number) => Signed[] | undefined,
-  checkRecipients: boolean,
-  notes: string[],
-): Promise<FixtureResult> {
-  let timed = 0;
-  let cycles = 0;
-  let blocks = 0;
-  const times: number[] = [];
-  const wallDeadline = performance.now() + opts.seconds * 4000 + 60_000;
-  while (timed < opts.seconds * 1000) {
-    const txs = txsOf(cycles);
-    if (txs === undefined) {
-      notes.push(`${label}: ran out of pre-signed cycles after ${cycles} (${(timed / 1000).toFixed(2)} s timed)`);
-      break;
-    }
-    if (performance.now() > wallDeadline) {
-      notes.push(`${label}: wall-time bound reached after ${cycles} cycles (${(timed / 1000).toFixed(2)} s timed)`);
-      break;
-    }
-    const r = await cycle(rpc, txs, base, `${label}, cycle ${cycles + 1}`, checkRecipients);
-    timed += r.ms;
-    times.push(r.ms);
-    blocks += r.blocks;
-    cycles++;
+/**
+ * One fixture row on one node, run in slices: `slice(ms)` runs cycles until that much more time is timed
+ * (or the row's --seconds are reached, or its pre-signed cycles or wall-time bound run out), so that the
+ * nodes' slices can alternate (fixtureRows).
+ */
+class FixtureRun {
+  cycles = 0;
+  timed = 0;
+  blocks = 0;
+  readonly times: number[] = [];
+  /** Ended early (out of cycles, wall-time bound) or by an error. */
+  ended = false;
+  readonly #wallDeadline = performance.now() + opts.seconds * 4000 + 60_000;
+
+  readonly rpc: Rpc;
+  readonly base: Base;
+  readonly label: string;
+  readonly txsOf: (c: number) => Signed[] | undefined;
+  readonly checkRecipients: boolean;
+  readonly notes: string[];
+
+  constructor(
+    rpc: Rpc,
+    base: Base,
+    label: string,
+    txsOf: (c: number) => Signed[] | undefined,
+    checkRecipients: boolean,
+    notes: string[],
+  ) {
+    this.rpc = rpc;
+    this.base = base;
+    this.label = label;
+    this.txsOf = txsOf;
+    this.checkRecipients = checkRecipients;
+    this.notes = notes;
   }
-  times.sort((a, b) => a - b);
-  return {
-    cycles,
-    seconds: timed / 1000,
-    cps: cycles / (timed / 1000),
-    blocksPerCycle: blocks / cycles,
-    p50: percentile(times, 50),
-    p99: percentile(times, 99),
-    max: times[times.length - 1] ?? Number.NaN,
-  };
+
+  get done(): boolean {
+    return this.ended || this.timed >= opts.seconds * 1000;
+  }
+
+  async slice(ms: number): Promise<void> {
+    const until = this.timed + ms;
+    while (!this.done && this.timed < until) {
+      const txs = this.txsOf(this.cycles);
+      if (txs === undefined) {
+        this.notes.push(
+          `${this.label}: ran out of pre-signed cycles after ${this.cycles} (${(this.timed / 1000).toFixed(2)} s timed)`,
+        );
+        this.ended = true;
+        return;
+      }
+      if (performance.now() > this.#wallDeadline) {
+        this.notes.push(
+          `${this.label}: wall-time bound reached after ${this.cycles} cycles (${(this.timed / 1000).toFixed(2)} s timed)`,
+        );
+        this.ended = true;
+        return;
+      }
+      const r = await cycle(this.rpc, txs, this.base, `${this.label}, cycle ${this.cycles + 1}`, this.checkRecipients);
+      this.timed += r.ms;
+      this.times.push(r.ms);
+      this.blocks += r.blocks;
+      this.cycles++;
+    }
+  }
+
+  result(): FixtureResult {
+    const times = [...this.times].sort((a, b) => a - b);
+    return {
+      cycles: this.cycles,
+      seconds: this.timed / 1000,
+      cps: this.cycles / (this.timed / 1000),
+      blocksPerCycle: this.blocks / this.cycles,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      max: times[times.length - 1] ?? Number.NaN,
+    };
+  }
 }
 
 /** Signed cycles, kept across nodes while the nonce and fee cap are the same (untimed either way). */
@@ -394,8 +446,19 @@ function signedFor(key: string, first: number, count: number, nonce: number, max
   return have.slice(0, count);
 }
 
-async function measure(rpc: Rpc, r: NodeResult): Promise<void> {
-  // Setup (untimed): the fee cap, the nonce, the head.
+/** A node started for the fixture and time rows, with what its rows need (untimed setup). */
+interface Session {
+  spec: DevSpec;
+  node: Running;
+  rpc: Rpc;
+  r: NodeResult;
+  base: Base;
+  nonce: number;
+  maxFee: bigint;
+}
+
+/** The fee cap, the sender's nonce and the head (untimed). */
+async function setupOf(rpc: Rpc): Promise<{ base: Base; nonce: number; maxFee: bigint }> {
   type Head = { baseFeePerGas?: string; number: string };
   let latest: Head | null = null;
   for (const deadline = performance.now() + 60_000; latest === null && performance.now() < deadline; ) {
@@ -408,70 +471,145 @@ async function measure(rpc: Rpc, r: NodeResult): Promise<void> {
   const top = baseFee > gasPrice ? baseFee : gasPrice;
   const maxFee = 4n * top + GWEI > 50n * GWEI ? 4n * top + GWEI : 50n * GWEI;
   const nonceHex = await rpc.call<string>("eth_getTransactionCount", [SENDER.address, "latest"]);
-  const nonce = Number(nonceHex);
   const base: Base = { nonce: nonceHex, block: await rpc.call<string>("eth_blockNumber") };
+  return { base, nonce: Number(nonceHex), maxFee };
+}
 
-  // 1a. The same signed bytes every cycle (warm-up: 3 cycles, untimed).
-  const same = signedFor("same", 0, 1, nonce, maxFee)[0] as Signed[];
-  const sameLabel = "loadFixture, same txs";
-  try {
-    for (let i = 0; i < 3; i++) await cycle(rpc, same, base, `${sameLabel}, warm-up ${i + 1}`, true);
-    r.fixtureSame = await fixtureRow(rpc, base, sameLabel, () => same, false, r.notes);
-    console.log(`  ${sameLabel}: ${fmtFixture(r.fixtureSame)}`);
-  } catch (e) {
-    fail(r, "same", e);
-  }
-
-  // 1b. Different txs every cycle, signed before the row (untimed): enough for 1.3 x the same row's rate.
-  const distinctLabel = "loadFixture, distinct txs";
-  if (!r.failed.has("same") || r.fixtureSame === undefined) {
+/**
+ * One fixture row on every node, interleaved: each node runs cycles for --slice-ms of timed time in
+ * turn (the first node first in even rounds, last in odd ones), until each has --seconds timed, so a
+ * change in the machine's load falls on every node alike and the ratios of one run compare like with
+ * like. A node whose cycle fails (an error or a wrong answer) leaves the row; the others go on.
+ */
+async function fixtureRows(
+  sessions: Session[],
+  key: "same" | "distinct" | "unlocked",
+  make: (s: Session) => FixtureRun | undefined,
+  store: (s: Session, f: FixtureResult) => void,
+): Promise<void> {
+  const runs: { s: Session; run: FixtureRun }[] = [];
+  for (const s of sessions) {
     try {
-      const rate = r.fixtureSame?.cps ?? 200;
+      const run = make(s);
+      if (run !== undefined) runs.push({ s, run });
+    } catch (e) {
+      fail(s.r, key, e);
+    }
+  }
+  for (let round = 0; runs.some((x) => !x.run.done && !x.s.r.failed.has(key)); round++) {
+    const order = round % 2 === 0 ? runs : [...runs].reverse();
+    for (const { s, run } of order) {
+      if (run.done || s.r.failed.has(key)) continue;
+      try {
+        await run.slice(opts.sliceMs);
+      } catch (e) {
+        fail(s.r, key, e);
+      }
+    }
+  }
+  for (const { s, run } of runs) {
+    if (s.r.failed.has(key) || run.cycles === 0) continue;
+    const f = run.result();
+    store(s, f);
+    console.log(`  ${s.spec.name} ${run.label}: ${fmtFixture(f)}`);
+  }
+}
+
+/** 1. The three fixture rows, each interleaved across the nodes (fixtureRows). */
+async function measureFixtures(sessions: Session[]): Promise<void> {
+  // 1a. The same signed bytes every cycle. Warm-up on each node, untimed: these cycles for
+  // --warmup-seconds (at least 3 cycles, at most 60 s), so that the first row is not also the one that
+  // pays for cometh's JIT warm-up (V8 optimizes the block path after a few hundred blocks; the start-up
+  // row measures a cold node).
+  const sameLabel = "loadFixture, same txs";
+  const same = (s: Session) => signedFor("same", 0, 1, s.nonce, s.maxFee)[0] as Signed[];
+  for (const s of sessions) {
+    try {
+      const t0 = performance.now();
+      let n = 0;
+      for (; n < 3 || performance.now() - t0 < Math.min(opts.warmupSeconds * 1000, 60_000); n++) {
+        await cycle(s.rpc, same(s), s.base, `${sameLabel}, warm-up ${n + 1}`, true);
+      }
+      s.r.notes.push(`warm-up: ${n} untimed cycles in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    } catch (e) {
+      fail(s.r, "same", e);
+    }
+  }
+  await fixtureRows(
+    sessions.filter((s) => !s.r.failed.has("same")),
+    "same",
+    (s) => new FixtureRun(s.rpc, s.base, sameLabel, () => same(s), false, s.r.notes),
+    (s, f) => {
+      s.r.fixtureSame = f;
+    },
+  );
+
+  // 1b. Different txs every cycle, signed before the row (untimed): enough for 1.5 x the same row's rate.
+  const distinctLabel = "loadFixture, distinct txs";
+  for (const s of sessions)
+    if (s.r.failed.has("same")) s.r.notes.push(`${distinctLabel}: skipped, the same-txs row failed`);
+  await fixtureRows(
+    sessions.filter((s) => !s.r.failed.has("same")),
+    "distinct",
+    (s) => {
+      const rate = s.r.fixtureSame?.cps ?? 200;
       const want = Math.min(opts.maxCycles, Math.ceil(rate * opts.seconds * 1.5) + 10);
       const t0 = performance.now();
-      let distinct = signedFor("distinct", 1, want, nonce, maxFee);
-      console.log(`  signed ${want} x ${opts.fixtureTxs} txs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      let distinct = signedFor("distinct", 1, want, s.nonce, s.maxFee);
+      console.log(
+        `  ${s.spec.name}: signed ${want} x ${opts.fixtureTxs} txs in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      );
       // Runs out: sign another chunk between two cycles (outside the timed part), up to --max-cycles.
       const txsOf = (c: number) => {
         if (c >= distinct.length && c < opts.maxCycles) {
-          distinct = signedFor("distinct", 1, Math.min(opts.maxCycles, distinct.length * 2), nonce, maxFee);
+          distinct = signedFor("distinct", 1, Math.min(opts.maxCycles, distinct.length * 2), s.nonce, s.maxFee);
         }
         return distinct[c];
       };
-      r.fixtureDistinct = await fixtureRow(rpc, base, distinctLabel, txsOf, true, r.notes);
-      console.log(`  ${distinctLabel}: ${fmtFixture(r.fixtureDistinct)}`);
-    } catch (e) {
-      fail(r, "distinct", e);
-    }
-  } else {
-    r.notes.push(`${distinctLabel}: skipped, the same-txs row failed`);
-  }
+      return new FixtureRun(s.rpc, s.base, distinctLabel, txsOf, true, s.r.notes);
+    },
+    (s, f) => {
+      s.r.fixtureDistinct = f;
+    },
+  );
 
   // 1c. eth_sendTransaction from an unlocked dev account (the node signs; what Hardhat's and viem's
   // test clients send), different recipients every cycle.
   const unlockedLabel = "loadFixture, eth_sendTransaction";
-  try {
-    let unlocked = unlockedCycles(1, Math.min(opts.maxCycles, 256), maxFee);
-    const txsOf = (c: number) => {
-      if (c >= unlocked.length && c < opts.maxCycles) {
-        unlocked = unlocked.concat(
-          unlockedCycles(1 + unlocked.length, Math.min(opts.maxCycles, unlocked.length * 2) - unlocked.length, maxFee),
-        );
-      }
-      return unlocked[c];
-    };
-    r.fixtureUnlocked = await fixtureRow(rpc, base, unlockedLabel, txsOf, true, r.notes);
-    console.log(`  ${unlockedLabel}: ${fmtFixture(r.fixtureUnlocked)}`);
-  } catch (e) {
-    fail(r, "unlocked", e);
-  }
+  await fixtureRows(
+    sessions,
+    "unlocked",
+    (s) => {
+      let unlocked = unlockedCycles(1, Math.min(opts.maxCycles, 256), s.maxFee);
+      const txsOf = (c: number) => {
+        if (c >= unlocked.length && c < opts.maxCycles) {
+          unlocked = unlocked.concat(
+            unlockedCycles(
+              1 + unlocked.length,
+              Math.min(opts.maxCycles, unlocked.length * 2) - unlocked.length,
+              s.maxFee,
+            ),
+          );
+        }
+        return unlocked[c];
+      };
+      return new FixtureRun(s.rpc, s.base, unlockedLabel, txsOf, true, s.r.notes);
+    },
+    (s, f) => {
+      s.r.fixtureUnlocked = f;
+    },
+  );
+}
 
-  // 2. hardhat_mine / anvil_mine: on fresh nodes after this one stops (mineRow).
+// 2. hardhat_mine / anvil_mine: on fresh nodes after the sessions stop (mineRows).
 
-  // 3. evm_increaseTime(60) + evm_mine, sequential (5 untimed first). After each pair, untimed: the new head's
-  // timestamp must be at least 60 s after the previous head's (Anvil and Hardhat keep that even after a
-  // hardhat_mine/anvil_mine has moved the head past the clock). Pairs that do not are counted and the first
-  // quoted; the timing stands, shown with a ✗.
+/**
+ * 3. evm_increaseTime(60) + evm_mine, sequential (5 untimed first), on one node. After each pair, untimed:
+ * the new head's timestamp must be at least 60 s after the previous head's (Anvil and Hardhat keep that
+ * even after a hardhat_mine/anvil_mine has moved the head past the clock). Pairs that do not are counted
+ * and the first quoted; the timing stands, shown with a ✗.
+ */
+async function timeRow(rpc: Rpc, r: NodeResult): Promise<void> {
   try {
     const head = async () =>
       BigInt((await rpc.call<{ timestamp: string }>("eth_getBlockByNumber", ["latest", false])).timestamp);
@@ -519,7 +657,7 @@ function fail(r: NodeResult, row: string, e: unknown): void {
   r.failed.add(row);
   const msg = (e as Error).message;
   r.notes.push(`${ROW_LABELS[row] ?? row}: ${(e as Error).name}: ${msg}`);
-  console.log(`  ${row} FAILED: ${msg}`);
+  console.log(`  ${r.name} ${row} FAILED: ${msg}`);
 }
 
 function fmtFixture(f: FixtureResult): string {
@@ -572,7 +710,11 @@ async function startupSpawns(spec: DevSpec): Promise<{ startup: number[]; next: 
   return { startup, next };
 }
 
-async function runNode(spec: DevSpec): Promise<NodeResult> {
+/**
+ * Starts `spec`'s node for the fixture and time rows (after its --startup-spawns - 1 measured spawns),
+ * measures its start-up, and reads what its rows need; it keeps running until closeSession.
+ */
+async function openSession(spec: DevSpec): Promise<Session> {
   const r: NodeResult = { name: spec.name, client: "", failed: new Set(), wrong: new Set(), notes: [] };
   const spawns = await startupSpawns(spec);
   // stdout and stderr together (nothing is expected from a silent, quiet node), the last 4000 characters.
@@ -596,17 +738,23 @@ async function runNode(spec: DevSpec): Promise<NodeResult> {
       `${spec.name}: pid ${node.pid}, http://127.0.0.1:${node.port}, eth_chainId after ${r.startupMs.toFixed(0)} ms, ${r.client}`,
     );
     await node.launch.ready?.(rpc);
-    await measure(rpc, r);
-    const exited = node.exited();
-    if (exited !== undefined) r.notes.push(`exited during the run (${exited}): ${node.output().trim().slice(-500)}`);
-  } finally {
+    return { spec, node, rpc, r, ...(await setupOf(rpc)) };
+  } catch (e) {
     rpc.close();
     await stopNode(node, 10_000);
-    const output = node.output().trim();
-    if (output !== "" && (r.failed.size > 0 || r.wrong.size > 0 || node.child.exitCode !== null))
-      r.notes.push(`its output (last 800 characters): ${output.slice(-800)}`);
+    throw e;
   }
-  return r;
+}
+
+async function closeSession(s: Session): Promise<void> {
+  const { node, r } = s;
+  const exited = node.exited();
+  if (exited !== undefined) r.notes.push(`exited during the run (${exited}): ${node.output().trim().slice(-500)}`);
+  s.rpc.close();
+  await stopNode(node, 10_000);
+  const output = node.output().trim();
+  if (output !== "" && (r.failed.size > 0 || r.wrong.size > 0 || node.child.exitCode !== null))
+    r.notes.push(`its output (last 800 characters): ${output.slice(-800)}`);
 }
 
 /**
@@ -809,7 +957,19 @@ async function main(): Promise<void> {
     .map((s) => s.trim())
     .filter(Boolean);
   if (wanted.includes("cometh")) buildCometh();
-  const { results, skipped } = await runNodes(wanted, SPECS, runNode, 600);
+  // Every wanted node runs side by side for rows 1 and 3 (each idle while another is measured), then
+  // stops; row 2 starts fresh nodes.
+  const { results: sessions, skipped } = await runNodes(wanted, SPECS, openSession, 600);
+  try {
+    await measureFixtures(sessions);
+    for (const s of sessions) {
+      console.log(`${s.spec.name}:`);
+      await timeRow(s.rpc, s.r);
+    }
+  } finally {
+    for (const s of sessions) await closeSession(s);
+  }
+  const results = sessions.map((s) => s.r);
   await mineRows(
     results.flatMap((r) => {
       const spec = SPECS.find((s) => s.name === r.name);

@@ -404,18 +404,20 @@ export interface Running {
   exited(): string | undefined;
 }
 
-/** The node running now, for the signal handlers. */
-let current: Running | undefined;
+/** The nodes running now (bench/dev.ts runs several side by side), for the signal handlers. */
+const running = new Set<Running>();
 let handlingSignals = false;
 
-/** On SIGINT or SIGTERM: SIGKILL to the running node (its process group), its directory removed, then exit. */
+/** On SIGINT or SIGTERM: SIGKILL to each running node (its process group), their directories removed, then exit. */
 function stopOnSignals(): void {
   if (handlingSignals) return;
   handlingSignals = true;
   const onSignal = (sig: NodeJS.Signals) => {
-    const c = current;
-    if (c !== undefined) kill(c.child);
-    void (c?.launch.cleanup?.() ?? Promise.resolve()).finally(() => process.exit(sig === "SIGINT" ? 130 : 143));
+    const nodes = [...running];
+    for (const c of nodes) kill(c.child);
+    void Promise.allSettled(nodes.map((c) => c.launch.cleanup?.())).finally(() =>
+      process.exit(sig === "SIGINT" ? 130 : 143),
+    );
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
@@ -424,7 +426,7 @@ function stopOnSignals(): void {
 /**
  * Waits for an idle CPU, finds free ports, launches `spec` detached, and keeps the last `keepChars` characters
  * of its stderr (and of its stdout with `stdout`; otherwise stdout is ignored). From the first start on, a
- * SIGINT or SIGTERM kills the node running then (its process group), removes its directory and exits.
+ * SIGINT or SIGTERM kills the nodes running then (their process groups), removes their directories and exits.
  */
 export async function startNode(spec: NodeSpec, o: { stdout: boolean; keepChars: number }): Promise<Running> {
   stopOnSignals();
@@ -460,7 +462,7 @@ export async function startNode(spec: NodeSpec, o: { stdout: boolean; keepChars:
     exited: () =>
       child.exitCode !== null || child.signalCode !== null ? String(child.exitCode ?? child.signalCode) : undefined,
   };
-  current = node;
+  running.add(node);
   return node;
 }
 
@@ -490,7 +492,7 @@ export async function waitForChainId(
 export async function stopNode(node: Running, graceMs: number): Promise<void> {
   await stop(node.child, graceMs);
   await node.launch.cleanup?.();
-  if (current === node) current = undefined;
+  running.delete(node);
 }
 
 /**

@@ -219,10 +219,27 @@ describe("cometh dev with viem's test client", () => {
     expect((await rpc("evm_revert", [id])).result).toBe(false);
     expect((await rpc("evm_revert", [later])).result).toBe(false);
     expect((await rpc("evm_revert", ["0x999"])).result).toBe(false);
-    // Heights are reused, and the same signed tx can be sent again.
-    const again = await wallet.sendTransaction({ to: who, value: 7n });
-    const r = await pub.getTransactionReceipt({ hash: again });
-    expect(r.blockNumber).toBe(height + 1n);
+    // Heights are reused, and the same signed tx (the same bytes, the same hash) can be sent again, twice
+    // over (the second time its decode is the one kept from its first block): each time the receipt,
+    // the tx lookup and the node RPC's tx index name the new block, and nothing of the reverted one.
+    for (let round = 0; round < 2; round++) {
+      const id2 = await t.snapshot();
+      const again = await wallet.sendTransaction({ to: who, value: 7n });
+      expect(again).toBe(hash);
+      const r = await pub.getTransactionReceipt({ hash: again });
+      expect(r.blockNumber).toBe(height + 1n);
+      expect(r.status).toBe("success");
+      const block = await pub.getBlock({ blockNumber: height + 1n });
+      expect(r.blockHash).toBe(block.hash);
+      expect((await pub.getTransaction({ hash: again })).blockHash).toBe(block.hash);
+      const indexed = (await (await fetch(`${n.rpcUrl}/tx_search?query="tx.height=${height + 1n}"`)).json()) as {
+        result: { total_count: string; txs: { height: string }[] };
+      };
+      expect(indexed.result.total_count).toBe("1");
+      expect(await pub.getBalance({ address: who })).toBe(7n);
+      expect(await t.revert({ id: id2 })).toBeUndefined();
+      expect((await rpc("eth_getTransactionReceipt", [hash])).result).toBeNull();
+    }
   });
 
   test("subscriptions: newHeads delivers the reused heights again after a revert", async () => {

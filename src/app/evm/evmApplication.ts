@@ -876,7 +876,9 @@ export class EvmApplication implements Application {
     if (this.db.fork !== undefined) this.flushForkCache();
     // The mempool rechecks what is left after each block; CheckTx rebuilds its view from those rechecks.
     this.#checkState = new Map();
-    for (const k of p.keys) this.#cache.delete(k);
+    // A dev chain keeps the last committed decodes: evm_revert makes their bytes sendable again.
+    if (settings.devChain === true) for (const k of p.keys) this.#cache.retire(k);
+    else for (const k of p.keys) this.#cache.delete(k);
     return { retainHeight };
   }
 
@@ -1035,7 +1037,8 @@ export class EvmApplication implements Application {
     this.#settings = kept.settings;
     this.#pending = undefined;
     this.#checkState = new Map();
-    this.#cache.clear();
+    // The decoded txs stay (txDecode.ts DecodedTxCache): a decode depends on the bytes and the chain
+    // id, not on state, and the txs the revert makes sendable again are then not decoded again.
     this.#cheatsOnlyProposal = false;
     this.reader.forgetResults();
   }

@@ -5,7 +5,7 @@ import { describe, expect, test } from "vitest";
 import { bytesToHex } from "../../util/bytes.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { createTxCommon } from "./executor.js";
-import { type DecodeContext, decodeEthTx } from "./txDecode.js";
+import { type DecodeContext, DecodedTxCache, decodeEthTx, txKey } from "./txDecode.js";
 
 /** The sender decodeEthTx recovers from the RLP fields against ethers, for every accepted tx type. */
 
@@ -121,5 +121,36 @@ describe("the tx Common", () => {
     expect(txs[2]?.minGas).toBe(21_000n + 16n * 3n + 2400n + 1900n);
     // EIP-7623's floor (10 gas a calldata token) is above the intrinsic gas of the plain transfers.
     expect(txs[3]?.minGas).toBe(21_000n + 10n * 4n * 3n);
+  });
+});
+
+describe("DecodedTxCache", () => {
+  test("behavior: a retired (committed) decode answers the same bytes again without decoding; a deleted one is decoded anew", async () => {
+    const [a, b, c] = (await signedOfEveryType()).filter((t) => t.name.startsWith("EIP-")).map((t) => t.raw) as [
+      Uint8Array,
+      Uint8Array,
+      Uint8Array,
+    ];
+    const cache = new DecodedTxCache(100, 2);
+    const da = cache.decode(a, ctx);
+    const db = cache.decode(b, ctx);
+    cache.retire(txKey(a));
+    cache.delete(txKey(b));
+    expect(cache.get(txKey(a))).toBeUndefined();
+    // evm_revert made `a` sendable again: the very decode comes back (no second sender recovery).
+    expect(cache.decode(a, ctx)).toBe(da);
+    expect(cache.get(txKey(a))).toBe(da);
+    const db2 = cache.decode(b, ctx);
+    expect(db2).not.toBe(db);
+    expect(bytesToHex(db2.from)).toBe(bytesToHex(db.from));
+    // At most `retiredMax` retired decodes are kept, the oldest leaving first.
+    const dc = cache.decode(c, ctx);
+    for (const raw of [a, b, c]) cache.retire(txKey(raw));
+    expect(cache.decode(a, ctx)).not.toBe(da);
+    expect(cache.decode(c, ctx)).toBe(dc);
+    // clear() (a fork reset) forgets the retired decodes too.
+    cache.retire(txKey(c));
+    cache.clear();
+    expect(cache.decode(c, ctx)).not.toBe(dc);
   });
 });

@@ -280,17 +280,41 @@ export function effectiveGasPrice(d: DecodedTx, baseFee: bigint): bigint {
   return baseFee + minBig(tip, d.maxPriorityFeePerGas);
 }
 
-/** A bounded cache of decoded txs by CometBFT key: CheckTx decodes, prepare/process/finalize reuse. */
+/** How many committed txs a dev chain keeps decoded (DecodedTxCache.retire). */
+export const RETIRED_DECODES = 1024;
+
+/**
+ * A bounded cache of decoded txs by CometBFT key: CheckTx decodes, prepare/process/finalize reuse.
+ * A decode depends on the bytes and the chain id alone, never on state, so it stays true across a
+ * dev chain's rollbacks. A committed tx leaves the cache (`delete`), or, on a dev chain, moves to a
+ * small list of retired decodes (`retire`, the last `retiredMax`): a test suite's loadFixture sends
+ * the same signed bytes again after each evm_revert, and they are then not decoded (nor their
+ * sender recovered) again.
+ */
 export class DecodedTxCache {
   readonly #max: number;
   readonly #map = new Map<string, DecodedTx>();
+  readonly #retiredMax: number;
+  readonly #retired = new Map<string, DecodedTx>();
 
-  constructor(max: number) {
+  constructor(max: number, retiredMax = RETIRED_DECODES) {
     this.#max = max;
+    this.#retiredMax = retiredMax;
   }
 
   get(key: string): DecodedTx | undefined {
     return this.#map.get(key);
+  }
+
+  /** A committed tx: out of the cache, kept among the last `retiredMax` retired decodes. */
+  retire(key: string): void {
+    const d = this.#map.get(key);
+    if (d === undefined) return;
+    this.#map.delete(key);
+    if (this.#retiredMax <= 0) return;
+    this.#retired.delete(key);
+    this.#retired.set(key, d);
+    if (this.#retired.size > this.#retiredMax) this.#retired.delete(this.#retired.keys().next().value as string);
   }
 
   set(d: DecodedTx): void {
@@ -311,6 +335,7 @@ export class DecodedTxCache {
 
   clear(): void {
     this.#map.clear();
+    this.#retired.clear();
   }
 
   /**
@@ -321,6 +346,12 @@ export class DecodedTxCache {
     const key = txKey(raw);
     const hit = this.#map.get(key);
     if (hit !== undefined) return hit;
+    const retired = this.#retired.get(key);
+    if (retired !== undefined) {
+      this.#retired.delete(key);
+      this.set(retired);
+      return retired;
+    }
     let d: DecodedTx;
     if (isDevEntry(raw)) {
       if (ctx.devChain !== true) throw notOnDevChain();
