@@ -1,0 +1,91 @@
+/**
+ * Where an eth_call runs when the node has read workers: on the main thread, or on a worker.
+ *
+ * A call handed to a worker costs the main thread about as much as a cheap call run in place (the
+ * request and answer cross threads as messages, and a promise settles): an ERC-20 balanceOf ran at
+ * about half the requests/s through one or two workers than on the main thread alone. A long call is
+ * the other way round: on the main thread it holds up every other request and uses one core. So each
+ * call target (its `to`, or contract creation, and the first 4 bytes of its data, a Solidity
+ * function's selector) keeps the execution gas of its latest calls (gas used less the intrinsic gas:
+ * 21000, a creation's 32000, the calldata), wherever they ran, and the calls of a target above
+ * {@link EXPENSIVE_GAS} go to the workers. Targets never seen run on the main thread first.
+ *
+ * Gas, not time: a time measured on the main thread depends on whether the engine's code is
+ * optimized there yet (it is not, for the targets sent away) and on whether the machine preempted
+ * the thread mid-call; the gas of a call is the same wherever and whenever it runs.
+ */
+
+/**
+ * Execution gas above which a call goes to the workers: at the engine's measured speeds (about 130
+ * Mgas/s on arithmetic, 35 Mgas/s on storage-heavy token loops; docs/evm-engine.md) ~0.4-1.4 ms, several
+ * times what handing a call to a worker costs the main thread (~60-100 µs on a 2-core machine), while
+ * views (balanceOf, allowance, a pool's reserves: a few thousand gas) stay on the main thread.
+ */
+export const EXPENSIVE_GAS = 50_000;
+/** Targets remembered; the table starts over past this (a scan of many contracts). */
+export const MAX_TARGETS = 4096;
+/** Execution gas recorded for a call that ran out of time. */
+const TIMED_OUT_GAS = Number.MAX_SAFE_INTEGER;
+/** Weight of the newest call in a target's average. */
+const ALPHA = 0.5;
+
+const NO_DATA = new Uint8Array(0);
+
+/** The table of call costs by target (see the module comment). */
+export class CallCosts {
+  readonly #targets = new Map<string, number>();
+  readonly #expensiveGas: number;
+
+  constructor(expensiveGas = EXPENSIVE_GAS) {
+    this.#expensiveGas = expensiveGas;
+  }
+
+  /** The key of a call: `to` (or "create") and its data's first 4 bytes, as latin1 text. */
+  static key(to: Uint8Array | undefined, data: Uint8Array | undefined): string {
+    const d = data ?? NO_DATA;
+    const sel = Buffer.from(d.buffer, d.byteOffset, Math.min(d.length, 4)).toString("latin1");
+    if (to === undefined) return `c${sel}`;
+    return `${Buffer.from(to.buffer, to.byteOffset, to.length).toString("latin1")}${sel}`;
+  }
+
+  /** Whether the next call of `key` should go to the workers. */
+  offload(key: string): boolean {
+    const gas = this.#targets.get(key);
+    return gas !== undefined && gas > this.#expensiveGas;
+  }
+
+  /** A call of `key` (to `to`, undefined: a creation) with calldata `data` used `gasUsed` (the intrinsic gas included). */
+  record(key: string, to: Uint8Array | undefined, data: Uint8Array | undefined, gasUsed: bigint): void {
+    this.#set(key, Math.max(0, Number(gasUsed) - intrinsicGas(to === undefined, data ?? NO_DATA)));
+  }
+
+  /** A call of `key` ran out of time: the target is expensive. */
+  recordTimeout(key: string): void {
+    this.#set(key, TIMED_OUT_GAS);
+  }
+
+  #set(key: string, gas: number): void {
+    const old = this.#targets.get(key);
+    if (old !== undefined) {
+      this.#targets.set(key, old === TIMED_OUT_GAS ? gas : old + ALPHA * (gas - old));
+      return;
+    }
+    if (this.#targets.size >= MAX_TARGETS) this.#targets.clear();
+    this.#targets.set(key, gas);
+  }
+
+  /** The execution gas `key` is judged by, undefined when never seen (tests). */
+  cost(key: string): number | undefined {
+    return this.#targets.get(key);
+  }
+}
+
+/**
+ * 21000 and the calldata's gas (4 per zero byte, 16 per other byte); a creation's 32000 and its init
+ * code's 2 per word (EIP-3860).
+ */
+function intrinsicGas(creation: boolean, data: Uint8Array): number {
+  let gas = creation ? 53_000 + 2 * Math.ceil(data.length / 32) : 21_000;
+  for (let i = 0; i < data.length; i++) gas += data[i] === 0 ? 4 : 16;
+  return gas;
+}
