@@ -8,7 +8,9 @@
  * call target (its `to`, or contract creation, and the first 4 bytes of its data, a Solidity
  * function's selector) keeps the execution gas of its latest calls (gas used less the intrinsic gas:
  * 21000, a creation's 32000, the calldata), wherever they ran, and the calls of a target above
- * {@link EXPENSIVE_GAS} go to the workers. Targets never seen run on the main thread first.
+ * {@link EXPENSIVE_GAS} go to the workers, or, up to {@link MAIN_THREAD_MAX_GAS}, to the main thread when
+ * the workers already have a queue (the main thread is then one more core's worth of calls). Targets
+ * never seen run on the main thread first.
  *
  * Gas, not time: a time measured on the main thread depends on whether the engine's code is
  * optimized there yet (it is not, for the targets sent away) and on whether the machine preempted
@@ -22,6 +24,13 @@
  * views (balanceOf, allowance, a pool's reserves: a few thousand gas) stay on the main thread.
  */
 export const EXPENSIVE_GAS = 50_000;
+/**
+ * Execution gas past which a call never runs on the main thread while workers run (~8-30 ms at the
+ * speeds above): consensus and every other request wait while the main thread runs a call.
+ */
+export const MAIN_THREAD_MAX_GAS = 1_000_000;
+/** Where a call runs (CallCosts.placement). */
+export type Placement = "here" | "either" | "away";
 /** Targets remembered; the table starts over past this (a scan of many contracts). */
 export const MAX_TARGETS = 4096;
 /** Execution gas recorded for a call that ran out of time. */
@@ -48,10 +57,15 @@ export class CallCosts {
     return `${Buffer.from(to.buffer, to.byteOffset, to.length).toString("latin1")}${sel}`;
   }
 
-  /** Whether the next call of `key` should go to the workers. */
-  offload(key: string): boolean {
+  /**
+   * Where the next call of `key` runs: "here" (cheap or never seen: the main thread), "away" (too long
+   * to ever hold up the main thread: a worker), or "either" (expensive: a worker, or the main thread
+   * when the workers already have enough to do).
+   */
+  placement(key: string): Placement {
     const gas = this.#targets.get(key);
-    return gas !== undefined && gas > this.#expensiveGas;
+    if (gas === undefined || gas <= this.#expensiveGas) return "here";
+    return gas > MAIN_THREAD_MAX_GAS ? "away" : "either";
   }
 
   /** A call of `key` (to `to`, undefined: a creation) with calldata `data` used `gasUsed` (the intrinsic gas included). */

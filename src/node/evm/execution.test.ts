@@ -15,7 +15,7 @@ import {
   type TestChain,
 } from "../../app/evm/testing.js";
 import type { CallOptions, CallRequest } from "../../rpc/evm/index.js";
-import { CallCosts, EXPENSIVE_GAS } from "./callCosts.js";
+import { CallCosts, EXPENSIVE_GAS, MAIN_THREAD_MAX_GAS } from "./callCosts.js";
 import { EvmExecutionAdapter } from "./execution.js";
 
 /**
@@ -37,13 +37,15 @@ describe("CallCosts", () => {
     const key = CallCosts.key(to, sel);
     expect(CallCosts.key(to, hexBytes("0xa9059cbb"))).not.toBe(key);
     expect(CallCosts.key(undefined, sel)).not.toBe(key);
-    expect(costs.offload(key)).toBe(false);
+    expect(costs.placement(key)).toBe("here");
     costs.record(key, to, sel, 21_000n + 64n + BigInt(EXPENSIVE_GAS) + 1000n);
-    expect(costs.offload(key)).toBe(true);
+    expect(costs.placement(key)).toBe("either");
     for (let i = 0; i < 10; i++) costs.record(key, to, sel, 24_000n);
-    expect(costs.offload(key)).toBe(false);
+    expect(costs.placement(key)).toBe("here");
     costs.recordTimeout(key);
-    expect(costs.offload(key)).toBe(true);
+    expect(costs.placement(key)).toBe("away");
+    costs.record(key, to, sel, 21_000n + 64n + BigInt(MAIN_THREAD_MAX_GAS) * 2n);
+    expect(costs.placement(key)).toBe("away");
   });
 
   test("behavior: calldata and a creation's gas are intrinsic, not execution", () => {
@@ -64,6 +66,8 @@ describe("EvmExecutionAdapter with read workers", () => {
   let chain: TestChain;
   let token: Uint8Array;
   let pooled = 0;
+  /** What the pool says it has queued per worker. */
+  let backlog = 0;
   let adapter: EvmExecutionAdapter;
   let plain: EvmExecutionAdapter;
 
@@ -79,6 +83,7 @@ describe("EvmExecutionAdapter with read workers", () => {
         pooled++;
         return reader.call(args, opts);
       },
+      backlog: () => backlog,
     } as unknown as EvmReadPool;
     adapter = new EvmExecutionAdapter(reader, pool);
     plain = new EvmExecutionAdapter(reader, undefined);
@@ -120,9 +125,24 @@ describe("EvmExecutionAdapter with read workers", () => {
       expect(pooled).toBe(before + 1);
       expect(away).toEqual(plain.callNow?.(req, opts()));
     }
+    // Workers with a queue: an expensive call runs here too, a call too long for the main thread never does.
+    backlog = 5;
+    const busy: CallRequest = { data: loopInit(2500, 50) };
+    expect(adapter.callNowIfCheap?.(busy, opts())).toEqual(plain.callNow?.(busy, opts()));
+    backlog = 0;
     // A short loop from the same target is learned from the pool's answers and comes back.
     for (let tag = 10; tag < 16; tag++) await adapter.call({ data: loopInit(10, tag) }, opts());
     const req: CallRequest = { data: loopInit(10, 99) };
     expect(adapter.callNowIfCheap?.(req, opts())).toEqual(plain.callNow?.(req, opts()));
+  });
+
+  test("behavior: a call that ran out of time on the main thread goes to the workers even when they are busy", async () => {
+    backlog = 5;
+    // A creation that loops forever (JUMPDEST PUSH1 0 JUMP), with a short evm-timeout.
+    const forever: CallRequest = { data: hexBytes("0x5b600056") };
+    const short = { ...opts(), timeoutMs: 20 };
+    expect(() => adapter.callNowIfCheap?.(forever, short)).toThrow(/timeout|aborted/i);
+    expect(adapter.callNowIfCheap?.({ data: hexBytes("0x5b60005601") }, short)).toBeUndefined();
+    backlog = 0;
   });
 });

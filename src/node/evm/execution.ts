@@ -25,6 +25,9 @@ import {
 } from "../../rpc/evm/index.js";
 import { CallCosts } from "./callCosts.js";
 
+/** Requests per worker past which an expensive call runs on the main thread instead of waiting for one. */
+const FULL_BACKLOG = 2;
+
 /**
  * The RPC's `execution`: eth_call and eth_estimateGas on the EVM app, on the read workers when the
  * node has them (`[json-rpc] read-workers`), in process otherwise. With workers, an eth_call whose
@@ -58,7 +61,12 @@ export class EvmExecutionAdapter implements Executor {
     const o = callOptionsOf(opts);
     const kept = this.#reader.peekCall(args, o);
     if (kept !== undefined) return resultOf(kept);
-    if (costs.offload(key)) return undefined;
+    const where = costs.placement(key);
+    // An expensive call goes to the workers unless they already have enough to do: then the main
+    // thread is one more core's worth of calls (FULL_BACKLOG).
+    if (where === "away" || (where === "either" && (this.#pool as EvmReadPool).backlog() < FULL_BACKLOG)) {
+      return undefined;
+    }
     let r: AppCallResult;
     try {
       r = this.#reader.callNow(args, o);
