@@ -25,10 +25,10 @@
  */
 export const EXPENSIVE_GAS = 50_000;
 /**
- * Execution gas past which a call never runs on the main thread while workers run (~8-30 ms at the
+ * Execution gas past which a call never runs on the main thread while workers run (~2-9 ms at the
  * speeds above): consensus and every other request wait while the main thread runs a call.
  */
-export const MAIN_THREAD_MAX_GAS = 1_000_000;
+export const MAIN_THREAD_MAX_GAS = 300_000;
 /** Where a call runs (CallCosts.placement). */
 export type Placement = "here" | "either" | "away";
 /** Targets remembered; the table starts over past this (a scan of many contracts). */

@@ -25,8 +25,11 @@ import {
 } from "../../rpc/evm/index.js";
 import { CallCosts } from "./callCosts.js";
 
-/** Requests per worker past which an expensive call runs on the main thread instead of waiting for one. */
-const FULL_BACKLOG = 2;
+/**
+ * Requests per worker past which an expensive call (up to MAIN_THREAD_MAX_GAS) runs on the main thread
+ * instead of waiting for one: the workers are saturated (each is posted up to 8 at once, readPool.ts).
+ */
+const FULL_BACKLOG = 4;
 
 /**
  * The RPC's `execution`: eth_call and eth_estimateGas on the EVM app, on the read workers when the
