@@ -18,15 +18,15 @@
  */
 
 /**
- * Execution gas above which a call goes to the workers: at the engine's measured speeds (about 130
- * Mgas/s on arithmetic, 35 Mgas/s on storage-heavy token loops; docs/evm-engine.md) ~0.4-1.4 ms, several
- * times what handing a call to a worker costs the main thread (~60-100 µs on a 2-core machine), while
- * views (balanceOf, allowance, a pool's reserves: a few thousand gas) stay on the main thread.
+ * Execution gas above which a call goes to the workers: ~0.1-0.4 ms at the engine's speeds on the
+ * bench workloads (docs/evm-engine.md, "The read rows with eth_call dispatched by gas"), more than
+ * handing a call to a worker costs the main thread, while views (balanceOf, allowance, a pool's
+ * reserves: a few thousand gas) stay on the main thread.
  */
 export const EXPENSIVE_GAS = 50_000;
 /**
- * Execution gas past which a call never runs on the main thread while workers run (~2-9 ms at the
- * speeds above): consensus and every other request wait while the main thread runs a call.
+ * Execution gas past which a call never runs on the main thread while workers run (~0.6-2.2 ms at the
+ * same speeds): consensus and every other request wait while the main thread runs a call.
  */
 export const MAIN_THREAD_MAX_GAS = 300_000;
 /** Where a call runs (CallCosts.placement). */

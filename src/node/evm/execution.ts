@@ -26,7 +26,7 @@ import {
 import { CallCosts } from "./callCosts.js";
 
 /**
- * Requests per worker past which an expensive call (up to MAIN_THREAD_MAX_GAS) runs on the main thread
+ * Requests per worker past which an expensive call (up to callCosts.ts' MAIN_THREAD_MAX_GAS) runs on the main thread
  * instead of waiting for one: the workers are saturated (each is posted up to 8 at once, readPool.ts).
  */
 const FULL_BACKLOG = 4;
