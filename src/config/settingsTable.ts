@@ -579,9 +579,11 @@ const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {
       "Worker threads that run eth_call, eth_estimateGas, debug_traceCall and eth_getLogs, each\n" +
       "reading the EVM state through its own LMDB read transaction, so that reads use the other\n" +
       "cores while the main thread keeps consensus and CheckTx (0 = run them on the main thread,\n" +
-      "where one long call holds up everything else until it ends). About 70 MiB each. With cores to\n" +
-      "spare, use the cores left after the main thread and LMDB's writer (cores - 2). Dev chains\n" +
-      "(cometh dev) always run them on the main thread. cometh-only key, 0..64.",
+      "where one long call holds up everything else until it ends). An eth_call whose contract and\n" +
+      "function used little gas before still runs on the main thread (cheaper than the hand-off).\n" +
+      "About 70 MiB each. With cores to spare, use the cores left after the main thread and LMDB's\n" +
+      "writer (cores - 2). Dev chains (cometh dev) always run them on the main thread. cometh-only\n" +
+      "key, 0..64.",
     max: 64,
   }),
 });

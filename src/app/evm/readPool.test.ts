@@ -107,6 +107,7 @@ beforeAll(async () => {
   });
   await pool.start();
   expect(pool.stats().running).toBe(2);
+  expect(pool.backlog()).toBe(0);
 });
 
 afterAll(async () => {
@@ -231,9 +232,12 @@ describe("timeouts and failures", () => {
     );
     // The other worker keeps answering meanwhile, also what was posted behind the long call (taken
     // back from its worker after 20 ms).
-    const quick = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => pool.call({ ...balanceOf(addr(wallet)), gas: 90_001n + BigInt(i) })),
+    const quickCalls = Array.from({ length: 12 }, (_, i) =>
+      pool.call({ ...balanceOf(addr(wallet)), gas: 90_001n + BigInt(i) }),
     );
+    // 13 requests taken by 2 workers.
+    expect(pool.backlog()).toBe(6.5);
+    const quick = await Promise.all(quickCalls);
     const quickAt = performance.now();
     for (const q of quick) expect(q.status).toBe("success");
     const timedOut = await slow;
@@ -304,6 +308,7 @@ describe("timeouts and failures", () => {
       const args = { ...balanceOf(addr(wallet)), gas: 66_666n };
       expect(await broken.call(args)).toEqual(await chain.app.reader.call(args));
       expect(broken.stats()).toMatchObject({ mainThread: 1, workers: 0, running: 0 });
+      expect(broken.backlog()).toBe(Number.POSITIVE_INFINITY);
     } finally {
       await broken.close();
     }

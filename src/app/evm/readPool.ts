@@ -162,6 +162,21 @@ export class EvmReadPool {
     return { ...this.#stats, running: this.#slots.filter(isRunning).length };
   }
 
+  /**
+   * Requests taken and not answered per running worker (queued here or posted); Infinity while no
+   * worker runs (a request would run on the main thread anyway).
+   */
+  backlog(): number {
+    let running = 0;
+    let posted = 0;
+    for (const s of this.#slots) {
+      if (!isRunning(s)) continue;
+      running++;
+      posted += s.inflight.length;
+    }
+    return running === 0 ? Number.POSITIVE_INFINITY : (posted + this.#queue.length) / running;
+  }
+
   /** Starts the workers now instead of at the first read; resolves once each is ready or stopped. */
   async start(): Promise<void> {
     this.#start();

@@ -1,7 +1,9 @@
 import {
   type CallOptions as AppCallOptions,
+  type CallResult as AppCallResult,
   type CallArgs,
   type CallBlockOverrides,
+  EvmCallTimeoutError,
   type EvmReader,
   type EvmReadPool,
   GasEstimationError,
@@ -21,33 +23,77 @@ import {
   SimulateRejectedError,
   type StateOverrides,
 } from "../../rpc/evm/index.js";
+import { CallCosts } from "./callCosts.js";
+
+/**
+ * Requests per worker past which an expensive call (up to callCosts.ts' MAIN_THREAD_MAX_GAS) runs on the main thread
+ * instead of waiting for one: the workers are saturated (each is posted up to 8 at once, readPool.ts).
+ */
+const FULL_BACKLOG = 4;
 
 /**
  * The RPC's `execution`: eth_call and eth_estimateGas on the EVM app, on the read workers when the
- * node has them (`[json-rpc] read-workers`), in process otherwise.
+ * node has them (`[json-rpc] read-workers`), in process otherwise. With workers, an eth_call whose
+ * target ran cheaply on the main thread before runs there again, and the expensive ones go to the
+ * workers (callCosts.ts).
  */
 export class EvmExecutionAdapter implements Executor {
   readonly #reader: EvmReader;
   readonly #pool: EvmReadPool | undefined;
+  readonly #costs: CallCosts | undefined;
   /** Calls run in process (no read workers): synchronously, with the engine's own deadline. */
   readonly callNow: ((request: CallRequest, opts: CallOptions) => CallResult) | undefined;
+  /** With read workers: a cheap call run in process now, undefined for an expensive one. */
+  readonly callNowIfCheap: ((request: CallRequest, opts: CallOptions) => CallResult | undefined) | undefined;
 
-  constructor(reader: EvmReader, pool: EvmReadPool | undefined) {
+  constructor(reader: EvmReader, pool: EvmReadPool | undefined, costs?: CallCosts) {
     this.#reader = reader;
     this.#pool = pool;
+    this.#costs = pool === undefined ? undefined : (costs ?? new CallCosts());
     this.callNow =
       pool === undefined
         ? (request, opts) => resultOf(reader.callNow(argsOf(request), callOptionsOf(opts)))
         : undefined;
+    this.callNowIfCheap = pool === undefined ? undefined : (request, opts) => this.#callIfCheap(request, opts);
+  }
+
+  #callIfCheap(request: CallRequest, opts: CallOptions): CallResult | undefined {
+    const costs = this.#costs as CallCosts;
+    const key = CallCosts.key(request.to, request.data);
+    const args = argsOf(request);
+    const o = callOptionsOf(opts);
+    const kept = this.#reader.peekCall(args, o);
+    if (kept !== undefined) return resultOf(kept);
+    const where = costs.placement(key);
+    // An expensive call goes to the workers unless they already have enough to do: then the main
+    // thread is one more core's worth of calls (FULL_BACKLOG).
+    if (where === "away" || (where === "either" && (this.#pool as EvmReadPool).backlog() < FULL_BACKLOG)) {
+      return undefined;
+    }
+    let r: AppCallResult;
+    try {
+      r = this.#reader.callNow(args, o);
+    } catch (err) {
+      if (err instanceof EvmCallTimeoutError) costs.recordTimeout(key);
+      throw err;
+    }
+    costs.record(key, request.to, request.data, r.gasUsed);
+    return resultOf(r);
   }
 
   async call(request: CallRequest, opts: CallOptions): Promise<CallResult> {
     const pool = this.#pool;
-    return resultOf(
-      await (pool === undefined
-        ? this.#reader.call(argsOf(request), callOptionsOf(opts))
-        : pool.call(argsOf(request), callOptionsOf(opts), opts.signal)),
-    );
+    if (pool === undefined) return resultOf(await this.#reader.call(argsOf(request), callOptionsOf(opts)));
+    const key = CallCosts.key(request.to, request.data);
+    let r: AppCallResult;
+    try {
+      r = await pool.call(argsOf(request), callOptionsOf(opts), opts.signal);
+    } catch (err) {
+      if (err instanceof EvmCallTimeoutError) this.#costs?.recordTimeout(key);
+      throw err;
+    }
+    this.#costs?.record(key, request.to, request.data, r.gasUsed);
+    return resultOf(r);
   }
 
   peekCall(request: CallRequest, opts: CallOptions): CallResult | undefined {

@@ -322,6 +322,12 @@ export interface Executor {
    */
   readonly callNow?: ((request: CallRequest, opts: CallOptions) => CallResult) | undefined;
   /**
+   * Optional, for executors that run calls elsewhere (read workers) as well as in process: `call` run
+   * on the RPC's own thread when the executor judges it cheap, its result returned synchronously (the
+   * executor enforces `opts.timeoutMs` itself); undefined when it should go through `call` instead.
+   */
+  readonly callNowIfCheap?: ((request: CallRequest, opts: CallOptions) => CallResult | undefined) | undefined;
+  /**
    * eth_simulateV1. Throws SimulateRejectedError for geth's simulation errors. Absent: the method
    * answers -32601.
    */

@@ -131,7 +131,8 @@ function withSuppliedGas(err: unknown, gas: bigint): unknown {
 
 /**
  * eth_call's return data without a promise or the evm-timeout timer, when it can be had on this thread:
- * the executor runs calls in process (`callNow`: the call runs now, its memo first), or the node already
+ * the executor runs calls in process (`callNow`: the call runs now, its memo first; `callNowIfCheap`: the
+ * same when the executor judges the call cheap, else undefined), or the node already
  * knows the result (`peekCall`: a memoized call; without overrides only). Undefined when the call has to
  * run elsewhere (a read worker).
  */
@@ -142,18 +143,21 @@ export function callHere(
   s: EvmServices,
   ctx: EvmCallContext,
 ): Uint8Array | undefined {
-  const { callNow, peekCall } = s.execution;
-  if (callNow === undefined && (peekCall === undefined || overrides !== undefined)) return undefined;
+  const { callNow, callNowIfCheap, peekCall } = s.execution;
+  const now = callNow ?? callNowIfCheap;
+  if (now === undefined && (peekCall === undefined || overrides !== undefined)) return undefined;
   checkCallArgs(req, s.node.chainId());
   const gas = callGas(req, ctx.runtime.settings.gasCap);
   const opts = callOptions(height, gas, NEVER_ABORTED, ctx.runtime.settings.evmTimeoutMs, overrides);
   let result: CallResult | undefined;
-  if (callNow !== undefined) {
+  if (now !== undefined) {
     try {
-      result = callNow.call(s.execution, { ...req, gas }, opts);
+      result = now.call(s.execution, { ...req, gas }, opts);
     } catch (err) {
       throw withSuppliedGas(err, gas);
     }
+    // An expensive call: through `call` (a read worker), with the evm-timeout's timer.
+    if (result === undefined) return undefined;
   } else {
     // Only height and gas name a memoized result; nothing runs, so no timer or abort signal is armed.
     result = peekCall?.call(s.execution, { ...req, gas }, opts);
