@@ -57,7 +57,7 @@ describe("WAL", () => {
     await wal.close();
   });
 
-  test("behavior: without fsync a height's records reach the file together at its EndHeight", async () => {
+  test("behavior: without fsync a height's records are held, and dropped at its EndHeight", async () => {
     const path = walPath();
     const wal = await Wal.open(path, { log: silentLogger(), sync: false });
     const size0 = statSync(path).size;
@@ -66,22 +66,44 @@ describe("WAL", () => {
     await wal.flushAndSync();
     // Held in memory: a killed process loses only the height in progress.
     expect(statSync(path).size).toBe(size0);
+    // Replay never reads a finished height's records: only its EndHeight reaches the file.
     await wal.writeSync({ kind: "endHeight", height: 5 }, t);
     expect(decodeWalFile(readFileSync(path)).messages.map((r) => r.msg)).toEqual([
       { kind: "endHeight", height: 0 },
-      ...samples,
+      { kind: "endHeight", height: 5 },
     ]);
-    // A search (and close) writes out what is held first.
+    expect(wal.searchForEndHeight(5)).toEqual({ found: true, messages: [] });
+    // A search (and close) writes out what is held first, in order, each record with its time.
     wal.write(samples[0] as WalMessage, t);
-    expect(wal.searchForEndHeight(5).messages.map((r) => r.msg)).toEqual([samples[0]]);
-    wal.write(samples[1] as WalMessage, t);
+    expect(wal.searchForEndHeight(5).messages).toEqual([{ time: t, msg: samples[0] }]);
+    wal.write(samples[1] as WalMessage, t + 1n);
+    wal.write(samples[2] as WalMessage, t + 2n);
     await wal.close();
-    expect(decodeWalFile(readFileSync(path)).messages.map((r) => r.msg)).toEqual([
-      { kind: "endHeight", height: 0 },
-      ...samples,
-      samples[0],
-      samples[1],
+    expect(decodeWalFile(readFileSync(path)).messages).toEqual([
+      { time: 0n, msg: { kind: "endHeight", height: 0 } },
+      { time: t, msg: { kind: "endHeight", height: 5 } },
+      { time: t, msg: samples[0] },
+      { time: t + 1n, msg: samples[1] },
+      { time: t + 2n, msg: samples[2] },
     ]);
+    // Reopened, the held records of the unfinished height are what replay finds after EndHeight(5).
+    const reopened = await Wal.open(path, { log: silentLogger(), sync: false });
+    expect(reopened.searchForEndHeight(5).messages.map((r) => r.msg)).toEqual(samples.slice(0, 3));
+    await reopened.close();
+  });
+
+  test("behavior: without fsync the held records are written out once 1024 are held", async () => {
+    const path = walPath();
+    const wal = await Wal.open(path, { log: silentLogger(), sync: false });
+    const size0 = statSync(path).size;
+    const rs = (round: number): WalMessage => ({ kind: "roundState", height: 1, round, step: ROUND_STEP.propose });
+    for (let i = 0; i < 1023; i++) wal.write(rs(i), 1n);
+    expect(statSync(path).size).toBe(size0);
+    wal.write(rs(1023), 1n);
+    const written = decodeWalFile(readFileSync(path)).messages;
+    expect(written).toHaveLength(1025);
+    expect(written.at(-1)?.msg).toEqual(rs(1023));
+    await wal.close();
   });
 
   test("behavior: records round-trip and EndHeight search returns what follows", async () => {

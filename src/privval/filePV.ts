@@ -8,6 +8,7 @@ import {
   type PubKey,
   proposalSignBytes,
   pubKeyFromPrivKey,
+  rememberVoteSignBytes,
   SIGNED_MSG_TYPE,
   signBytes,
   type Vote,
@@ -208,6 +209,8 @@ export class FilePV {
     }
 
     const signature = signBytes(this.#key.privKey, bytes);
+    // Consensus verifies its own vote on arrival and again in the next block's LastCommit.
+    rememberVoteSignBytes(chainId, vote, signature, bytes);
     await this.#saveSigned({ height: vote.height, round: vote.round, step, signature, signBytes: bytes });
     return { ...vote, signature, extensionSignature };
   }

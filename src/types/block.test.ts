@@ -23,6 +23,7 @@ import {
   generateEd25519PrivKey,
   hashConsensusParams,
   headerHash,
+  headerHashLeaves,
   IncompletePartSetError,
   InvalidBlockError,
   InvalidEvidenceError,
@@ -172,6 +173,53 @@ describe("block encoding", () => {
     expect(headerHash(b.header)).toEqual(h1);
     b.header.lastBlockId = zeroBlockId();
     expect(headerHash(b.header)).not.toEqual(h1);
+  });
+
+  test("behavior: header hashes reuse unchanged leaves by value, never a stale one", () => {
+    // Reference: the merkle root over the 14 leaves, computed without any memo.
+    const plainHash = (h: Block["header"]) => hashFromByteSlices(headerHashLeaves(h));
+    const b = sampleBlock([]);
+    const byteFields = [
+      "lastCommitHash",
+      "dataHash",
+      "validatorsHash",
+      "nextValidatorsHash",
+      "consensusHash",
+      "appHash",
+      "lastResultsHash",
+      "evidenceHash",
+      "proposerAddress",
+    ] as const;
+    const next = (i: number) => {
+      // A new header object per step, each changing one field (or none), as consecutive blocks do.
+      const h = { ...b.header, lastBlockId: { ...b.header.lastBlockId } };
+      if (i % 12 === 0) h.height += i;
+      if (i % 12 === 1) h.time += BigInt(i);
+      if (i % 12 === 2) h.chainId = `chain-${i}`;
+      if (i % 12 === 3) h.version = { block: 11n, app: BigInt(i) };
+      if (i % 12 === 4)
+        h.lastBlockId = {
+          hash: sha256(Uint8Array.of(i)),
+          partSetHeader: { total: i, hash: sha256(Uint8Array.of(i, 1)) },
+        };
+      if (i % 12 >= 5) {
+        const f = byteFields[(i * 7) % byteFields.length] as (typeof byteFields)[number];
+        h[f] = sha256(Uint8Array.of(i, 2)).subarray(0, f === "proposerAddress" ? 20 : 32);
+      }
+      return h;
+    };
+    for (let i = 0; i < 40; i++) {
+      const h = next(i);
+      expect(headerHash(h)).toEqual(plainHash(h));
+      expect(headerHash({ ...h })).toEqual(plainHash(h));
+    }
+    // The bytes of a field hashed before, changed in place and hashed in a new header, are new bytes.
+    const h = next(100);
+    const first = headerHash(h);
+    h.appHash.fill(0xee);
+    const again = { ...h };
+    expect(headerHash(again)).toEqual(plainHash(again));
+    expect(headerHash(again)).not.toEqual(first);
   });
 
   test("error: garbage bytes", () => {

@@ -7,7 +7,7 @@ import { encodeBytesValue, encodeInt64Value, encodeStringValue, encodeTimestampM
 import { validateCommitBasic } from "./commit.js";
 import { evidenceHash, validateEvidenceBasic } from "./evidence.js";
 import { ADDRESS_SIZE } from "./keys.js";
-import { hashFromByteSlices, sha256 } from "./merkle.js";
+import { hashFromByteSlices, merkleInnerHash, merkleLeafHash, merkleSplitPoint, sha256 } from "./merkle.js";
 import { PART_SIZE_BYTES, PartSet } from "./partSet.js";
 import { encodeBlock, encodeBlockId, encodeCommitSig, encodeConsensusVersion } from "./protoCodec.js";
 import type { ValidatorSet } from "./validatorSet.js";
@@ -33,24 +33,31 @@ export class InvalidBlockError extends ComethError {}
 
 // ---- hashes -----------------------------------------------------------------------------------
 
+const HEADER_LEAVES = 14;
+
 /** The 14 header hash leaves (docs/cometbft-hashes.md "Header hash"): single-field wrappers, empty for zero values. */
 export function headerHashLeaves(h: Header): Uint8Array[] {
-  return [
-    encodeConsensusVersion(h.version),
-    encodeStringValue(h.chainId),
-    encodeInt64Value(h.height),
-    encodeTimestampMessage(h.time),
-    encodeBlockId(h.lastBlockId),
-    encodeBytesValue(h.lastCommitHash),
-    encodeBytesValue(h.dataHash),
-    encodeBytesValue(h.validatorsHash),
-    encodeBytesValue(h.nextValidatorsHash),
-    encodeBytesValue(h.consensusHash),
-    encodeBytesValue(h.appHash),
-    encodeBytesValue(h.lastResultsHash),
-    encodeBytesValue(h.evidenceHash),
-    encodeBytesValue(h.proposerAddress),
-  ];
+  const leaves: Uint8Array[] = [];
+  for (let i = 0; i < HEADER_LEAVES; i++) leaves.push(headerHashLeaf(h, i));
+  return leaves;
+}
+
+/** Leaf `i` of headerHashLeaves. */
+function headerHashLeaf(h: Header, i: number): Uint8Array {
+  switch (i) {
+    case 0:
+      return encodeConsensusVersion(h.version);
+    case 1:
+      return encodeStringValue(h.chainId);
+    case 2:
+      return encodeInt64Value(h.height);
+    case 3:
+      return encodeTimestampMessage(h.time);
+    case 4:
+      return encodeBlockId(h.lastBlockId);
+    default:
+      return encodeBytesValue((HEADER_BYTES_FIELDS[i - 5] as (h: Header) => Uint8Array)(h));
+  }
 }
 
 function headerFieldRefs(h: Header): unknown[] {
@@ -87,9 +94,91 @@ export function headerHash(h: Header): Uint8Array | undefined {
   const refs = headerFieldRefs(h);
   const cached = headerHashCache.get(h);
   if (cached?.refs.every((r, i) => r === refs[i])) return cached.hash.slice();
-  const hash = hashFromByteSlices(headerHashLeaves(h));
+  const hash = headerRoot(h);
   headerHashCache.set(h, { refs, hash });
   return hash.slice();
+}
+
+/**
+ * Consecutive headers of a chain share most leaves: the version, chain id, validator and consensus
+ * hashes, the proposer, and on empty blocks the data, results and evidence hashes. A header's 14 leaf
+ * hashes and 13 inner hashes (27 sha256) are each kept with the values they were computed from (byte
+ * fields by value, copied) and reused for the next header hashed when those values are equal; an
+ * inner node is reused when both its children were. The memo is of the last header hashed only
+ * (consensus hashes each new block's header a few times, the RPC older ones: those recompute).
+ */
+interface LeafMemo {
+  values: unknown[];
+  hash: Uint8Array;
+}
+const leafMemos: (LeafMemo | undefined)[] = [];
+const innerMemos = new Map<number, { left: Uint8Array; right: Uint8Array; hash: Uint8Array }>();
+
+function headerLeafValues(h: Header, i: number): unknown[] {
+  switch (i) {
+    case 0:
+      return [h.version.block, h.version.app];
+    case 1:
+      return [h.chainId];
+    case 2:
+      return [h.height];
+    case 3:
+      return [h.time];
+    case 4:
+      return [h.lastBlockId.hash, h.lastBlockId.partSetHeader.total, h.lastBlockId.partSetHeader.hash];
+    default:
+      return [(HEADER_BYTES_FIELDS[i - 5] as (h: Header) => Uint8Array)(h)];
+  }
+}
+
+const HEADER_BYTES_FIELDS: ((h: Header) => Uint8Array)[] = [
+  (h) => h.lastCommitHash,
+  (h) => h.dataHash,
+  (h) => h.validatorsHash,
+  (h) => h.nextValidatorsHash,
+  (h) => h.consensusHash,
+  (h) => h.appHash,
+  (h) => h.lastResultsHash,
+  (h) => h.evidenceHash,
+  (h) => h.proposerAddress,
+];
+
+function sameLeafValues(a: readonly unknown[], b: readonly unknown[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    if (!(x instanceof Uint8Array && y instanceof Uint8Array && bytesEqual(x, y))) return false;
+  }
+  return true;
+}
+
+function headerLeafHash(h: Header, i: number): Uint8Array {
+  const values = headerLeafValues(h, i);
+  const memo = leafMemos[i];
+  if (memo !== undefined && sameLeafValues(memo.values, values)) return memo.hash;
+  const hash = merkleLeafHash(headerHashLeaf(h, i));
+  leafMemos[i] = { values: values.map((v) => (v instanceof Uint8Array ? v.slice() : v)), hash };
+  return hash;
+}
+
+function headerInner(hashes: readonly Uint8Array[], start: number, end: number): Uint8Array {
+  if (end - start === 1) return hashes[start] as Uint8Array;
+  const k = merkleSplitPoint(end - start);
+  const left = headerInner(hashes, start, start + k);
+  const right = headerInner(hashes, start + k, end);
+  const key = start * 32 + end;
+  const memo = innerMemos.get(key);
+  if (memo !== undefined && memo.left === left && memo.right === right) return memo.hash;
+  const hash = merkleInnerHash(left, right);
+  innerMemos.set(key, { left, right, hash });
+  return hash;
+}
+
+function headerRoot(h: Header): Uint8Array {
+  const hashes: Uint8Array[] = [];
+  for (let i = 0; i < HEADER_LEAVES; i++) hashes.push(headerLeafHash(h, i));
+  return headerInner(hashes, 0, HEADER_LEAVES);
 }
 
 // A tx's bytes are never written to once received (the mempool, blocks, stores and the app only read

@@ -7,7 +7,7 @@ import { addressFromPubKey, type PubKey, verifySignature } from "./keys.js";
 import { hashFromByteSlices } from "./merkle.js";
 import { decodeValidatorSetMessage, encodeSimpleValidator, encodeValidatorSetMessage } from "./protoCodec.js";
 import type { Validator } from "./validator.js";
-import { voteSignBytes } from "./vote.js";
+import { voteSignBytesFor } from "./vote.js";
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
@@ -255,7 +255,7 @@ export class ValidatorSet {
           `validator address mismatch at index ${idx}: expected ${bytesToHexUpper(val.address)}, got ${bytesToHexUpper(sig.validatorAddress)}`,
         );
       }
-      const signBytes = voteSignBytes(chainId, commitSigToVote(commit, idx));
+      const signBytes = voteSignBytesFor(chainId, commitSigToVote(commit, idx), sig.signature);
       if (!verifySignature(val.pubKey, signBytes, sig.signature)) {
         throw new CommitVerificationError(
           F.wrongSignature,

@@ -12,6 +12,7 @@ import {
   type Proposal,
   proposalSignBytes,
   pubKeyFromPrivKey,
+  rememberVoteSignBytes,
   SIGNED_MSG_TYPE,
   sha256,
   signBytes,
@@ -23,6 +24,7 @@ import {
   verifyVoteExtension,
   voteExtensionSignBytes,
   voteSignBytes,
+  voteSignBytesFor,
   zeroBlockId,
 } from "./index.js";
 import { addressFromPubKey } from "./keys.js";
@@ -58,6 +60,34 @@ describe("votes", () => {
     expect(verifyVote(CHAIN, { ...v, round: 1 }, pub)).toBe(false);
     expect(verifyVote(CHAIN, v, pubKeyFromPrivKey(generateEd25519PrivKey()))).toBe(false);
     expect(() => validateVoteBasic(v)).not.toThrow();
+  });
+
+  test("behavior: sign bytes kept with a signature are reused only for the same fields", () => {
+    const v = precommit();
+    expect(verifyVote(CHAIN, v, pub)).toBe(true);
+    // The same signature asked with any field changed: encoded afresh, and the signature fails.
+    const changed: Vote[] = [
+      { ...v, type: SIGNED_MSG_TYPE.prevote },
+      { ...v, height: 7 },
+      { ...v, round: 1 },
+      { ...v, timestamp: T + 1n },
+      { ...v, blockId: zeroBlockId() },
+      { ...v, blockId: { hash: sha256(utf8ToBytes("c")), partSetHeader: BLOCK_ID.partSetHeader } },
+      { ...v, blockId: { hash: BLOCK_ID.hash, partSetHeader: { total: 2, hash: BLOCK_ID.partSetHeader.hash } } },
+    ];
+    for (const c of changed) {
+      expect(voteSignBytesFor(CHAIN, c, v.signature)).toEqual(voteSignBytes(CHAIN, c));
+      expect(verifyVote(CHAIN, c, pub)).toBe(false);
+      expect(voteSignBytesFor(CHAIN, v, v.signature)).toEqual(voteSignBytes(CHAIN, v));
+    }
+    expect(voteSignBytesFor("other-chain", v, v.signature)).toEqual(voteSignBytes("other-chain", v));
+    // Bytes of a block id kept, then changed in place: the vote's new bytes, not the kept ones.
+    const hash = sha256(utf8ToBytes("d"));
+    const w = precommit({ blockId: { hash, partSetHeader: BLOCK_ID.partSetHeader } });
+    rememberVoteSignBytes(CHAIN, w, w.signature, voteSignBytes(CHAIN, w));
+    hash.fill(7);
+    expect(voteSignBytesFor(CHAIN, w, w.signature)).toEqual(voteSignBytes(CHAIN, w));
+    expect(verifyVote(CHAIN, w, pub)).toBe(false);
   });
 
   test("behavior: the extension is signed separately", () => {

@@ -50,10 +50,80 @@ export function voteExtensionSignBytes(chainId: string, vote: Vote): Uint8Array 
   return encodeCanonicalVoteExtensionDelimited(chainId, vote);
 }
 
+/**
+ * A vote's sign bytes are encoded when it is signed, again when it is verified on arrival, and again
+ * when its block's LastCommit is verified (a vote rebuilt from the commit signature). Each encoding is
+ * kept with the signature it was made for and the fields it encodes; asked again for the same
+ * signature, the fields are compared (byte fields by value) instead of encoding again. Only the
+ * encoding is saved: the signature is still checked against the bytes (keys.ts remembers verified
+ * triples). The newest 1024 are kept.
+ */
+interface SignBytesMemo {
+  chainId: string;
+  type: number;
+  height: number;
+  round: number;
+  hash: Uint8Array;
+  total: number;
+  partsHash: Uint8Array;
+  timestamp: Timestamp;
+  bytes: Uint8Array;
+}
+const SIGN_BYTES_MEMO_MAX = 1024;
+const signBytesMemo = new Map<string, SignBytesMemo>();
+
+function signatureKey(sig: Uint8Array): string {
+  return Buffer.from(sig.buffer, sig.byteOffset, sig.byteLength).toString("latin1");
+}
+
+function memoMatches(m: SignBytesMemo, chainId: string, vote: Vote): boolean {
+  const id = vote.blockId;
+  return (
+    m.chainId === chainId &&
+    m.type === vote.type &&
+    m.height === vote.height &&
+    m.round === vote.round &&
+    m.timestamp === vote.timestamp &&
+    m.total === id.partSetHeader.total &&
+    bytesEqual(m.hash, id.hash) &&
+    bytesEqual(m.partsHash, id.partSetHeader.hash)
+  );
+}
+
+/** Keeps `bytes` (voteSignBytes(chainId, vote)) as the sign bytes of `signature` (a signer's own vote). */
+export function rememberVoteSignBytes(chainId: string, vote: Vote, signature: Uint8Array, bytes: Uint8Array): void {
+  if (signature.length === 0) return;
+  const key = signatureKey(signature);
+  const id = vote.blockId;
+  signBytesMemo.delete(key);
+  signBytesMemo.set(key, {
+    chainId,
+    type: vote.type,
+    height: vote.height,
+    round: vote.round,
+    hash: id.hash.slice(),
+    total: id.partSetHeader.total,
+    partsHash: id.partSetHeader.hash.slice(),
+    timestamp: vote.timestamp,
+    bytes,
+  });
+  if (signBytesMemo.size > SIGN_BYTES_MEMO_MAX) signBytesMemo.delete(signBytesMemo.keys().next().value as string);
+}
+
+/** voteSignBytes(chainId, vote), kept with `signature` (the vote's, or its commit signature's). */
+export function voteSignBytesFor(chainId: string, vote: Vote, signature: Uint8Array): Uint8Array {
+  if (signature.length === 0) return voteSignBytes(chainId, vote);
+  const m = signBytesMemo.get(signatureKey(signature));
+  if (m !== undefined && memoMatches(m, chainId, vote)) return m.bytes;
+  const bytes = voteSignBytes(chainId, vote);
+  rememberVoteSignBytes(chainId, vote, signature, bytes);
+  return bytes;
+}
+
 /** types.Vote.Verify: the address belongs to pub and the signature covers voteSignBytes. */
 export function verifyVote(chainId: string, vote: Vote, pub: PubKey): boolean {
   if (!bytesEqual(addressFromPubKey(pub), vote.validatorAddress)) return false;
-  return verifySignature(pub, voteSignBytes(chainId, vote), vote.signature);
+  return verifySignature(pub, voteSignBytesFor(chainId, vote, vote.signature), vote.signature);
 }
 
 /**
