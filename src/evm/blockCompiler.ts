@@ -181,6 +181,8 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
 
   let pc = start;
   if (code[pc] === 0x5b) pc++; // the JUMPDEST that starts the block (charged with it by the caller)
+  /** Whether a jump goes back to the start inside the function (its body then runs in a loop). */
+  let loops = false;
   for (; ops < MAX_OPS; ops++) {
     const op = code[pc] as number;
     if (op >= 0x60 && op <= 0x7f) {
@@ -339,12 +341,21 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
               ? ""
               : "invalidJump();\n";
         const jump = `countJump(f.host);\n${check}`;
+        // Taken: leave with the destination. A jump back to the JUMPDEST this function starts at (a loop
+        // whose body is this function) goes round inside it instead: the stack is written back, that block
+        // is checked and charged as the loop would (if its check fails, the function leaves with the
+        // destination, for the loop to fail the same way), and the function body runs again.
+        const back = known === start && code[start] === 0x5b && check === "";
+        if (back) loops = true;
+        const taken = back
+          ? `${writeBack()}countJump(f.host);\nsp = f.sp;\nif (f.gas < ${a.blockGas[start]} || sp < ${a.blockMin[start]} || sp > ${a.blockMax[start]}) return ${d};\nf.gas -= ${a.blockGas[start]};\ncontinue;\n`
+          : `${writeBack()}${jump}return ${d};\n`;
         const next = pc + 1;
         if (op === 0x57 && next < code.length && code[next] !== 0x5b && ops + 1 < MAX_OPS) {
           // JUMPI whose fall-through starts a block of its own (no JUMPDEST): not taken, that block is
           // checked and charged here as the loop would, and its opcodes follow in this function. If its
           // check fails, the function leaves at the JUMPI, for the loop to run it and fail the same way.
-          body += `if (${c} !== 0) {\n${writeBack()}${jump}return ${d};\n}\n`;
+          body += `if (${c} !== 0) {\n${taken}}\n`;
           const h = st.length - inputs;
           const at = `sp${h === 0 ? "" : h > 0 ? ` + ${h}` : ` - ${-h}`}`;
           body += `if (f.gas < ${a.blockGas[next]} || ${at} < ${a.blockMin[next]} || ${at} > ${a.blockMax[next]}) {\n${notTaken}}\nf.gas -= ${a.blockGas[next]};\n`;
@@ -353,8 +364,8 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         }
         ops++;
         if (op === 0x57) body += `if (${c} === 0) {\n${notTaken}}\n`;
-        body += `${writeBack()}${jump}return ${d};\n`;
-        return finish(body, consts, ops);
+        body += taken;
+        return finish(body, consts, ops, loops);
       }
       case 0x53: {
         const x = pop();
@@ -374,14 +385,15 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
     break;
   }
   body += exit(pc);
-  return finish(body, consts, ops);
+  return finish(body, consts, ops, loops);
 }
 
 /** The function of a block's body (which ends in a return), or undefined when it is too short to gain. */
-function finish(body: string, consts: readonly (Word | number)[], ops: number): BlockFn | undefined {
+function finish(body: string, consts: readonly (Word | number)[], ops: number, loops: boolean): BlockFn | undefined {
   if (ops < MIN_OPS) return undefined;
   const names = consts.map((_, i) => `k${i}`);
-  const src = `"use strict";\nreturn function block(s, sp, f) {\n${body}};`;
+  // Every path of the body ends in a return, or (a jump back to the start) in a continue.
+  const src = `"use strict";\nreturn function block(s, sp, f) {\n${loops ? `for (;;) {\n${body}}\n` : body}};`;
   const factory = new Function(...HELPER_NAMES, ...names, src) as (...args: unknown[]) => BlockFn;
   return factory(...HELPER_VALUES, ...consts);
 }

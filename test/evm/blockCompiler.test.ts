@@ -247,6 +247,21 @@ describe("compiled blocks agree with the reference", () => {
     for (const less of [100n, 500n, 2000n]) await same(chain, "", full.gasUsed - less);
   });
 
+  test("an endless loop compiled into one function (a jump back to its start) runs out of gas", async () => {
+    // JUMPDEST at 0, a body, then a JUMP, or a JUMPI always taken, back to 0: the function goes round
+    // inside itself and must check and charge each round as the loop does.
+    for (const code of [
+      assemble("JUMPDEST PUSH1 0x01 PUSH1 0x02 ADD POP PUSH1 0x00 JUMP"),
+      assemble("JUMPDEST PUSH1 0x01 PUSH1 0x02 ADD POP PUSH1 0x01 PUSH1 0x00 JUMPI"),
+    ]) {
+      for (const gas of [30_000n, 100_000n, 100_003n]) {
+        const out = await same(code, "", gas);
+        expect(out.success).toBe(false);
+        expect(out.gasUsed).toBe(gas);
+      }
+    }
+  });
+
   test("a loop of 2 500 rounds on 256-bit words (acc = acc * 7 + 3), the argument from calldata", async () => {
     const loop = `60003561${"09c4"}5b90600702600301906001900380600657505f5260205ff3`;
     const out = await same(loop, (2n ** 250n + 12345n).toString(16).padStart(64, "0"));
