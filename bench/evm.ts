@@ -30,9 +30,11 @@
  *                                 prints one combined table.
  * Sections: --skip reads,workloads,txs leaves some out (txs: the mined transfers and eth_getLogs); the order
  * on each node is reads, txs, workloads.
- *   --interleave (with --skip reads,txs): starts every node at once and times the workloads seed by seed across
- *                                 them (seed 1 on each node in turn, then seed 2, the order rotating), one call in
- *                                 flight in all, within --workload-seconds x the number of nodes. This machine's
+ *   --interleave (with --skip txs): starts every node at once, loads each read route on the nodes in turns of
+ *                                 0.5 s (the order rotating) until each has had --seconds, and times the workloads
+ *                                 seed by seed across them (seed 1 on each node in turn, then seed 2, the order
+ *                                 rotating), one call in flight in all, within --workload-seconds x the number of
+ *                                 nodes. This machine's
  *                                 speed drifts between minutes (the same build's calls settle ~2x apart from one
  *                                 minute to the next, plain JavaScript moving with them), so nodes timed one after
  *                                 the other can be compared across two speeds; interleaved, a drift slows both.
@@ -836,18 +838,36 @@ async function runInterleaved(
         `${name}: pid ${node.pid}, answering on http://127.0.0.1:${node.port} after ${startupMs.toFixed(0)} ms`,
       );
     }
-    const nodes: WorkloadNode[] = [];
-    for (const s of started) {
-      nodes.push({
-        name: s.spec.name,
-        rpc: s.rpc,
-        addrs: await deployWorkloadContracts(s.rpc, await setupContracts(s.rpc)),
-      });
+    const setups: EvmSetup[] = [];
+    for (const s of started) setups.push(await setupContracts(s.rpc));
+    if (opts.sections.has("reads")) {
+      console.log(
+        `read routes interleaved in ${READ_SLICE_S} s turns over ${started.map((s) => s.spec.name).join(", ")}`,
+      );
+      await readsInterleaved(
+        started.map((s, k) => ({
+          name: s.spec.name,
+          target: s.rpc.target,
+          setup: setups[k] as EvmSetup,
+          result: s.result,
+        })),
+        opts,
+      );
     }
-    console.log(`workloads interleaved seed by seed over ${nodes.map((n) => n.name).join(", ")}`);
-    const rs = await workloads(nodes, opts);
+    const nodes: WorkloadNode[] = [];
+    if (opts.workloads.length > 0) {
+      for (const [k, s] of started.entries()) {
+        nodes.push({
+          name: s.spec.name,
+          rpc: s.rpc,
+          addrs: await deployWorkloadContracts(s.rpc, setups[k] as EvmSetup),
+        });
+      }
+      console.log(`workloads interleaved seed by seed over ${nodes.map((n) => n.name).join(", ")}`);
+    }
+    const rs = nodes.length > 0 ? await workloads(nodes, opts) : [];
     for (const [k, s] of started.entries()) {
-      s.result.workloads = rs[k] as WorkloadResult[];
+      if (nodes.length > 0) s.result.workloads = rs[k] as WorkloadResult[];
       s.result.rssMiB = s.sampler.stop();
       if (s.node.child.exitCode !== null) {
         s.result.notes.push(`exited during the run: ${s.node.output().trim().slice(-300)}`);
@@ -859,6 +879,57 @@ async function runInterleaved(
       s.sampler.stop();
       s.rpc.close();
       await stopNode(s.node, 5000);
+    }
+  }
+}
+
+/** The length of one node's turn at a read route under --interleave. */
+const READ_SLICE_S = 0.5;
+
+/**
+ * --interleave with the reads: each route is loaded on the nodes in turns of READ_SLICE_S seconds (the order
+ * rotating by round) until each node has had --seconds of it, after a warm-up turn each. Timed one node after
+ * the other, the bare server's ceiling measured before the first node and after the last differed by up to 50%
+ * on the 2-core machine: its speed drifts between minutes, and a ratio of two nodes timed at two speeds
+ * measures the drift. A route's req/s is the mean of its turns (all the same length), p50 and p99 the medians
+ * of its turns'. The distinct routes number each turn's requests from a new base, so no node sees a request
+ * twice.
+ */
+async function readsInterleaved(
+  nodes: { name: string; target: LoadTarget; setup: EvmSetup; result: NodeResult }[],
+  opts: HarnessOptions,
+): Promise<void> {
+  const turns = Math.max(1, Math.round(opts.seconds / READ_SLICE_S));
+  const median = (xs: number[]): number =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
+  for (const route of ROUTES) {
+    const perNode = nodes.map(() => [] as LoadResult[]);
+    for (let round = -1; round < turns; round++) {
+      const order = nodes.map((_, k) => (k + Math.max(0, round)) % nodes.length);
+      for (const k of order) {
+        const n = nodes[k] as (typeof nodes)[number];
+        const { body, bodyAt } = routeRequests(n.setup)[route];
+        // Requests of turn `round` are numbered from (round + 2) x 10^8: the warm-up's (round -1) too.
+        const at = bodyAt === undefined ? undefined : (i: number) => bodyAt((round + 2) * 100_000_000 + i);
+        const r = await load(n.target, body, READ_SLICE_S, opts.connections, at);
+        if (round >= 0) (perNode[k] as LoadResult[]).push(r);
+      }
+    }
+    for (const [k, n] of nodes.entries()) {
+      const rs = perNode[k] as LoadResult[];
+      const r: LoadResult = {
+        rps: rs.reduce((a, x) => a + x.rps, 0) / rs.length,
+        p50: median(rs.map((x) => x.p50)),
+        p99: median(rs.map((x) => x.p99)),
+        errors: rs.reduce((a, x) => a + x.errors, 0),
+      };
+      n.result.routes[route] = r;
+      console.log(
+        `  ${n.name}: ${route}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors (${rs.length} turns)`,
+      );
     }
   }
 }
@@ -1253,8 +1324,8 @@ async function main(): Promise<void> {
   }
   const sections = new Set(SECTIONS.filter((x) => !skip.includes(x)));
   if (values.workloads.trim() === "none") sections.delete("workloads");
-  if (values.interleave && (sections.has("reads") || sections.has("txs") || !sections.has("workloads"))) {
-    throw new RangeError("--interleave times the workloads only: add --skip reads,txs");
+  if (values.interleave && sections.has("txs")) {
+    throw new RangeError("--interleave times the read routes and the workloads: add --skip txs");
   }
   if (values.interleave && values.rpc !== undefined)
     throw new RangeError("--interleave starts its own nodes: drop --rpc");
