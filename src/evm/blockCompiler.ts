@@ -179,6 +179,15 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
   const access = (x: string, width: number, p: number, effect: string): string =>
     `if (typeof ${x} !== "number" || ${x} + ${width} > f.memory.size) {\n${charge(p, `f.expand(${x}, ${width});\n`)}${leaveIfShort(p, effect)}}\n${effect}`;
 
+  /**
+   * Checks and charges, as the loop does when it enters one, the block at `at`, the stack `h` entries above
+   * the function's entry height; runs `fail` when the block's gas or stack bounds do not allow it.
+   */
+  const enter = (at: number, h: number, fail: string): string => {
+    const height = `sp${h === 0 ? "" : h > 0 ? ` + ${h}` : ` - ${-h}`}`;
+    return `if (f.gas < ${a.blockGas[at]} || ${height} < ${a.blockMin[at]} || ${height} > ${a.blockMax[at]}) {\n${fail}}\nf.gas -= ${a.blockGas[at]};\n`;
+  };
+
   let pc = start;
   if (code[pc] === 0x5b) pc++; // the JUMPDEST that starts the block (charged with it by the caller)
   /** Whether a jump goes back to the start inside the function (its body then runs in a loop). */
@@ -300,11 +309,9 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         const x = pop();
         temps++;
         const t = `t${temps}`;
-        const effect = `const ${t} = readWord(f.memory.dv, ${x});\n`;
+        // Pushed first: the stack written back on the way out holds the loaded word.
         st.push(t);
-        // The stack written back on the way out holds the loaded word.
-        const out = leaveIfShort(pc, effect);
-        body += `if (typeof ${x} !== "number" || ${x} + 32 > f.memory.size) {\n${charge(pc, `f.expand(${x}, 32);\n`)}${out}}\n${effect}`;
+        body += access(x, 32, pc, `const ${t} = readWord(f.memory.dv, ${x});\n`);
         pc++;
         continue;
       }
@@ -345,20 +352,18 @@ export function compileBlock(a: CodeAnalysis, start: number): BlockFn | undefine
         // whose body is this function) goes round inside it instead: the stack is written back, that block
         // is checked and charged as the loop would (if its check fails, the function leaves with the
         // destination, for the loop to fail the same way), and the function body runs again.
-        const back = known === start && code[start] === 0x5b && check === "";
+        // (An empty `check` means a destination pushed here and known to be a JUMPDEST.)
+        const back = check === "" && known === start;
         if (back) loops = true;
         const taken = back
-          ? `${writeBack()}countJump(f.host);\nsp = f.sp;\nif (f.gas < ${a.blockGas[start]} || sp < ${a.blockMin[start]} || sp > ${a.blockMax[start]}) return ${d};\nf.gas -= ${a.blockGas[start]};\ncontinue;\n`
+          ? `${writeBack()}${jump}sp = f.sp;\n${enter(start, 0, `return ${d};\n`)}continue;\n`
           : `${writeBack()}${jump}return ${d};\n`;
         const next = pc + 1;
         if (op === 0x57 && next < code.length && code[next] !== 0x5b && ops + 1 < MAX_OPS) {
           // JUMPI whose fall-through starts a block of its own (no JUMPDEST): not taken, that block is
           // checked and charged here as the loop would, and its opcodes follow in this function. If its
           // check fails, the function leaves at the JUMPI, for the loop to run it and fail the same way.
-          body += `if (${c} !== 0) {\n${taken}}\n`;
-          const h = st.length - inputs;
-          const at = `sp${h === 0 ? "" : h > 0 ? ` + ${h}` : ` - ${-h}`}`;
-          body += `if (f.gas < ${a.blockGas[next]} || ${at} < ${a.blockMin[next]} || ${at} > ${a.blockMax[next]}) {\n${notTaken}}\nf.gas -= ${a.blockGas[next]};\n`;
+          body += `if (${c} !== 0) {\n${taken}}\n${enter(next, st.length - inputs, notTaken)}`;
           pc = next;
           continue;
         }
