@@ -1,3 +1,5 @@
+import { intrinsicGas } from "../../evm/index.js";
+
 /**
  * Where an eth_call runs when the node has read workers: on the main thread, or on a worker.
  *
@@ -70,7 +72,8 @@ export class CallCosts {
 
   /** A call of `key` (to `to`, undefined: a creation) with calldata `data` used `gasUsed` (the intrinsic gas included). */
   record(key: string, to: Uint8Array | undefined, data: Uint8Array | undefined, gasUsed: bigint): void {
-    this.#set(key, Math.max(0, Number(gasUsed) - intrinsicGas(to === undefined, data ?? NO_DATA)));
+    const intrinsic = intrinsicGas(data ?? NO_DATA, [], [], to === undefined);
+    this.#set(key, Math.max(0, Number(gasUsed - intrinsic)));
   }
 
   /** A call of `key` ran out of time: the target is expensive. */
@@ -92,14 +95,4 @@ export class CallCosts {
   cost(key: string): number | undefined {
     return this.#targets.get(key);
   }
-}
-
-/**
- * 21000 and the calldata's gas (4 per zero byte, 16 per other byte); a creation's 32000 and its init
- * code's 2 per word (EIP-3860).
- */
-function intrinsicGas(creation: boolean, data: Uint8Array): number {
-  let gas = creation ? 53_000 + 2 * Math.ceil(data.length / 32) : 21_000;
-  for (let i = 0; i < data.length; i++) gas += data[i] === 0 ? 4 : 16;
-  return gas;
 }
