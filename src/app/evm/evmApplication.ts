@@ -261,6 +261,8 @@ export class EvmApplication implements Application {
       chainId,
       devChain: this.#settings?.devChain === true,
     };
+    // A decode is checked against the chain id: none made under the old one is kept.
+    this.#cache.clear();
     this.#executor = undefined;
     this.#checkState = new Map();
   }
