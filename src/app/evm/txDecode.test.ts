@@ -153,4 +153,38 @@ describe("DecodedTxCache", () => {
     cache.clear();
     expect(cache.decode(c, ctx)).not.toBe(dc);
   });
+
+  test("behavior: a sender hint replaces the recovery of those bytes once; every other field and check is the decode's own", async () => {
+    const other = bytes("0x00000000000000000000000000000000000000aa");
+    for (const t of await signedOfEveryType()) {
+      const plain = decodeEthTx(t.raw, ctx);
+      const cache = new DecodedTxCache(100);
+      // The hint is what the decode takes: a wrong one (never given by the node) shows it was not recovered.
+      cache.hintSender(txKey(t.raw), other);
+      const hinted = cache.decode(t.raw, ctx);
+      expect(hinted.from, t.name).toEqual(other);
+      const { from: _a, fromHex: _b, tx: _c, ...rest } = hinted;
+      const { from: _d, fromHex: _e, tx: _f, ...plainRest } = plain;
+      expect(rest, t.name).toEqual(plainRest);
+      // Used once: after the decode leaves the cache, the same bytes are recovered again.
+      cache.delete(txKey(t.raw));
+      expect(cache.decode(t.raw, ctx).from, t.name).toEqual(plain.from);
+    }
+  });
+
+  test("invalid: a hint is not 20 bytes, or names bytes already decoded: ignored; a hinted tx still fails the checks made without the curve", async () => {
+    const raw = await signedTransfer();
+    const cache = new DecodedTxCache(100);
+    cache.hintSender(txKey(raw), new Uint8Array(19));
+    expect(cache.decode(raw, ctx).fromHex).toBe(wallet.address.slice(2).toLowerCase());
+    cache.hintSender(txKey(raw), new Uint8Array(20));
+    expect(cache.decode(raw, ctx).fromHex).toBe(wallet.address.slice(2).toLowerCase());
+    // y-parity 2 is refused before any recovery, hint or not.
+    const fields = RLP.decode(raw.subarray(1)) as Uint8Array[];
+    fields[9] = Uint8Array.of(2);
+    const badParity = Uint8Array.from([2, ...RLP.encode(fields)]);
+    const fresh = new DecodedTxCache(100);
+    fresh.hintSender(txKey(badParity), new Uint8Array(20).fill(1));
+    expect(() => fresh.decode(badParity, ctx)).toThrow(InvalidEthTxError);
+  });
 });

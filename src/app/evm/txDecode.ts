@@ -79,37 +79,48 @@ const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a
  * rlp(6 fields)), which saves serializing the tx object again (~30 µs a tx). The tx object already
  * checked the fields are canonical, so the re-encoding is the signed bytes. Throws when the
  * signature does not recover (bad v, s above n/2, no such point).
+ *
+ * `known`: the sender another process of this node already recovered from the same bytes with this
+ * same function (a read process, for an eth_sendRawTransaction it passes on: DecodedTxCache.hintSender).
+ * The checks that need no curve arithmetic (v, y-parity, s ≤ n/2) are still made here; the recovery,
+ * ~70 µs of the main thread's time a tx, is not made again.
  */
-function recoverSender(type: number, values: Uint8Array[], chainId: bigint | undefined): Uint8Array {
-  let message: Uint8Array;
+function recoverSender(
+  type: number,
+  values: Uint8Array[],
+  chainId: bigint | undefined,
+  known?: Uint8Array,
+): Uint8Array {
   let recid: number;
-  let r: Uint8Array;
   let s: Uint8Array;
   if (type === TX_TYPES.legacy) {
     const v = bytesToBigint(values[6] as Uint8Array);
-    const unsigned: Uint8Array[] = values.slice(0, 6);
-    if (chainId === undefined) recid = Number(v - 27n);
-    else {
-      recid = Number(v - 35n - 2n * chainId);
-      unsigned.push(bigintToBytes(chainId), new Uint8Array(0), new Uint8Array(0));
-    }
-    message = rlpEncode(unsigned);
-    r = values[7] as Uint8Array;
+    recid = chainId === undefined ? Number(v - 27n) : Number(v - 35n - 2n * chainId);
     s = values[8] as Uint8Array;
   } else {
-    const n = values.length;
-    const yParity = bytesToBigint(values[n - 3] as Uint8Array);
+    const yParity = bytesToBigint(values[values.length - 3] as Uint8Array);
     if (yParity > 1n) throw new RangeError(`invalid y-parity ${yParity}`);
     recid = Number(yParity);
+    s = values[values.length - 1] as Uint8Array;
+  }
+  if (recid !== 0 && recid !== 1) throw new RangeError("invalid signature v value");
+  if (bytesToBigint(s) > HALF_N) throw new RangeError("invalid signature: s above n/2 (EIP-2)");
+  if (known !== undefined) return known;
+  let message: Uint8Array;
+  let r: Uint8Array;
+  if (type === TX_TYPES.legacy) {
+    const unsigned: Uint8Array[] = values.slice(0, 6);
+    if (chainId !== undefined) unsigned.push(bigintToBytes(chainId), new Uint8Array(0), new Uint8Array(0));
+    message = rlpEncode(unsigned);
+    r = values[7] as Uint8Array;
+  } else {
+    const n = values.length;
     const body = rlpEncode(values.slice(0, n - 3));
     message = new Uint8Array(body.length + 1);
     message[0] = type;
     message.set(body, 1);
     r = values[n - 2] as Uint8Array;
-    s = values[n - 1] as Uint8Array;
   }
-  if (recid !== 0 && recid !== 1) throw new RangeError("invalid signature v value");
-  if (bytesToBigint(s) > HALF_N) throw new RangeError("invalid signature: s above n/2 (EIP-2)");
   return keccak256(recoverPublicKey(keccak256(message), recid, r, s)).subarray(12);
 }
 
@@ -127,9 +138,15 @@ function fields(payload: Uint8Array): Uint8Array[] {
 /**
  * Decodes and checks everything about a tx that does not depend on state: envelope type, chain id,
  * replay protection, signature (sender recovery), fee caps, intrinsic gas and the calldata floor.
- * Throws InvalidEthTxError with the ABCI code and a geth-worded log.
+ * Throws InvalidEthTxError with the ABCI code and a geth-worded log. `knownSender`: the sender this
+ * function already recovered from the same bytes in another process of the node (recoverSender).
  */
-export function decodeEthTx(raw: Uint8Array, ctx: DecodeContext, key: string = txKey(raw)): DecodedTx {
+export function decodeEthTx(
+  raw: Uint8Array,
+  ctx: DecodeContext,
+  key: string = txKey(raw),
+  knownSender?: Uint8Array,
+): DecodedTx {
   if (raw.length === 0) throw decodeFail("empty tx");
   const first = raw[0] as number;
   let type: number;
@@ -197,7 +214,7 @@ export function decodeEthTx(raw: Uint8Array, ctx: DecodeContext, key: string = t
 
   let fromAddress: Address;
   try {
-    fromAddress = new Address(recoverSender(type, values, chainId));
+    fromAddress = new Address(recoverSender(type, values, chainId, knownSender));
   } catch (err) {
     throw new InvalidEthTxError(
       CHECK_TX_CODES.invalidSigner,
@@ -283,6 +300,9 @@ export function effectiveGasPrice(d: DecodedTx, baseFee: bigint): bigint {
 /** How many committed txs a dev chain keeps decoded (DecodedTxCache.retire). */
 export const RETIRED_DECODES = 1024;
 
+/** How many sender hints a cache keeps waiting for their CheckTx (DecodedTxCache.hintSender). */
+export const SENDER_HINTS = 4096;
+
 /**
  * A bounded cache of decoded txs by CometBFT key: CheckTx decodes, prepare/process/finalize reuse.
  * A decode depends on the bytes and the chain id alone, never on state, so it stays true across a
@@ -296,6 +316,8 @@ export class DecodedTxCache {
   readonly #map = new Map<string, DecodedTx>();
   readonly #retiredMax: number;
   readonly #retired = new Map<string, DecodedTx>();
+  /** Senders recovered elsewhere in the node, by tx key, until the tx's decode takes them. */
+  readonly #hints = new Map<string, Uint8Array>();
 
   constructor(max: number, retiredMax = RETIRED_DECODES) {
     this.#max = max;
@@ -336,6 +358,21 @@ export class DecodedTxCache {
   clear(): void {
     this.#map.clear();
     this.#retired.clear();
+    this.#hints.clear();
+  }
+
+  /**
+   * The sender of the tx with CometBFT key `key`, recovered by decodeEthTx in a read process of this
+   * node from the very bytes it passes here (an eth_sendRawTransaction it forwards): the next decode
+   * of those bytes takes it instead of recovering the sender again. A hint is used once; the oldest
+   * go beyond SENDER_HINTS (a tx whose CheckTx never came); anything but 20 bytes is ignored. Only
+   * this node's own processes give hints: bytes from peers or other callers are always recovered.
+   */
+  hintSender(key: string, sender: Uint8Array): void {
+    if (sender.length !== 20 || this.#map.has(key)) return;
+    this.#hints.delete(key);
+    this.#hints.set(key, sender);
+    if (this.#hints.size > SENDER_HINTS) this.#hints.delete(this.#hints.keys().next().value as string);
   }
 
   /**
@@ -361,7 +398,9 @@ export class DecodedTxCache {
       }
       d = decodedDevSend(raw, key, e, ctx);
     } else {
-      d = decodeEthTx(raw, ctx, key);
+      const hint = this.#hints.get(key);
+      if (hint !== undefined) this.#hints.delete(key);
+      d = decodeEthTx(raw, ctx, key, hint);
     }
     this.set(d);
     return d;
