@@ -44,6 +44,9 @@
  *                                 same machine speed.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
+ * --read-processes N[,M...] (cometh's [json-rpc] read-processes: N for node "cometh", and each further M adds a
+ * node "cometh-rpM" of this checkout with M, run beside it: `--read-processes 0,1,2 --interleave` times the three
+ * next to each other and the peers),
  * --json (results as JSON after the table).
  *
  * Load generator: bench/load.ts's minimal HTTP/1.1 keep-alive client on node:net, one request in flight per
@@ -143,6 +146,7 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     "bare-server": { type: "boolean", default: false },
     "read-workers": { type: "string" },
+    "read-processes": { type: "string" },
     workloads: { type: "string", default: "all" },
     "workload-calls": { type: "string", default: "20" },
     "workload-seconds": { type: "string", default: "10" },
@@ -1067,18 +1071,39 @@ function pidListeningOn(port: number): number | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // The nodes this harness can start (bench/nodes.ts).
 
-const COMETH_ARGS = [
-  // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
-  // tracer; and no eth_call timeout below the workloads' own.
-  "--json-rpc.gas-cap",
-  CALL_GAS.toString(),
-  "--json-rpc.evm-timeout",
-  `${values["workload-timeout"]}s`,
-  ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
-];
+/** --read-processes: the value for "cometh", then one more node per further value. */
+const READ_PROCESSES = (values["read-processes"] ?? "")
+  .split(",")
+  .map((v) => v.trim())
+  .filter((v) => v !== "");
+for (const v of READ_PROCESSES) {
+  if (!/^[0-9]{1,2}$/.test(v)) throw new RangeError(`--read-processes takes numbers such as 0,1,2; got ${v}`);
+}
+/** The nodes the further --read-processes values add ("cometh-rp1"...). */
+const READ_PROCESS_NODES = READ_PROCESSES.slice(1).map((v) => ({ name: `cometh-rp${v}`, value: v }));
+
+function comethArgs(readProcesses: string | undefined): string[] {
+  return [
+    // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
+    // tracer; and no eth_call timeout below the workloads' own.
+    "--json-rpc.gas-cap",
+    CALL_GAS.toString(),
+    "--json-rpc.evm-timeout",
+    `${values["workload-timeout"]}s`,
+    ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
+    ...(readProcesses === undefined ? [] : ["--json-rpc.read-processes", readProcesses]),
+  ];
+}
+const COMETH_ARGS = comethArgs(READ_PROCESSES[0]);
 const COMETH_B = values["cometh-b"];
 const SPECS: NodeSpec[] = [
   comethStart(values["timeout-commit"], COMETH_ARGS),
+  ...READ_PROCESS_NODES.map(({ name, value }) =>
+    comethStart(values["timeout-commit"], comethArgs(value), {
+      root: fileURLToPath(new URL("..", import.meta.url)),
+      name,
+    }),
+  ),
   ...(COMETH_B === undefined
     ? []
     : [comethStart(values["timeout-commit"], COMETH_ARGS, { root: resolve(COMETH_B), name: "cometh-b" })]),
@@ -1381,6 +1406,9 @@ async function main(): Promise<void> {
     }
   } else {
     const wanted = (values.nodes ?? "").split(",").map((s) => s.trim());
+    // The further --read-processes nodes run right after "cometh".
+    const at = wanted.indexOf("cometh");
+    if (at >= 0) wanted.splice(at + 1, 0, ...READ_PROCESS_NODES.map((n) => n.name).filter((n) => !wanted.includes(n)));
     ({ results, skipped } = values.interleave
       ? await runInterleaved(wanted, opts)
       : await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));

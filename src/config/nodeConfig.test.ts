@@ -181,6 +181,7 @@ describe("defaults", () => {
         filterTimeoutMs: 300_000,
         enableProfiling: false,
         readWorkers: 0,
+        readProcesses: 0,
       },
       evm: { evmChainId: 262_144n, minTip: 0n, maxTxGasWanted: 0n },
     };
