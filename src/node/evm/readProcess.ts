@@ -50,9 +50,22 @@ import {
   type ToReadProcess,
   toReadProcess,
 } from "./readProcessWire.js";
+import { EvmStateAdapter } from "./state.js";
 
-/** The methods answered here; a payload naming any other goes to the main process whole. */
-const SERVED = new Set(["eth_call"]);
+/**
+ * The methods answered here; a payload naming any other goes to the main process whole. eth_call is
+ * what read processes are for; the others read only the published height and the state, and passing
+ * them to the main process would make them cost more on a child's connections than on its own.
+ */
+const SERVED = new Set([
+  "eth_call",
+  "eth_blockNumber",
+  "eth_chainId",
+  "eth_getBalance",
+  "eth_getCode",
+  "eth_getStorageAt",
+  "eth_getTransactionCount",
+]);
 /** How often eth_call outcomes go to the main process's metrics. */
 const OBSERVE_FLUSH_MS = 1000;
 
@@ -146,7 +159,7 @@ const services: EvmServices = {
   }),
   node: mainOnly<EvmServices["node"]>("node", { chainId: () => chainId }),
   execution: new EvmExecutionAdapter(reader, undefined),
-  state: mainOnly("state"),
+  state: new EvmStateAdapter(reader),
   mempool: mainOnly("mempool"),
   fees: mainOnly("fees"),
   events: mainOnly("events"),

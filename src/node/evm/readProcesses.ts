@@ -61,12 +61,24 @@ export interface ReadProcessStats {
 
 type SlotState = "off" | "starting" | "ready" | "stopped";
 
+/** node:net's libuv handle object behind a socket (`socket._handle`), as far as it is used here. */
+interface RawHandle {
+  close?: () => void;
+}
+
 interface Slot {
   readonly index: number;
   child: ChildProcess | undefined;
   state: SlotState;
   /** Connections it serves, by id: settled when they end there (max-open-connections). */
   readonly conns: Map<number, () => void>;
+  /**
+   * This process's libuv handle of each connection sent to it. node:child_process closes it once the
+   * child acknowledges the handle; a child that dies first leaves the handles still queued for it
+   * open here (only the one in flight is closed), which would keep their clients waiting: they are
+   * closed when it exits (closing a closed handle does nothing).
+   */
+  readonly handles: Map<number, RawHandle>;
   failedStarts: number;
   lastError: string | undefined;
   restart: NodeJS.Timeout | undefined;
@@ -99,6 +111,7 @@ export class ReadProcesses {
       child: undefined,
       state: "off" as SlotState,
       conns: new Map(),
+      handles: new Map(),
       failedStarts: 0,
       lastError: undefined,
       restart: undefined,
@@ -170,8 +183,10 @@ export class ReadProcesses {
     if (slot.state !== "ready" || child === undefined || !child.connected) return undefined;
     this.#nextConn = this.#nextConn >= 0x7fffffff ? 1 : this.#nextConn + 1;
     const c = this.#nextConn;
+    const raw = (socket as unknown as { _handle?: RawHandle | null })._handle;
     return new Promise<void>((resolve) => {
       slot.conns.set(c, resolve);
+      if (raw !== undefined && raw !== null) slot.handles.set(c, raw);
       this.#stats.handed++;
       // The socket here is closed once sent; a send that fails loses the connection (as a dropped one).
       const sent = child.send({ t: "conn", c } satisfies ToReadProcess, socket, (err) => {
@@ -190,6 +205,7 @@ export class ReadProcesses {
     const done = slot.conns.get(c);
     if (done === undefined) return;
     slot.conns.delete(c);
+    slot.handles.delete(c);
     done();
   }
 
@@ -309,7 +325,15 @@ export class ReadProcesses {
     if (child !== undefined && slot.child !== child) return;
     const wasStarting = slot.state === "starting" || child === undefined;
     slot.child = undefined;
-    // Its connections are gone with it (clients see them dropped).
+    // Its connections are gone with it (clients see them dropped), those still on their way to it too.
+    for (const h of slot.handles.values()) {
+      try {
+        h.close?.();
+      } catch {
+        // already closed
+      }
+    }
+    slot.handles.clear();
     for (const done of slot.conns.values()) done();
     slot.conns.clear();
     if (this.#closing !== undefined) {
