@@ -915,7 +915,7 @@ async function startEthereumRpc(
       ...(observer === undefined ? {} : { observer }),
     });
     readProcesses = procs;
-    // Stopped after the JSON-RPC server (pushed first, so unwound after it).
+    // The JSON-RPC server's close stops them with its connections; this is for a server that did not start.
     stack.push("read processes", () => procs.close());
     await procs.start();
     log.info({ pids: procs.pids() }, "Read processes started");

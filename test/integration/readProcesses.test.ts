@@ -446,6 +446,18 @@ describe("read-processes = 2", () => {
     expect(childPids.filter(alive)).toEqual([]);
   });
 
+  test("behavior: the node stopped by SIGTERM stops its read processes, even with connections open", async () => {
+    await startNode(1);
+    expect(childPids).toHaveLength(1);
+    // Kept-alive connections, some in the child: the stop cuts them rather than waiting for them to idle.
+    for (const c of conns) expect(await ask(c, "eth_chainId", [])).toBe('{"jsonrpc":"2.0","result":"0x40000"}');
+    node.child.kill("SIGTERM");
+    expect(await node.exited).toBe(0);
+    expect(childPids.filter(alive)).toEqual([]);
+    for (const c of conns) c.close();
+    conns = [];
+  }, 60_000);
+
   test("behavior: the same answers from the home restarted with read-processes = 0", async () => {
     await startNode(0);
     expect(childPids).toEqual([]);

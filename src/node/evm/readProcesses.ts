@@ -145,7 +145,7 @@ export class ReadProcesses {
   /** The server's side (startEvmRpc's `readProcesses`): connections are taken from now on. */
   share(hooks: ReadProcessHooks): ConnectionSharing {
     this.#hooks = hooks;
-    return { take: (socket) => this.#take(socket) };
+    return { take: (socket) => this.#take(socket), close: () => this.close() };
   }
 
   /** Disconnects every child (it exits when its channel closes), killing one still running after 2 s. */

@@ -80,6 +80,11 @@ export interface ConnectionSharing {
    * counts against max-open-connections).
    */
   take(socket: Socket): Promise<void> | undefined;
+  /**
+   * Cuts the connections handed away (the transport is closing). node:net's close waits for the
+   * other processes to close the sockets it sent them, so this runs beside it, not after.
+   */
+  close(): Promise<void>;
 }
 
 export interface HttpTransport {
@@ -137,10 +142,11 @@ export async function serveHttp(opts: HttpTransportOptions): Promise<HttpTranspo
     close: async () => {
       closed = true;
       const closing = listener.close();
+      const elsewhere = opts.share?.close();
       for (const socket of sockets) if (!upgraded.has(socket)) socket.destroy();
       // Stops the timeout checks (node reports "not running", which is expected).
       server.close(() => undefined);
-      await closing;
+      await Promise.all([closing, elsewhere]);
     },
   };
 }

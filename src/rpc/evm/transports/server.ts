@@ -380,7 +380,10 @@ export async function startEvmRpc(
     const where = describeListenAddress(target);
     // The read processes take connections once they know where to hand back what they do not serve.
     let sharing: ConnectionSharing | undefined;
-    const share = role.http && opts.readProcesses !== undefined ? { take: (s: Socket) => sharing?.take(s) } : undefined;
+    const share: ConnectionSharing | undefined =
+      role.http && opts.readProcesses !== undefined
+        ? { take: (s: Socket) => sharing?.take(s), close: () => sharing?.close() ?? Promise.resolve() }
+        : undefined;
     let transport: HttpTransport;
     try {
       transport = await serveHttp({
