@@ -104,6 +104,7 @@ class Conn {
 let tmp: { home: string; cleanup(): Promise<void> };
 let node: SpawnedNode;
 let evmAddress: string;
+let metricsAddress: string;
 let childPids: number[] = [];
 let conns: Conn[] = [];
 let id = 0;
@@ -173,12 +174,16 @@ async function startNode(readProcesses: number): Promise<void> {
     "10ms",
     "--log_format",
     "json",
+    "--instrumentation.prometheus",
+    "--instrumentation.prometheus_listen_addr",
+    "127.0.0.1:0",
   ]);
   await node.ready;
   // pino writes asynchronously: the log lines may follow the announcement on stdout.
   const http = await logLine(node, (l) => l.msg === "Starting EVM JSON-RPC HTTP server");
   if (http.address === undefined) throw new Error(`no EVM JSON-RPC address in the log:\n${node.output()}`);
   evmAddress = http.address;
+  metricsAddress = (await logLine(node, (l) => l.msg === "Prometheus metrics listening")).address as string;
   childPids = readProcesses === 0 ? [] : ((await logLine(node, (l) => l.msg === "Read processes started")).pids ?? []);
   conns = await Promise.all(Array.from({ length: CONNECTIONS }, () => Conn.open(evmAddress)));
 }
@@ -434,6 +439,27 @@ describe("read-processes = 2", () => {
       new Set(['{"jsonrpc":"2.0","result":"0x0000000000000000000000000000000000000000000000000000000000000001"}']),
     );
     conns = [...survivors, ...fresh];
+  });
+
+  test("behavior: the calls the children answer are in the node's metrics", async () => {
+    const calls = async (): Promise<number> => {
+      const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+      const m = /^cometh_rpc_requests_total\{server="evm",method="eth_call"[^}]*\} (\d+)$/m.exec(text);
+      return Number(m?.[1] ?? 0);
+    };
+    const before = await calls();
+    const data = token.encodeFunctionData("balanceOf", [alice.address]);
+    for (let i = 0; i < 5; i++) await Promise.all(conns.map((c) => rpc("eth_call", [{ to: tokenAddr, data }], c)));
+    // The children send theirs once a second: wait for all of them (bounded).
+    const deadline = Date.now() + 10_000;
+    while ((await calls()) < before + 5 * conns.length && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // At least these calls (the main process alone answers about a third of them); the children may also
+    // still have had the last test's calls (a few) to send when `before` was read.
+    const counted = (await calls()) - before;
+    expect(counted).toBeGreaterThanOrEqual(5 * conns.length);
+    expect(counted).toBeLessThanOrEqual(5 * conns.length + 2 * CONNECTIONS);
   });
 
   test("behavior: a SIGKILL of the node leaves no read process", async () => {
