@@ -593,10 +593,10 @@ const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {
     doc:
       "Child processes that serve whole connections of the HTTP JSON-RPC server next to the main\n" +
       "process: accepted connections go round-robin to the main process and each child; a child\n" +
-      "answers eth_call itself (its own LMDB read transaction at the height the main process\n" +
-      "published) and passes every other request to the main process. About 60 MiB each. On a\n" +
-      '2-core machine 1 (docs/evm-engine.md "Read processes"). Dev chains (cometh dev) never\n' +
-      "start them. cometh-only key, 0..16.",
+      "answers eth_call and state reads itself (its own LMDB read transaction at the height the main\n" +
+      "process published) and passes every other request to the main process. About 120 MiB of RSS\n" +
+      "each. On a 2-core machine use 1, elsewhere cores - 1 (docs/evm-engine.md, Read processes).\n" +
+      "Dev chains (cometh dev) never start them. cometh-only key, 0..16.",
     max: 16,
   }),
 });
