@@ -17,15 +17,9 @@
  * The process exits when its channel closes: the node stopping, or dying (even by SIGKILL).
  */
 import type { Socket } from "node:net";
-import { createEvmCommon, createTxCommon } from "../../app/evm/executor.js";
-import { EvmReaderImpl } from "../../app/evm/reader.js";
-import type { ChainSettings } from "../../app/evm/records.js";
-import { EvmStateDb } from "../../app/evm/stateDb.js";
-import { type DecodeContext, DecodedTxCache } from "../../app/evm/txDecode.js";
-import { FilterManager } from "../../rpc/evm/filters/filterManager.js";
-import { LogsMemo } from "../../rpc/evm/filters/logsMemo.js";
+import { openSnapshotReader, type SnapshotReader } from "../../app/evm/index.js";
 import {
-  type EvmRuntime,
+  createEvmRuntime,
   type EvmServices,
   evmFastHttp,
   evmPayloads,
@@ -35,11 +29,7 @@ import {
   jsonAnswer,
   settingsFromConfig,
 } from "../../rpc/evm/index.js";
-import { newProfilerState } from "../../rpc/evm/namespaces/profiling.js";
-import { ChainFeed } from "../../rpc/evm/subscriptions/chainFeed.js";
 import { type FastAnswer, isPromise, type MaybePromise, serveFastHttp } from "../../rpc/jsonrpc/index.js";
-import { openKvSnapshotStore } from "../../store/index.js";
-import { systemClock } from "../../util/clock.js";
 import { silentLogger } from "../../util/logger.js";
 import { EvmExecutionAdapter } from "./execution.js";
 import {
@@ -95,37 +85,27 @@ process.on("message", (m: unknown, handle: unknown) => {
 });
 
 let setup: ReadProcessSetup;
-let kv: Awaited<ReturnType<typeof openKvSnapshotStore>>;
-let db: EvmStateDb;
-let reader: EvmReaderImpl;
-let settings: ChainSettings | undefined;
-let settingsHeight: number | undefined;
+let snap: SnapshotReader;
 try {
   setup = readProcessSetup(process.argv[2]);
-  kv = await openKvSnapshotStore(setup.dbFile, { noSync: setup.noSync });
-  db = new EvmStateDb(kv);
-  const chainId = BigInt(setup.chainId);
-  const common = createEvmCommon(chainId);
-  const decodeCtx: DecodeContext = {
-    common: createTxCommon(chainId),
-    chainId,
-    allowUnprotectedTxs: setup.allowUnprotectedTxs,
-  };
-  const decoded = new DecodedTxCache(100);
-  reader = new EvmReaderImpl({
-    db,
-    common: () => common,
-    txCommon: () => decodeCtx.common,
-    settings: () => settings,
-    pendingNonce: () => {
-      throw new ForwardToMainError("a pending nonce");
+  snap = await openSnapshotReader(
+    {
+      dbFile: setup.dbFile,
+      noSync: setup.noSync,
+      chainId: BigInt(setup.chainId),
+      allowUnprotectedTxs: setup.allowUnprotectedTxs,
     },
-    decode: (raw) => decoded.decode(raw, decodeCtx),
-  });
+    {
+      pendingNonce: () => {
+        throw new ForwardToMainError("a pending nonce");
+      },
+    },
+  );
 } catch (err) {
   send({ t: "failed", error: (err as Error).message });
   process.exit(1);
 }
+const reader = snap.reader;
 
 /** The height the main process published last (its "latest"); -1 until it says. */
 let latest = -1;
@@ -184,22 +164,13 @@ const rpcSettings = settingsFromConfig({
   batchRequestLimit: setup.rpc.batchRequestLimit,
   batchResponseMaxSize: setup.rpc.batchResponseMaxSize,
 });
-const log = silentLogger();
-const feed = new ChainFeed(services, log);
-const runtime: EvmRuntime = {
-  settings: rpcSettings,
-  filters: new FilterManager({ services, feed, clock: systemClock, settings: rpcSettings }),
-  feed,
-  clock: systemClock,
-  log,
-  profiler: newProfilerState(),
-  logsMemo: new LogsMemo(),
+const runtime = createEvmRuntime(services, rpcSettings, silentLogger(), {
   observer: {
     method: (name) => ({
       done: (start, failed) => observed.add(name, performance.now() - start, failed),
     }),
   },
-};
+});
 const payloads = evmPayloads(services, runtime, {
   batchRequestLimit: setup.rpc.batchRequestLimit,
   batchResponseMaxSize: setup.rpc.batchResponseMaxSize,
@@ -229,13 +200,8 @@ function forward(body: Buffer, started: number): Promise<FastAnswer> {
 
 /** Takes a snapshot; true when it holds exactly the published height (else the main process answers). */
 function pinLatest(): boolean {
-  kv.pin();
-  const meta = db.followCommitted();
-  if (meta !== undefined && meta.height !== settingsHeight) {
-    settings = db.settings();
-    settingsHeight = meta.height;
-  }
-  return meta !== undefined && meta.height === latest;
+  const height = snap.pin();
+  return height >= 0 && height === latest;
 }
 
 function answer(body: Buffer, started: number): MaybePromise<FastAnswer> {
@@ -250,22 +216,24 @@ function answer(body: Buffer, started: number): MaybePromise<FastAnswer> {
       observed.dropSince(mark);
       return forward(body, started);
     }
-    // The snapshot stays pinned until the payload's calls are done.
+    // The snapshot stays pinned until the payload's calls are done. They settle in microtasks (nothing
+    // here waits on I/O: calls run in process, blocks by hash are read synchronously), so no other
+    // payload pins a snapshot meanwhile.
     pinned = false;
     return out.then(
       (done) => {
-        kv.release();
+        snap.release();
         if (done !== FORWARD) return jsonAnswer(done);
         observed.dropSince(mark);
         return forward(body, started);
       },
       (err: unknown) => {
-        kv.release();
+        snap.release();
         throw err;
       },
     );
   } finally {
-    if (pinned) kv.release();
+    if (pinned) snap.release();
   }
 }
 

@@ -22,7 +22,7 @@
  * - `error`: a handler failure to log (the client got a 500, as from the main process).
  */
 
-import { EvmAppError } from "../../app/evm/errors.js";
+import { EvmAppError } from "../../app/evm/index.js";
 
 /** A message on a read process's channel that is not one of the wire's. */
 export class ReadProcessWireError extends EvmAppError {}

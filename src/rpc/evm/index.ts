@@ -14,6 +14,7 @@ export { findMethod, NAMESPACE_NAMES, NAMESPACES, type NamespaceName } from "./n
 export type * from "./services.js";
 export { DevInputError, SimulateRejectedError, TX_TYPE } from "./services.js";
 export {
+  createEvmRuntime,
   DEFAULT_BODY_LIMIT,
   type EvmRpcConfig,
   evmFastHttp,

@@ -292,6 +292,38 @@ export function evmFastHttp(
   };
 }
 
+/**
+ * The state a server's calls share (filters, the chain feed, memos): built once by startEvmRpc, and by
+ * each read process (node/evm/readProcess.ts) for its own calls. Nothing here starts: the feed is
+ * started by the server.
+ */
+export function createEvmRuntime(
+  services: EvmServices,
+  settings: EvmRpcSettings,
+  log: Logger,
+  opts: { clock?: Clock; filterTimeoutMs?: number; observer?: RpcObserver } = {},
+): EvmRuntime {
+  const clock = opts.clock ?? systemClock;
+  const feed = new ChainFeed(services, log);
+  const filters = new FilterManager({
+    services,
+    feed,
+    clock,
+    settings,
+    ...(opts.filterTimeoutMs === undefined ? {} : { timeoutMs: opts.filterTimeoutMs }),
+  });
+  return {
+    settings,
+    filters,
+    feed,
+    clock,
+    log,
+    profiler: newProfilerState(),
+    logsMemo: new LogsMemo(),
+    ...(opts.observer === undefined ? {} : { observer: opts.observer }),
+  };
+}
+
 /** Starts the EVM JSON-RPC servers. The caller checks `[json-rpc] enable`. */
 export async function startEvmRpc(
   config: EvmRpcConfig,
@@ -303,27 +335,13 @@ export async function startEvmRpc(
   const httpTarget = parseEvmAddress("address", config.address);
   const wsTarget = parseEvmAddress("ws-address", config.wsAddress);
   const settings = settingsFromConfig(config);
-  const clock = opts.clock ?? systemClock;
-  const feed = new ChainFeed(services, log);
-  const filters = new FilterManager({
-    services,
-    feed,
-    clock,
-    settings,
-    ...((opts.filterTimeoutMs ?? config.filterTimeoutMs) === undefined
-      ? {}
-      : { timeoutMs: opts.filterTimeoutMs ?? config.filterTimeoutMs }),
-  });
-  const runtime: EvmRuntime = {
-    settings,
-    filters,
-    feed,
-    clock,
-    log,
-    profiler: newProfilerState(),
-    logsMemo: new LogsMemo(),
+  const filterTimeoutMs = opts.filterTimeoutMs ?? config.filterTimeoutMs;
+  const runtime = createEvmRuntime(services, settings, log, {
+    ...(opts.clock === undefined ? {} : { clock: opts.clock }),
+    ...(filterTimeoutMs === undefined ? {} : { filterTimeoutMs }),
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
-  };
+  });
+  const { filters, feed } = runtime;
 
   const payloads = evmPayloads(services, runtime, {
     batchRequestLimit: config.batchRequestLimit,
