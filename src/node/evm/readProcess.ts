@@ -264,8 +264,8 @@ function serve(c: number, socket: Socket): void {
     ...fast,
     // node:http's: back to the main process with what was read, once the answers before are written.
     fallback: (s, pending) => {
-      handedBack = true;
       const give = () => {
+        handedBack = true;
         // What the socket read past the fast path's bytes is in its buffer: taken out with no read of
         // the descriptor in between (that would happen only in the event loop's next poll).
         const rest: Buffer[] = [pending];
@@ -274,10 +274,13 @@ function serve(c: number, socket: Socket): void {
         stopReading(s);
         send({ t: "back", c, p: Buffer.concat(rest).toString("base64") }, s);
       };
-      // Answers still being flushed are this process's to finish ('drain' only follows a full buffer).
+      // Answers still being flushed are this process's to finish ('drain' only follows a full buffer); a
+      // client that does not take them within the request timeout is cut, as the fast path would.
+      const deadline = Date.now() + (setup.rpc.httpTimeoutMs > 0 ? setup.rpc.httpTimeoutMs : 30_000);
       const whenFlushed = () => {
         if (s.destroyed) return;
         if (s.writableLength === 0) give();
+        else if (Date.now() > deadline) s.destroy();
         else setTimeout(whenFlushed, 2);
       };
       whenFlushed();
