@@ -152,7 +152,7 @@ async function logLine(n: SpawnedNode, match: (l: LogLine) => boolean): Promise<
   }
 }
 
-async function startNode(readProcesses: number): Promise<void> {
+async function startNode(readProcesses: number, extra: string[] = [], connections = CONNECTIONS): Promise<void> {
   node = spawnNode([
     "start",
     "--home",
@@ -177,6 +177,7 @@ async function startNode(readProcesses: number): Promise<void> {
     "--instrumentation.prometheus",
     "--instrumentation.prometheus_listen_addr",
     "127.0.0.1:0",
+    ...extra,
   ]);
   await node.ready;
   // pino writes asynchronously: the log lines may follow the announcement on stdout.
@@ -185,7 +186,7 @@ async function startNode(readProcesses: number): Promise<void> {
   evmAddress = http.address;
   metricsAddress = (await logLine(node, (l) => l.msg === "Prometheus metrics listening")).address as string;
   childPids = readProcesses === 0 ? [] : ((await logLine(node, (l) => l.msg === "Read processes started")).pids ?? []);
-  conns = await Promise.all(Array.from({ length: CONNECTIONS }, () => Conn.open(evmAddress)));
+  conns = await Promise.all(Array.from({ length: connections }, () => Conn.open(evmAddress)));
 }
 
 async function stopNode(): Promise<void> {
@@ -225,13 +226,27 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Sockets a process holds (Linux: /proc/PID/fd), or undefined where that cannot be read. */
+/** TCP sockets a process holds (Linux: /proc/PID/fd against /proc/net/tcp{,6}), or undefined where unreadable. */
 function socketCount(pid: number): number | undefined {
   try {
     const { readdirSync, readlinkSync } = require("node:fs") as typeof import("node:fs");
+    const tcp = new Set<string>();
+    for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+      let text = "";
+      try {
+        text = readFileSync(file, "utf8");
+      } catch {
+        continue;
+      }
+      for (const line of text.split("\n").slice(1)) {
+        const inode = line.trim().split(/\s+/)[9];
+        if (inode !== undefined && inode !== "0") tcp.add(inode);
+      }
+    }
     return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
       try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:");
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        return m !== null && tcp.has(m[1] as string);
       } catch {
         return false;
       }
@@ -336,9 +351,8 @@ describe("read-processes = 2", () => {
     expect(childPids).toHaveLength(2);
     for (const pid of childPids) expect(alive(pid)).toBe(true);
     if (process.platform !== "linux") return;
-    // Each child holds its channel and its share of the 6 connections (2 of 3 turns go to children).
-    const counts = childPids.map((pid) => socketCount(pid) ?? 0);
-    expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(4 + 2);
+    // Each child holds its share of the 6 connections (2 of 3 turns go to children).
+    expect(childPids.map((pid) => socketCount(pid))).toEqual([2, 2]);
   });
 
   test("behavior: answers at a fixed height are the same on every connection", async () => {
@@ -471,6 +485,31 @@ describe("read-processes = 2", () => {
     while (childPids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(childPids.filter(alive)).toEqual([]);
   });
+
+  test("behavior: max-open-connections counts a connection a child serves until it closes there", async () => {
+    await startNode(1, ["--json-rpc.max-open-connections", "2"], 0);
+    const chainId = '{"jsonrpc":"2.0","result":"0x40000"}';
+    try {
+      // Round robin from the start: the first connection goes to the child, the second stays here.
+      const [inChild, inMain] = [await Conn.open(evmAddress), await Conn.open(evmAddress)];
+      expect(await ask(inChild, "eth_chainId", [])).toBe(chainId);
+      expect(await ask(inMain, "eth_chainId", [])).toBe(chainId);
+      if (process.platform === "linux") expect(socketCount(childPids[0] as number)).toBe(1);
+      const third = await Conn.open(evmAddress);
+      let answered = false;
+      const waiting = third.request(body("eth_chainId", [])).then((r) => {
+        answered = true;
+        return r;
+      });
+      expect(await ask(inMain, "eth_chainId", [])).toBe(chainId);
+      expect(answered).toBe(false);
+      inChild.close();
+      expect((await waiting).body).toMatch(/"result":"0x40000"/);
+      conns = [inMain, third];
+    } finally {
+      await stopNode();
+    }
+  }, 60_000);
 
   test("behavior: the node stopped by SIGTERM stops its read processes, even with connections open", async () => {
     await startNode(1);
