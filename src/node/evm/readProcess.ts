@@ -2,9 +2,9 @@
  * A read process (`[json-rpc] read-processes`, started by readProcesses.ts): serves the connections
  * of the HTTP JSON-RPC address the main process hands it, on the same fast path with the same limits
  * (evmFastHttp). It opens the EVM app's LMDB file itself (lmdb locks across processes) and answers
- * every payload made only of eth_call with the server's own code (evmPayloads, the eth namespace's
- * handler, EvmExecutionAdapter over its own EvmReaderImpl), so its answers are the main process's
- * byte for byte. Everything else goes to the main process: other methods' bodies over the channel
+ * every payload made only of eth_call and the state reads in SERVED with the server's own code
+ * (evmPayloads, the eth namespace's handlers, EvmExecutionAdapter and EvmStateAdapter over its own
+ * EvmReaderImpl), so its answers are the main process's byte for byte. Everything else goes to the main process: other methods' bodies over the channel
  * (the main's answer is written back as it is), and connections that leave the fast path (CORS,
  * upgrades, HTTP/1.0...) as sockets, once the answers before them are written.
  *
@@ -56,7 +56,7 @@ const SERVED = new Set([
   "eth_getStorageAt",
   "eth_getTransactionCount",
 ]);
-/** How often eth_call outcomes go to the main process's metrics. */
+/** How often the outcomes of the calls answered here go to the main process's metrics. */
 const OBSERVE_FLUSH_MS = 1000;
 
 if (process.send === undefined) {

@@ -17,7 +17,7 @@
  * - `back` + socket: connection `c` leaves the fast path (CORS, an upgrade, HTTP/1.0...): node:http
  *   in the main process serves it from `p`, the bytes read and not answered (base64).
  * - `closed`: connection `c` ended in the read process.
- * - `observed`: eth_call outcomes for the main process's metrics: method names, durations (ms) and
+ * - `observed`: the outcomes of the calls it answered, for the main process's metrics: method names, durations (ms) and
  *   failure flags, one of each per call.
  * - `error`: a handler failure to log (the client got a 500, as from the main process).
  */
@@ -192,7 +192,7 @@ export function readProcessSetup(json: string | undefined): ReadProcessSetup {
 }
 
 /**
- * eth_call outcomes waiting to be sent to the main process (its metrics), in batches: one message a
+ * Outcomes of the calls a read process answered, waiting to be sent to the main process (its metrics), in batches: one message a
  * second rather than one per call. `mark`/`dropSince` take back what a payload recorded when the
  * main process answers that payload after all (it counts it then).
  */

@@ -15,8 +15,8 @@ import { type FromReadProcess, fromReadProcess, type ReadProcessSetup, type ToRe
  * address beside the main process (docs/evm-engine.md "Read processes"). The main process accepts
  * every connection; at accept (paused, nothing read) it keeps one in N+1 and hands the others, round
  * robin, to the children with their sockets (node:child_process handle passing). A child
- * (readProcess.ts) runs the same fast HTTP path, answers eth_call itself from its own LMDB read
- * transaction, and passes every other request's body here (answered by `hooks.answer`, the main
+ * (readProcess.ts) runs the same fast HTTP path, answers eth_call (and plain state reads) itself from
+ * its own LMDB read transaction, and passes every other request's body here (answered by `hooks.answer`, the main
  * fast path's own answer) or, for what the fast path gives node:http, the connection itself
  * (`hooks.adopt`).
  *
@@ -40,7 +40,7 @@ export interface ReadProcessesOptions {
   readonly latestHeight: () => number;
   readonly onPublished: (fn: (height: number) => void) => () => void;
   readonly log: Logger;
-  /** The main process's eth_call metrics; a child's calls are recorded here too. */
+  /** The main process's RPC metrics; the calls a child answers are recorded here too. */
   readonly observer?: RpcObserver;
   /** The child's script (tests); default readProcess beside this module (.ts through tsx from sources). */
   readonly script?: URL;
