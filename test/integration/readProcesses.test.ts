@@ -384,6 +384,11 @@ describe("read-processes = 2", () => {
       await send({ to: tokenAddr, data: token.encodeFunctionData("transfer", [bob.address, 7n]) }, conns[i] as Conn);
       const seen = await Promise.all(conns.map((c) => rpc<string>("eth_call", [balanceOf, "latest"], c)));
       expect(seen.map((s) => BigInt(s))).toEqual(conns.map(() => 7n * BigInt(i)));
+      // A pending nonce needs the mempool: a child passes it to the main process.
+      const nonces = await Promise.all(
+        conns.map((c) => rpc<string>("eth_getTransactionCount", [alice.address, "pending"], c)),
+      );
+      expect(nonces.map(Number)).toEqual(conns.map(() => nonce));
     }
   });
 
