@@ -31,7 +31,8 @@
  * Sections: --skip reads,workloads,txs leaves some out (txs: the mined transfers and eth_getLogs); the order
  * on each node is reads, txs, workloads.
  *   --interleave (with --skip txs): starts every node at once, loads each read route on the nodes in turns of
- *                                 0.5 s (the order rotating) until each has had --seconds, and times the workloads
+ *                                 0.5 s (the order rotating) until each has had --seconds (printing each node's CPU
+ *                                 per request, its process tree's user + system time over its turns), and times the workloads
  *                                 seed by seed across them (seed 1 on each node in turn, then seed 2, the order
  *                                 rotating), one call in flight in all, within --workload-seconds x the number of
  *                                 nodes. This machine's
@@ -44,6 +45,9 @@
  *                                 same machine speed.
  * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
+ * --read-processes N[,M...] (cometh's [json-rpc] read-processes: N for node "cometh", and each further M adds a
+ * node "cometh-rpM" of this checkout with M, run beside it: `--read-processes 0,1,2 --interleave` times the three
+ * next to each other and the peers),
  * --json (results as JSON after the table).
  *
  * Load generator: bench/load.ts's minimal HTTP/1.1 keep-alive client on node:net, one request in flight per
@@ -143,6 +147,7 @@ const { values } = parseArgs({
     json: { type: "boolean", default: false },
     "bare-server": { type: "boolean", default: false },
     "read-workers": { type: "string" },
+    "read-processes": { type: "string" },
     workloads: { type: "string", default: "all" },
     "workload-calls": { type: "string", default: "20" },
     "workload-seconds": { type: "string", default: "10" },
@@ -847,6 +852,7 @@ async function runInterleaved(
       await readsInterleaved(
         started.map((s, k) => ({
           name: s.spec.name,
+          pid: s.node.pid,
           target: s.rpc.target,
           setup: setups[k] as EvmSetup,
           result: s.result,
@@ -896,7 +902,7 @@ const READ_SLICE_S = 0.5;
  * twice.
  */
 async function readsInterleaved(
-  nodes: { name: string; target: LoadTarget; setup: EvmSetup; result: NodeResult }[],
+  nodes: { name: string; pid: number; target: LoadTarget; setup: EvmSetup; result: NodeResult }[],
   opts: HarnessOptions,
 ): Promise<void> {
   const turns = Math.max(1, Math.round(opts.seconds / READ_SLICE_S));
@@ -907,6 +913,9 @@ async function readsInterleaved(
     );
   for (const route of ROUTES) {
     const perNode = nodes.map(() => [] as LoadResult[]);
+    // CPU of each node's processes (the node and its children, e.g. cometh's read processes) over its turns.
+    const trees = nodes.map((n) => processTree(n.pid));
+    const cpu = nodes.map(() => ({ ms: 0, requests: 0 }));
     for (let round = -1; round < turns; round++) {
       const order = nodes.map((_, k) => (k + Math.max(0, round)) % nodes.length);
       for (const k of order) {
@@ -914,8 +923,16 @@ async function readsInterleaved(
         const { body, bodyAt } = routeRequests(n.setup)[route];
         // Requests of turn `round` are numbered from (round + 2) x 10^8: the warm-up's (round -1) too.
         const at = bodyAt === undefined ? undefined : (i: number) => bodyAt((round + 2) * 100_000_000 + i);
+        const tree = trees[k] as number[];
+        const cpuBefore = cpuMs(tree);
         const r = await load(n.target, body, READ_SLICE_S, opts.connections, at);
-        if (round >= 0) (perNode[k] as LoadResult[]).push(r);
+        const used = cpuMs(tree) - cpuBefore;
+        if (round >= 0) {
+          (perNode[k] as LoadResult[]).push(r);
+          const c = cpu[k] as { ms: number; requests: number };
+          c.ms += used;
+          c.requests += r.rps * READ_SLICE_S;
+        }
       }
     }
     for (const [k, n] of nodes.entries()) {
@@ -927,8 +944,10 @@ async function readsInterleaved(
         errors: rs.reduce((a, x) => a + x.errors, 0),
       };
       n.result.routes[route] = r;
+      const c = cpu[k] as { ms: number; requests: number };
+      const perRequest = c.requests > 0 ? `${((c.ms * 1000) / c.requests).toFixed(0)} µs` : "n/a";
       console.log(
-        `  ${n.name}: ${route}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors (${rs.length} turns)`,
+        `  ${n.name}: ${route}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors (${rs.length} turns), CPU ${perRequest} a request (its processes)`,
       );
     }
   }
@@ -1000,6 +1019,24 @@ function vmHwmKiB(pid: number): number {
   }
 }
 
+/**
+ * CPU time (ms) the processes have used so far, user + system from /proc/PID/stat (clock ticks of 10 ms:
+ * Linux's USER_HZ of 100), so a short turn's figure is coarse and the sum over many turns is what counts.
+ */
+function cpuMs(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10;
+}
+
 /** Polls VmHWM (each process's own peak) over the tree; the peak is the sum over every PID seen. */
 class RssSampler {
   private readonly peaks = new Map<number, number>();
@@ -1067,18 +1104,39 @@ function pidListeningOn(port: number): number | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // The nodes this harness can start (bench/nodes.ts).
 
-const COMETH_ARGS = [
-  // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
-  // tracer; and no eth_call timeout below the workloads' own.
-  "--json-rpc.gas-cap",
-  CALL_GAS.toString(),
-  "--json-rpc.evm-timeout",
-  `${values["workload-timeout"]}s`,
-  ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
-];
+/** --read-processes: the value for "cometh", then one more node per further value. */
+const READ_PROCESSES = (values["read-processes"] ?? "")
+  .split(",")
+  .map((v) => v.trim())
+  .filter((v) => v !== "");
+for (const v of READ_PROCESSES) {
+  if (!/^[0-9]{1,2}$/.test(v)) throw new RangeError(`--read-processes takes numbers such as 0,1,2; got ${v}`);
+}
+/** The nodes the further --read-processes values add ("cometh-rp1"...). */
+const READ_PROCESS_NODES = READ_PROCESSES.slice(1).map((v) => ({ name: `cometh-rp${v}`, value: v }));
+
+function comethArgs(readProcesses: string | undefined): string[] {
+  return [
+    // eth_call gas up to CALL_GAS, as every peer gets (bench/nodes.ts): the default cap (25M) is below the ray
+    // tracer; and no eth_call timeout below the workloads' own.
+    "--json-rpc.gas-cap",
+    CALL_GAS.toString(),
+    "--json-rpc.evm-timeout",
+    `${values["workload-timeout"]}s`,
+    ...(values["read-workers"] === undefined ? [] : ["--json-rpc.read-workers", values["read-workers"]]),
+    ...(readProcesses === undefined ? [] : ["--json-rpc.read-processes", readProcesses]),
+  ];
+}
+const COMETH_ARGS = comethArgs(READ_PROCESSES[0]);
 const COMETH_B = values["cometh-b"];
 const SPECS: NodeSpec[] = [
   comethStart(values["timeout-commit"], COMETH_ARGS),
+  ...READ_PROCESS_NODES.map(({ name, value }) =>
+    comethStart(values["timeout-commit"], comethArgs(value), {
+      root: fileURLToPath(new URL("..", import.meta.url)),
+      name,
+    }),
+  ),
   ...(COMETH_B === undefined
     ? []
     : [comethStart(values["timeout-commit"], COMETH_ARGS, { root: resolve(COMETH_B), name: "cometh-b" })]),
@@ -1381,6 +1439,9 @@ async function main(): Promise<void> {
     }
   } else {
     const wanted = (values.nodes ?? "").split(",").map((s) => s.trim());
+    // The further --read-processes nodes run right after "cometh".
+    const at = wanted.indexOf("cometh");
+    if (at >= 0) wanted.splice(at + 1, 0, ...READ_PROCESS_NODES.map((n) => n.name).filter((n) => !wanted.includes(n)));
     ({ results, skipped } = values.interleave
       ? await runInterleaved(wanted, opts)
       : await runNodes(wanted, SPECS, (spec) => runManaged(spec, opts), 300));

@@ -7,7 +7,8 @@
 // keccak), pino (transports load files by path), and what loads only on demand (pg, prom-client).
 // CommonJS, so that bin/loadBundle.js can run it with a V8 code cache (docs/dev-chain.md "Start-up");
 // the modules behind a dynamic import() still run only when imported (esbuild's lazy module inits).
-// The read workers' thread gets an ES module bundle of its own (dist/cli/readWorker.mjs).
+// The read workers' thread and the read processes get ES module bundles of their own
+// (dist/cli/readWorker.mjs, dist/cli/readProcess.mjs).
 // Then a priming run (a dev chain started and stopped) writes the code cache.
 // Types are checked by `npm run check`, not here. Never fails the install: without a build the
 // launcher runs the sources through tsx instead.
@@ -84,10 +85,11 @@ try {
     },
   });
   // The read workers' thread (src/app/evm/readPool.ts starts dist/cli/readWorker.mjs beside the
-  // bundle): an ES module of its own, as it awaits at its top level. Workers start after the node.
+  // bundle) and the read processes (src/node/evm/readProcesses.ts forks dist/cli/readProcess.mjs): ES
+  // modules of their own, as they await at their top level. Both start after the node.
   await esbuild.build({
     ...nodeBundle,
-    entryPoints: { readWorker: "src/app/evm/readWorker.ts" },
+    entryPoints: { readWorker: "src/app/evm/readWorker.ts", readProcess: "src/node/evm/readProcess.ts" },
     outExtension: { ".js": ".mjs" },
     format: "esm",
     // CommonJS libraries inside an ES module bundle call require() (for Node built-ins and the

@@ -181,6 +181,7 @@ describe("defaults", () => {
         filterTimeoutMs: 300_000,
         enableProfiling: false,
         readWorkers: 0,
+        readProcesses: 0,
       },
       evm: { evmChainId: 262_144n, minTip: 0n, maxTxGasWanted: 0n },
     };
@@ -513,6 +514,26 @@ describe("errors", () => {
     writeConfig("", "app.toml");
     expect(errorOf(() => loadNodeConfig(home, { "json-rpc.read-workers": "100" }))).toMatchInlineSnapshot(
       `"flag --json-rpc.read-workers: must be at most 64; got 100"`,
+    );
+  });
+
+  test("limits: [json-rpc] read-processes takes 0..16", () => {
+    writeConfig("", "app.toml");
+    expect(loadNodeConfig(home).jsonRpc.readProcesses).toBe(0);
+    writeConfig("[json-rpc]\nread-processes = 16\n", "app.toml");
+    expect(loadNodeConfig(home).jsonRpc.readProcesses).toBe(16);
+    expect(loadNodeConfig(home, { "json-rpc.read-processes": "1" }).jsonRpc.readProcesses).toBe(1);
+    writeConfig("[json-rpc]\nread-processes = 17\n", "app.toml");
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/app.toml: [json-rpc] read-processes must be at most 16; got 17"`,
+    );
+    writeConfig("[json-rpc]\nread-processes = -1\n", "app.toml");
+    expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
+      `"<home>/config/app.toml: [json-rpc] read-processes can't be negative; got -1. Use 0 or a positive integer"`,
+    );
+    writeConfig("", "app.toml");
+    expect(errorOf(() => loadNodeConfig(home, { "json-rpc.read-processes": "x" }))).toMatchInlineSnapshot(
+      `"flag --json-rpc.read-processes: must be an integer; got "x" (a string)"`,
     );
   });
 

@@ -61,6 +61,9 @@ export const COMETBFT_VERSION = "0.38.25";
  */
 export const DEFAULT_READ_WORKERS = 0;
 
+/** `[json-rpc] read-processes` when unset (docs/evm-engine.md "Read processes"). */
+export const DEFAULT_READ_PROCESSES = 0;
+
 const semver = /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
 function parseNamespaces(raw: unknown): EvmNamespace[] {
@@ -585,6 +588,16 @@ const jsonRpc = table("app.toml", "json-rpc", "EVM JSON-RPC Configuration", {
       "writer (cores - 2). Dev chains (cometh dev) always run them on the main thread. cometh-only\n" +
       "key, 0..64.",
     max: 64,
+  }),
+  readProcesses: int("read-processes", DEFAULT_READ_PROCESSES, {
+    doc:
+      "Child processes that serve whole connections of the HTTP JSON-RPC server next to the main\n" +
+      "process: accepted connections go round-robin to the main process and each child; a child\n" +
+      "answers eth_call and state reads itself (its own LMDB read transaction at the height the main\n" +
+      "process published) and passes every other request to the main process. About 120 MiB of RSS\n" +
+      "each. On a 2-core machine use 1, elsewhere cores - 1 (docs/evm-engine.md, Read processes).\n" +
+      "Dev chains (cometh dev) never start them. cometh-only key, 0..16.",
+    max: 16,
   }),
 });
 

@@ -42,7 +42,7 @@ import {
   type StartCometRpcOptions,
   startCometRpc,
 } from "../rpc/comet/index.js";
-import { type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
+import { DEFAULT_BODY_LIMIT, type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
 import { LightClientStateProvider, NoSnapshotsError, StatesyncReactor } from "../statesync/index.js";
 import { BlockStore, type KvStore, openKvStore, StateStore } from "../store/index.js";
 import { type ChainState, type GenesisDoc, ValidatorSet } from "../types/index.js";
@@ -52,6 +52,7 @@ import type { Logger } from "../util/logger.js";
 import { startupMark } from "../util/startupTrace.js";
 import { DevChain, DevTime } from "./devChain.js";
 import { NodeServiceError } from "./errors.js";
+import { ReadProcesses } from "./evm/readProcesses.js";
 import { buildEvmServices, EvmFeed } from "./evmServices.js";
 import { IndexingPublisher } from "./indexingPublisher.js";
 import type { MetricsSources, NodeMetrics } from "./metrics.js";
@@ -87,6 +88,8 @@ export interface RunningNode {
   readonly dev: DevChain | undefined;
   /** The read workers (`[json-rpc] read-workers` > 0 on a chain that is not a dev chain). */
   readonly readPool: EvmReadPool | undefined;
+  /** The read processes (`[json-rpc] read-processes` > 0 on a chain that is not a dev chain). */
+  readonly readProcesses: ReadProcesses | undefined;
   /** Stops everything in the reverse order of start; safe to call twice. */
   stop(): Promise<void>;
   /**
@@ -216,7 +219,7 @@ async function build(
   // The Ethereum JSON-RPC first: what a dev chain's clients wait for (docs/dev-chain.md "Start-up").
   const devControl = await createDevControl(core);
   startupMark("node: dev controls");
-  const { evmRpc, readPool } = await startEthereumRpc(core, sw, devControl);
+  const { evmRpc, readPool, readProcesses } = await startEthereumRpc(core, sw, devControl);
   startupMark("node: Ethereum JSON-RPC listening");
   const rpc = await startNodeRpc(core, sw, sync.blocksync);
   startupMark("node: node RPC listening");
@@ -241,6 +244,7 @@ async function build(
     devAccounts: app instanceof EvmApplication ? app.devAccounts() : [],
     dev: devControl,
     readPool,
+    readProcesses,
     stop,
     failed: fatal.failed,
   };
@@ -852,14 +856,20 @@ function restoredState(stateStore: StateStore): ChainState {
   return state;
 }
 
-/** The Ethereum JSON-RPC (`[json-rpc] enable` on the EVM app), with its read workers. */
+/** The Ethereum JSON-RPC (`[json-rpc] enable` on the EVM app), with its read workers and read processes. */
 async function startEthereumRpc(
   core: Core,
   sw: Switch,
   devControl: DevChain | undefined,
-): Promise<{ evmRpc: RunningEvmRpc | undefined; readPool: EvmReadPool | undefined }> {
+): Promise<{
+  evmRpc: RunningEvmRpc | undefined;
+  readPool: EvmReadPool | undefined;
+  readProcesses: ReadProcesses | undefined;
+}> {
   const { config, log, stack, genesis, nodeKey, app, mempool, blockStore, devChain, metrics } = core;
-  if (!config.jsonRpc.enable || !(app instanceof EvmApplication)) return { evmRpc: undefined, readPool: undefined };
+  if (!config.jsonRpc.enable || !(app instanceof EvmApplication)) {
+    return { evmRpc: undefined, readPool: undefined, readProcesses: undefined };
+  }
   let readPool: EvmReadPool | undefined;
   // eth_call, eth_estimateGas, debug_traceCall and eth_getLogs on worker threads (readPool.ts). A dev
   // chain keeps them on the main thread: console.log lines, rollbacks that reuse heights.
@@ -873,6 +883,42 @@ async function startEthereumRpc(
     readPool = pool;
     // Stopped after the JSON-RPC server (pushed later, so unwound first), before the app closes its database.
     stack.push("read workers", () => pool.close());
+  }
+  const observer = metrics === undefined ? undefined : metrics.cometh.evmRpc;
+  let readProcesses: ReadProcesses | undefined;
+  // Child processes serving whole HTTP connections (readProcesses.ts). Not on dev chains: console.log
+  // lines, rollbacks that reuse heights, dev methods that change state between blocks.
+  if (config.jsonRpc.readProcesses > 0 && !devChain) {
+    const ws = app.readWorkerSetup();
+    const rpc = config.jsonRpc as typeof config.jsonRpc & { maxBodyBytes?: number };
+    const procs = new ReadProcesses({
+      size: config.jsonRpc.readProcesses,
+      setup: {
+        dbFile: ws.dbFile,
+        noSync: ws.noSync,
+        chainId: ws.chainId.toString(),
+        allowUnprotectedTxs: ws.allowUnprotectedTxs,
+        rpc: {
+          gasCap: rpc.gasCap.toString(),
+          evmTimeoutMs: rpc.evmTimeoutMs,
+          httpTimeoutMs: rpc.httpTimeoutMs,
+          httpIdleTimeoutMs: rpc.httpIdleTimeoutMs,
+          batchRequestLimit: rpc.batchRequestLimit,
+          batchResponseMaxSize: rpc.batchResponseMaxSize,
+          maxBodyBytes: rpc.maxBodyBytes ?? DEFAULT_BODY_LIMIT,
+          api: rpc.api,
+        },
+      },
+      latestHeight: () => Math.max(0, app.db.latestHeight()),
+      onPublished: (fn) => app.db.onPublished(fn),
+      log: log.child({ module: "read-processes" }),
+      ...(observer === undefined ? {} : { observer }),
+    });
+    readProcesses = procs;
+    // The JSON-RPC server's close stops them with its connections; this is for a server that did not start.
+    stack.push("read processes", () => procs.close());
+    await procs.start();
+    log.info({ pids: procs.pids() }, "Read processes started");
   }
   const evmRpc = await startEvmRpc(
     config.jsonRpc,
@@ -890,11 +936,14 @@ async function startEthereumRpc(
       blocksync: core.live.blocksync,
     }),
     log.child({ module: "json-rpc" }),
-    metrics === undefined ? {} : { observer: metrics.cometh.evmRpc },
+    {
+      ...(observer === undefined ? {} : { observer }),
+      ...(readProcesses === undefined ? {} : { readProcesses }),
+    },
   );
   core.live.evmRpc = evmRpc;
   stack.push("Ethereum JSON-RPC", () => evmRpc.close());
-  return { evmRpc, readPool };
+  return { evmRpc, readPool, readProcesses };
 }
 
 /** The Prometheus endpoint on `[instrumentation] prometheus_listen_addr`; returns its bound address. */

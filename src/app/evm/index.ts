@@ -93,6 +93,7 @@ export type {
   SimulateRequest,
   SimulateWithdrawal,
 } from "./simulate.js";
+export { openSnapshotReader, type SnapshotReader } from "./snapshotReader.js";
 export {
   decodeAnvilStateHex,
   decodeAnvilStateJson,

@@ -185,6 +185,7 @@ export class EvmStateDb {
   /** Dev chains: h → rlp([meta, settings]) after each height, what a rollback restores. */
   readonly #devH: KvTable;
   #latest: AppMeta | undefined;
+  readonly #publishListeners: ((height: number) => void)[] = [];
   /** The pointer's stored bytes as followCommitted last read them. */
   #latestRaw: Uint8Array | undefined;
   /** True while a block's writes are being committed: readers of the previous height use history. */
@@ -708,6 +709,7 @@ export class EvmStateDb {
   /** After rollbackTo's transaction: publishes the restored pointer and forgets every cached read. */
   endRollback(meta: AppMeta): void {
     this.#latest = meta;
+    this.#published(meta);
     this.#committing = false;
     this.#acctCache.clear();
     this.#codeCache.clear();
@@ -795,6 +797,7 @@ export class EvmStateDb {
     }
     this.#latest = meta;
     this.#latestRaw = undefined;
+    if (meta !== undefined) this.#published(meta);
     this.#acctCache.clear();
     this.#codeCache.clear();
     this.#blockCache.clear();
@@ -819,6 +822,24 @@ export class EvmStateDb {
       }
     }
     this.#committing = false;
+    if (meta !== undefined) this.#published(meta);
+  }
+
+  /**
+   * Calls `fn` with the new latest height each time one is published (a commit, a rollback, a
+   * restored snapshot), synchronously, before anything can read it through latestHeight(): the read
+   * processes learn the height before any answer of this process shows it. Returns the unsubscriber.
+   */
+  onPublished(fn: (height: number) => void): () => void {
+    this.#publishListeners.push(fn);
+    return () => {
+      const i = this.#publishListeners.indexOf(fn);
+      if (i >= 0) this.#publishListeners.splice(i, 1);
+    };
+  }
+
+  #published(meta: AppMeta): void {
+    for (const fn of this.#publishListeners) fn(meta.height);
   }
 }
 

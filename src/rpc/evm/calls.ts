@@ -25,7 +25,7 @@ import {
   type WsFrame,
   type WsSubscription,
 } from "../jsonrpc/index.js";
-import type { EvmCallContext, EvmRuntime, SubscriptionSink } from "./context.js";
+import type { EvmCallContext, EvmRuntime, SubscriptionSink, UnservedMark } from "./context.js";
 import {
   internalError,
   invalidRequest,
@@ -36,6 +36,7 @@ import {
   toEvmRpcError,
 } from "./errors.js";
 import { forkHistoryCall } from "./forkHistory.js";
+import { ForwardToMainError } from "./forward.js";
 import { decodeArgs, type Method } from "./method.js";
 import { findMethod } from "./namespaces/index.js";
 import type { EvmServices } from "./services.js";
@@ -112,6 +113,8 @@ export function encodeNotification(subscription: string, result: WireValue): str
 export interface EvmRequest {
   readonly transport: "http" | "ws";
   readonly sink: SubscriptionSink | undefined;
+  /** In a read process: marked when a call needs the main process (EvmCallContext.unserved). */
+  readonly unserved?: UnservedMark;
 }
 
 /** Every HTTP call's request: nothing per request. */
@@ -139,7 +142,10 @@ function evmCalls(services: EvmServices, runtime: EvmRuntime): EvmCalls {
   const observer = runtime.observer;
   return {
     services,
-    context: (msg, request) => ({ method: msg.method, transport: request.transport, runtime, sink: request.sink }),
+    context: (msg, request) =>
+      request.unserved === undefined
+        ? { method: msg.method, transport: request.transport, runtime, sink: request.sink }
+        : { method: msg.method, transport: request.transport, runtime, sink: request.sink, unserved: request.unserved },
     find: (msg) => {
       // A dev chain logs each method, as Anvil does.
       services.dev?.onRequest(msg.method);
@@ -161,7 +167,8 @@ function evmCalls(services: EvmServices, runtime: EvmRuntime): EvmCalls {
       }
       return observeResult(mo, start, result);
     },
-    mapError: (err, msg) => {
+    mapError: (err, msg, ctx) => {
+      if (err instanceof ForwardToMainError && ctx?.unserved !== undefined) ctx.unserved.hit = true;
       const rpcErr = toEvmRpcError(err);
       if (rpcErr.code === -32000 || rpcErr.code === -32603) {
         runtime.log.debug({ method: msg.method, err }, "EVM RPC call failed");
@@ -185,7 +192,20 @@ export interface EvmPayloadLimits {
 export interface EvmPayloads {
   /** The answer text, or undefined when there is nothing to send (notifications only). */
   answer(text: string, request: EvmRequest, deadline: Deadline): MaybePromise<string | undefined>;
+  /**
+   * A read process's answer (node/evm/readProcess.ts): as `answer`, or FORWARD when the payload
+   * names a method outside `methods` or one of its calls needed what only the main process has
+   * (ForwardToMainError); then nothing of it was sent and the main process answers all of it.
+   */
+  answerHere(
+    text: string,
+    deadline: Deadline,
+    methods: ReadonlySet<string>,
+  ): MaybePromise<string | undefined | typeof FORWARD>;
 }
+
+/** See EvmPayloads.answerHere. */
+export const FORWARD: unique symbol = Symbol("answered by the main process");
 
 function firstCallId(payload: RpcPayload): string | undefined {
   return payload.requests.find((m) => m.kind === "call")?.idJson;
@@ -228,6 +248,21 @@ export function evmPayloads(services: EvmServices, runtime: EvmRuntime, limits: 
       }
       const a = runPayload(payload, runner, request, rules, deadline);
       return isPromise(a) ? a.then(answerText) : a.text;
+    },
+    answerHere(text, deadline, methods) {
+      let payload: RpcPayload;
+      try {
+        payload = parsePayload(text, GETH_MESSAGES);
+      } catch (err) {
+        if (err instanceof PayloadError) return encodeFailure(NULL_ID, parseError());
+        throw err;
+      }
+      for (const m of payload.requests) if (m.kind !== "invalid" && !methods.has(m.method)) return FORWARD;
+      const unserved: UnservedMark = { hit: false };
+      const request: EvmRequest = { transport: "http", sink: undefined, unserved };
+      const a = runPayload(payload, runner, request, rules, deadline);
+      if (!isPromise(a)) return unserved.hit ? FORWARD : a.text;
+      return a.then((done) => (unserved.hit ? FORWARD : done.text));
     },
   };
 }

@@ -50,4 +50,14 @@ export interface EvmCallContext {
   readonly runtime: EvmRuntime;
   /** Set over WebSocket. */
   readonly sink: SubscriptionSink | undefined;
+  /**
+   * Set in a read process (node/evm/readProcess.ts): marked when the call needed something only the
+   * main process has (ForwardToMainError), so that the whole payload is answered there instead.
+   */
+  readonly unserved?: UnservedMark;
+}
+
+/** See EvmCallContext.unserved. */
+export interface UnservedMark {
+  hit: boolean;
 }

@@ -171,6 +171,11 @@ export interface ChainReader {
    */
   blockByNumber(number: number): Awaitable<EvmBlock | undefined>;
   blockByHash(hash: Uint8Array): Awaitable<EvmBlock | undefined>;
+  /**
+   * The number of the block with this hash, when the node can tell it without building the block (a
+   * read process); absent: block parameters by hash read `blockByHash(hash).number`.
+   */
+  blockNumberByHash?(hash: Uint8Array): number | undefined;
   /** A mined transaction and its location. */
   transactionByHash(hash: Uint8Array): Awaitable<{ tx: EvmTx; location: TxLocation } | undefined>;
   receiptByHash(hash: Uint8Array): Awaitable<EvmReceipt | undefined>;

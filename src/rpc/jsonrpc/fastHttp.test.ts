@@ -243,6 +243,26 @@ describe("fast HTTP path", () => {
     c.socket.destroy();
   });
 
+  test("a function fallback gets the socket, paused and unlistened, with every byte not answered", async () => {
+    const handed: { socket: Socket; pending: string }[] = [];
+    const h = await start({ fallback: (socket, pending) => handed.push({ socket, pending: pending.toString() }) });
+    const c = new Client(h.port);
+    const rest = post("c", "Origin: http://x\r\n") + post("d");
+    c.socket.write(post("a") + post("slow-b") + rest);
+    const rs = await c.read(2);
+    expect(rs.map((r) => `${r.status} ${r.body}`)).toEqual(["200 fast:a", "200 fast:slow-b"]);
+    expect(handed).toHaveLength(1);
+    const [{ socket, pending }] = handed as [{ socket: Socket; pending: string }];
+    expect(pending).toBe(rest);
+    expect(socket.isPaused()).toBe(true);
+    expect(socket.listenerCount("data")).toBe(0);
+    // The new owner answers on the same connection.
+    socket.end(ok("elsewhere"));
+    const [after] = await c.read(1);
+    expect(after?.body).toBe("elsewhere");
+    expect(h.fallbackSeen).toEqual([]);
+  });
+
   test("a throwing handler answers 500 and the connection keeps working", async () => {
     const h = await start();
     const c = new Client(h.port);

@@ -60,9 +60,16 @@ export interface FastHttpOptions {
   ) => MaybePromise<FastAnswer>;
   /** Called when `handle` throws or rejects: the answer to send, or undefined to cut the connection. */
   readonly onError: (err: unknown) => FastAnswer | undefined;
-  /** Where connections go that leave the fast path. */
-  readonly fallback: Server;
+  /**
+   * Where connections go that leave the fast path: a node:http server (the socket, with the bytes not
+   * yet answered put back, is emitted as its connection), or a function given the socket (paused,
+   * its listeners removed, answers already written possibly still being flushed) and those bytes.
+   */
+  readonly fallback: Server | FastFallback;
 }
+
+/** A connection leaving the fast path, with the bytes read from it and not answered. */
+export type FastFallback = (socket: Socket, pending: Buffer) => void;
 
 /** node:http's default max header size; longer heads are node's to refuse (431). */
 const DEFAULT_MAX_HEAD_BYTES = 16 * 1024;
@@ -436,8 +443,13 @@ class FastConnection {
     this.#chunks = [];
     this.#buffered = 0;
     socket.pause();
+    const fallback = this.#opts.fallback;
+    if (typeof fallback === "function") {
+      fallback(socket, pending);
+      return;
+    }
     socket.unshift(pending);
-    this.#opts.fallback.emit("connection", socket);
+    fallback.emit("connection", socket);
     socket.resume();
   }
 }

@@ -68,6 +68,23 @@ export interface HttpTransportOptions {
   readonly fast?: Omit<FastHttpOptions, "fallback">;
   /** A WebSocket upgrade request; the socket is the WebSocket transport's from then on. */
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** Hands some accepted connections to other processes (the EVM server's read processes). */
+  readonly share?: ConnectionSharing;
+}
+
+/** Where accepted connections may go instead of this process's fast path (node/evm/readProcesses.ts). */
+export interface ConnectionSharing {
+  /**
+   * At accept, the socket paused and nothing read from it: undefined to serve it here, or a promise
+   * that settles once the connection, handed to another process, has ended there (until then it
+   * counts against max-open-connections).
+   */
+  take(socket: Socket): Promise<void> | undefined;
+  /**
+   * Cuts the connections handed away (the transport is closing). node:net's close waits for the
+   * other processes to close the sockets it sent them, so this runs beside it, not after.
+   */
+  close(): Promise<void>;
 }
 
 export interface HttpTransport {
@@ -78,6 +95,11 @@ export interface HttpTransport {
    * upgraded to WebSocket are left to the WebSocket transport's close frames.
    */
   close(): Promise<void>;
+  /**
+   * Serves on node:http a connection another process hands back (a request its fast path does not
+   * take: CORS, an upgrade...), `pending` being the bytes it read and did not answer.
+   */
+  adopt(socket: Socket, pending: Buffer): void;
 }
 
 /** Listens on `target` and serves HTTP there (see the module comment). Rejects with the listen error. */
@@ -92,21 +114,39 @@ export async function serveHttp(opts: HttpTransportOptions): Promise<HttpTranspo
   server.emit("listening");
   const fast: FastHttpOptions | undefined = opts.fast === undefined ? undefined : { ...opts.fast, fallback: server };
   const sockets = new Set<Socket>();
+  let closed = false;
   const listener = await listenLimited(opts.target, opts.maxOpenConnections, (socket) => {
+    const elsewhere = opts.share?.take(socket);
+    if (elsewhere !== undefined) return elsewhere;
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     if (fast !== undefined) serveFastHttp(socket, fast);
     else server.emit("connection", socket);
     socket.resume();
+    return undefined;
   });
   return {
     bound: listener.bound,
+    adopt: (socket, pending) => {
+      if (closed) {
+        socket.destroy();
+        return;
+      }
+      sockets.add(socket);
+      socket.once("close", () => sockets.delete(socket));
+      socket.pause();
+      if (pending.length > 0) socket.unshift(pending);
+      server.emit("connection", socket);
+      socket.resume();
+    },
     close: async () => {
+      closed = true;
       const closing = listener.close();
+      const elsewhere = opts.share?.close();
       for (const socket of sockets) if (!upgraded.has(socket)) socket.destroy();
       // Stops the timeout checks (node reports "not running", which is expected).
       server.close(() => undefined);
-      await closing;
+      await Promise.all([closing, elsewhere]);
     },
   };
 }

@@ -63,6 +63,7 @@ export {
 } from "./errors.js";
 export {
   type FastAnswer,
+  type FastFallback,
   type FastHttpOptions,
   type FastMethod,
   nodeHttpAnswer,
@@ -70,6 +71,7 @@ export {
   simpleAnswer,
 } from "./fastHttp.js";
 export {
+  type ConnectionSharing,
   createPostHandler,
   type HttpTransport,
   type HttpTransportOptions,

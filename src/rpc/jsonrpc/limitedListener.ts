@@ -27,23 +27,28 @@ export interface LimitedListener {
  * `maxOpen` at a time (0 = unlimited). Like Go's netutil.LimitListener, extra connections wait
  * unread until one closes. Sockets get TCP_NODELAY (as Go and node:http set it). Rejects with the
  * listen error as Node reports it; callers word it.
+ *
+ * A connection counts until its socket closes, or, when `onConnection` returns a promise (the
+ * connection was handed to another process, whose socket here closes at once), until that settles.
  */
 export async function listenLimited(
   target: SocketTarget,
   maxOpen: number,
-  onConnection: (socket: Socket) => void,
+  onConnection: (socket: Socket) => Promise<void> | undefined,
 ): Promise<LimitedListener> {
   let open = 0;
   const waiting: Socket[] = [];
   const admit = (socket: Socket) => {
     open++;
-    socket.once("close", () => {
+    const release = () => {
       open--;
       let next = waiting.shift();
       while (next?.destroyed) next = waiting.shift();
       if (next !== undefined) admit(next);
-    });
-    onConnection(socket);
+    };
+    const elsewhere = onConnection(socket);
+    if (elsewhere === undefined) socket.once("close", release);
+    else elsewhere.then(release, release);
   };
   const server: Server = createServer({ pauseOnConnect: true, noDelay: true, keepAlive: true }, (socket) => {
     if (maxOpen > 0 && open >= maxOpen) waiting.push(socket);

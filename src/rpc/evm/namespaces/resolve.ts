@@ -22,6 +22,11 @@ export async function blockBySpec(spec: BlockSpec, s: EvmServices): Promise<EvmB
 /** The height of a block reference; a hash must name a known block. */
 export async function refHeight(ref: BlockRef, s: EvmServices): Promise<number> {
   if (ref.kind !== "hash") return specHeight(ref, s);
+  if (s.chain.blockNumberByHash !== undefined) {
+    const n = s.chain.blockNumberByHash(ref.hash);
+    if (n === undefined) throw serverError("header for hash not found");
+    return n;
+  }
   const block = await s.chain.blockByHash(ref.hash);
   if (block === undefined) throw serverError("header for hash not found");
   return block.number;

@@ -1,17 +1,21 @@
 import { createServer as createHttpServer, type IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import type { ListenAddress } from "../../../config/index.js";
 import { parseListenAddress } from "../../../config/index.js";
 import { type Clock, systemClock } from "../../../util/clock.js";
 import type { Logger } from "../../../util/logger.js";
 import {
+  type ConnectionSharing,
   createCors,
   createPostHandler,
   createWsTransport,
   DEFAULT_CORS,
   describeListenAddress,
+  type FastAnswer,
   type FastHttpOptions,
   type HttpTransport,
   isPromise,
+  type MaybePromise,
   type RpcObserver,
   serveHttp,
   simpleAnswer,
@@ -97,6 +101,22 @@ export interface StartEvmRpcOptions {
   readonly filterTimeoutMs?: number;
   /** Records each method's calls (metrics). */
   readonly observer?: RpcObserver;
+  /**
+   * Child processes that take some of the HTTP address's connections (`[json-rpc] read-processes`,
+   * node/evm/readProcesses.ts): given the main process's side once the address listens.
+   */
+  readonly readProcesses?: { share(hooks: ReadProcessHooks): ConnectionSharing };
+}
+
+/** What the main process does for its read processes. */
+export interface ReadProcessHooks {
+  /**
+   * The whole HTTP answer (status line, headers, body) to a POST body a read process passed on, whose
+   * first byte arrived at `started` (ms since epoch): the fast path's answer to the same request.
+   */
+  answer(body: string, started: number): MaybePromise<FastAnswer>;
+  /** Serves on node:http a connection a read process hands back (HttpTransport.adopt). */
+  adopt(socket: Socket, pending: Buffer): void;
 }
 
 export interface RunningEvmRpc {
@@ -157,10 +177,6 @@ export function settingsFromConfig(c: EvmRpcConfig): EvmRpcSettings {
     requestTimeoutMs: c.httpTimeoutMs,
     namespaces: new Set(c.api),
   };
-}
-
-function jsonAnswer(text: string | undefined): string {
-  return simpleAnswer("200 OK", "application/json", text ?? "");
 }
 
 /** Whether a lower-cased media type (no parameters) is one geth accepts. */
@@ -230,9 +246,82 @@ function evmWsTransport(config: EvmRpcConfig, payloads: EvmPayloads, log: Logger
 }
 
 /** The HTTP answer (node:http and the fast path) for one POST body whose first byte arrived at `started`. */
-function answerBody(payloads: EvmPayloads, httpTimeoutMs: number, body: Buffer, started: number) {
-  const deadline = httpTimeoutMs > 0 ? started + Math.max(httpTimeoutMs - 100, 1) : undefined;
-  return payloads.answer(body.toString("utf8"), HTTP_REQUEST, deadline);
+function answerBody(payloads: EvmPayloads, httpTimeoutMs: number, body: Buffer | string, started: number) {
+  return payloads.answer(
+    typeof body === "string" ? body : body.toString("utf8"),
+    HTTP_REQUEST,
+    httpDeadline(httpTimeoutMs, started),
+  );
+}
+
+/** When a request whose first byte arrived at `started` stops waiting for its calls (geth: http-timeout − 100 ms). */
+export function httpDeadline(httpTimeoutMs: number, started: number): number | undefined {
+  return httpTimeoutMs > 0 ? started + Math.max(httpTimeoutMs - 100, 1) : undefined;
+}
+
+/** The fast path's answer text to a POST body's JSON-RPC answer. */
+export function jsonAnswer(text: string | undefined): string {
+  return simpleAnswer("200 OK", "application/json", text ?? "");
+}
+
+/** The fast path's answer when its handler threw. */
+export function failedAnswer(): string {
+  return simpleAnswer("500 Internal Server Error", "text/plain; charset=utf-8", "internal server error\n");
+}
+
+/**
+ * The HTTP address's fast path (JSON-RPC POSTs to `/`), with the server's limits: the main process's,
+ * and each read process's (node/evm/readProcess.ts), so that both answer alike.
+ */
+export function evmFastHttp(
+  config: Pick<EvmRpcConfig, "httpTimeoutMs" | "httpIdleTimeoutMs" | "maxBodyBytes">,
+  handle: (body: Buffer, started: number) => MaybePromise<FastAnswer>,
+  logError: (err: unknown) => void,
+): Omit<FastHttpOptions, "fallback"> {
+  return {
+    accepts: (method, target) => method === "POST" && target === "/",
+    acceptsMediaType: (media) => media !== undefined && acceptedMediaType(media),
+    maxBodyBytes: config.maxBodyBytes ?? DEFAULT_BODY_LIMIT,
+    requestTimeoutMs: config.httpTimeoutMs,
+    idleTimeoutMs: config.httpIdleTimeoutMs,
+    handle: (_method, _target, body, started) => handle(body, started),
+    onError: (err) => {
+      logError(err);
+      return failedAnswer();
+    },
+  };
+}
+
+/**
+ * The state a server's calls share (filters, the chain feed, memos): built once by startEvmRpc, and by
+ * each read process (node/evm/readProcess.ts) for its own calls. Nothing here starts: the feed is
+ * started by the server.
+ */
+export function createEvmRuntime(
+  services: EvmServices,
+  settings: EvmRpcSettings,
+  log: Logger,
+  opts: { clock?: Clock; filterTimeoutMs?: number; observer?: RpcObserver } = {},
+): EvmRuntime {
+  const clock = opts.clock ?? systemClock;
+  const feed = new ChainFeed(services, log);
+  const filters = new FilterManager({
+    services,
+    feed,
+    clock,
+    settings,
+    ...(opts.filterTimeoutMs === undefined ? {} : { timeoutMs: opts.filterTimeoutMs }),
+  });
+  return {
+    settings,
+    filters,
+    feed,
+    clock,
+    log,
+    profiler: newProfilerState(),
+    logsMemo: new LogsMemo(),
+    ...(opts.observer === undefined ? {} : { observer: opts.observer }),
+  };
 }
 
 /** Starts the EVM JSON-RPC servers. The caller checks `[json-rpc] enable`. */
@@ -246,27 +335,13 @@ export async function startEvmRpc(
   const httpTarget = parseEvmAddress("address", config.address);
   const wsTarget = parseEvmAddress("ws-address", config.wsAddress);
   const settings = settingsFromConfig(config);
-  const clock = opts.clock ?? systemClock;
-  const feed = new ChainFeed(services, log);
-  const filters = new FilterManager({
-    services,
-    feed,
-    clock,
-    settings,
-    ...((opts.filterTimeoutMs ?? config.filterTimeoutMs) === undefined
-      ? {}
-      : { timeoutMs: opts.filterTimeoutMs ?? config.filterTimeoutMs }),
-  });
-  const runtime: EvmRuntime = {
-    settings,
-    filters,
-    feed,
-    clock,
-    log,
-    profiler: newProfilerState(),
-    logsMemo: new LogsMemo(),
+  const filterTimeoutMs = opts.filterTimeoutMs ?? config.filterTimeoutMs;
+  const runtime = createEvmRuntime(services, settings, log, {
+    ...(opts.clock === undefined ? {} : { clock: opts.clock }),
+    ...(filterTimeoutMs === undefined ? {} : { filterTimeoutMs }),
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
-  };
+  });
+  const { filters, feed } = runtime;
 
   const payloads = evmPayloads(services, runtime, {
     batchRequestLimit: config.batchRequestLimit,
@@ -282,20 +357,25 @@ export async function startEvmRpc(
   });
   const ws = evmWsTransport(config, payloads, log);
   // JSON-RPC POSTs are answered on the fast path; it hands everything else to node:http.
-  const fast: Omit<FastHttpOptions, "fallback"> = {
-    accepts: (method, target) => method === "POST" && target === "/",
-    acceptsMediaType: (media) => media !== undefined && acceptedMediaType(media),
-    maxBodyBytes,
-    requestTimeoutMs: config.httpTimeoutMs,
-    idleTimeoutMs: config.httpIdleTimeoutMs,
-    handle: (_method, _target, body, started) => {
+  const fast = evmFastHttp(
+    config,
+    (body, started) => {
       const answer = answerBody(payloads, config.httpTimeoutMs, body, started);
       return isPromise(answer) ? answer.then(jsonAnswer) : jsonAnswer(answer);
     },
-    onError: (err) => {
+    (err) => log.error({ err }, "EVM RPC HTTP handler failed"),
+  );
+  const forwarded = (body: string, started: number): MaybePromise<FastAnswer> => {
+    const failed = (err: unknown) => {
       log.error({ err }, "EVM RPC HTTP handler failed");
-      return simpleAnswer("500 Internal Server Error", "text/plain; charset=utf-8", "internal server error\n");
-    },
+      return failedAnswer();
+    };
+    try {
+      const answer = answerBody(payloads, config.httpTimeoutMs, body, started);
+      return isPromise(answer) ? answer.then(jsonAnswer, failed) : jsonAnswer(answer);
+    } catch (err) {
+      return failed(err);
+    }
   };
 
   const served: HttpTransport[] = [];
@@ -316,6 +396,12 @@ export async function startEvmRpc(
           },
     );
     const where = describeListenAddress(target);
+    // The read processes take connections once they know where to hand back what they do not serve.
+    let sharing: ConnectionSharing | undefined;
+    const share: ConnectionSharing | undefined =
+      role.http && opts.readProcesses !== undefined
+        ? { take: (s: Socket) => sharing?.take(s), close: () => sharing?.close() ?? Promise.resolve() }
+        : undefined;
     let transport: HttpTransport;
     try {
       transport = await serveHttp({
@@ -323,6 +409,7 @@ export async function startEvmRpc(
         maxOpenConnections: config.maxOpenConnections,
         server,
         ...(role.http ? { fast } : {}),
+        ...(share === undefined ? {} : { share }),
         upgrade: role.ws
           ? (req, socket, head) => ws.handleUpgrade(req, socket, head, "")
           : (_req, socket) => {
@@ -333,6 +420,7 @@ export async function startEvmRpc(
       throw new EvmRpcConfigError(`failed to listen on ${where}: ${(err as Error).message}`);
     }
     served.push(transport);
+    if (share !== undefined) sharing = opts.readProcesses?.share({ answer: forwarded, adopt: transport.adopt });
     const a = transport.bound;
     return a === undefined ? where : a.family === "IPv6" ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
   };
