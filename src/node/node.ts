@@ -911,6 +911,7 @@ async function startEthereumRpc(
       },
       latestHeight: () => Math.max(0, app.db.latestHeight()),
       onPublished: (fn) => app.db.onPublished(fn),
+      hintSender: (key, sender) => app.hintSender(key, sender),
       log: log.child({ module: "read-processes" }),
       ...(observer === undefined ? {} : { observer }),
     });

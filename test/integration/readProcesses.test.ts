@@ -516,6 +516,40 @@ describe("read-processes = 2", () => {
     }
   }, 60_000);
 
+  test("behavior: a connection whose requests a child keeps passing on goes back to the main process, and goes on there", async () => {
+    await startNode(1, [], 0);
+    const pid = childPids[0] as number;
+    try {
+      // Round robin from the start: the first connection goes to the child.
+      const conn = await Conn.open(evmAddress);
+      conns = [conn];
+      const chainId = '{"jsonrpc":"2.0","result":"0x40000"}';
+      expect(await ask(conn, "eth_chainId", [])).toBe(chainId);
+      if (process.platform === "linux") expect(socketCount(pid)).toBe(1);
+      // net_version is the main process's: 8 passed on against 1 answered there is three in four and more.
+      const version = await ask(conn, "net_version", []);
+      expect(version).toMatch(/"result":"262144"/);
+      for (let i = 1; i < 8; i++) expect(await ask(conn, "net_version", [])).toBe(version);
+      if (process.platform === "linux") expect(socketCount(pid)).toBe(1);
+      // The next request goes back with the connection and is answered by the main process's fast path.
+      expect(await ask(conn, "net_version", [])).toBe(version);
+      if (process.platform === "linux") expect(socketCount(pid)).toBe(0);
+      for (const m of ["eth_chainId", "net_version"]) expect(await ask(conn, m, [])).toMatch(/"result":/);
+      // A connection that asks eth_call stays in the child, whatever else it passes on.
+      const reader = await Conn.open(evmAddress);
+      const stays = await Conn.open(evmAddress);
+      conns = [conn, reader, stays];
+      const call = [{ to: MULTICALL3, data: GET_BLOCK_NUMBER }, "latest"];
+      for (let i = 0; i < 12; i++) {
+        expect(await ask(stays, "eth_call", call)).toMatch(/"result":"0x/);
+        expect(await ask(stays, "net_version", [])).toBe(version);
+      }
+      if (process.platform === "linux") expect(socketCount(pid)).toBe(1);
+    } finally {
+      await stopNode();
+    }
+  }, 60_000);
+
   test("behavior: the node stopped by SIGTERM stops its read processes, even with connections open", async () => {
     await startNode(1);
     expect(childPids).toHaveLength(1);

@@ -67,7 +67,7 @@ import {
 } from "./records.js";
 import { evmSnapshotService } from "./snapshots.js";
 import { chainAppHash, diffHash, EvmStateDb, type StateDiff } from "./stateDb.js";
-import { type DecodeContext, type DecodedTx, DecodedTxCache, notOnDevChain, txKey } from "./txDecode.js";
+import { type DecodeContext, type DecodedTx, DecodedTxCache, notOnDevChain } from "./txDecode.js";
 
 /** Cosmos EVM's default `[evm] evm-chain-id`. */
 export const DEFAULT_EVM_CHAIN_ID = 262144n;
@@ -461,12 +461,13 @@ export class EvmApplication implements Application {
   }
 
   /**
-   * A tx's sender recovered by a read process of this node from the bytes it passes to this process
-   * (an eth_sendRawTransaction it forwards): CheckTx of those bytes takes it instead of recovering the
-   * sender again (DecodedTxCache.hintSender). Only the node's own processes call this.
+   * The sender a read process of this node recovered (SnapshotReader.senderOf) from the tx it passes to
+   * this process with CometBFT key `key` (an eth_sendRawTransaction it forwards): CheckTx of those bytes
+   * takes it instead of recovering the sender again (DecodedTxCache.hintSender). Only the node's own
+   * processes call this.
    */
-  hintSender(raw: Uint8Array, sender: Uint8Array): void {
-    this.#cache.hintSender(txKey(raw), sender);
+  hintSender(key: string, sender: Uint8Array): void {
+    this.#cache.hintSender(key, sender);
   }
 
   async checkTx(req: CheckTxRequest): Promise<CheckTxResponse> {

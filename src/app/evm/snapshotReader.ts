@@ -4,7 +4,7 @@ import { EvmReaderImpl } from "./reader.js";
 import type { ReadWorkerSetup } from "./readWire.js";
 import type { ChainSettings } from "./records.js";
 import { EvmStateDb } from "./stateDb.js";
-import { type DecodeContext, DecodedTxCache } from "./txDecode.js";
+import { type DecodeContext, DecodedTxCache, decodeEthTx } from "./txDecode.js";
 
 /**
  * The app's database opened again for reads by another process (a `[json-rpc] read-processes` child,
@@ -19,6 +19,13 @@ export interface SnapshotReader {
    */
   pin(): number;
   release(): void;
+  /**
+   * The CometBFT key (hex) and sender (hex) of a signed tx, as this node's CheckTx decodes it
+   * (decodeEthTx, the same chain id and rules): given with a forwarded eth_sendRawTransaction, the main
+   * process's CheckTx takes the sender instead of recovering it again (EvmApplication.hintSender).
+   * undefined when the bytes do not decode (the main process's CheckTx says why).
+   */
+  senderOf(raw: Uint8Array): { key: string; sender: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -57,6 +64,14 @@ export async function openSnapshotReader(
       return meta?.height ?? -1;
     },
     release: () => kv.release(),
+    senderOf: (raw) => {
+      try {
+        const d = decodeEthTx(raw, decodeCtx);
+        return { key: d.key, sender: d.fromHex };
+      } catch {
+        return undefined;
+      }
+    },
     close: () => kv.close(),
   };
 }

@@ -63,13 +63,25 @@ describe("read process wire", () => {
       { t: "failed", error: "cannot open" },
       { t: "error", error: "stack" },
       { t: "forward", r: 1, b: body, s: 1_796_000_000_000 },
+      { t: "forward", r: 1, b: body, s: 1_796_000_000_000, h: [["ab".repeat(32), "cd".repeat(20)]] },
       { t: "back", c: 2, p: Buffer.from("OPTIONS / HTTP/1.1\r\n\r\n").toString("base64") },
+      { t: "back", c: 2, p: "", f: 1 },
       { t: "closed", c: 2 },
       { t: "observed", n: ["eth_call", "eth_call"], d: [0.25, 1.5], f: [0, 1] },
     ]) {
       expect(fromReadProcess(JSON.parse(JSON.stringify(m)))).toEqual(m);
     }
     expect(errorOf(() => fromReadProcess({ t: "forward", r: 1, b: 5, s: 1 }))).toContain("field b must be a string");
+    // Sender hints: [64-hex tx key, 40-hex sender] pairs, lower case.
+    for (const h of [
+      {},
+      [["ab".repeat(32)]],
+      [["AB".repeat(32), "cd".repeat(20)]],
+      [["ab".repeat(32), "cd".repeat(19)]],
+    ]) {
+      expect(errorOf(() => fromReadProcess({ t: "forward", r: 1, b: body, s: 1, h }))).toContain("field h");
+    }
+    expect(errorOf(() => fromReadProcess({ t: "back", c: 2, p: "", f: 2 }))).toContain("field f must be 1");
     expect(errorOf(() => fromReadProcess({ t: "back", c: "2", p: "" }))).toContain(
       "field c must be a non-negative integer",
     );

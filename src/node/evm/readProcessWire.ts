@@ -58,8 +58,21 @@ export type ToReadProcess =
 export type FromReadProcess =
   | { readonly t: "ready" }
   | { readonly t: "failed"; readonly error: string }
-  | { readonly t: "forward"; readonly r: number; readonly b: string; readonly s: number }
-  | { readonly t: "back"; readonly c: number; readonly p: string }
+  | {
+      readonly t: "forward";
+      readonly r: number;
+      readonly b: string;
+      readonly s: number;
+      /** The senders of the body's raw txs, recovered in the child: [CometBFT tx key, sender], in hex. */
+      readonly h?: readonly (readonly [string, string])[];
+    }
+  | {
+      readonly t: "back";
+      readonly c: number;
+      readonly p: string;
+      /** 1: the connection's requests were mostly passed on (readProcess.ts PASS_BACK): serve it on the fast path. */
+      readonly f?: 1;
+    }
   | { readonly t: "closed"; readonly c: number }
   | {
       readonly t: "observed";
@@ -96,6 +109,22 @@ function text(m: Record<string, unknown>, key: string, raw: unknown): string {
   return v;
 }
 
+const TX_KEY = /^[0-9a-f]{64}$/;
+const ADDRESS = /^[0-9a-f]{40}$/;
+
+/** A forward's sender hints: [tx key, sender] pairs of lower-case hex (64 and 40 digits). */
+function senderHints(h: unknown, raw: unknown): [string, string][] {
+  if (!Array.isArray(h)) throw wireError("field h must be a list", raw);
+  const out: [string, string][] = [];
+  for (const pair of h) {
+    if (!Array.isArray(pair) || pair.length !== 2 || !TX_KEY.test(String(pair[0])) || !ADDRESS.test(String(pair[1]))) {
+      throw wireError("field h must hold [tx key, sender] pairs of lower-case hex", raw);
+    }
+    out.push([pair[0] as string, pair[1] as string]);
+  }
+  return out;
+}
+
 /** Checks a message the main process received from a read process. */
 export function fromReadProcess(raw: unknown): FromReadProcess {
   if (!isRecord(raw)) throw wireError("not an object", raw);
@@ -107,9 +136,16 @@ export function fromReadProcess(raw: unknown): FromReadProcess {
     case "error":
       return { t: "error", error: text(raw, "error", raw) };
     case "forward":
-      return { t: "forward", r: count(raw, "r", raw), b: text(raw, "b", raw), s: count(raw, "s", raw) };
+      return {
+        t: "forward",
+        r: count(raw, "r", raw),
+        b: text(raw, "b", raw),
+        s: count(raw, "s", raw),
+        ...(raw.h === undefined ? {} : { h: senderHints(raw.h, raw) }),
+      };
     case "back":
-      return { t: "back", c: count(raw, "c", raw), p: text(raw, "p", raw) };
+      if (raw.f !== undefined && raw.f !== 1) throw wireError("field f must be 1 when present", raw);
+      return { t: "back", c: count(raw, "c", raw), p: text(raw, "p", raw), ...(raw.f === 1 ? { f: 1 as const } : {}) };
     case "closed":
       return { t: "closed", c: count(raw, "c", raw) };
     case "observed": {

@@ -40,6 +40,11 @@ export interface ReadProcessesOptions {
   readonly latestHeight: () => number;
   readonly onPublished: (fn: (height: number) => void) => () => void;
   readonly log: Logger;
+  /**
+   * A forwarded eth_sendRawTransaction's sender, recovered in the child, for the app's CheckTx of the
+   * tx with that CometBFT key (EvmApplication.hintSender).
+   */
+  readonly hintSender?: (key: string, sender: Uint8Array) => void;
   /** The main process's RPC metrics; the calls a child answers are recorded here too. */
   readonly observer?: RpcObserver;
   /** The child's script (tests); default readProcess beside this module (.ts through tsx from sources). */
@@ -293,13 +298,16 @@ export class ReadProcesses {
         }
         this.#stats.handedBack++;
         socket.once("close", () => this.#ended(slot, m.c));
-        hooks.adopt(socket, Buffer.from(m.p, "base64"));
+        hooks.adopt(socket, Buffer.from(m.p, "base64"), m.f === 1);
         return;
       }
       case "forward": {
         const hooks = this.#hooks;
         if (hooks === undefined) return;
         this.#stats.forwarded++;
+        if (m.h !== undefined && this.#opts.hintSender !== undefined) {
+          for (const [key, sender] of m.h) this.#opts.hintSender(key, new Uint8Array(Buffer.from(sender, "hex")));
+        }
         const r = m.r;
         const answer = hooks.answer(m.b, m.s);
         const reply = (a: string | Buffer) =>

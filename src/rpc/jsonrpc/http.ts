@@ -96,10 +96,11 @@ export interface HttpTransport {
    */
   close(): Promise<void>;
   /**
-   * Serves on node:http a connection another process hands back (a request its fast path does not
-   * take: CORS, an upgrade...), `pending` being the bytes it read and did not answer.
+   * Serves a connection another process hands back, `pending` being the bytes it read and did not
+   * answer: on node:http (a request its fast path does not take: CORS, an upgrade...), or on this
+   * process's fast path when `fast` (a connection that process was passing on to this one anyway).
    */
-  adopt(socket: Socket, pending: Buffer): void;
+  adopt(socket: Socket, pending: Buffer, fast?: boolean): void;
 }
 
 /** Listens on `target` and serves HTTP there (see the module comment). Rejects with the listen error. */
@@ -127,7 +128,7 @@ export async function serveHttp(opts: HttpTransportOptions): Promise<HttpTranspo
   });
   return {
     bound: listener.bound,
-    adopt: (socket, pending) => {
+    adopt: (socket, pending, toFast = false) => {
       if (closed) {
         socket.destroy();
         return;
@@ -136,7 +137,8 @@ export async function serveHttp(opts: HttpTransportOptions): Promise<HttpTranspo
       socket.once("close", () => sockets.delete(socket));
       socket.pause();
       if (pending.length > 0) socket.unshift(pending);
-      server.emit("connection", socket);
+      if (toFast && fast !== undefined) serveFastHttp(socket, fast);
+      else server.emit("connection", socket);
       socket.resume();
     },
     close: async () => {

@@ -115,8 +115,11 @@ export interface ReadProcessHooks {
    * first byte arrived at `started` (ms since epoch): the fast path's answer to the same request.
    */
   answer(body: string, started: number): MaybePromise<FastAnswer>;
-  /** Serves on node:http a connection a read process hands back (HttpTransport.adopt). */
-  adopt(socket: Socket, pending: Buffer): void;
+  /**
+   * Serves a connection a read process hands back (HttpTransport.adopt): on node:http, or on the fast
+   * path when `fast` (a connection whose requests the child was passing on).
+   */
+  adopt(socket: Socket, pending: Buffer, fast: boolean): void;
 }
 
 export interface RunningEvmRpc {
