@@ -181,7 +181,7 @@ describe("defaults", () => {
         filterTimeoutMs: 300_000,
         enableProfiling: false,
         readWorkers: 0,
-        readProcesses: 0,
+        readProcesses: 1,
       },
       evm: { evmChainId: 262_144n, minTip: 0n, maxTxGasWanted: 0n },
     };
@@ -519,7 +519,7 @@ describe("errors", () => {
 
   test("limits: [json-rpc] read-processes takes 0..16", () => {
     writeConfig("", "app.toml");
-    expect(loadNodeConfig(home).jsonRpc.readProcesses).toBe(0);
+    expect(loadNodeConfig(home).jsonRpc.readProcesses).toBe(1);
     writeConfig("[json-rpc]\nread-processes = 16\n", "app.toml");
     expect(loadNodeConfig(home).jsonRpc.readProcesses).toBe(16);
     expect(loadNodeConfig(home, { "json-rpc.read-processes": "1" }).jsonRpc.readProcesses).toBe(1);

@@ -42,6 +42,9 @@ export async function startInProcessNode(
     "--rpc.laddr": "tcp://127.0.0.1:0",
     "--p2p.laddr": "tcp://127.0.0.1:0",
     "--json-rpc.enable": false,
+    // An in-process node serves every connection itself (its children would load the sources through
+    // tsx): read processes are tested on spawned nodes (readProcesses.test.ts and every spawnNode test).
+    "--json-rpc.read-processes": "0",
     "--consensus.timeout_commit": "100ms",
     "--proxy_app": "kvstore",
     ...overrides,

@@ -41,6 +41,8 @@ async function start(readWorkers: number): Promise<void> {
     "--json-rpc.ws-address": "127.0.0.1:0",
     "--json-rpc.api": "eth,net,web3,debug",
     "--json-rpc.read-workers": String(readWorkers),
+    // Every connection on this process, where the workers are (read processes: readProcesses.test.ts).
+    "--json-rpc.read-processes": "0",
     // Blocks keep committing while the requests run.
     "--consensus.timeout_commit": "10ms",
   });
