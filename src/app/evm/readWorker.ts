@@ -7,9 +7,7 @@
  * block has committed since.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openKvSnapshotStore } from "../../store/index.js";
-import { createEvmCommon, createTxCommon } from "./executor.js";
-import { EvmReaderImpl, plainCallResult } from "./reader.js";
+import { plainCallResult } from "./reader.js";
 import {
   createTracer,
   detachBytes,
@@ -21,9 +19,7 @@ import {
   type ReadWorkerSetup,
   type ToWorker,
 } from "./readWire.js";
-import type { ChainSettings } from "./records.js";
-import { EvmStateDb } from "./stateDb.js";
-import { type DecodeContext, DecodedTxCache } from "./txDecode.js";
+import { openSnapshotReader, type SnapshotReader } from "./snapshotReader.js";
 
 const port = parentPort;
 if (port === null) throw new Error("readWorker.ts runs as a worker thread (readPool.ts starts it)");
@@ -33,49 +29,28 @@ function send(m: FromWorker): void {
   port?.postMessage(m);
 }
 
-let kv: Awaited<ReturnType<typeof openKvSnapshotStore>>;
-let db: EvmStateDb;
-let reader: EvmReaderImpl;
-let settings: ChainSettings | undefined;
-let settingsHeight: number | undefined;
+let snap: SnapshotReader;
 try {
-  kv = await openKvSnapshotStore(setup.dbFile, { noSync: setup.noSync });
-  db = new EvmStateDb(kv);
-  const common = createEvmCommon(setup.chainId);
-  const decodeCtx: DecodeContext = {
-    common: createTxCommon(setup.chainId),
-    chainId: setup.chainId,
-    allowUnprotectedTxs: setup.allowUnprotectedTxs,
-  };
-  const decoded = new DecodedTxCache(1000);
-  reader = new EvmReaderImpl({
-    db,
-    common: () => common,
-    txCommon: () => decodeCtx.common,
-    settings: () => settings,
+  snap = await openSnapshotReader(setup, {
     pendingNonce: () => {
       throw new Error("a read worker has no mempool: pending nonces are read on the main thread");
     },
-    decode: (raw) => decoded.decode(raw, decodeCtx),
+    decodeCacheSize: 1000,
   });
 } catch (err) {
   send({ kind: "failed", error: errorToWire(err) });
   process.exit(1);
 }
+const reader = snap.reader;
 
 /** Takes a snapshot that includes `height` (the main thread saw it committed before posting). */
 function snapshotFor(height: number): void {
   for (let tries = 0; ; tries++) {
-    kv.pin();
-    const meta = db.followCommitted();
-    if (meta !== undefined && meta.height !== settingsHeight) {
-      settings = db.settings();
-      settingsHeight = meta.height;
-    }
+    const committed = snap.pin();
     // A commit is visible to every thread once its write transaction ended, before the main thread
     // publishes the height: a fresh snapshot always has it. Retried in case lmdb handed back an
     // older shared read transaction.
-    if (meta === undefined || meta.height >= height || tries >= 3) return;
+    if (committed < 0 || committed >= height || tries >= 3) return;
   }
 }
 
@@ -102,7 +77,7 @@ async function answer(req: ReadRequest & { id: number }): Promise<void> {
   } catch (err) {
     send({ kind: "error", id: req.id, error: errorToWire(err) });
   } finally {
-    kv.release();
+    snap.release();
   }
 }
 
@@ -110,7 +85,7 @@ let queue: Promise<void> = Promise.resolve();
 port.on("message", (m: ToWorker) => {
   if (m.op === "close") {
     queue = queue.then(async () => {
-      await kv.close();
+      await snap.close();
       port.close();
     });
     return;

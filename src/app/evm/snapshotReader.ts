@@ -7,8 +7,9 @@ import { EvmStateDb } from "./stateDb.js";
 import { type DecodeContext, DecodedTxCache, decodeEthTx } from "./txDecode.js";
 
 /**
- * The app's database opened again for reads by another process (a `[json-rpc] read-processes` child,
- * node/evm/readProcess.ts), with an EvmReaderImpl over it: what the app's own reader answers, read
+ * The app's database opened again for reads by another thread or process (a `[json-rpc] read-workers`
+ * thread, readWorker.ts; a `[json-rpc] read-processes` child, node/evm/readProcess.ts), with an
+ * EvmReaderImpl over it: what the app's own reader answers, read
  * from snapshots of what the app committed.
  */
 export interface SnapshotReader {
@@ -31,7 +32,7 @@ export interface SnapshotReader {
 
 export async function openSnapshotReader(
   setup: ReadWorkerSetup,
-  opts: { pendingNonce: (address: Uint8Array) => bigint },
+  opts: { pendingNonce: (address: Uint8Array) => bigint; decodeCacheSize?: number },
 ): Promise<SnapshotReader> {
   const kv: KvSnapshotStore = await openKvSnapshotStore(setup.dbFile, { noSync: setup.noSync });
   const db = new EvmStateDb(kv);
@@ -41,7 +42,7 @@ export async function openSnapshotReader(
     chainId: setup.chainId,
     allowUnprotectedTxs: setup.allowUnprotectedTxs,
   };
-  const decoded = new DecodedTxCache(100);
+  const decoded = new DecodedTxCache(opts.decodeCacheSize ?? 100);
   let settings: ChainSettings | undefined;
   let settingsHeight: number | undefined;
   const reader = new EvmReaderImpl({

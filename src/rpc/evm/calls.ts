@@ -204,6 +204,16 @@ export interface EvmPayloads {
   ): MaybePromise<string | undefined | typeof FORWARD>;
 }
 
+/** A payload's requests, or the parse-error answer (-32700) to text that is not JSON-RPC at all. */
+function parseOrFailure(text: string): RpcPayload | string {
+  try {
+    return parsePayload(text, GETH_MESSAGES);
+  } catch (err) {
+    if (err instanceof PayloadError) return encodeFailure(NULL_ID, parseError());
+    throw err;
+  }
+}
+
 /** See EvmPayloads.answerHere. */
 export const FORWARD: unique symbol = Symbol("answered by the main process");
 
@@ -239,24 +249,14 @@ export function evmPayloads(services: EvmServices, runtime: EvmRuntime, limits: 
   };
   return {
     answer(text, request, deadline) {
-      let payload: RpcPayload;
-      try {
-        payload = parsePayload(text, GETH_MESSAGES);
-      } catch (err) {
-        if (err instanceof PayloadError) return encodeFailure(NULL_ID, parseError());
-        throw err;
-      }
+      const payload = parseOrFailure(text);
+      if (typeof payload === "string") return payload;
       const a = runPayload(payload, runner, request, rules, deadline);
       return isPromise(a) ? a.then(answerText) : a.text;
     },
     answerHere(text, deadline, methods) {
-      let payload: RpcPayload;
-      try {
-        payload = parsePayload(text, GETH_MESSAGES);
-      } catch (err) {
-        if (err instanceof PayloadError) return encodeFailure(NULL_ID, parseError());
-        throw err;
-      }
+      const payload = parseOrFailure(text);
+      if (typeof payload === "string") return payload;
       for (const m of payload.requests) if (m.kind !== "invalid" && !methods.has(m.method)) return FORWARD;
       const unserved: UnservedMark = { hit: false };
       const request: EvmRequest = { transport: "http", sink: undefined, unserved };
