@@ -152,6 +152,9 @@ async function logLine(n: SpawnedNode, match: (l: LogLine) => boolean): Promise<
   }
 }
 
+/** Every node started here, stopped at the end whatever the tests did (a filtered run skips the stops). */
+const started: SpawnedNode[] = [];
+
 async function startNode(readProcesses: number, extra: string[] = [], connections = CONNECTIONS): Promise<void> {
   node = spawnNode([
     "start",
@@ -179,6 +182,7 @@ async function startNode(readProcesses: number, extra: string[] = [], connection
     "127.0.0.1:0",
     ...extra,
   ]);
+  started.push(node);
   await node.ready;
   // pino writes asynchronously: the log lines may follow the announcement on stdout.
   const http = await logLine(node, (l) => l.msg === "Starting EVM JSON-RPC HTTP server");
@@ -304,9 +308,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of conns) c.close();
-  if (node !== undefined && node.child.exitCode === null) {
-    node.child.kill("SIGKILL");
-    await node.exited;
+  for (const n of started) {
+    if (n.child.exitCode !== null || n.child.signalCode !== null) continue;
+    n.child.kill("SIGKILL");
+    await n.exited;
   }
   for (const pid of childPids) if (alive(pid)) process.kill(pid, "SIGKILL");
   await tmp?.cleanup();
