@@ -187,11 +187,10 @@ flush.unref();
 let nextForward = 0;
 const waiting = new Map<number, (answer: string) => void>();
 
-function forward(body: Buffer, started: number): Promise<FastAnswer> {
+/** Passes a body to the main process, with the senders of the txs it sends when there are any (`h`). */
+function forward(b: string, started: number, h?: [string, string][]): Promise<FastAnswer> {
   nextForward = nextForward >= 0x7fffffff ? 1 : nextForward + 1;
   const r = nextForward;
-  const b = body.toString("utf8");
-  const h = senderHints(b);
   return new Promise((resolve) => {
     waiting.set(r, resolve);
     send(h === undefined ? { t: "forward", r, b, s: started } : { t: "forward", r, b, s: started, h });
@@ -208,7 +207,6 @@ const RAW_HEX = /^0x(?:[0-9a-fA-F]{2})+$/;
  * ~70 µs of the ~700 µs a mined transfer costs the main thread). Bytes that do not decode get none.
  */
 function senderHints(body: string): [string, string][] | undefined {
-  if (!SEND_RAW.test(body)) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -251,24 +249,28 @@ interface ConnUse {
 
 const PASS_BACK_AFTER = 8;
 
-function passOn(body: Buffer, started: number, use: ConnUse): Promise<FastAnswer> {
+function passOn(body: string, started: number, use: ConnUse, hints?: [string, string][]): Promise<FastAnswer> {
   use.passed++;
   if (use.passed >= PASS_BACK_AFTER && use.passed >= 3 * use.here) use.back = true;
-  return forward(body, started);
+  return forward(body, started, hints);
 }
 
-function answeredHere(out: unknown, use: ConnUse): FastAnswer {
+function answeredHere(out: string | undefined, use: ConnUse): FastAnswer {
   use.here++;
-  return jsonAnswer(out as Parameters<typeof jsonAnswer>[0]);
+  return jsonAnswer(out);
 }
 
-function answer(body: Buffer, started: number, use: ConnUse): MaybePromise<FastAnswer> {
+function answer(raw: Buffer, started: number, use: ConnUse): MaybePromise<FastAnswer> {
+  const body = raw.toString("utf8");
+  // A payload that sends a tx is the main process's whatever else it holds (SERVED has no send): passed
+  // on without a snapshot or a parse here (senderHints parses it once, for the senders).
+  if (SEND_RAW.test(body)) return passOn(body, started, use, senderHints(body));
   let pinned = false;
   try {
     pinned = true;
     if (!pinLatest()) return passOn(body, started, use);
     const mark = observed.mark();
-    const out = payloads.answerHere(body.toString("utf8"), httpDeadline(setup.rpc.httpTimeoutMs, started), SERVED);
+    const out = payloads.answerHere(body, httpDeadline(setup.rpc.httpTimeoutMs, started), SERVED);
     if (!isPromise(out)) {
       if (out !== FORWARD) return answeredHere(out, use);
       observed.dropSince(mark);

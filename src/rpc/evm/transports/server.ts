@@ -360,22 +360,21 @@ export async function startEvmRpc(
   });
   const ws = evmWsTransport(config, payloads, log);
   // JSON-RPC POSTs are answered on the fast path; it hands everything else to node:http.
-  const fast = evmFastHttp(
-    config,
-    (body, started) => {
-      const answer = answerBody(payloads, config.httpTimeoutMs, body, started);
-      return isPromise(answer) ? answer.then(jsonAnswer) : jsonAnswer(answer);
-    },
-    (err) => log.error({ err }, "EVM RPC HTTP handler failed"),
-  );
+  const httpAnswer = (body: Buffer | string, started: number): MaybePromise<FastAnswer> => {
+    const answer = answerBody(payloads, config.httpTimeoutMs, body, started);
+    return isPromise(answer) ? answer.then(jsonAnswer) : jsonAnswer(answer);
+  };
+  const logFailure = (err: unknown) => log.error({ err }, "EVM RPC HTTP handler failed");
+  const fast = evmFastHttp(config, httpAnswer, logFailure);
+  // A body a read process passed on: the same answer, and the fast path's 500 when the handler fails.
   const forwarded = (body: string, started: number): MaybePromise<FastAnswer> => {
     const failed = (err: unknown) => {
-      log.error({ err }, "EVM RPC HTTP handler failed");
+      logFailure(err);
       return failedAnswer();
     };
     try {
-      const answer = answerBody(payloads, config.httpTimeoutMs, body, started);
-      return isPromise(answer) ? answer.then(jsonAnswer, failed) : jsonAnswer(answer);
+      const answer = httpAnswer(body, started);
+      return isPromise(answer) ? answer.catch(failed) : answer;
     } catch (err) {
       return failed(err);
     }
