@@ -43,7 +43,8 @@
  *                                 bin/cometh.js and dist/, built there first): two builds timed in one run, with
  *                                 --interleave seed by seed, so that a change is measured against its base at the
  *                                 same machine speed.
- * Other options: --txs N, --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
+ * Other options: --txs N, --warmup-txs N (untimed ETH transfers before the timed ones, default 1000; 0: none),
+ * --lanes N (1..10, default 10), --logs-reps N, --tx-timeout S (180), --stall S (15),
  * --timeout-commit D (cometh, 0s), --read-workers N (cometh's [json-rpc] read-workers; default: its default),
  * --read-processes N[,M...] (cometh's [json-rpc] read-processes: N for node "cometh", and each further M adds a
  * node "cometh-rpM" of this checkout with M, run beside it: `--read-processes 0,1,2 --interleave` times the three
@@ -138,6 +139,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     connections: { type: "string", default: "32" },
     txs: { type: "string", default: "2000" },
+    "warmup-txs": { type: "string", default: "1000" },
     "logs-reps": { type: "string", default: "5" },
     "tx-timeout": { type: "string", default: "180" },
     stall: { type: "string", default: "15" },
@@ -701,6 +703,10 @@ async function transfersAndLogs(rpc: Rpc, setup: EvmSetup, result: NodeResult, o
 /** What minedTransfers needs: the count of each kind, the send lanes, and when a phase gives up. */
 export interface TransferOptions {
   txs: number;
+  /** ETH transfers sent and mined untimed before the timed phases (0: none). */
+  warmupTxs: number;
+  /** Called after the warm-up, right before the timed phases (the caller's CPU counters start there). */
+  afterWarmup?: () => void;
   lanes: number;
   txTimeoutMs: number;
   stallMs: number;
@@ -715,29 +721,45 @@ export interface Transfers {
 }
 
 /**
- * opts.txs pre-signed ETH transfers, then as many ERC-20 transfers of the token of `setup`, through
- * eth_sendRawTransaction from opts.lanes lanes; each phase's mined/s is count / (first send .. last receipt).
+ * opts.warmupTxs untimed ETH transfers, then opts.txs pre-signed ETH transfers, then as many ERC-20 transfers
+ * of the token of `setup`, through eth_sendRawTransaction from opts.lanes lanes; each timed phase's mined/s is
+ * count / (first send .. last receipt).
+ *
+ * The warm-up is for fairness between nodes timed in one run: the load generator's own code (this process)
+ * starts cold too, and without it the first node of a run paid that warm-up (its answers' socket writes cost
+ * ~3x as much in the first phase as in a later one), and so did every node's first phase.
  */
 export async function minedTransfers(rpc: Rpc, setup: EvmSetup, opts: TransferOptions): Promise<Transfers> {
   const { tokenAddr, tokenGas, sign } = setup;
   const addrs = ADDRS;
   // Pre-signed transfers: tx i from dev account i mod 10 (nonces sequential), sent in lane (i mod 10) mod lanes.
-  const laneOf = (make: (i: number, s: number) => Signed): Signed[][] => {
+  const laneOf = (count: number, make: (i: number, s: number) => Signed): Signed[][] => {
     const lanes: Signed[][] = Array.from({ length: opts.lanes }, () => []);
-    for (let i = 0; i < opts.txs; i++) (lanes[(i % ACCOUNTS) % opts.lanes] as Signed[]).push(make(i, i % ACCOUNTS));
+    for (let i = 0; i < count; i++) (lanes[(i % ACCOUNTS) % opts.lanes] as Signed[]).push(make(i, i % ACCOUNTS));
     return lanes;
   };
   // Recipients: the next dev account (s+1 mod 10).
   const next = (s: number) => addrs[(s + 1) % ACCOUNTS] as string;
-  const ethLanes = laneOf((_i, s) => sign(s, { to: next(s), value: GWEI, gasLimit: 21_000n }));
-  const tokenLanes = laneOf((_i, s) =>
+  const ethTransfer = (_i: number, s: number) => sign(s, { to: next(s), value: GWEI, gasLimit: 21_000n });
+  const notes: string[] = [];
+  if (opts.warmupTxs > 0) {
+    const warm = await txPhase(rpc, laneOf(opts.warmupTxs, ethTransfer), opts.txTimeoutMs, opts.stallMs);
+    console.log(`  warm-up, untimed: ${describeTx(warm)}`);
+    if (warm.mined < warm.sent) {
+      notes.push("the timed phases were skipped: their nonces follow warm-up transfers that were not mined");
+      notePhase(notes, "warm-up", warm, opts.stallMs);
+      return { eth: warm, notes };
+    }
+  }
+  opts.afterWarmup?.();
+  const ethLanes = laneOf(opts.txs, ethTransfer);
+  const tokenLanes = laneOf(opts.txs, (_i, s) =>
     sign(s, {
       to: tokenAddr,
       data: token.encodeFunctionData("transfer", [next(s), 10n ** 18n]),
       gasLimit: tokenGas,
     }),
   );
-  const notes: string[] = [];
   const eth = await txPhase(rpc, ethLanes, opts.txTimeoutMs, opts.stallMs);
   console.log(`  ETH transfers: ${describeTx(eth)}`);
   if (eth.mined < eth.sent) {
@@ -982,6 +1004,7 @@ interface HarnessOptions {
   seconds: number;
   connections: number;
   txs: number;
+  warmupTxs: number;
   logsReps: number;
   txTimeoutMs: number;
   stallMs: number;
@@ -1399,11 +1422,16 @@ async function main(): Promise<void> {
     seconds: Number(values.seconds),
     connections: Number(values.connections),
     txs: Number(values.txs),
+    warmupTxs: Number(values["warmup-txs"]),
     logsReps: Number(values["logs-reps"]),
     txTimeoutMs: Number(values["tx-timeout"]) * 1000,
     stallMs: Number(values.stall) * 1000,
   };
-  const numeric = { ...opts.workloadOpts, ...opts } as Record<string, unknown>;
+  if (!Number.isInteger(opts.warmupTxs) || opts.warmupTxs < 0) {
+    throw new RangeError("--warmup-txs must be a whole number (0: no warm-up)");
+  }
+  const { warmupTxs: _zeroAllowed, ...positive } = opts;
+  const numeric = { ...opts.workloadOpts, ...positive } as Record<string, unknown>;
   for (const [k, v] of Object.entries(numeric)) {
     if (typeof v === "number" && !(Number.isFinite(v) && v > 0)) {
       throw new RangeError(`--${k} must be a positive number`);

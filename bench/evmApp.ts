@@ -7,13 +7,15 @@
  * Then, in the same run, mined transfers/s over JSON-RPC next to Hardhat 3: each node of --peers (default
  * cometh,hardhat; none to skip) is started as bench:evm starts it (bench/nodes.ts: cometh as `npm start`
  * runs it with --consensus.timeout_commit 0s; Hardhat 3's `hardhat node` with automine, from bench/peers),
- * takes --rpc-txs (2000) pre-signed ETH transfers and then as many ERC-20 transfers from 10 dev accounts in
- * --lanes (10) lanes through eth_sendRawTransaction (bench/evm.ts minedTransfers), and is stopped by its PID.
+ * takes --warmup-txs (1000) untimed ETH transfers, then --rpc-txs (2000) pre-signed ETH transfers and as many
+ * ERC-20 transfers from 10 dev accounts in --lanes (10) lanes through eth_sendRawTransaction (bench/evm.ts
+ * minedTransfers; the warm-up keeps the load generator's own warm-up out of the first node's figures), and is
+ * stopped by its PID.
  * One table gives the app's committed tx/s and each node's mined tx/s, and their ratios to Hardhat 3's, and
  * each node's CPU time (all its threads, from /proc) per mined tx over both phases.
  *
  *   node --import tsx bench/evmApp.ts [--txs 10000] [--senders 200] [--max-gas 30000000]
- *                                     [--peers cometh,hardhat] [--rpc-txs 2000] [--lanes 10]
+ *                                     [--peers cometh,hardhat] [--rpc-txs 2000] [--warmup-txs 1000] [--lanes 10]
  */
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -48,6 +50,7 @@ function stringArg(name: string, fallback: string): string {
 const N = arg("txs", 10_000);
 const PEERS = stringArg("peers", "cometh,hardhat");
 const RPC_TXS = arg("rpc-txs", 2000);
+const WARMUP_TXS = arg("warmup-txs", 1000);
 const LANES = arg("lanes", 10);
 const SENDERS = arg("senders", 200);
 const MAX_GAS = BigInt(arg("max-gas", 30_000_000));
@@ -319,12 +322,17 @@ async function peers(appRates: { eth: number; erc20: number } | undefined): Prom
     .filter((x) => x !== "" && x !== "none");
   if (wanted.length === 0) return;
   if (!Number.isInteger(RPC_TXS) || RPC_TXS <= 0) throw new RangeError("--rpc-txs must be a positive integer");
+  if (!Number.isInteger(WARMUP_TXS) || WARMUP_TXS < 0) {
+    throw new RangeError("--warmup-txs must be a whole number (0: no warm-up)");
+  }
   if (!Number.isInteger(LANES) || LANES < 1 || LANES > ACCOUNTS) {
     throw new RangeError(`--lanes must be an integer from 1 to ${ACCOUNTS}`);
   }
   if (wanted.includes("cometh")) buildCometh();
   console.log("");
-  console.log(`mined transfers over JSON-RPC: ${RPC_TXS} ETH + ${RPC_TXS} ERC-20 transfers, ${LANES} lanes`);
+  console.log(
+    `mined transfers over JSON-RPC: ${WARMUP_TXS} untimed ETH transfers, then ${RPC_TXS} ETH + ${RPC_TXS} ERC-20 transfers timed, ${LANES} lanes`,
+  );
   const { results, skipped } = await runNodes(
     wanted,
     [comethStart("0s"), HARDHAT],
@@ -336,9 +344,13 @@ async function peers(appRates: { eth: number; erc20: number } | undefined): Prom
         await node.launch.ready?.(rpc);
         console.log(`${spec.name}: pid ${node.pid}, http://127.0.0.1:${node.port}`);
         const setup = await setupContracts(rpc);
-        const cpu0 = processCpuMs(node.pid);
+        let cpu0 = processCpuMs(node.pid);
         const t = await minedTransfers(rpc, setup, {
           txs: RPC_TXS,
+          warmupTxs: WARMUP_TXS,
+          afterWarmup: () => {
+            cpu0 = processCpuMs(node.pid);
+          },
           lanes: LANES,
           txTimeoutMs: 180_000,
           stallMs: 15_000,
