@@ -62,8 +62,9 @@ const USER_ERRORS = [
 ] as const;
 
 /**
- * Damaged data files found while starting a node (store/ StoreFileError, consensus/ WalRepairError):
- * their message names the file and what is wrong. Registered by `loadNode`, as those modules load
+ * Damaged data files found while starting a node (store/ StoreFileError, consensus/ WalRepairError),
+ * and a data directory another node holds (node/ DataDirLockedError): their message names the file
+ * and what is wrong. Registered by `loadNode`, as those modules load
  * with the node only.
  */
 let dataFileErrors: readonly (abstract new (...args: never[]) => Error)[] = [];
@@ -75,7 +76,7 @@ async function loadNode(): Promise<typeof import("../node/index.js")> {
     import("../store/index.js"),
     import("../consensus/index.js"),
   ]);
-  dataFileErrors = [store.StoreFileError, consensus.WalRepairError];
+  dataFileErrors = [store.StoreFileError, consensus.WalRepairError, node.DataDirLockedError];
   return node;
 }
 

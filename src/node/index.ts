@@ -13,4 +13,5 @@ export {
   type StartNodeOptions,
   startNode,
 } from "./node.js";
+export { DataDirLockedError } from "./dataDirLock.js";
 export { ShutdownStack } from "./shutdownStack.js";

@@ -50,6 +50,7 @@ import { bytesEqual, hexToBytes } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { startupMark } from "../util/startupTrace.js";
+import { lockDataDir } from "./dataDirLock.js";
 import { DevChain, DevTime } from "./devChain.js";
 import { NodeServiceError } from "./errors.js";
 import { ReadProcesses } from "./evm/readProcesses.js";
@@ -357,6 +358,8 @@ async function openKeysAndStores(
 ): Promise<Base> {
   const dbDir = config.base.dbDir;
   await mkdir(dbDir, { recursive: true });
+  // One node per data directory (dataDirLock.ts): released last, after every store has closed.
+  stack.push("data directory lock", await lockDataDir(dbDir));
   const genesis = loadGenesis(config.base.genesisFile);
   const devChain = config.base.proxyApp === "evm" && isDevChainGenesis(genesis);
   const devTime = devChain ? new DevTime(systemClock) : undefined;

@@ -12,7 +12,7 @@ import {
   ValidatorSet,
 } from "../../src/types/index.js";
 import { bytesEqual } from "../../src/util/bytes.js";
-import { makeTempHome, rpcGet, startNodeProcess, waitForHeight } from "./testNode.js";
+import { makeTempHome, rpcGet, spawnNode, startNodeProcess, waitForHeight } from "./testNode.js";
 
 const FAST = ["--consensus.timeout_commit", "50ms", "--consensus.timeout_propose", "1s"];
 
@@ -83,5 +83,36 @@ describe("node: kill -9 and restart", () => {
       height: string;
     };
     expect(Number(pv.height)).toBeGreaterThanOrEqual(reached + 3);
+  });
+
+  test("behavior: a second node on a home in use stops at once with the holder's PID; the first runs on and stops cleanly", async () => {
+    const tmp = await makeTempHome();
+    const first = await startNodeProcess(tmp.home, FAST);
+    try {
+      await waitForHeight(first.rpcUrl, 2);
+      const second = spawnNode([
+        "start",
+        "--home",
+        tmp.home,
+        "--rpc.laddr",
+        "tcp://127.0.0.1:0",
+        "--json-rpc.enable=false",
+        "--p2p.laddr",
+        "tcp://127.0.0.1:0",
+      ]);
+      await expect(second.ready).rejects.toThrow(/exited with 1/);
+      expect(await second.exited).toBe(1);
+      expect(second.output()).toContain(
+        `ERROR: the data directory ${join(tmp.home, "data")} is in use by another cometh node (process ${first.child.pid}). Stop that node first`,
+      );
+      // A user error: its message, no stack trace.
+      expect(second.output()).not.toContain("    at ");
+      const at = await waitForHeight(first.rpcUrl, 2);
+      await waitForHeight(first.rpcUrl, at + 2);
+      expect(await first.stop()).toBe(0);
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) await first.kill();
+      await tmp.cleanup();
+    }
   });
 });
