@@ -69,6 +69,28 @@ function ownerRuns(owner: Owner, dir: string): boolean {
 }
 
 /**
+ * Throws DataDirLockedError when a running node holds data directory `dir` (what `unsafe-reset-all`
+ * checks before deleting it); a stale lock or none passes.
+ */
+export async function assertDataDirFree(dir: string): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, LOCK_FILE), "latin1");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  const owner = parseOwner(text);
+  if (owner !== undefined && ownerRuns(owner, dir)) throw lockedError(dir, owner);
+}
+
+function lockedError(dir: string, owner: Owner): DataDirLockedError {
+  return new DataDirLockedError(
+    `the data directory ${dir} is in use by another cometh node (process ${owner.pid}${owner.pid === process.pid ? ", this one" : ""}). Stop that node first, or give this one another --home`,
+  );
+}
+
+/**
  * Takes the lock of data directory `dir` (which exists), or throws DataDirLockedError naming the PID
  * that holds it. Returns the release, which removes the file if it is still this node's.
  */
@@ -95,11 +117,7 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
       throw err;
     }
     const owner = parseOwner(text);
-    if (owner !== undefined && ownerRuns(owner, dir)) {
-      throw new DataDirLockedError(
-        `the data directory ${dir} is in use by another cometh node (process ${owner.pid}${owner.pid === process.pid ? ", this one" : ""}). Stop that node first, or give this one another --home`,
-      );
-    }
+    if (owner !== undefined && ownerRuns(owner, dir)) throw lockedError(dir, owner);
     // A stale lock (its owner is gone, or the file is not one of ours): removed, then taken afresh.
     await unlink(path).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== "ENOENT") throw e;

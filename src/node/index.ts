@@ -4,6 +4,7 @@
 // logic, wire formats or printing (cli/ prints what startNode returns).
 
 export { formatDevAccounts } from "../app/index.js";
+export { DataDirLockedError } from "./dataDirLock.js";
 export { ANVIL_COMPAT_VERSION, DevChain } from "./devChain.js";
 export {
   DB_FILES,
@@ -13,5 +14,4 @@ export {
   type StartNodeOptions,
   startNode,
 } from "./node.js";
-export { DataDirLockedError } from "./dataDirLock.js";
 export { ShutdownStack } from "./shutdownStack.js";

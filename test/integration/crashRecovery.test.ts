@@ -12,7 +12,7 @@ import {
   ValidatorSet,
 } from "../../src/types/index.js";
 import { bytesEqual } from "../../src/util/bytes.js";
-import { makeTempHome, rpcGet, spawnNode, startNodeProcess, waitForHeight } from "./testNode.js";
+import { makeTempHome, rpcGet, runCli, spawnNode, startNodeProcess, waitForHeight } from "./testNode.js";
 
 const FAST = ["--consensus.timeout_commit", "50ms", "--consensus.timeout_propose", "1s"];
 
@@ -85,7 +85,7 @@ describe("node: kill -9 and restart", () => {
     expect(Number(pv.height)).toBeGreaterThanOrEqual(reached + 3);
   });
 
-  test("behavior: a second node on a home in use stops at once with the holder's PID; the first runs on and stops cleanly", async () => {
+  test("behavior: a second node (or unsafe-reset-all) on a home in use stops at once with the holder's PID; the first runs on and stops cleanly", async () => {
     const tmp = await makeTempHome();
     const first = await startNodeProcess(tmp.home, FAST);
     try {
@@ -107,6 +107,11 @@ describe("node: kill -9 and restart", () => {
       );
       // A user error: its message, no stack trace.
       expect(second.output()).not.toContain("    at ");
+      // unsafe-reset-all would delete the stores under the running node: refused, nothing removed.
+      const reset = await runCli(["unsafe-reset-all", "--home", tmp.home]);
+      expect(reset.code).toBe(1);
+      expect(reset.stderr).toContain(`is in use by another cometh node (process ${first.child.pid})`);
+      expect(reset.stdout).not.toContain("Removed");
       const at = await waitForHeight(first.rpcUrl, 2);
       await waitForHeight(first.rpcUrl, at + 2);
       expect(await first.stop()).toBe(0);
