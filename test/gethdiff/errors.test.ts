@@ -19,6 +19,7 @@ const ADDR = DEV_ADDRESS;
 const UNKNOWN_HASH = `0x${"ab".repeat(32)}`;
 const REVERTER = "0x00000000000000000000000000000000000000c2";
 const REVERTER_EMPTY = "0x00000000000000000000000000000000000000c3";
+const BLAKE2F = "0x0000000000000000000000000000000000000009";
 /**
  * cometh's filter timeout here (`[json-rpc] filter-timeout`), so a filter can expire within the test.
  * geth's is 5 minutes with no flag to shorten it; an expired filter is deleted from its filter map,
@@ -165,6 +166,18 @@ describe.skipIf(missing !== undefined)(`geth differential: errors ${missing ?? "
       await c.call("eth_call", [{ from: ADDR, to }, "latest", overrides]);
       await c.call("eth_estimateGas", [{ from: ADDR, to }, "latest", overrides]);
     }
+    c.done();
+  });
+
+  test("calls that fail without running out of gas: eth_call and eth_estimateGas give that failure", async () => {
+    const c = new Check();
+    // BLAKE2F with no input ("invalid input length"), and code that is one INVALID opcode.
+    const invalid = { [REVERTER]: { code: "0xfe" } };
+    await c.call("eth_call", [{ from: ADDR, to: BLAKE2F }, "latest"]);
+    await c.call("eth_estimateGas", [{ from: ADDR, to: BLAKE2F }, "latest"]);
+    await c.call("eth_estimateGas", [{ from: ADDR, to: BLAKE2F, value: "0x1" }, "latest"]);
+    await c.call("eth_call", [{ from: ADDR, to: REVERTER }, "latest", invalid]);
+    await c.call("eth_estimateGas", [{ from: ADDR, to: REVERTER }, "latest", invalid]);
     c.done();
   });
 

@@ -534,7 +534,12 @@ export class EvmReaderImpl implements EvmReader {
     if (top.status === "reverted") {
       throw new GasEstimationError("execution reverted", top.returnData);
     }
-    if (top.status !== "success") throw new GasEstimationError(`gas required exceeds allowance (${hi})`);
+    if (top.status !== "success") {
+      // geth's gasestimator: a failure other than running out of gas is the answer ("invalid opcode:
+      // INVALID", a precompile's "invalid input length"); more gas would not help.
+      if (top.vmError !== "" && top.vmError !== "out of gas") throw new GasEstimationError(top.vmError);
+      throw new GasEstimationError(`gas required exceeds allowance (${hi})`);
+    }
     let lo = top.gasUsed - 1n;
     // geth's optimistic guess: used gas plus the call stipend, with the 63/64 rule.
     const optimistic = ((top.gasUsed + 2300n) * 64n) / 63n;

@@ -219,7 +219,7 @@ export async function estimateGas(
       s.execution,
     );
     if (typeof out === "bigint") return out;
-    if (out.status === "failed" && /out of gas/i.test(out.error ?? "")) {
+    if (out.status === "failed" && (out.error === undefined || out.error === "out of gas")) {
       throw serverError(`gas required exceeds allowance (${gas})`);
     }
     throwCallFailure(out);
@@ -262,7 +262,8 @@ export async function estimateGas(
     const first = await run(hi);
     if (first === "intrinsic" || first.status !== "success") {
       if (first !== "intrinsic" && first.status === "reverted") throw executionReverted(first.returnData);
-      if (first !== "intrinsic" && first.error !== undefined && !/out of gas/i.test(first.error)) {
+      // geth's gasestimator: only running out of gas means "more would do"; any other failure is the answer.
+      if (first !== "intrinsic" && first.error !== undefined && first.error !== "out of gas") {
         throw serverError(first.error);
       }
       throw serverError(`gas required exceeds allowance (${hi})`);
