@@ -568,10 +568,8 @@ function addUnsafeResetAllCommand(program: Command, io: CliIo): void {
     .action(
       reportingErrors(io, async (opts: { keepAddrBook?: boolean }, cmd: Command) => {
         const config = loadNodeConfig(homeOf(cmd, io), globalOverrides(cmd));
-        // Never under a running node (node/dataDirLock.ts): it would delete the stores it writes.
-        const lock = await import("../node/dataDirLock.js");
-        dataFileErrors = [...dataFileErrors, lock.DataDirLockedError];
-        await lock.assertDataDirFree(config.base.dbDir);
+        // Never under a running node (node/ assertDataDirFree): it would delete the stores it writes.
+        await (await loadNode()).assertDataDirFree(config.base.dbDir);
         const result = await resetHome(config, { keepAddrBook: opts.keepAddrBook === true });
         if (opts.keepAddrBook) io.out("The address book remains intact");
         for (const p of result.removed) io.out(`Removed ${p}`);

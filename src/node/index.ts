@@ -4,7 +4,7 @@
 // logic, wire formats or printing (cli/ prints what startNode returns).
 
 export { formatDevAccounts } from "../app/index.js";
-export { DataDirLockedError } from "./dataDirLock.js";
+export { assertDataDirFree, DataDirLockedError } from "./dataDirLock.js";
 export { ANVIL_COMPAT_VERSION, DevChain } from "./devChain.js";
 export {
   DB_FILES,
