@@ -96,6 +96,7 @@ import {
   HARDHAT,
   MNEMONIC,
   type NodeSpec,
+  processCpuMs,
   quiet,
   type Running,
   runNodes,
@@ -1043,21 +1044,16 @@ function vmHwmKiB(pid: number): number {
 }
 
 /**
- * CPU time (ms) the processes have used so far, user + system from /proc/PID/stat (clock ticks of 10 ms:
- * Linux's USER_HZ of 100), so a short turn's figure is coarse and the sum over many turns is what counts.
+ * CPU time (ms) the processes have used so far (processCpuMs, in 10 ms clock ticks: a short turn's figure
+ * is coarse and the sum over many turns is what counts); a process gone meanwhile counts nothing.
  */
 function cpuMs(pids: readonly number[]): number {
-  let ticks = 0;
+  let ms = 0;
   for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone meanwhile
-    }
+    const used = processCpuMs(pid);
+    if (!Number.isNaN(used)) ms += used;
   }
-  return ticks * 10;
+  return ms;
 }
 
 /** Polls VmHWM (each process's own peak) over the tree; the peak is the sum over every PID seen. */

@@ -17,7 +17,6 @@
  *   node --import tsx bench/evmApp.ts [--txs 10000] [--senders 200] [--max-gas 30000000]
  *                                     [--peers cometh,hardhat] [--rpc-txs 2000] [--warmup-txs 1000] [--lanes 10]
  */
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,7 +34,17 @@ import { defaultConsensusParams } from "../src/types/index.js";
 import { silentLogger } from "../src/util/logger.js";
 import erc20 from "../test/data/erc20.json" with { type: "json" };
 import { minedTransfers, Rpc, setupContracts, type Transfers } from "./evm.js";
-import { ACCOUNTS, buildCometh, comethStart, HARDHAT, runNodes, startNode, stopNode, waitForChainId } from "./nodes.js";
+import {
+  ACCOUNTS,
+  buildCometh,
+  comethStart,
+  HARDHAT,
+  processCpuMs,
+  runNodes,
+  startNode,
+  stopNode,
+  waitForChainId,
+} from "./nodes.js";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -66,26 +75,6 @@ function balanceSlot(address: string): string {
   buf.set(hex(address), 12);
   return toHex(keccak_256(buf));
 }
-
-/**
- * CPU time (user + system, all threads) a process has used so far, from /proc/<pid>/stat; NaN where
- * that cannot be read. Under the load of other processes the wall-clock rates move; the CPU a node
- * spends per mined tx moves much less, so the two nodes compare on it too.
- */
-function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(f[11]) + Number(f[12]);
-    return (ticks * 1000) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** USER_HZ: the unit of /proc's CPU times (100 on Linux everywhere but a few odd builds). */
-const CLOCK_TICKS = 100;
 
 function rssMb(): number {
   return process.resourceUsage().maxRSS / 1024;

@@ -528,3 +528,23 @@ export async function runNodes<S extends NodeSpec, R>(
   }
   return { results, skipped };
 }
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, from /proc/<pid>/stat; NaN where
+ * that cannot be read. Under the load of other processes the wall-clock rates move; the CPU a node
+ * spends per mined tx moves much less, so the two nodes compare on it too.
+ */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(f[11]) + Number(f[12]);
+    return (ticks * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** USER_HZ: the unit of /proc's CPU times (100 on Linux everywhere but a few odd builds). */
+const CLOCK_TICKS = 100;

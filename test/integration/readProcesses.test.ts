@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { ContractFactory, Interface, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -233,7 +233,6 @@ function alive(pid: number): boolean {
 /** TCP sockets a process holds (Linux: /proc/PID/fd against /proc/net/tcp{,6}), or undefined where unreadable. */
 function socketCount(pid: number): number | undefined {
   try {
-    const { readdirSync, readlinkSync } = require("node:fs") as typeof import("node:fs");
     const tcp = new Set<string>();
     for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
       let text = "";

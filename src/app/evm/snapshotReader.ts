@@ -1,10 +1,11 @@
 import { type KvSnapshotStore, openKvSnapshotStore } from "../../store/index.js";
+import { bytesToHex } from "../../util/bytes.js";
 import { createEvmCommon, createTxCommon } from "./executor.js";
 import { EvmReaderImpl } from "./reader.js";
 import type { ReadWorkerSetup } from "./readWire.js";
 import type { ChainSettings } from "./records.js";
 import { EvmStateDb } from "./stateDb.js";
-import { type DecodeContext, DecodedTxCache, decodeEthTx } from "./txDecode.js";
+import { type DecodeContext, DecodedTxCache, recoverTxSender, txKey } from "./txDecode.js";
 
 /**
  * The app's database opened again for reads by another thread or process (a `[json-rpc] read-workers`
@@ -21,10 +22,11 @@ export interface SnapshotReader {
   pin(): number;
   release(): void;
   /**
-   * The CometBFT key (hex) and sender (hex) of a signed tx, as this node's CheckTx decodes it
-   * (decodeEthTx, the same chain id and rules): given with a forwarded eth_sendRawTransaction, the main
-   * process's CheckTx takes the sender instead of recovering it again (EvmApplication.hintSender).
-   * undefined when the bytes do not decode (the main process's CheckTx says why).
+   * The CometBFT key (hex) and sender (hex) of a signed tx, recovered as this node's CheckTx recovers
+   * it (recoverTxSender: decodeEthTx's envelope checks and recovery, the same chain id): given with a
+   * forwarded eth_sendRawTransaction, the main process's CheckTx takes the sender instead of recovering
+   * it again (EvmApplication.hintSender). undefined when the bytes do not get that far (the main
+   * process's CheckTx says why).
    */
   senderOf(raw: Uint8Array): { key: string; sender: string } | undefined;
   close(): Promise<void>;
@@ -66,12 +68,8 @@ export async function openSnapshotReader(
     },
     release: () => kv.release(),
     senderOf: (raw) => {
-      try {
-        const d = decodeEthTx(raw, decodeCtx);
-        return { key: d.key, sender: d.fromHex };
-      } catch {
-        return undefined;
-      }
+      const sender = recoverTxSender(raw, decodeCtx);
+      return sender === undefined ? undefined : { key: txKey(raw), sender: bytesToHex(sender) };
     },
     close: () => kv.close(),
   };

@@ -5,7 +5,7 @@ import { describe, expect, test } from "vitest";
 import { bytesToHex } from "../../util/bytes.js";
 import { CHECK_TX_CODES, InvalidEthTxError } from "./errors.js";
 import { createTxCommon } from "./executor.js";
-import { type DecodeContext, DecodedTxCache, decodeEthTx, txKey } from "./txDecode.js";
+import { type DecodeContext, DecodedTxCache, decodeEthTx, recoverTxSender, txKey } from "./txDecode.js";
 
 /** The sender decodeEthTx recovers from the RLP fields against ethers, for every accepted tx type. */
 
@@ -186,5 +186,26 @@ describe("DecodedTxCache", () => {
     const fresh = new DecodedTxCache(100);
     fresh.hintSender(txKey(badParity), new Uint8Array(20).fill(1));
     expect(() => fresh.decode(badParity, ctx)).toThrow(InvalidEthTxError);
+  });
+
+  test("behavior: recoverTxSender gives decodeEthTx's sender for every type, and nothing for bytes the envelope or signature refuses", async () => {
+    for (const t of await signedOfEveryType()) {
+      expect(recoverTxSender(t.raw, ctx), t.name).toEqual(decodeEthTx(t.raw, ctx).from);
+      // Another chain id: refused wherever decodeEthTx refuses it (not for an unprotected legacy tx).
+      const other = { ...ctx, chainId: ctx.chainId + 1n };
+      let expected: Uint8Array | undefined;
+      try {
+        expected = decodeEthTx(t.raw, other).from;
+      } catch {
+        expected = undefined;
+      }
+      expect(recoverTxSender(t.raw, other), t.name).toEqual(expected);
+    }
+    const raw = await signedTransfer();
+    const fields = RLP.decode(raw.subarray(1)) as Uint8Array[];
+    fields[9] = Uint8Array.of(2);
+    expect(recoverTxSender(Uint8Array.from([2, ...RLP.encode(fields)]), ctx)).toBeUndefined();
+    expect(recoverTxSender(new Uint8Array(0), ctx)).toBeUndefined();
+    expect(recoverTxSender(Uint8Array.of(0x02, 0xc0), ctx)).toBeUndefined();
   });
 });

@@ -135,18 +135,18 @@ function fields(payload: Uint8Array): Uint8Array[] {
   return decoded as Uint8Array[];
 }
 
+/** A signed tx's type, its RLP fields and the chain id it is signed for. */
+interface Envelope {
+  type: number;
+  values: Uint8Array[];
+  chainId: bigint | undefined;
+}
+
 /**
- * Decodes and checks everything about a tx that does not depend on state: envelope type, chain id,
- * replay protection, signature (sender recovery), fee caps, intrinsic gas and the calldata floor.
- * Throws InvalidEthTxError with the ABCI code and a geth-worded log. `knownSender`: the sender this
- * function already recovered from the same bytes in another process of the node (recoverSender).
+ * decodeEthTx's checks that need no library tx object: the type, the field list, replay protection
+ * and the chain id (against the context's).
  */
-export function decodeEthTx(
-  raw: Uint8Array,
-  ctx: DecodeContext,
-  key: string = txKey(raw),
-  knownSender?: Uint8Array,
-): DecodedTx {
+function envelope(raw: Uint8Array, ctx: DecodeContext): Envelope {
   if (raw.length === 0) throw decodeFail("empty tx");
   const first = raw[0] as number;
   let type: number;
@@ -195,6 +195,37 @@ export function decodeEthTx(
       `incorrect chain-id; expected ${ctx.chainId}, got ${chainId}. Sign the tx for chain id ${ctx.chainId}`,
     );
   }
+  return { type, values, chainId };
+}
+
+/**
+ * The sender of signed tx bytes, recovered as decodeEthTx recovers it (the same envelope checks and
+ * recoverSender), without the library tx object decodeEthTx also builds; undefined for bytes whose
+ * envelope or signature it would refuse. What a read process gives the main process with a forwarded
+ * eth_sendRawTransaction (DecodedTxCache.hintSender): the main process's decode still makes every check.
+ */
+export function recoverTxSender(raw: Uint8Array, ctx: DecodeContext): Uint8Array | undefined {
+  try {
+    const { type, values, chainId } = envelope(raw, ctx);
+    return recoverSender(type, values, chainId);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Decodes and checks everything about a tx that does not depend on state: envelope type, chain id,
+ * replay protection, signature (sender recovery), fee caps, intrinsic gas and the calldata floor.
+ * Throws InvalidEthTxError with the ABCI code and a geth-worded log. `knownSender`: the sender this
+ * function already recovered from the same bytes in another process of the node (recoverSender).
+ */
+export function decodeEthTx(
+  raw: Uint8Array,
+  ctx: DecodeContext,
+  key: string = txKey(raw),
+  knownSender?: Uint8Array,
+): DecodedTx {
+  const { type, values, chainId } = envelope(raw, ctx);
 
   let tx: TypedTransaction;
   const opts = { common: ctx.common };

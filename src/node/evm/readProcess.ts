@@ -202,7 +202,7 @@ const RAW_HEX = /^0x(?:[0-9a-fA-F]{2})+$/;
 
 /**
  * The senders of the signed txs an eth_sendRawTransaction(Sync) payload (or batch) passes to the main
- * process, recovered here by the app's own decode (SnapshotReader.senderOf): the main process's CheckTx
+ * process, recovered here as the app's decode recovers them (SnapshotReader.senderOf): the main process's CheckTx
  * of those bytes then takes each sender instead of recovering it on its own thread (sender recovery is
  * ~70 µs of the ~700 µs a mined transfer costs the main thread). Bytes that do not decode get none.
  */
@@ -265,9 +265,8 @@ function answer(raw: Buffer, started: number, use: ConnUse): MaybePromise<FastAn
   // A payload that sends a tx is the main process's whatever else it holds (SERVED has no send): passed
   // on without a snapshot or a parse here (senderHints parses it once, for the senders).
   if (SEND_RAW.test(body)) return passOn(body, started, use, senderHints(body));
-  let pinned = false;
+  let pinned = true;
   try {
-    pinned = true;
     if (!pinLatest()) return passOn(body, started, use);
     const mark = observed.mark();
     const out = payloads.answerHere(body, httpDeadline(setup.rpc.httpTimeoutMs, started), SERVED);
