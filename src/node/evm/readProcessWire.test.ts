@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { TEST_SETUP } from "./readProcessSetup.fixture.js";
 import {
   fromReadProcess,
   ObservationBatch,
@@ -17,23 +18,7 @@ function errorOf(fn: () => unknown): string {
   throw new Error("did not throw");
 }
 
-const SETUP = {
-  index: 1,
-  dbFile: "/tmp/x/data.mdb",
-  noSync: false,
-  chainId: "262144",
-  allowUnprotectedTxs: false,
-  rpc: {
-    gasCap: "25000000",
-    evmTimeoutMs: 5000,
-    httpTimeoutMs: 30000,
-    httpIdleTimeoutMs: 120000,
-    batchRequestLimit: 1000,
-    batchResponseMaxSize: 25000000,
-    maxBodyBytes: 5242880,
-    api: ["eth", "net", "web3"],
-  },
-};
+const SETUP = TEST_SETUP;
 
 describe("read process wire", () => {
   test("messages from the main process survive JSON and are checked", () => {

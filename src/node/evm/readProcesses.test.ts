@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { silentLogger } from "../../util/logger.js";
 import { ReadProcesses } from "./readProcesses.js";
+import { TEST_SETUP } from "./readProcessSetup.fixture.js";
 
 describe("ReadProcesses", () => {
   test("behavior: a forwarded request's sender hints reach hintSender before the request is answered", async () => {
@@ -18,22 +19,8 @@ describe("ReadProcesses", () => {
     });
     const pool = new ReadProcesses({
       size: 1,
-      setup: {
-        dbFile: "/nonexistent",
-        noSync: true,
-        chainId: "262144",
-        allowUnprotectedTxs: false,
-        rpc: {
-          gasCap: "50000000",
-          evmTimeoutMs: 5000,
-          httpTimeoutMs: 30000,
-          httpIdleTimeoutMs: 120000,
-          batchRequestLimit: 1000,
-          batchResponseMaxSize: 25000000,
-          maxBodyBytes: 5242880,
-          api: ["eth"],
-        },
-      },
+      // No database: the stand-in child (readProcessHint.fixture.ts) opens none.
+      setup: { ...TEST_SETUP, dbFile: "/nonexistent" },
       latestHeight: () => 1,
       onPublished: () => () => undefined,
       hintSender: (key, sender) => events.push(`hint ${key} ${Buffer.from(sender).toString("hex")}`),
