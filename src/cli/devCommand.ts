@@ -207,6 +207,9 @@ export async function runDevChain(opts: DevRunOptions, io: CliIo): Promise<void>
       "--rpc.dashboard": true,
       "--p2p.laddr": "tcp://127.0.0.1:0",
       "--proxy_app": "evm",
+      // A temporary home goes at exit: its chain lives in memory, as Anvil's does (docs/dev-chain.md
+      // "Memory stores"); a --home keeps LMDB, so the chain is there at the next start.
+      ...(temporary ? { "--db_backend": "memdb" } : {}),
       "--pruning": "nothing",
       "--evm.evm-chain-id": chainId.toString(),
       "--json-rpc.enable": true,

@@ -388,7 +388,7 @@ describe("errors", () => {
     );
     writeConfig('db_backend = "goleveldb"\n');
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(
-      `"<home>/config/config.toml: db_backend must be one of "lmdb"; got "goleveldb". cometh stores everything in LMDB; CometBFT's goleveldb, cleveldb, boltdb, rocksdb and badgerdb are replaced by it"`,
+      `"<home>/config/config.toml: db_backend must be one of "lmdb", "memdb"; got "goleveldb". cometh stores everything in LMDB (or in memory with memdb); CometBFT's goleveldb, cleveldb, boltdb, rocksdb and badgerdb are replaced by it"`,
     );
     writeConfig('log_format = "xml"\n');
     expect(errorOf(() => loadNodeConfig(home))).toMatchInlineSnapshot(

@@ -111,9 +111,9 @@ const base = table("config.toml", "", "Main Base Config Options", {
     },
   }),
   moniker: str("moniker", hostname(), { doc: "A custom human readable name for this node" }),
-  dbBackend: oneOf("db_backend", "lmdb", ["lmdb"] as const, {
-    doc: 'Database backend: lmdb\n* lmdb (embedded, transactional, crash-safe)\nCometBFT\'s "goleveldb", "cleveldb", "boltdb", "rocksdb" and "badgerdb"\nare replaced by LMDB in cometh.',
-    hint: "cometh stores everything in LMDB; CometBFT's goleveldb, cleveldb, boltdb, rocksdb and badgerdb are replaced by it",
+  dbBackend: oneOf("db_backend", "lmdb", ["lmdb", "memdb"] as const, {
+    doc: 'Database backend: lmdb | memdb\n* lmdb (embedded, transactional, crash-safe)\n* memdb (in memory, gone when the node stops; dev chains only: `cometh dev`\n  uses it on a temporary home)\nCometBFT\'s "goleveldb", "cleveldb", "boltdb", "rocksdb" and "badgerdb"\nare replaced by LMDB in cometh.',
+    hint: "cometh stores everything in LMDB (or in memory with memdb); CometBFT's goleveldb, cleveldb, boltdb, rocksdb and badgerdb are replaced by it",
   }),
   dbDir: path("db_dir", "data", { doc: "Database directory" }),
   logLevel: str("log_level", "info", {

@@ -68,6 +68,8 @@ export interface ConsensusOptions {
   doubleSignCheckHeight: number;
   /** The WAL head file, e.g. `<home>/data/cs.wal/wal`. */
   walPath: string;
+  /** No WAL at all (db_backend "memdb": the stores start empty at every start, so nothing is replayed). */
+  noWal?: boolean;
   /** block_time_tolerance (default 60 s; 0 = off). */
   blockTimeToleranceMs?: number;
   /** peer_gossip_sleep_duration (default 100 ms): how often peers are sent what they lack. */
@@ -247,7 +249,9 @@ export class ConsensusState {
     this.#started = true;
     const synced = this.#adoptSyncedState();
     // A dev chain's WAL is not fsynced (docs/dev-chain.md: what survives a crash).
-    this.#wal = await Wal.open(this.#opts.walPath, { log: this.#deps.log, sync: this.#production.durableWal });
+    if (this.#opts.noWal !== true) {
+      this.#wal = await Wal.open(this.#opts.walPath, { log: this.#deps.log, sync: this.#production.durableWal });
+    }
     // SwitchToConsensus(state, skipWAL): after block sync the WAL only holds older heights.
     if (!synced) await this.#catchupReplayWithRepair();
     this.#checkDoubleSigningRisk(this.height);

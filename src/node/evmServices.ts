@@ -48,7 +48,7 @@ export function buildEvmServices(p: EvmServiceParts): EvmServices {
     chain: new EvmChainAdapter(reader, p.readPool, p.blockStore, p.genesis, () => p.app.db.fork),
     state: new EvmStateAdapter(reader),
     execution: new EvmExecutionAdapter(reader, p.readPool),
-    mempool: new EvmTxPoolAdapter(p.mempool, reader, p.feed),
+    mempool: new EvmTxPoolAdapter(p.mempool, reader, p.feed, (key, sender) => p.app.hintSender(key, sender)),
     fees: new EvmFeeAdapter(p.app),
     events: p.feed,
     node: new EvmNodeInfoAdapter(

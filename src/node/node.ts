@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -44,7 +45,7 @@ import {
 } from "../rpc/comet/index.js";
 import { DEFAULT_BODY_LIMIT, type RunningEvmRpc, startEvmRpc } from "../rpc/evm/index.js";
 import { LightClientStateProvider, NoSnapshotsError, StatesyncReactor } from "../statesync/index.js";
-import { BlockStore, type KvStore, openKvStore, StateStore } from "../store/index.js";
+import { BlockStore, type KvStore, openKvBackend, StateStore } from "../store/index.js";
 import { type ChainState, type GenesisDoc, ValidatorSet } from "../types/index.js";
 import { bytesEqual, hexToBytes } from "../util/bytes.js";
 import { systemClock } from "../util/clock.js";
@@ -363,12 +364,13 @@ async function openKeysAndStores(
   const genesis = loadGenesis(config.base.genesisFile);
   const devChain = config.base.proxyApp === "evm" && isDevChainGenesis(genesis);
   const devTime = devChain ? new DevTime(systemClock) : undefined;
+  checkMemoryBackend(config, devChain);
   const nodeKey = await loadOrGenerateNodeKey(config.base.nodeKeyFile);
   const signer = await openSigner(config, genesis, devChain, stack, log);
   // A dev chain trades durability against power loss for speed (docs/dev-chain.md): no fsyncs.
   const noSync = devChain;
 
-  const db = await openKvStore(join(dbDir, DB_FILES.node), { noSync });
+  const db = await openKvBackend(config.base.dbBackend, join(dbDir, DB_FILES.node), { noSync });
   stack.push("node database", () => db.close());
   const blockStore = new BlockStore(db);
   const stateStore = new StateStore(db, { keepHistory: devChain });
@@ -389,6 +391,31 @@ async function openKeysAndStores(
     stateStore,
     epoch: new ChainEpoch(),
   };
+}
+
+/**
+ * `db_backend = "memdb"` (docs/dev-chain.md "Memory stores"): every store starts empty, so the chain
+ * starts from its genesis at each start, with no WAL; a dev chain's only (its one validator cannot
+ * double sign, and nothing else may lose its blocks at a restart). A home whose earlier run left a
+ * WAL or a signed height was run with LMDB: starting it from genesis in memory would sign its heights
+ * again, so it is refused.
+ */
+function checkMemoryBackend(config: NodeConfig, devChain: boolean): void {
+  if (config.base.dbBackend !== "memdb") return;
+  if (!devChain) {
+    throw new ConfigError(
+      config.files.config,
+      "db_backend",
+      '"memdb" keeps no block, state or WAL across restarts: it is for dev chains only (`cometh dev`); use "lmdb"',
+    );
+  }
+  if (existsSync(config.consensus.walPath)) {
+    throw new ConfigError(
+      config.files.config,
+      "db_backend",
+      `"memdb" starts the chain from its genesis, but ${config.consensus.walPath} holds an earlier run's WAL: run \`cometh unsafe-reset-all\` on this home first, or keep "lmdb"`,
+    );
+  }
 }
 
 /**
@@ -416,9 +443,17 @@ async function openSigner(
     return client;
   }
   const pv = await FilePV.loadOrGenerate(config.base.privValidatorKeyFile, config.base.privValidatorStateFile);
+  if (config.base.dbBackend === "memdb" && pv.lastSignState().height > 0) {
+    throw new ConfigError(
+      config.files.config,
+      "db_backend",
+      `"memdb" starts the chain from its genesis, but ${config.base.privValidatorStateFile} has signed height ${pv.lastSignState().height}: run \`cometh unsafe-reset-all\` on this home first, or keep "lmdb"`,
+    );
+  }
   if (devChain) {
     pv.setDurable(false);
-    stack.push("validator state", () => pv.flushState());
+    // With memdb the chain is gone at stop: the file keeps height 0 for the next start from genesis.
+    if (config.base.dbBackend !== "memdb") stack.push("validator state", () => pv.flushState());
   }
   return pv;
 }
@@ -1011,6 +1046,7 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
         maxTxGasWanted: config.evm.maxTxGasWanted,
         ...(dev === undefined ? { snapshots: snapshotOptions(config) } : {}),
         ...(dev === undefined ? {} : { noSync: true }),
+        dbBackend: config.base.dbBackend,
         ...(dev?.mnemonic === undefined ? {} : { mnemonic: dev.mnemonic }),
         ...(dev?.accounts === undefined ? {} : { devAccountCount: dev.accounts }),
         ...(dev?.fork === undefined ? {} : { fork: dev.fork }),
@@ -1028,7 +1064,7 @@ async function createIndexer(
     case "null":
       return createNullIndexer();
     case "kv":
-      return createKvIndexer(await openKvStore(join(dbDir, DB_FILES.txIndex), { noSync }));
+      return createKvIndexer(await openKvBackend(config.base.dbBackend, join(dbDir, DB_FILES.txIndex), { noSync }));
     case "psql":
       return createPsqlIndexer({ connectionString: config.txIndex.psqlConn, chainId: genesis.chainId });
   }
@@ -1060,6 +1096,8 @@ function consensusOptions(config: NodeConfig): ConsensusOptions {
   const c = config.consensus;
   return {
     walPath: c.walPath,
+    // memdb: the stores a WAL replays into start empty at every start; nothing to replay.
+    noWal: config.base.dbBackend === "memdb",
     timeoutProposeMs: c.timeoutProposeMs,
     timeoutProposeDeltaMs: c.timeoutProposeDeltaMs,
     timeoutPrevoteMs: c.timeoutPrevoteMs,

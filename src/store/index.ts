@@ -1,8 +1,10 @@
-// store/: persistence. Owns the key-value layer (LMDB, plus an in-memory twin for tests), the block store
+// store/: persistence. Owns the key-value layer (LMDB, plus an in-memory twin: db_backend "memdb" and tests), the block store
 // (blocks, parts, commits by height/hash), the state store (ChainState, validators/params by height,
 // FinalizeBlock responses) and their key layouts and record formats.
 // Does not own: what is stored (types/ encodes blocks and commits), when it is saved (consensus/), tx
 // indexing policy or any wire format (rpc/).
+
+export { type KvBackend, openKvBackend } from "./backend.js";
 export { BlockStore } from "./blockStore.js";
 export {
   IncompletePartSetError,

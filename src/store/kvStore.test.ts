@@ -130,6 +130,82 @@ describe.each(Object.keys(backends) as (keyof typeof backends)[])("KvStore (%s)"
     await kv.close();
   });
 
+  test("behavior: ranges over hundreds of keys agree with a sorted model, through writes, rollbacks and writes made while a range is read", async () => {
+    const kv = await open();
+    const t = kv.table("many");
+    const model = new Map<string, number>();
+    const hex = (k: Uint8Array) => Buffer.from(k).toString("hex");
+    // A fixed pseudo-random sequence: keys of 1-3 bytes, so prefixes and lengths mix. The first byte
+    // is never 0: lmdb does not keep the one-byte key 0x00 (no store key is one).
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const randomKey = () => Uint8Array.from({ length: 1 + rnd(3) }, (_, i) => (i === 0 ? 1 + rnd(255) : rnd(256)));
+    await kv.transaction(() => {
+      for (let i = 0; i < 600; i++) {
+        const k = randomKey();
+        t.put(k, b(i % 256));
+        model.set(hex(k), i % 256);
+      }
+    });
+    const expected = (r: { gte?: Uint8Array; lt?: Uint8Array; reverse?: boolean; limit?: number }) => {
+      let ks = [...model.keys()].sort((x, y) => Buffer.compare(Buffer.from(x, "hex"), Buffer.from(y, "hex")));
+      if (r.gte !== undefined)
+        ks = ks.filter((k) => Buffer.compare(Buffer.from(k, "hex"), Buffer.from(r.gte as Uint8Array)) >= 0);
+      if (r.lt !== undefined)
+        ks = ks.filter((k) => Buffer.compare(Buffer.from(k, "hex"), Buffer.from(r.lt as Uint8Array)) < 0);
+      if (r.reverse === true) ks.reverse();
+      return ks.slice(0, r.limit ?? ks.length);
+    };
+    const read = (r: { gte?: Uint8Array; lt?: Uint8Array; reverse?: boolean; limit?: number }) =>
+      [...t.range(r)].map((e) => hex(e.key));
+    const cases = [
+      {},
+      { reverse: true },
+      { gte: b(0x40), lt: b(0xc0) },
+      { gte: b(0x40), lt: b(0xc0), reverse: true },
+      { gte: b(0x10, 0x20), limit: 100 },
+      { lt: b(0x90, 0), reverse: true, limit: 130 },
+      { limit: 1 },
+      { reverse: true, limit: 1 },
+    ];
+    for (const r of cases) expect(read(r)).toEqual(expected(r));
+    // Writes after the order exists, and a rolled-back transaction that added and removed keys.
+    await kv.transaction(() => {
+      for (let i = 0; i < 200; i++) {
+        const k = randomKey();
+        if (i % 3 === 0) {
+          t.remove(k);
+          model.delete(hex(k));
+        } else {
+          t.put(k, b(1));
+          model.set(hex(k), 1);
+        }
+      }
+    });
+    await expect(
+      kv.transaction(() => {
+        for (let i = 0; i < 50; i++) t.put(randomKey(), b(2));
+        for (const k of [...model.keys()].slice(0, 40)) t.remove(Buffer.from(k, "hex"));
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    for (const r of cases) expect(read(r)).toEqual(expected(r));
+    // A range read while the same transaction removes the keys it has passed: nothing is skipped.
+    await kv.transaction(() => {
+      const seen: string[] = [];
+      for (const e of t.range({})) {
+        seen.push(hex(e.key));
+        t.remove(e.key);
+      }
+      expect(seen).toEqual(expected({}));
+    });
+    expect(read({})).toEqual([]);
+    await kv.close();
+  });
+
   test("behavior: concurrent transactions all commit", async () => {
     const kv = await open();
     const t = kv.table("c");

@@ -1,4 +1,4 @@
-import { type Database, open, type RootDatabase, type Transaction } from "lmdb";
+import type { Database, RootDatabase, Transaction } from "lmdb";
 import {
   KvAsyncTransactionError,
   KvReadOnlyError,
@@ -145,7 +145,7 @@ function mapSizeOption(): { mapSize?: number } {
  * (SIGBUS on the mapped page) rather than failing the commit (docs/dev-chain.md "What survives a crash").
  */
 export async function openKvStore(dir: string, opts: { noSync?: boolean } = {}): Promise<KvStore> {
-  return new LmdbKvStore(openRoot(dir, opts), opts.noSync === true);
+  return new LmdbKvStore(await openRoot(dir, opts), opts.noSync === true);
 }
 
 /**
@@ -154,12 +154,15 @@ export async function openKvStore(dir: string, opts: { noSync?: boolean } = {}):
  * Reads go through pinned snapshots (KvSnapshotStore).
  */
 export async function openKvSnapshotStore(dir: string, opts: { noSync?: boolean } = {}): Promise<KvSnapshotStore> {
-  return new LmdbKvStore(openRoot(dir, opts), false, true);
+  return new LmdbKvStore(await openRoot(dir, opts), false, true);
 }
 
-function openRoot(dir: string, opts: { noSync?: boolean }): RootDatabase {
+async function openRoot(dir: string, opts: { noSync?: boolean }): Promise<RootDatabase> {
   // LMDB would crash the process on a damaged file, or write over its header: look first (lmdbFile.ts).
   checkLmdbFile(dir);
+  // Loaded on first use: a node whose stores are all in memory (db_backend = "memdb", a dev chain on a
+  // temporary home) never loads lmdb's module and native addon (~35 ms of start-up here).
+  const { open } = await import("lmdb");
   try {
     return open({
       path: dir,

@@ -1,5 +1,18 @@
+import * as sortedBtree from "sorted-btree";
 import { KvAsyncTransactionError, KvStoreClosedError, KvTransactionRequiredError } from "./errors.js";
 import { DEFAULT_TABLE, type KvEntry, type KvRange, type KvStore, type KvTable, rangeBounds } from "./kvStore.js";
+
+type KeyOrder = sortedBtree.default<string, undefined>;
+type KeyOrderClass = new (
+  entries?: [string, undefined][],
+  compare?: (a: string, b: string) => number,
+  maxNodeSize?: number,
+) => KeyOrder;
+
+// sorted-btree is CommonJS with `exports.default = BTree`: Node's ES module loader hands that exports
+// object as the default import, esbuild's bundle the class itself.
+const ns = sortedBtree as unknown as { default: KeyOrderClass | { default: KeyOrderClass } };
+const BTree: KeyOrderClass = typeof ns.default === "function" ? ns.default : ns.default.default;
 
 /** Latin-1 maps each byte to one UTF-16 unit, so string order equals byte order. */
 function keyString(b: Uint8Array): string {
@@ -10,11 +23,20 @@ function keyBytes(s: string): Uint8Array {
   return new Uint8Array(Buffer.from(s, "latin1"));
 }
 
-type UndoEntry = { table: Map<string, Uint8Array>; key: string; previous: Uint8Array | undefined };
+/** Keys a range reads from the ordered index at a time: writes between two batches are seen, none is missed. */
+const RANGE_BATCH = 64;
+
+type UndoEntry = { table: MemoryTable; key: string; previous: Uint8Array | undefined };
 
 /**
- * A KvStore kept in memory, for tests of code that needs a store but not a disk. Same semantics as
- * openKvStore: writes only in transactions, atomic (rolled back when the callback throws).
+ * A KvStore kept in memory: `db_backend = "memdb"` (a dev chain on a temporary home uses it, as Anvil
+ * keeps its state in memory) and tests of code that needs a store but not a disk. Same semantics as
+ * openKvStore except durability: writes only in transactions, atomic (rolled back when the callback
+ * throws), and gone when the process ends.
+ *
+ * Each table is a Map (gets and puts) plus, from its first range on, a B+ tree of its keys in byte
+ * order (sorted-btree), kept up to date by every later put and remove. Tables that are only read by
+ * key (the EVM's accounts and slots) never pay for the order.
  */
 export function openMemoryKvStore(): KvStore {
   return new MemoryKvStore();
@@ -70,8 +92,7 @@ class MemoryKvStore implements KvStore {
     } catch (err) {
       for (let i = undo.length - 1; i >= 0; i--) {
         const u = undo[i] as UndoEntry;
-        if (u.previous === undefined) u.table.delete(u.key);
-        else u.table.set(u.key, u.previous);
+        u.table.restore(u.key, u.previous);
       }
       throw err;
     } finally {
@@ -96,6 +117,8 @@ class MemoryKvStore implements KvStore {
 
 class MemoryTable implements KvTable {
   readonly #data = new Map<string, Uint8Array>();
+  /** Built by the first range, then kept in step with #data. */
+  #order: KeyOrder | undefined;
   readonly #store: MemoryKvStore;
 
   constructor(store: MemoryKvStore) {
@@ -113,22 +136,41 @@ class MemoryTable implements KvTable {
     const { gte, lt } = rangeBounds(range);
     const lo = gte === undefined ? undefined : keyString(gte);
     const hi = lt === undefined ? undefined : keyString(lt);
-    const keys = [...this.#data.keys()].filter((k) => (lo === undefined || k >= lo) && (hi === undefined || k < hi));
-    keys.sort();
-    if (range.reverse === true) keys.reverse();
-    const limit = Math.min(range.limit ?? keys.length, keys.length);
-    for (let i = 0; i < limit; i++) {
-      const k = keys[i] as string;
-      const v = this.#data.get(k);
-      if (v !== undefined) yield { key: keyBytes(k), value: v.slice() };
+    const reverse = range.reverse === true;
+    let left = range.limit ?? Number.POSITIVE_INFINITY;
+    const order = this.#keyOrder();
+    // Batches, each a fresh walk from the last key yielded: the caller may write between two entries.
+    let from: string | undefined = reverse ? hi : lo;
+    let first = true;
+    while (left > 0) {
+      const batch: string[] = [];
+      const want = Math.min(left, RANGE_BATCH);
+      const it = reverse ? order.entriesReversed(from, undefined, from !== undefined) : order.entries(from);
+      for (const [k] of it) {
+        if (!first && !reverse && k === from) continue;
+        if (reverse ? lo !== undefined && k < lo : hi !== undefined && k >= hi) break;
+        batch.push(k);
+        if (batch.length >= want) break;
+      }
+      first = false;
+      for (const k of batch) {
+        const v = this.#data.get(k);
+        if (v === undefined) continue;
+        left--;
+        yield { key: keyBytes(k), value: v.slice() };
+      }
+      if (batch.length < want) return;
+      from = batch[batch.length - 1];
     }
   }
 
   put(key: Uint8Array, value: Uint8Array): void {
     const undo = this.#store.undoLog("put");
     const k = keyString(key);
-    undo.push({ table: this.#data, key: k, previous: this.#data.get(k) });
+    const previous = this.#data.get(k);
+    undo.push({ table: this, key: k, previous });
     this.#data.set(k, value.slice());
+    if (previous === undefined) this.#order?.set(k, undefined);
   }
 
   remove(key: Uint8Array): void {
@@ -136,7 +178,30 @@ class MemoryTable implements KvTable {
     const k = keyString(key);
     const previous = this.#data.get(k);
     if (previous === undefined) return;
-    undo.push({ table: this.#data, key: k, previous });
+    undo.push({ table: this, key: k, previous });
     this.#data.delete(k);
+    this.#order?.delete(k);
+  }
+
+  /** A rolled-back write: the key's value before it (undefined: it had none). */
+  restore(key: string, previous: Uint8Array | undefined): void {
+    if (previous === undefined) {
+      this.#data.delete(key);
+      this.#order?.delete(key);
+    } else {
+      if (!this.#data.has(key)) this.#order?.set(key, undefined);
+      this.#data.set(key, previous);
+    }
+  }
+
+  #keyOrder(): KeyOrder {
+    if (this.#order === undefined) {
+      const keys = [...this.#data.keys()].sort();
+      this.#order = new BTree(
+        keys.map((k): [string, undefined] => [k, undefined]),
+        (a, b) => (a > b ? 1 : a < b ? -1 : 0),
+      );
+    }
+    return this.#order;
   }
 }

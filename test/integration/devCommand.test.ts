@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,9 +20,11 @@ afterAll(async () => {
 });
 
 /** Starts `cometh dev` on free ports; resolves once its Ethereum JSON-RPC answers. */
-async function startDev(args: string[]): Promise<{ node: SpawnedNode; url: string }> {
+async function startDev(args: string[], env?: Record<string, string>): Promise<{ node: SpawnedNode; url: string }> {
   const [port] = (await freePorts(1)) as [number];
-  const node = spawnNode(["dev", "--port", String(port), "--rpc.laddr", "tcp://127.0.0.1:0", ...args]);
+  const node = spawnNode(["dev", "--port", String(port), "--rpc.laddr", "tcp://127.0.0.1:0", ...args], {
+    ...(env === undefined ? {} : { env }),
+  });
   node.ready.catch(() => undefined);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
@@ -178,6 +180,82 @@ describe("cometh dev", () => {
     } finally {
       await stop(again.node);
     }
+  }, 90_000);
+
+  test("memdb: a temporary home's chain lives in memory (no LMDB file, no WAL); --db_backend memdb on a --home starts from genesis each time; an LMDB home and `cometh start` refuse it", async () => {
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const blockNumber = async (url: string) => Number(await rpc(url, "eth_blockNumber"));
+    const onTemp = await startDev(["--silent"], { TMPDIR: tmp });
+    try {
+      await rpc(onTemp.url, "hardhat_mine", ["0x5"]);
+      expect(await blockNumber(onTemp.url)).toBe(5);
+      // Running from the sources, tsx keeps its cache in TMPDIR too.
+      const homes = readdirSync(tmp).filter((f) => f.startsWith("cometh-dev-"));
+      expect(homes).toHaveLength(1);
+      const files = readdirSync(join(tmp, homes[0] as string), { recursive: true }).map(String);
+      expect(files.filter((f) => f.endsWith(".mdb") || f.includes("cs.wal"))).toEqual([]);
+      expect(files).toContain(join("config", "genesis.json"));
+    } finally {
+      await stop(onTemp.node);
+    }
+    expect(readdirSync(tmp).filter((f) => f.startsWith("cometh-dev-"))).toEqual([]);
+
+    const home = join(dir, "memdb-home");
+    for (const run of [1, 2]) {
+      const dev = await startDev(["--home", home, "--db_backend", "memdb", "--silent"]);
+      try {
+        expect(await blockNumber(dev.url), `run ${run} starts from genesis`).toBe(0);
+        await rpc(dev.url, "hardhat_mine", ["0x3"]);
+        expect(await blockNumber(dev.url)).toBe(3);
+      } finally {
+        await stop(dev.node);
+      }
+    }
+
+    const lmdbHome = join(dir, "lmdb-home");
+    const first = await startDev(["--home", lmdbHome, "--silent"]);
+    await rpc(first.url, "evm_mine");
+    await stop(first.node);
+    const refused = await runCli([
+      "dev",
+      "--home",
+      lmdbHome,
+      "--db_backend",
+      "memdb",
+      "--port",
+      "0",
+      "--rpc.laddr",
+      "tcp://127.0.0.1:0",
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /db_backend "memdb" starts the chain from its genesis, but .*cs\.wal.* holds an earlier run's WAL/,
+    );
+    const again = await startDev(["--home", lmdbHome, "--silent"]);
+    try {
+      expect(await blockNumber(again.url)).toBe(1);
+    } finally {
+      await stop(again.node);
+    }
+
+    const plain = join(dir, "plain-memdb");
+    expect((await runCli(["init", "--home", plain])).code).toBe(0);
+    const start = await runCli([
+      "start",
+      "--home",
+      plain,
+      "--db_backend",
+      "memdb",
+      "--rpc.laddr",
+      "tcp://127.0.0.1:0",
+      "--p2p.laddr",
+      "tcp://127.0.0.1:0",
+    ]);
+    expect(start.code).toBe(1);
+    expect(start.stderr).toMatch(
+      /db_backend "memdb" keeps no block, state or WAL across restarts: it is for dev chains only/,
+    );
   }, 90_000);
 
   test("errors: a --home holding a chain that is not a dev chain is refused; bad flags name themselves", async () => {

@@ -76,12 +76,15 @@ export interface SpawnedNode {
 
 /**
  * Runs `bin/cometh.js <args>` from the checkout (`launcher`: with the Node flags and environment
- * `npm start` adds); output is kept (the last 1 MB at most).
+ * `npm start` adds; `env`: more variables); output is kept (the last 1 MB at most).
  */
-export function spawnNode(args: readonly string[], opts: { launcher?: boolean } = {}): SpawnedNode {
+export function spawnNode(
+  args: readonly string[],
+  opts: { launcher?: boolean; env?: Readonly<Record<string, string>> } = {},
+): SpawnedNode {
   const child = spawn(process.execPath, [...(opts.launcher === true ? LAUNCHER : CLI), ...args], {
     cwd: ROOT,
-    env: opts.launcher === true ? { ...process.env, ...NPM_START.env } : process.env,
+    env: { ...process.env, ...(opts.launcher === true ? NPM_START.env : {}), ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
-import { type KvStore, openKvStore } from "../../store/index.js";
+import { type KvBackend, type KvStore, openKvBackend } from "../../store/index.js";
 import type {
   AbciEvent,
   ApplySnapshotChunkRequest,
@@ -100,6 +100,8 @@ export interface EvmAppOptions {
   decodedTxCacheSize?: number;
   /** Commits without flushing to disk (dev chains: they survive the process being killed, not a power loss). */
   noSync?: boolean;
+  /** config.toml `db_backend`: "memdb" keeps the app's state in memory (dev chains); default "lmdb". */
+  dbBackend?: KvBackend;
   /**
    * `[evm] min-tip`: txs whose effective tip (min(maxPriorityFeePerGas, maxFeePerGas − baseFee)) is below
    * this many wei stay in the mempool but are not proposed, nor are the sender's later nonces; default 0.
@@ -156,7 +158,7 @@ function evmDbFile(dbDir: string): string {
 
 /** Opens (or creates) the EVM app's LMDB database in `dbDir`. */
 export async function createEvmApp(opts: EvmAppOptions): Promise<EvmApplication> {
-  const kv = await openKvStore(evmDbFile(opts.dbDir), { noSync: opts.noSync === true });
+  const kv = await openKvBackend(opts.dbBackend ?? "lmdb", evmDbFile(opts.dbDir), { noSync: opts.noSync === true });
   try {
     return await EvmApplication.open(kv, opts);
   } catch (err) {

@@ -112,4 +112,5 @@ export type {
   TraceTxInfo,
 } from "./tracer.js";
 export { createCallTracer, createFourByteTracer, createNoopTracer, createStructLogger } from "./tracer.js";
+export { txKey } from "./txDecode.js";
 export { createVmTracer, type VmTrace, type VmTraceOp } from "./vmTracer.js";

@@ -1,4 +1,4 @@
-import { type EvmReader, type EvmTxView, keccak256 } from "../../app/evm/index.js";
+import { type EvmReader, type EvmTxView, keccak256, txKey } from "../../app/evm/index.js";
 import type { Mempool } from "../../mempool/index.js";
 import type { EvmTx, MempoolAccess, SubmitResult } from "../../rpc/evm/index.js";
 import type { EvmFeed } from "./feed.js";
@@ -9,14 +9,24 @@ export class EvmTxPoolAdapter implements MempoolAccess {
   readonly #reader: EvmReader;
   readonly #feed: EvmFeed;
 
-  constructor(mempool: Mempool, reader: EvmReader, feed: EvmFeed) {
+  /** The app's EvmApplication.hintSender: CheckTx takes a known signer instead of recovering it. */
+  readonly #hintSender: ((key: string, sender: Uint8Array) => void) | undefined;
+
+  constructor(
+    mempool: Mempool,
+    reader: EvmReader,
+    feed: EvmFeed,
+    hintSender?: (key: string, sender: Uint8Array) => void,
+  ) {
     this.#mempool = mempool;
     this.#reader = reader;
     this.#feed = feed;
+    this.#hintSender = hintSender;
   }
 
-  async submit(raw: Uint8Array): Promise<SubmitResult> {
+  async submit(raw: Uint8Array, signer?: Uint8Array): Promise<SubmitResult> {
     let res: { code: number; log: string };
+    if (signer !== undefined) this.#hintSender?.(txKey(raw), signer);
     try {
       res = await this.#mempool.checkTx(raw);
     } catch (err) {

@@ -368,8 +368,12 @@ export type SubmitResult =
   | { readonly accepted: false; readonly code: number; readonly log: string };
 
 export interface MempoolAccess {
-  /** Sends signed tx bytes through the node mempool (CheckTx). */
-  submit(raw: Uint8Array): Promise<SubmitResult>;
+  /**
+   * Sends signed tx bytes through the node mempool (CheckTx). `signer`: the address whose key the
+   * caller itself just signed the bytes with (the dev keyring's eth_sendTransaction); CheckTx then
+   * skips recovering it again and makes every other check.
+   */
+  submit(raw: Uint8Array, signer?: Uint8Array): Promise<SubmitResult>;
   /** Transactions waiting for a block: executable (`pending`) and nonce-gapped (`queued`). */
   content(): Awaitable<{ pending: readonly EvmTx[]; queued: readonly EvmTx[] }>;
   /** A waiting transaction by hash. */

@@ -34,15 +34,28 @@ export function checkTxFee(gas: bigint, feeCap: bigint, capWei: bigint): void {
 }
 
 /** eth_sendRawTransaction: admitted as below, then (dev chain automine) answered once its block is in. */
-export async function submitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCallContext): Promise<string> {
-  const hash = await admitRawTransaction(raw, s, ctx);
+export async function submitRawTransaction(
+  raw: Uint8Array,
+  s: EvmServices,
+  ctx: EvmCallContext,
+  signer?: Uint8Array,
+): Promise<string> {
+  const hash = await admitRawTransaction(raw, s, ctx, signer);
   // A dev chain's automine: answer once the block holding the tx is committed (its receipt exists).
   if (s.dev !== undefined) await s.dev.afterSubmit(raw, hash);
   return toData(hash);
 }
 
-/** Decode, EIP-155 and chain-id checks, fee cap, then CheckTx; the tx hash once the mempool took it. */
-async function admitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCallContext): Promise<Uint8Array> {
+/**
+ * Decode, EIP-155 and chain-id checks, fee cap, then CheckTx; the tx hash once the mempool took it.
+ * `signer`: the keyring account that signed `raw` here (MempoolAccess.submit).
+ */
+async function admitRawTransaction(
+  raw: Uint8Array,
+  s: EvmServices,
+  ctx: EvmCallContext,
+  signer?: Uint8Array,
+): Promise<Uint8Array> {
   let summary: ReturnType<typeof summarizeRawTx>;
   try {
     summary = summarizeRawTx(raw);
@@ -60,7 +73,7 @@ async function admitRawTransaction(raw: Uint8Array, s: EvmServices, ctx: EvmCall
     throw serverError(`incorrect chain-id; expected ${chainId}, got ${summary.chainId}`);
   }
   checkTxFee(summary.gasLimit, summary.feeCap, settings.txFeeCapWei);
-  const result = await s.mempool.submit(raw);
+  const result = await s.mempool.submit(raw, signer);
   if (!result.accepted) throw serverError(result.log === "" ? `CheckTx failed with code ${result.code}` : result.log);
   return result.hash;
 }
@@ -226,7 +239,7 @@ export async function sendWithKeyring(req: CallRequest, s: EvmServices, ctx: Evm
   const unsigned = await fillTransaction({ ...req, from }, s, ctx);
   checkTxFee(unsigned.gasLimit, unsigned.gasPrice ?? unsigned.maxFeePerGas ?? 0n, ctx.runtime.settings.txFeeCapWei);
   const raw = await signTransaction(unsigned, (digest) => keyring.signDigest(from, digest));
-  return submitRawTransaction(raw, s, ctx);
+  return submitRawTransaction(raw, s, ctx, from);
 }
 
 /** Signs a 32-byte digest with a keyring account; V as 27/28 (eth_sign convention). */
