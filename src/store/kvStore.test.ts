@@ -72,6 +72,25 @@ describe.each(Object.keys(backends) as (keyof typeof backends)[])("KvStore (%s)"
     expect([...(t.get(b(1, 2, 4)) ?? [])]).toEqual([0]);
   });
 
+  test("args: keys and values of every byte value and of lengths around 64 come back byte for byte", async () => {
+    const kv = await open();
+    const t = kv.table("bytes");
+    const pattern = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 97 + seed) % 256);
+    const lengths = [1, 2, 31, 63, 64, 65, 66, 255, 256, 300, 5000];
+    await kv.transaction(() => {
+      for (const n of lengths) t.put(pattern(Math.min(n, 500), n), pattern(n, n + 1));
+    });
+    for (const n of lengths) expect(t.get(pattern(Math.min(n, 500), n))).toEqual(pattern(n, n + 1));
+    const ranged = [...t.range({})];
+    expect(ranged).toHaveLength(lengths.length);
+    for (const e of ranged) {
+      const n = e.value.length;
+      expect(e.key).toEqual(pattern(Math.min(n, 500), n));
+      expect(e.value).toEqual(pattern(n, n + 1));
+    }
+    await kv.close();
+  });
+
   test("behavior: a transaction reads its own writes and returns its result", async () => {
     const kv = await open();
     const t = kv.table("t");
