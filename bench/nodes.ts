@@ -271,8 +271,8 @@ export const GANACHE: NodeSpec = {
 
 /** Makes dist/ fresh (untimed), so the launcher starts the bundled build as the npm scripts do after install. */
 export function buildCometh(): void {
-  const r = spawnSync(process.execPath, ["bin/build.js"], { cwd: ROOT, stdio: "inherit" });
-  if (r.status !== 0) throw new Error("bin/build.js failed");
+  const r = spawnSync(process.execPath, ["bin/build.mjs"], { cwd: ROOT, stdio: "inherit" });
+  if (r.status !== 0) throw new Error("bin/build.mjs failed");
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -117,8 +117,8 @@ async function main(): Promise<void> {
   let dash: OpenDashboards | undefined;
   const root = fileURLToPath(new URL("..", import.meta.url));
   // The bundled build, fresh (untimed), as `npm start` runs it after install.
-  if (spawnSync(process.execPath, ["bin/build.js"], { cwd: root, stdio: "inherit" }).status !== 0) {
-    throw new Error("bin/build.js failed");
+  if (spawnSync(process.execPath, ["bin/build.mjs"], { cwd: root, stdio: "inherit" }).status !== 0) {
+    throw new Error("bin/build.mjs failed");
   }
   const home = await mkdtemp(join(tmpdir(), "cometh-bench-rpc-"));
   const children: ChildProcess[] = [];

@@ -1,21 +1,21 @@
-// Loads bin/build.js's CommonJS bundle (dist/cli/main.cjs) with a V8 code cache beside it, for
+// Loads bin/build.mjs's CommonJS bundle (dist/cli/main.cjs) with a V8 code cache beside it, for
 // bin/cometh.js. Compiling the ~3 MB bundle, and then compiling again each function the start-up
 // runs, was the largest part of `cometh dev`'s time to its first answer (docs/dev-chain.md
 // "Start-up"); with the cache V8 reads the bytecode of all of them instead. Node 20 has no
 // module.enableCompileCache, and caches only what vm.Script compiles, hence CommonJS and this loader.
 //
 // The cache is written once a command that serves has started (the functions its start-up ran are
-// compiled by then): by bin/build.js's priming run (a dev chain started and stopped, with the npm
+// compiled by then): by bin/build.mjs's priming run (a dev chain started and stopped, with the npm
 // scripts' Node flags), and by any serving run that finds none, or one V8 rejects (V8 checks its
 // version, the source and its flags, the heap sizes included). One file per Node version and Node
 // flags, so runs with other flags do not overwrite each other's. Writing is best-effort: a read-only
 // install runs without a cache.
-import { isAscii } from "node:buffer";
-import { createHash } from "node:crypto";
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname } from "node:path";
-import { Script } from "node:vm";
+const { isAscii } = require("node:buffer");
+const { createHash } = require("node:crypto");
+const { readFileSync, renameSync, rmSync, writeFileSync } = require("node:fs");
+const { createRequire } = require("node:module");
+const { dirname } = require("node:path");
+const { Script } = require("node:vm");
 
 /** What the bundle's entry (src/cli/program.ts) exports that the launcher calls. */
 /** @typedef {{ runCli(argv: readonly string[]): Promise<void> }} Cli */
@@ -25,9 +25,9 @@ import { Script } from "node:vm";
  * started (a no-op when the cache was used).
  * @returns {{ cli: Cli, cacheUsed: boolean, saveCache: () => void }}
  */
-export function loadBundle(file) {
+function loadBundle(file) {
   const bytes = readFileSync(file);
-  // bin/build.js's bundle is ASCII: Latin-1 then is the same text, without UTF-8's decoding.
+  // bin/build.mjs's bundle is ASCII: Latin-1 then is the same text, without UTF-8's decoding.
   const source = bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
   const flags = createHash("sha256").update(process.execArgv.join(" ")).digest("hex").slice(0, 12);
   const cacheFile = `${file}.${process.version}-${process.arch}-${flags}.v8cache`;
@@ -44,9 +44,9 @@ export function loadBundle(file) {
     ...(cachedData === undefined ? {} : { cachedData }),
   });
   const cacheUsed = cachedData !== undefined && !script.cachedDataRejected;
-  const module = { exports: {}, filename: file, id: file, loaded: false };
-  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
-  module.loaded = true;
+  const bundle = { exports: {}, filename: file, id: file, loaded: false };
+  script.runInThisContext()(bundle.exports, createRequire(file), bundle, file, dirname(file));
+  bundle.loaded = true;
   const saveCache = () => {
     if (cacheUsed) return;
     const tmp = `${cacheFile}.${process.pid}.tmp`;
@@ -59,5 +59,7 @@ export function loadBundle(file) {
       } catch {}
     }
   };
-  return { cli: /** @type {Cli} */ (module.exports), cacheUsed, saveCache };
+  return { cli: /** @type {Cli} */ (bundle.exports), cacheUsed, saveCache };
 }
+
+module.exports = { loadBundle };

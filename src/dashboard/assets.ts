@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /**
- * The dashboard page's script and styles. `npm run build` (bin/build.js) bundles src/dashboard/client/
+ * The dashboard page's script and styles. `npm run build` (bin/build.mjs) bundles src/dashboard/client/
  * (with uPlot) into dist/dashboard/; a node running from that build reads the files there. Running
  * from the sources (tsx, tests, a stale build), there is no such file beside this module: the
  * client is bundled here with esbuild (a dependency already) the first time the page is asked for.
@@ -13,7 +13,7 @@ export interface DashboardAssets {
   readonly css: string;
 }
 
-/** Where bin/build.js writes the bundle, relative to the bundled node code (dist/cli/ → dist/dashboard/). */
+/** Where bin/build.mjs writes the bundle, relative to the bundled node code (dist/cli/ → dist/dashboard/). */
 const BUILT_DIR = new URL("../dashboard/", import.meta.url);
 /** The client's entry point in the sources (beside this file). */
 const CLIENT_ENTRY = new URL("./client/main.ts", import.meta.url);
@@ -26,7 +26,7 @@ function readBuilt(): DashboardAssets | undefined {
   return { js: readFileSync(js, "utf8"), css: readFileSync(css, "utf8") };
 }
 
-/** esbuild options shared with bin/build.js (kept in step by hand: entry, format, target). */
+/** esbuild options shared with bin/build.mjs (kept in step by hand: entry, format, target). */
 export const CLIENT_BUILD = {
   bundle: true,
   format: "iife",

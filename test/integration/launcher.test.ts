@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { NPM_START } from "./testNode.js";
 
 /**
- * bin/build.js bundles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
+ * bin/build.mjs bundles src/ into dist/, and bin/cometh.js (npm start, the `cometh` binary) runs
  * that build only while it is fresh (COMETH_TRACE_ENTRY=1 prints the entry the launcher chose).
  *
  * The build under test is made once, in a checkout of its own: a temporary root with copies of bin/
@@ -39,11 +39,18 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "cometh-launcher-"));
   stamp = `${root}/dist/.built`;
   mkdirSync(`${root}/bin`);
-  for (const f of ["bin/build.js", "bin/cometh.js", "bin/buildFreshness.js", "bin/loadBundle.js", "package.json"])
+  for (const f of [
+    "bin/build.mjs",
+    "bin/cometh.js",
+    "bin/buildFreshness.js",
+    "bin/loadBundle.js",
+    "bin/package.json",
+    "package.json",
+  ])
     copyFileSync(`${ROOT}/${f}`, `${root}/${f}`);
   symlinkSync(`${ROOT}/src`, `${root}/src`);
   symlinkSync(`${ROOT}/node_modules`, `${root}/node_modules`);
-  const r = run(["bin/build.js"]);
+  const r = run(["bin/build.mjs"]);
   build = { status: r.status, err: r.err };
 }, 120_000);
 afterAll(() => {

@@ -541,7 +541,7 @@ function abortError(signal: AbortSignal): unknown {
 }
 
 /**
- * The worker thread: readWorker.mjs beside this module in the bundle (bin/build.js builds it as its
+ * The worker thread: readWorker.mjs beside this module in the bundle (bin/build.mjs builds it as its
  * own entry), or readWorker.ts through tsx's loader when running from the TypeScript sources (tsx
  * registered in the main thread does not reach workers, so the worker registers it first).
  */

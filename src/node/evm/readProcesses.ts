@@ -371,7 +371,7 @@ export class ReadProcesses {
 }
 
 /**
- * Forks the child: readProcess.mjs beside this module in the bundle (bin/build.js builds it as its own
+ * Forks the child: readProcess.mjs beside this module in the bundle (bin/build.mjs builds it as its own
  * entry), or readProcess.ts through tsx's loader when running from the TypeScript sources. It gets the
  * main process's Node flags (the heap settings of `npm start`), less an inspector's.
  */
