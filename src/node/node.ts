@@ -409,13 +409,17 @@ function checkMemoryBackend(config: NodeConfig, devChain: boolean): void {
       '"memdb" keeps no block, state or WAL across restarts: it is for dev chains only (`cometh dev`); use "lmdb"',
     );
   }
-  if (existsSync(config.consensus.walPath)) {
-    throw new ConfigError(
-      config.files.config,
-      "db_backend",
-      `"memdb" starts the chain from its genesis, but ${config.consensus.walPath} holds an earlier run's WAL: run \`cometh unsafe-reset-all\` on this home first, or keep "lmdb"`,
-    );
-  }
+  if (existsSync(config.consensus.walPath))
+    throw memdbOnRunHome(config, `${config.consensus.walPath} holds an earlier run's WAL`);
+}
+
+/** memdb on a home an LMDB run left a trace of (`found`): refused, as checkMemoryBackend says. */
+function memdbOnRunHome(config: NodeConfig, found: string): ConfigError {
+  return new ConfigError(
+    config.files.config,
+    "db_backend",
+    `"memdb" starts the chain from its genesis, but ${found}: run \`cometh unsafe-reset-all\` on this home first, or keep "lmdb"`,
+  );
 }
 
 /**
@@ -443,12 +447,9 @@ async function openSigner(
     return client;
   }
   const pv = await FilePV.loadOrGenerate(config.base.privValidatorKeyFile, config.base.privValidatorStateFile);
-  if (config.base.dbBackend === "memdb" && pv.lastSignState().height > 0) {
-    throw new ConfigError(
-      config.files.config,
-      "db_backend",
-      `"memdb" starts the chain from its genesis, but ${config.base.privValidatorStateFile} has signed height ${pv.lastSignState().height}: run \`cometh unsafe-reset-all\` on this home first, or keep "lmdb"`,
-    );
+  const signed = pv.lastSignState().height;
+  if (config.base.dbBackend === "memdb" && signed > 0) {
+    throw memdbOnRunHome(config, `${config.base.privValidatorStateFile} has signed height ${signed}`);
   }
   if (devChain) {
     pv.setDurable(false);

@@ -13,18 +13,22 @@ type KeyOrderClass = new (
 // object as the default import, esbuild's bundle the class itself.
 const ns = sortedBtree as unknown as { default: KeyOrderClass | { default: KeyOrderClass } };
 const BTree: KeyOrderClass = typeof ns.default === "function" ? ns.default : ns.default.default;
+/** `<` and `>` on strings: UTF-16 unit order, which is byte order for Latin-1 strings. */
+const { simpleComparator } = sortedBtree;
 
 /**
- * Latin-1 maps each byte to one UTF-16 unit, so string order equals byte order. A short array is
- * turned into a string directly: wrapping it in a Buffer reads its `.buffer`, which moves an array
- * V8 keeps inside its heap (up to 64 bytes) out to a backing store of its own (0.2 against 0.6 µs).
+ * The Latin-1 string of a key or value: each byte one UTF-16 unit, so string order equals byte order.
+ * A short array is turned into a string directly: wrapping it in a Buffer reads its `.buffer`, which
+ * moves an array V8 keeps inside its heap (up to 64 bytes) out to a backing store of its own (0.2
+ * against 0.6 µs).
  */
-function keyString(b: Uint8Array): string {
+function toLatin1(b: Uint8Array): string {
   if (b.length <= 64) return String.fromCharCode.apply(null, b as unknown as number[]);
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
 }
 
-function keyBytes(s: string): Uint8Array {
+/** A fresh array of toLatin1's bytes. */
+function fromLatin1(s: string): Uint8Array {
   if (s.length > 64) return new Uint8Array(Buffer.from(s, "latin1"));
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
@@ -138,15 +142,15 @@ class MemoryTable implements KvTable {
 
   get(key: Uint8Array): Uint8Array | undefined {
     this.#store.assertOpen();
-    const v = this.#data.get(keyString(key));
-    return v === undefined ? undefined : keyBytes(v);
+    const v = this.#data.get(toLatin1(key));
+    return v === undefined ? undefined : fromLatin1(v);
   }
 
   *range(range: KvRange = {}): Iterable<KvEntry> {
     this.#store.assertOpen();
     const { gte, lt } = rangeBounds(range);
-    const lo = gte === undefined ? undefined : keyString(gte);
-    const hi = lt === undefined ? undefined : keyString(lt);
+    const lo = gte === undefined ? undefined : toLatin1(gte);
+    const hi = lt === undefined ? undefined : toLatin1(lt);
     const reverse = range.reverse === true;
     let left = range.limit ?? Number.POSITIVE_INFINITY;
     const order = this.#keyOrder();
@@ -168,7 +172,7 @@ class MemoryTable implements KvTable {
         const v = this.#data.get(k);
         if (v === undefined) continue;
         left--;
-        yield { key: keyBytes(k), value: keyBytes(v) };
+        yield { key: fromLatin1(k), value: fromLatin1(v) };
       }
       if (batch.length < want) return;
       from = batch[batch.length - 1];
@@ -177,16 +181,16 @@ class MemoryTable implements KvTable {
 
   put(key: Uint8Array, value: Uint8Array): void {
     const undo = this.#store.undoLog("put");
-    const k = keyString(key);
+    const k = toLatin1(key);
     const previous = this.#data.get(k);
     undo.push({ table: this, key: k, previous });
-    this.#data.set(k, keyString(value));
+    this.#data.set(k, toLatin1(value));
     if (previous === undefined) this.#order?.set(k, undefined);
   }
 
   remove(key: Uint8Array): void {
     const undo = this.#store.undoLog("remove");
-    const k = keyString(key);
+    const k = toLatin1(key);
     const previous = this.#data.get(k);
     if (previous === undefined) return;
     undo.push({ table: this, key: k, previous });
@@ -207,10 +211,11 @@ class MemoryTable implements KvTable {
 
   #keyOrder(): KeyOrder {
     if (this.#order === undefined) {
+      // Sorted first, so the tree is filled from its right end, without splitting inner nodes.
       const keys = [...this.#data.keys()].sort();
       this.#order = new BTree(
         keys.map((k): [string, undefined] => [k, undefined]),
-        (a, b) => (a > b ? 1 : a < b ? -1 : 0),
+        simpleComparator,
       );
     }
     return this.#order;
