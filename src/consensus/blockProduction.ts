@@ -18,6 +18,12 @@ export interface BlockProductionPolicy {
   /** Consensus.rewind may roll the chain back between inputs (a dev chain's evm_revert). */
   readonly rewindable: boolean;
   /**
+   * A sole validator with no peer and no WAL decides round 0 in one pass and signs only its
+   * precommit: its proposal and prevote would reach no one and be replayed by nothing
+   * (consensusState.ts #decideAlone).
+   */
+  readonly soleRounds: boolean;
+  /**
    * The proposer picks each block's time (CometBFT v1's proposer-based timestamps), instead of the
    * median of the last commit's vote times; undefined: BFT time.
    */
@@ -64,6 +70,7 @@ export class TimeoutPolicy implements BlockProductionPolicy {
   readonly proofBlocks = true;
   readonly durableWal = true;
   readonly rewindable = false;
+  readonly soleRounds = false;
   readonly proposerTime = undefined;
 
   constructor(mempool: MempoolAccess, opts: { createEmptyBlocks: boolean; createEmptyBlocksIntervalMs: number }) {

@@ -870,7 +870,13 @@ export class ConsensusState {
     const addr = this.#ownAddress();
     if (addr !== undefined && this.validators.getByAddress(addr) !== undefined) {
       const proposer = this.validators.getProposer();
-      if (proposer !== undefined && bytesEqual(proposer.address, addr)) await this.#decideProposal(height, round);
+      if (proposer !== undefined && bytesEqual(proposer.address, addr)) {
+        if (this.#mayDecideAlone(round)) {
+          await this.#decideAlone(height, round);
+          return;
+        }
+        await this.#decideProposal(height, round);
+      }
     }
     this.#updateRoundStep(round, ROUND_STEP.propose);
     this.#newStep();
@@ -886,25 +892,9 @@ export class ConsensusState {
       block = this.validBlock;
       parts = this.validBlockParts;
     } else {
-      let lastCommit: Commit;
-      if (height === this.state.initialHeight) lastCommit = emptyCommit();
-      else if (this.lastCommit?.hasTwoThirdsMajority()) lastCommit = this.lastCommit.makeCommit();
-      else {
-        this.#deps.log.error("propose step; cannot propose anything without commit for the previous block");
-        return;
-      }
-      this.#production.reaping();
-      try {
-        ({ block, parts } = await this.#blockExec.createProposalBlock(
-          height,
-          this.state,
-          lastCommit,
-          signer.address(),
-        ));
-      } catch (err) {
-        this.#deps.log.error({ err }, "unable to create proposal block");
-        return;
-      }
+      const made = await this.#makeProposalBlock(height, signer.address());
+      if (made === undefined) return;
+      ({ block, parts } = made);
     }
     // Flush the WAL so a restart recomputes the same proposal (privval would refuse another).
     await this.#wal?.flushAndSync();
@@ -934,6 +924,82 @@ export class ConsensusState {
     this.#deps.log.debug({ height, round }, "signed proposal");
   }
 
+  /** A new block for `height` from the mempool (logged and undefined when none can be made). */
+  async #makeProposalBlock(height: number, proposer: Uint8Array): Promise<{ block: Block; parts: PartSet } | undefined> {
+    let lastCommit: Commit;
+    if (height === this.state.initialHeight) lastCommit = emptyCommit();
+    else if (this.lastCommit?.hasTwoThirdsMajority()) lastCommit = this.lastCommit.makeCommit();
+    else {
+      this.#deps.log.error("propose step; cannot propose anything without commit for the previous block");
+      return undefined;
+    }
+    this.#production.reaping();
+    try {
+      return await this.#blockExec.createProposalBlock(height, this.state, lastCommit, proposer);
+    } catch (err) {
+      this.#deps.log.error({ err }, "unable to create proposal block");
+      return undefined;
+    }
+  }
+
+  /**
+   * Whether round `round` may be decided in one pass (#decideAlone): the policy allows it (a dev
+   * chain), this node is the only validator, no peer is connected (none would see a proposal or a
+   * prevote), there is no WAL (nothing replays them), and nothing is locked or valid from an
+   * earlier round.
+   */
+  #mayDecideAlone(round: number): boolean {
+    return (
+      this.#production.soleRounds &&
+      round === 0 &&
+      this.#wal === undefined &&
+      !this.#replayMode &&
+      this.validators.size() === 1 &&
+      this.#gossip.peerCount() === 0 &&
+      this.lockedBlock === undefined &&
+      this.validBlock === undefined
+    );
+  }
+
+  /**
+   * Round 0 of a sole validator decided in one pass: the block is made, checked as a prevote checks
+   * it (#blockIsValid), and locked as a polka would lock it; only the precommit is signed, and it
+   * enters the input queue like any own vote, where it commits the block. The proposal and the
+   * prevote are not signed: with no peer and no WAL nothing would read them, and the commit (the
+   * precommit's signature) is the block's proof, as on any chain. A block the checks refuse gets a
+   * nil prevote, signed, and the round goes on as CometBFT's does.
+   */
+  async #decideAlone(height: number, round: number): Promise<void> {
+    this.#updateRoundStep(round, ROUND_STEP.propose);
+    this.#newStep();
+    const signer = this.#deps.signer;
+    if (signer === undefined) return;
+    const made = await this.#makeProposalBlock(height, signer.address());
+    if (made === undefined) return; // the propose timeout moves the round on
+    const { block, parts } = made;
+    const blockId: BlockId = { hash: blockHash(block), partSetHeader: parts.header() };
+    this.#deps.metrics?.proposalCreated();
+    this.proposalBlock = block;
+    this.proposalBlockParts = parts;
+    this.#publish("CompleteProposal", { height, round, step: roundStepName(this.step), blockId });
+    const valid = await this.#blockIsValid(height, round, block);
+    this.#updateRoundStep(round, ROUND_STEP.prevote);
+    this.#newStep();
+    if (!valid) {
+      await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
+      return;
+    }
+    this.lockedRound = round;
+    this.lockedBlock = block;
+    this.lockedBlockParts = parts;
+    this.validRound = round;
+    this.validBlock = block;
+    this.validBlockParts = parts;
+    await this.#signAddVote(SIGNED_MSG_TYPE.precommit, blockId.hash, blockId.partSetHeader);
+    this.#updateRoundStep(round, ROUND_STEP.precommit);
+    this.#newStep();
+  }
+
   /** The proposal block is complete and, with a POL round, +2/3 prevotes from it are here. */
   #isProposalComplete(): boolean {
     if (this.proposal === undefined || this.proposalBlock === undefined) return false;
@@ -959,24 +1025,30 @@ export class ConsensusState {
       await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
       return;
     }
+    if (!(await this.#blockIsValid(height, round, this.proposalBlock))) {
+      await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
+      return;
+    }
+    await this.#signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.proposalBlock), this.proposalBlockParts.header());
+  }
+
+  /** A prevote's checks of a proposal block: consensus's rules, then the app's ProcessProposal (logged when refused). */
+  async #blockIsValid(height: number, round: number, block: Block): Promise<boolean> {
     try {
-      this.#blockExec.validateBlock(this.state, this.proposalBlock);
+      this.#blockExec.validateBlock(this.state, block);
     } catch (err) {
       this.#deps.log.error(
         { height, round, err: (err as Error).message },
         "prevote step: consensus deems this block invalid; prevoting nil",
       );
-      await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
-      return;
+      return false;
     }
-    const accepted = await this.#blockExec.processProposal(this.proposalBlock, this.state);
+    const accepted = await this.#blockExec.processProposal(block, this.state);
     this.#deps.metrics?.proposalProcessed(accepted);
     if (!accepted) {
       this.#deps.log.error({ height, round }, "prevote step: state machine rejected a proposed block; prevoting nil");
-      await this.#signAddVote(SIGNED_MSG_TYPE.prevote);
-      return;
     }
-    await this.#signAddVote(SIGNED_MSG_TYPE.prevote, blockHash(this.proposalBlock), this.proposalBlockParts.header());
+    return accepted;
   }
 
   async #enterPrevoteWait(height: number, round: number): Promise<void> {

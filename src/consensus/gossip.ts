@@ -155,6 +155,11 @@ export class PeerGossip {
     this.#peers.delete(peerId);
   }
 
+  /** How many peers are connected. */
+  peerCount(): number {
+    return this.#peers.size;
+  }
+
   peerStateViews(): PeerStateView[] {
     return [...this.#peers.values()].map((p) => p.view());
   }

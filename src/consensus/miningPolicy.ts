@@ -24,13 +24,15 @@ interface MineRequest {
  * interval mining, mine requests) instead of create_empty_blocks; no proof block follows an
  * app-hash change (the next block commits the app hash; an idle dev chain makes none, not even its
  * first, as Anvil and Hardhat start at block 0); the proposer picks block times (`proposerTime`);
- * the WAL is not fsynced; the chain may be rewound.
+ * the WAL is not fsynced; the chain may be rewound; a sole validator without peers or WAL signs only
+ * its precommit (sole rounds).
  */
 export class MiningPolicy implements BlockProductionPolicy {
   readonly waitsForTxs = true;
   readonly proofBlocks = false;
   readonly durableWal = false;
   readonly rewindable = true;
+  readonly soleRounds = true;
   readonly proposerTime: (height: number, state: ChainState) => Timestamp;
   readonly #mempool: MempoolAccess;
   #mining: DevMiningOptions;
