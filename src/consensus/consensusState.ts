@@ -925,7 +925,10 @@ export class ConsensusState {
   }
 
   /** A new block for `height` from the mempool (logged and undefined when none can be made). */
-  async #makeProposalBlock(height: number, proposer: Uint8Array): Promise<{ block: Block; parts: PartSet } | undefined> {
+  async #makeProposalBlock(
+    height: number,
+    proposer: Uint8Array,
+  ): Promise<{ block: Block; parts: PartSet } | undefined> {
     let lastCommit: Commit;
     if (height === this.state.initialHeight) lastCommit = emptyCommit();
     else if (this.lastCommit?.hasTwoThirdsMajority()) lastCommit = this.lastCommit.makeCommit();
