@@ -1,6 +1,6 @@
 import { RLP } from "@ethereumjs/rlp";
-import { keccak_256 } from "@noble/hashes/sha3.js";
 import { type AccessListEntry, TX_TYPE } from "../services.js";
+import { keccak256 } from "./signatures.js";
 
 /**
  * Builds and signs a transaction for the dev keyring (eth_sendTransaction, personal_*, eth_resend):
@@ -77,7 +77,7 @@ export async function signTransaction(
   const legacy = u.type === TX_TYPE.legacy;
   // EIP-155: a legacy tx signs its fields followed by chainId, 0, 0.
   const payload = legacy ? RLP.encode([...fields, quantity(u.chainId), NO_BYTES, NO_BYTES]) : typed(u.type, fields);
-  const sig = await sign(keccak_256(payload));
+  const sig = await sign(keccak256(payload));
   const r = trimmed(sig.subarray(0, 32));
   const s = trimmed(sig.subarray(32, 64));
   const recovery = BigInt(sig[64] ?? 0);
