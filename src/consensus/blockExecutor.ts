@@ -448,10 +448,12 @@ export class BlockExecutor {
         `expected tx results length to match size of transactions in block. Expected ${block.data.txs.length}, got ${resp.txResults.length}`,
       );
     }
-    this.#deps.log.info(
-      { height: h.height, numTxs: block.data.txs.length, appHash: bytesToHexUpper(resp.appHash) },
-      "finalized block",
-    );
+    if (this.#deps.log.isLevelEnabled("info")) {
+      this.#deps.log.info(
+        { height: h.height, numTxs: block.data.txs.length, appHash: bytesToHexUpper(resp.appHash) },
+        "finalized block",
+      );
+    }
     await this.#deps.stateStore.saveFinalizeBlockResponse(h.height, resp);
     fail("afterSaveFinalizeResponse");
 

@@ -9,6 +9,7 @@ import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import {
   type AppMeta,
   type ChainSettings,
+  copySettings,
   decodeAccount,
   decodeBlock,
   decodeMeta,
@@ -28,6 +29,7 @@ import {
   MISSING_ACCOUNT,
   readU64be,
   type StoredAccount,
+  sameSettings,
   u32be,
   u64be,
 } from "./records.js";
@@ -206,6 +208,13 @@ export class EvmStateDb {
   #fork: ForkSource | undefined;
   /** The height of the snapshot being restored, once its pointer entry was written. */
   #restoreHeight: number | undefined;
+  /** The pointer writeHeight last encoded, with its bytes (putDevRecord stores the same pointer again). */
+  #lastMeta: { meta: AppMeta; bytes: Uint8Array } | undefined;
+  /**
+   * The settings putDevRecord last encoded (a copy) with their bytes: they change only with a cheat,
+   * and a dev chain writes them with every height.
+   */
+  #lastDevSettings: { settings: ChainSettings; bytes: Uint8Array } | undefined;
 
   constructor(kv: KvStore, fork?: ForkSource) {
     this.kv = kv;
@@ -574,7 +583,9 @@ export class EvmStateDb {
       this.#rcpt.put(concat(u64be(h), u32be(r.txIndex)), encodeReceipt(r));
       this.#txh.put(r.txHash, concat(u64be(h), u32be(r.txIndex)));
     }
-    this.#meta.put(META_APP, encodeMeta(meta));
+    const metaBytes = encodeMeta(meta);
+    this.#lastMeta = { meta, bytes: metaBytes };
+    this.#meta.put(META_APP, metaBytes);
   }
 
   /**
@@ -639,7 +650,14 @@ export class EvmStateDb {
 
   /** Dev chains: keeps the pointer and settings after `meta.height` for rollbackTo. Inside kv.transaction. */
   putDevRecord(meta: AppMeta, settings: ChainSettings): void {
-    this.#devH.put(u64be(meta.height), RLP.encode([encodeMeta(meta), encodeSettings(settings)]));
+    const last = this.#lastMeta;
+    const metaBytes = last !== undefined && last.meta === meta ? last.bytes : encodeMeta(meta);
+    let kept = this.#lastDevSettings;
+    if (kept === undefined || !sameSettings(kept.settings, settings)) {
+      kept = { settings: copySettings(settings), bytes: encodeSettings(settings) };
+      this.#lastDevSettings = kept;
+    }
+    this.#devH.put(u64be(meta.height), RLP.encode([metaBytes, kept.bytes]));
   }
 
   /** The pointer and settings kept after `height` (dev chains), or undefined. */
