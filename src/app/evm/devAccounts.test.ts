@@ -1,4 +1,6 @@
 import { HDNodeWallet } from "ethers";
+import { validateMnemonic } from "@scure/bip39";
+import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { describe, expect, test } from "vitest";
 import { DEV_MNEMONIC, deriveDevAccounts, privateKeyToAddress, toChecksumAddress } from "./devAccounts.js";
 import { EvmConfigError } from "./errors.js";
@@ -30,6 +32,10 @@ describe("dev accounts", () => {
     expect(deriveDevAccounts(DEV_MNEMONIC, 4)).toHaveLength(4);
     const other = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
     expect(deriveDevAccounts(other, 3)[0]?.address).not.toBe(b[0]?.address);
+  });
+
+  test("default: DEV_MNEMONIC, which derive() does not check again, is valid BIP-39 English", () => {
+    expect(validateMnemonic(DEV_MNEMONIC, wordlist)).toBe(true);
   });
 
   test("error: a mnemonic that is not valid BIP-39 English is refused", () => {
