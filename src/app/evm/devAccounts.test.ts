@@ -1,6 +1,6 @@
-import { HDNodeWallet } from "ethers";
 import { validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
+import { HDNodeWallet } from "ethers";
 import { describe, expect, test } from "vitest";
 import { DEV_MNEMONIC, deriveDevAccounts, privateKeyToAddress, toChecksumAddress } from "./devAccounts.js";
 import { EvmConfigError } from "./errors.js";
