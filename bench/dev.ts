@@ -3,7 +3,7 @@
  *
  * Dev-chain methods as a test suite uses them, against `cometh dev`, Anvil and Hardhat 3 (`hardhat node`),
  * started fresh on 127.0.0.1 and stopped by their PIDs (then their process groups) when their part ends. For
- * rows 1 and 3 the nodes run side by side; each row 1 is interleaved: the nodes take turns of --slice-ms
+ * rows 1, 3 and 4 the nodes run side by side; each row 1 is interleaved: the nodes take turns of --slice-ms
  * (250) of timed cycles each (the first node first in even rounds, last in odd ones) until each has
  * --seconds timed, so that a change in the machine's load falls on all of them and the ratios of one run
  * are trustworthy on a shared machine; a node waits idle while another is measured.
@@ -23,14 +23,19 @@
  *      block number must grow by exactly --mine-blocks.
  *   3. evm_increaseTime(60) + evm_mine round trip, sequential, --time-pairs (200) pairs after 5 untimed:
  *      median and p99. The head's timestamp must have grown by at least 60 s per pair.
+ *   4. Sends on a growing chain, no revert: --chain-sends (1000) eth_sendTransaction from the unlocked
+ *      account, each awaited with its receipt, after row 3 on the same node; the median of a send plus
+ *      its receipt over the second half. Row 1 reverts every --fixture-txs blocks; a suite that does not
+ *      revert grows its chain, and a tool whose cost per block grows with its blocks shows it here. The
+ *      sender's nonce must have grown by exactly N.
  * Options: --nodes cometh,anvil,hardhat  --seconds S  --slice-ms MS  --warmup-seconds S (1: untimed cycles on
  * each node before row 1; 0 leaves the 3 cycles of the first versions)  --fixture-txs N  --max-cycles N (distinct cycles at
  * most, default 5000: the distinct row signs 1.5 x the same-bytes row's rate x --seconds before it starts,
  * and another batch between two cycles, untimed, if that runs out; it ends early with a note at the cap)
- * --mine-blocks N  --mine-reps N  --time-pairs N  --startup-spawns N (5: the start-up row is the median
+ * --mine-blocks N  --mine-reps N  --time-pairs N  --chain-sends N  --startup-spawns N (5: the start-up row is the median
  * of N spawns, each measured from spawn to its first eth_chainId answer, then eth_blockNumber must answer
  * 0x0 at once; the last spawn runs the rest)  --json. A short run:
- *   npm run bench:dev -- --nodes cometh,anvil --seconds 1 --mine-blocks 100 --mine-reps 1 --time-pairs 20
+ *   npm run bench:dev -- --nodes cometh,anvil --seconds 1 --mine-blocks 100 --mine-reps 1 --time-pairs 20 --chain-sends 100
  * Hardhat answers hardhat_mine in ~0 ms whatever the count: EDR reserves a range of empty blocks and builds
  * each only when it is read. All three start at block 0 and make no block unasked (the checks after each
  * revert would catch one).
@@ -75,6 +80,7 @@ const { values } = parseArgs({
     "mine-blocks": { type: "string", default: "1000" },
     "mine-reps": { type: "string", default: "3" },
     "time-pairs": { type: "string", default: "200" },
+    "chain-sends": { type: "string", default: "1000" },
     "startup-spawns": { type: "string", default: "5" },
     json: { type: "boolean", default: false },
   },
@@ -92,6 +98,7 @@ const opts = {
   mineBlocks: Number(values["mine-blocks"]),
   mineReps: Number(values["mine-reps"]),
   timePairs: Number(values["time-pairs"]),
+  chainSends: Number(values["chain-sends"]),
   startupSpawns: Number(values["startup-spawns"]),
 };
 for (const [k, v] of Object.entries(opts)) {
@@ -99,7 +106,15 @@ for (const [k, v] of Object.entries(opts)) {
     throw new RangeError(`--${k} must be a positive number (got ${v})`);
   }
 }
-for (const k of ["fixtureTxs", "maxCycles", "mineBlocks", "mineReps", "timePairs", "startupSpawns"] as const) {
+for (const k of [
+  "fixtureTxs",
+  "maxCycles",
+  "mineBlocks",
+  "mineReps",
+  "timePairs",
+  "chainSends",
+  "startupSpawns",
+] as const) {
   if (!Number.isInteger(opts[k])) throw new RangeError(`--${k} must be a whole number (got ${opts[k]})`);
 }
 
@@ -304,6 +319,8 @@ interface NodeResult {
   mineAll?: number[];
   timeP50?: number;
   timeP99?: number;
+  /** Row 4: one send with its receipt over the second half of --chain-sends, p50 ms. */
+  chainP50?: number;
   /** Rows that failed (value shown as FAIL). */
   failed: Set<string>;
   /** Rows timed to the end whose answers were wrong (value shown with ✗). */
@@ -653,6 +670,56 @@ async function timeRow(rpc: Rpc, r: NodeResult): Promise<void> {
   }
 }
 
+/**
+ * 4. Sends on a growing chain, with no revert: --chain-sends (1000) eth_sendTransaction from the unlocked
+ * account 0 to distinct recipients (as row 1's third kind), each awaited and its receipt fetched, on one
+ * node after row 3; the median of a send plus its receipt over the second half, when the chain is
+ * N/2..N blocks longer than at the row's start. A suite that does not revert between tests grows its
+ * chain so, and a tool whose cost per block grows with its blocks shows it here (row 1 reverts every
+ * --fixture-txs blocks, so it never does). After the row, untimed: the sender's nonce must have grown by
+ * exactly N.
+ */
+async function chainRow(s: Session): Promise<void> {
+  const { rpc, r } = s;
+  try {
+    const nonce0 = BigInt(await rpc.call<string>("eth_getTransactionCount", [SENDER.address, "latest"]));
+    const times: number[] = [];
+    const wallDeadline = performance.now() + 300_000;
+    for (let i = 0; i < opts.chainSends && performance.now() < wallDeadline; i++) {
+      const to = recipient(0xc0000 + i, 0);
+      const t0 = performance.now();
+      const hash = await rpc.call<string>("eth_sendTransaction", [
+        {
+          from: SENDER.address,
+          to,
+          value: hex(GWEI),
+          gas: hex(21_000),
+          maxFeePerGas: hex(s.maxFee),
+          maxPriorityFeePerGas: hex(GWEI),
+        },
+      ]);
+      const rc = await receipt(rpc, hash);
+      times.push(performance.now() - t0);
+      if (rc.status !== "0x1") throw new Mismatch(`send ${i + 1}: receipt of ${hash} has status ${rc.status}`);
+    }
+    const nonce = BigInt(await rpc.call<string>("eth_getTransactionCount", [SENDER.address, "latest"]));
+    if (nonce - nonce0 !== BigInt(times.length)) {
+      throw new Mismatch(`after ${times.length} sends the sender's nonce went from ${nonce0} to ${nonce}`);
+    }
+    if (times.length < opts.chainSends) r.notes.push(`chain sends: only ${times.length} within 300 s`);
+    const half = times.slice(Math.floor(times.length / 2)).sort((a, b) => a - b);
+    r.chainP50 = percentile(half, 50);
+    console.log(
+      `  ${times.length} sends with receipts, no revert: p50 ${r.chainP50.toFixed(2)} ms over the second half (first half ${percentile(
+        times.slice(0, Math.floor(times.length / 2)).sort((a, b) => a - b),
+        50,
+      ).toFixed(2)} ms)`,
+    );
+  } catch (e) {
+    fail(r, "chain", e);
+  }
+}
+
 function fail(r: NodeResult, row: string, e: unknown): void {
   r.failed.add(row);
   const msg = (e as Error).message;
@@ -822,6 +889,7 @@ const ROW_LABELS: Record<string, string> = {
   unlocked: "loadFixture cycles/s, eth_sendTransaction",
   mine: `hardhat_mine(${opts.mineBlocks}) ms on a fresh node, median of ${opts.mineReps}`,
   time: "evm_increaseTime(60)+evm_mine ms",
+  chain: "send + receipt ms on a growing chain",
 };
 
 interface Row {
@@ -874,6 +942,13 @@ const ROWS: Row[] = [
     better: "low",
     digits: 2,
     get: (r) => r.timeP99,
+  },
+  {
+    key: "chain",
+    label: `send + receipt p50 ms, no revert, sends ${Math.floor(opts.chainSends / 2) + 1}..${opts.chainSends} of a growing chain`,
+    better: "low",
+    digits: 2,
+    get: (r) => r.chainP50,
   },
   {
     key: "startup",
@@ -965,6 +1040,7 @@ async function main(): Promise<void> {
     for (const s of sessions) {
       console.log(`${s.spec.name}:`);
       await timeRow(s.rpc, s.r);
+      await chainRow(s);
     }
   } finally {
     for (const s of sessions) await closeSession(s);
