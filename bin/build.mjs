@@ -99,17 +99,13 @@ try {
     },
   });
   // The dashboard page's script and styles (src/dashboard/client/ with uPlot), read by
-  // src/dashboard/assets.ts from dist/dashboard/ (the same options as its build from the sources).
+  // src/dashboard/assets.ts from dist/dashboard/; src/dashboard/client/esbuild.json holds the options
+  // it also builds with from the sources.
   await esbuild.build({
+    ...JSON.parse(readFileSync(`${root}/src/dashboard/client/esbuild.json`, "utf8")),
     absWorkingDir: root,
     entryPoints: { dashboard: "src/dashboard/client/main.ts" },
     outdir: `${staging}/dashboard`,
-    bundle: true,
-    format: "iife",
-    platform: "browser",
-    target: "es2020",
-    minify: true,
-    legalComments: "none",
     logLevel: "warning",
   });
   rmSync(dist, { recursive: true, force: true });

@@ -5,14 +5,18 @@
 const { existsSync, readdirSync, statSync } = require("node:fs");
 const { fileURLToPath } = require("node:url");
 
-/** The newest modification time of the non-test sources (and the dashboard's styles) under `dir`. */
+/** The newest modification time of the non-test sources (and the dashboard's styles and build options) under `dir`. */
 function newestSource(dir) {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    // .css: the dashboard's styles are bundled into dist/dashboard/ too.
-    else if ((entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) || entry.name.endsWith(".css")) {
+    // The dashboard's styles and esbuild options (client/esbuild.json) make dist/dashboard/ too.
+    else if (
+      (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) ||
+      entry.name.endsWith(".css") ||
+      entry.name === "esbuild.json"
+    ) {
       newest = Math.max(newest, statSync(path).mtimeMs);
     }
   }

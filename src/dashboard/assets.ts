@@ -26,24 +26,16 @@ function readBuilt(): DashboardAssets | undefined {
   return { js: readFileSync(js, "utf8"), css: readFileSync(css, "utf8") };
 }
 
-/** esbuild options shared with bin/build.mjs (kept in step by hand: entry, format, target). */
-export const CLIENT_BUILD = {
-  bundle: true,
-  format: "iife",
-  platform: "browser",
-  target: "es2020",
-  minify: true,
-  legalComments: "none",
-  logLevel: "silent",
-} as const;
-
 async function buildFromSources(): Promise<DashboardAssets> {
   const entry = fileURLToPath(CLIENT_ENTRY);
   if (!existsSync(entry)) throw new Error(`the dashboard is not built and its sources are missing (${entry})`);
   // Loaded only here: a node running from the build never needs it.
   const esbuild = await import("esbuild");
+  // The options bin/build.mjs builds dist/dashboard/ with: one file both read.
+  const options = JSON.parse(readFileSync(new URL("esbuild.json", CLIENT_ENTRY), "utf8")) as Record<string, unknown>;
   const result = await esbuild.build({
-    ...CLIENT_BUILD,
+    ...options,
+    logLevel: "silent",
     entryPoints: { dashboard: entry },
     outdir: "/dashboard-out",
     write: false,

@@ -445,8 +445,7 @@ export class EvmApplication implements Application {
     try {
       await this.#kv.transaction(() => {
         this.db.putSettings(settings);
-        this.db.writeHeight(meta, diff, undefined, []);
-        if (settings.devChain === true) this.db.putDevRecord(meta, settings);
+        this.db.writeHeight(meta, diff, undefined, [], settings);
       });
       this.db.endCommit(meta, diff);
     } catch (err) {
@@ -872,11 +871,10 @@ export class EvmApplication implements Application {
     this.db.beginCommit();
     try {
       await this.#kv.transaction(() => {
-        this.db.writeHeight(meta, p.diff, p.block, p.receipts);
+        this.db.writeHeight(meta, p.diff, p.block, p.receipts, settings);
         if (earliest > prev.earliestStateHeight) this.db.prune(prev.earliestStateHeight + 1, earliest);
         if (retainHeight > 0) this.db.pruneHistory(retainHeight);
         if (p.settings !== undefined) this.db.putSettings(p.settings);
-        if (settings.devChain === true) this.db.putDevRecord(meta, settings);
       });
       this.db.endCommit(meta, p.diff);
       if (p.settings !== undefined) this.#settings = p.settings;

@@ -208,10 +208,8 @@ export class EvmStateDb {
   #fork: ForkSource | undefined;
   /** The height of the snapshot being restored, once its pointer entry was written. */
   #restoreHeight: number | undefined;
-  /** The pointer writeHeight last encoded, with its bytes (putDevRecord stores the same pointer again). */
-  #lastMeta: { meta: AppMeta; bytes: Uint8Array } | undefined;
   /**
-   * The settings putDevRecord last encoded (a copy) with their bytes: they change only with a cheat,
+   * The settings a dev record last encoded (a copy) with their bytes: they change only with a cheat,
    * and a dev chain writes them with every height.
    */
   #lastDevSettings: { settings: ChainSettings; bytes: Uint8Array } | undefined;
@@ -545,10 +543,17 @@ export class EvmStateDb {
   }
 
   /**
-   * Writes one height: state diff (latest + history + changelog), block, receipts, indexes, pointer.
-   * Call inside kv.transaction; then call `committed(meta, diff)` after it resolved.
+   * Writes one height: state diff (latest + history + changelog), block, receipts, indexes, pointer,
+   * and on a dev chain (`settings.devChain`) the pointer and settings after the height, which
+   * rollbackTo restores. Call inside kv.transaction; then call `committed(meta, diff)` after it resolved.
    */
-  writeHeight(meta: AppMeta, diff: StateDiff, block: EvmBlock | undefined, receipts: EvmReceipt[]): void {
+  writeHeight(
+    meta: AppMeta,
+    diff: StateDiff,
+    block: EvmBlock | undefined,
+    receipts: EvmReceipt[],
+    settings: ChainSettings,
+  ): void {
     const h = meta.height;
     const inv = inverted(h);
     const changes: Uint8Array[][] = [];
@@ -584,8 +589,8 @@ export class EvmStateDb {
       this.#txh.put(r.txHash, concat(u64be(h), u32be(r.txIndex)));
     }
     const metaBytes = encodeMeta(meta);
-    this.#lastMeta = { meta, bytes: metaBytes };
     this.#meta.put(META_APP, metaBytes);
+    if (settings.devChain === true) this.#devH.put(u64be(h), RLP.encode([metaBytes, this.#devSettingsBytes(settings)]));
   }
 
   /**
@@ -648,16 +653,14 @@ export class EvmStateDb {
     return doomedBlocks.length;
   }
 
-  /** Dev chains: keeps the pointer and settings after `meta.height` for rollbackTo. Inside kv.transaction. */
-  putDevRecord(meta: AppMeta, settings: ChainSettings): void {
-    const last = this.#lastMeta;
-    const metaBytes = last !== undefined && last.meta === meta ? last.bytes : encodeMeta(meta);
+  /** encodeSettings(settings), unless they are the settings last encoded. */
+  #devSettingsBytes(settings: ChainSettings): Uint8Array {
     let kept = this.#lastDevSettings;
     if (kept === undefined || !sameSettings(kept.settings, settings)) {
       kept = { settings: copySettings(settings), bytes: encodeSettings(settings) };
       this.#lastDevSettings = kept;
     }
-    this.#devH.put(u64be(meta.height), RLP.encode([metaBytes, kept.bytes]));
+    return kept.bytes;
   }
 
   /** The pointer and settings kept after `height` (dev chains), or undefined. */
