@@ -22,3 +22,5 @@ export { createKvIndexer } from "./kvIndexer.js";
 export { createNullIndexer } from "./nullIndexer.js";
 export type { PsqlIndexerOptions } from "./psqlIndexer.js";
 export { createPsqlIndexer } from "./psqlIndexer.js";
+export type { WriteBehindOptions } from "./writeBehind.js";
+export { writeBehind } from "./writeBehind.js";

@@ -32,7 +32,7 @@ import {
 } from "../consensus/index.js";
 import { CANCEL_REASONS, ChainEpoch, EventBus, RewindRegistry, TxInclusion } from "../events/index.js";
 import { EvidencePool, EvidenceReactor } from "../evidence/index.js";
-import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer } from "../indexer/index.js";
+import { createKvIndexer, createNullIndexer, createPsqlIndexer, type Indexer, writeBehind } from "../indexer/index.js";
 import { Mempool } from "../mempool/index.js";
 import { AddrBook, mconnConfigFromP2P, PexReactor, Switch, splitAddressList } from "../p2p/index.js";
 import { FilePV, SignerClient } from "../privval/index.js";
@@ -504,7 +504,7 @@ async function createEventDelivery(
   // Fed below with each block once it is indexed and readable; rejected at each rewind of the epoch.
   const txInclusion = new TxInclusion({ epoch: base.epoch });
   stack.push("tx inclusion waits", () => txInclusion.stop(CANCEL_REASONS.exited));
-  const indexer = await createIndexer(config, genesis, dbDir, noSync);
+  const indexer = await createIndexer(config, genesis, dbDir, noSync, log.child({ module: "txindex" }));
   stack.push("indexer", () => indexer.close());
   live.bus = bus;
   live.txInclusion = txInclusion;
@@ -1055,17 +1055,27 @@ async function createApp(base: Base, fatal: FatalStop, dev?: DevStartOptions): P
   }
 }
 
+/**
+ * The `[tx_index]` indexer. On memory stores (memdb: dev chains, nothing kept across a restart) the kv
+ * indexer writes behind: a block's rows are written when a read, a prune or 64 waiting blocks need
+ * them, and a revert drops the waiting ones unwritten (docs/dev-chain.md "Memory stores").
+ */
 async function createIndexer(
   config: NodeConfig,
   genesis: GenesisDoc,
   dbDir: string,
   noSync: boolean,
+  log: Logger,
 ): Promise<Indexer> {
   switch (config.txIndex.indexer) {
     case "null":
       return createNullIndexer();
-    case "kv":
-      return createKvIndexer(await openKvBackend(config.base.dbBackend, join(dbDir, DB_FILES.txIndex), { noSync }));
+    case "kv": {
+      const backend = config.base.dbBackend;
+      const kv = createKvIndexer(await openKvBackend(backend, join(dbDir, DB_FILES.txIndex), { noSync }));
+      if (backend !== "memdb") return kv;
+      return writeBehind(kv, { onError: (err, height) => log.error({ err, height }, "failed to index block") });
+    }
     case "psql":
       return createPsqlIndexer({ connectionString: config.txIndex.psqlConn, chainId: genesis.chainId });
   }

@@ -426,6 +426,57 @@ describe("dev methods on a chain that is not a dev chain", () => {
   });
 });
 
+describe("a dev chain on memory stores (db_backend memdb), its index written behind", () => {
+  let m: InProcessEvmNode;
+  beforeAll(async () => {
+    m = await startInProcessDevNode({ "--db_backend": "memdb" });
+  });
+  afterAll(async () => {
+    await m?.close();
+  });
+
+  test("behavior: tx, tx_search and block_search see each block at once, and nothing of a reverted one", async () => {
+    const call = async (method: string, params: unknown[] = []) => {
+      const res = await fetch(m.evmHttpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return ((await res.json()) as { result: unknown }).result;
+    };
+    const comet = async (path: string) =>
+      (await (await fetch(`${m.rpcUrl}/${path}`)).json()) as {
+        result?: { total_count: string; txs?: { height: string }[] };
+      };
+    const [from] = (await call("eth_accounts")) as string[];
+    const send = async (to: string) => (await call("eth_sendTransaction", [{ from, to, value: "0x1" }])) as string;
+    await send("0x00000000000000000000000000000000000000e1");
+    const keptHeight = Number(await call("eth_blockNumber"));
+    const id = await call("evm_snapshot");
+    for (let i = 0; i < 3; i++) await send(`0x00000000000000000000000000000000000000f${i}`);
+    // Each block is found as soon as its send is answered.
+    const last = await comet(`tx_search?query="tx.height=${keptHeight + 3}"`);
+    expect(last.result?.total_count).toBe("1");
+    const blocks = await comet(`block_search?query="block.height>${keptHeight}"`);
+    expect(blocks.result?.total_count).toBe("3");
+    expect(await call("evm_revert", [id])).toBe(true);
+    const after = await comet(`tx_search?query="tx.height>${keptHeight}"`);
+    expect(after.result?.total_count).toBe("0");
+    expect((await comet(`block_search?query="block.height>${keptHeight}"`)).result?.total_count).toBe("0");
+    // The tx before the snapshot is still there.
+    expect((await comet(`tx_search?query="tx.height=${keptHeight}"`)).result?.total_count).toBe("1");
+    // Reverted before any read wrote them: the reused heights index the new txs only.
+    const id2 = await call("evm_snapshot");
+    for (let i = 0; i < 2; i++) await send(`0x00000000000000000000000000000000000000a${i}`);
+    expect(await call("evm_revert", [id2])).toBe(true);
+    await send("0x00000000000000000000000000000000000000b0");
+    expect(Number(await call("eth_blockNumber"))).toBe(keptHeight + 1);
+    const reused = await comet(`tx_search?query="tx.height>${keptHeight}"`);
+    expect(reused.result?.total_count).toBe("1");
+    expect(reused.result?.txs?.[0]?.height).toBe(String(keptHeight + 1));
+  });
+});
+
 describe("a persistent dev chain", () => {
   test("behavior: a revert survives a restart: the reverted blocks never come back, heights continue from it", async () => {
     const { mkdtemp, rm } = await import("node:fs/promises");
