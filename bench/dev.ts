@@ -34,7 +34,9 @@
  * and another batch between two cycles, untimed, if that runs out; it ends early with a note at the cap)
  * --mine-blocks N  --mine-reps N  --time-pairs N  --chain-sends N  --startup-spawns N (5: the start-up row is the median
  * of N spawns, each measured from spawn to its first eth_chainId answer, then eth_blockNumber must answer
- * 0x0 at once; the last spawn runs the rest)  --json. A short run:
+ * 0x0 at once; the last spawn runs the rest)  --floor-spawns N (9; 0 skips it: after the table, Node.js's own
+ * floor for the start-up row, an empty node:http server answering fixed eth_chainId/eth_blockNumber bodies under
+ * npm run dev's Node flags, spawned N times alternating with N more spawns of cometh dev; both medians)  --json. A short run:
  *   npm run bench:dev -- --nodes cometh,anvil --seconds 1 --mine-blocks 100 --mine-reps 1 --time-pairs 20 --chain-sends 100
  * Hardhat answers hardhat_mine in ~0 ms whatever the count: EDR reserves a range of empty blocks and builds
  * each only when it is read. All three start at block 0 and make no block unasked (the checks after each
@@ -61,6 +63,8 @@ import {
   HARDHAT,
   MNEMONIC,
   type NodeSpec,
+  npmScript,
+  ROOT,
   type Running,
   runNodes,
   sleep,
@@ -82,6 +86,7 @@ const { values } = parseArgs({
     "time-pairs": { type: "string", default: "200" },
     "chain-sends": { type: "string", default: "1000" },
     "startup-spawns": { type: "string", default: "5" },
+    "floor-spawns": { type: "string", default: "9" },
     json: { type: "boolean", default: false },
   },
 });
@@ -100,6 +105,7 @@ const opts = {
   timePairs: Number(values["time-pairs"]),
   chainSends: Number(values["chain-sends"]),
   startupSpawns: Number(values["startup-spawns"]),
+  floorSpawns: Number(values["floor-spawns"]),
 };
 for (const [k, v] of Object.entries(opts)) {
   if (!Number.isFinite(v) || v < 0 || (v === 0 && k !== "warmupSeconds")) {
@@ -745,6 +751,53 @@ const SPECS: DevSpec[] = [
 ];
 
 /**
+ * Node.js's own floor for the start-up row: the same `node` binary with `npm run dev`'s Node flags and
+ * environment, running a script that only starts a node:http server answering eth_chainId (the benches'
+ * chain id) and eth_blockNumber (0x0) with fixed bodies: no chain, no module of ours. Spawned and asked
+ * exactly as the dev nodes are, alternating with cometh's spawns, so the two medians share the machine's load.
+ */
+const FLOOR_SCRIPT = `const h=require("node:http");h.createServer((q,s)=>{let b="";q.on("data",(c)=>{b+=c});q.on("end",()=>{const m=JSON.parse(b);s.writeHead(200,{"content-type":"application/json"});s.end(JSON.stringify({jsonrpc:"2.0",id:m.id,result:m.method==="eth_chainId"?"0x${CHAIN_ID.toString(16)}":"0x0"}))})}).listen(Number(process.argv[1]),"127.0.0.1")`;
+const NODE_FLOOR: NodeSpec = {
+  name: "node floor",
+  pair: false,
+  missing: () => undefined,
+  async launch(port) {
+    const npm = npmScript("dev");
+    return {
+      cmd: process.execPath,
+      args: [...npm.nodeFlags, "-e", FLOOR_SCRIPT, String(port)],
+      cwd: ROOT,
+      env: { ...process.env, ...npm.env },
+    };
+  },
+};
+
+/**
+ * --floor-spawns spawns each of the Node.js floor and of `cometh dev`, alternating: both medians, so that the
+ * start-up row can be read against what any Node.js server needs here before it runs a line of its own.
+ */
+async function floorRow(): Promise<{ floor: number[]; cometh: number[] }> {
+  const floor: number[] = [];
+  const cometh: number[] = [];
+  for (let i = 0; i < opts.floorSpawns; i++) {
+    for (const [spec, out] of [
+      [NODE_FLOOR, floor],
+      [COMETH_DEV, cometh],
+    ] as const) {
+      const node = await startNode(spec, { stdout: true, keepChars: 4000 });
+      const rpc = new Rpc(node.port);
+      try {
+        out.push((await firstAnswers(node, rpc))[0]);
+      } finally {
+        rpc.close();
+        await stopNode(node, 10_000);
+      }
+    }
+  }
+  return { floor, cometh };
+}
+
+/**
  * The node answers eth_chainId, then at once eth_blockNumber from its chain at block 0 (a node that
  * answered eth_chainId before its chain runs would fail here or be slow): the time to the first
  * answer, and the second answer's own time.
@@ -1052,7 +1105,19 @@ async function main(): Promise<void> {
       return spec === undefined ? [] : [{ spec, r }];
     }),
   );
+  const floor = wanted.includes("cometh") && opts.floorSpawns > 0 ? await floorRow() : undefined;
   printTable(results, command, date);
+  if (floor !== undefined) {
+    const med = (xs: number[]) =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        50,
+      );
+    const list = (xs: number[]) => xs.map((t) => t.toFixed(0)).join(", ");
+    console.log(
+      `start-up floor, ${opts.floorSpawns} alternating spawns each: Node.js answering eth_chainId from an empty node:http server (npm run dev's Node flags, no chain) median ${med(floor.floor).toFixed(0)} ms (${list(floor.floor)}); cometh dev median ${med(floor.cometh).toFixed(0)} ms (${list(floor.cometh)}); cometh ÷ floor ${(med(floor.cometh) / med(floor.floor)).toFixed(2)}×, cometh − floor ${(med(floor.cometh) - med(floor.floor)).toFixed(0)} ms`,
+    );
+  }
   for (const s of skipped) console.log(`skipped: ${s}`);
   if (values.json) {
     console.log(
@@ -1062,6 +1127,7 @@ async function main(): Promise<void> {
           date,
           opts,
           results: results.map((r) => ({ ...r, failed: [...r.failed], wrong: [...r.wrong] })),
+          startupFloor: floor,
           skipped,
         },
         null,

@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 export const MNEMONIC = "test test test test test test test test test test test junk";
 export const CHAIN_ID = 262144;
 export const ACCOUNTS = 10;
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const PEERS = join(ROOT, "bench", "peers");
 const PEER_MODULES = join(PEERS, "node_modules");
 
@@ -68,7 +68,7 @@ const notInstalled = (what: string, path: string) =>
  * How `npm start` / `npm run dev` runs node, read from package.json's script
  * (`[NAME=value ...] node <flags> bin/cometh.js <command>`): the environment it sets and its Node flags.
  */
-function npmScript(command: "start" | "dev"): { env: Record<string, string>; nodeFlags: string[] } {
+export function npmScript(command: "start" | "dev"): { env: Record<string, string>; nodeFlags: string[] } {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
   const script = pkg.scripts[command] ?? "";
   const m = new RegExp(`^((?:[A-Z_]+=[^ ]+ )*)node((?: --[^ ]+)*) bin/cometh\\.js ${command}$`).exec(script);
