@@ -772,29 +772,55 @@ const NODE_FLOOR: NodeSpec = {
   },
 };
 
+/** `spec` with NODE_EXTRA_CA_CERTS removed from the environment it is started with. */
+function withoutExtraCaCerts(spec: NodeSpec): NodeSpec {
+  return {
+    ...spec,
+    name: `${spec.name}, NODE_EXTRA_CA_CERTS unset`,
+    async launch(port, extraPort) {
+      const launch = await spec.launch(port, extraPort);
+      const env = { ...(launch.env ?? process.env) };
+      delete env.NODE_EXTRA_CA_CERTS;
+      return { ...launch, env };
+    },
+  };
+}
+
+/** One start-up series: what was spawned, and its times to the first eth_chainId answer. */
+interface FloorSeries {
+  label: string;
+  ms: number[];
+}
+
 /**
  * --floor-spawns spawns each of the Node.js floor and of `cometh dev`, alternating: both medians, so that the
  * start-up row can be read against what any Node.js server needs here before it runs a line of its own.
+ * When the environment sets NODE_EXTRA_CA_CERTS, both are also spawned without it: Node.js 20 reads and
+ * parses that file and its own root certificates when the process starts, before any script runs.
  */
-async function floorRow(): Promise<{ floor: number[]; cometh: number[] }> {
-  const floor: number[] = [];
-  const cometh: number[] = [];
+async function floorRow(): Promise<FloorSeries[]> {
+  const specs: [string, NodeSpec][] = [
+    ["Node.js floor (an empty node:http server, npm run dev's Node flags, no chain)", NODE_FLOOR],
+    ["cometh dev", COMETH_DEV],
+  ];
+  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+    for (const [label, spec] of [...specs])
+      specs.push([`${label}, NODE_EXTRA_CA_CERTS unset`, withoutExtraCaCerts(spec)]);
+  }
+  const series = specs.map(([label]) => ({ label, ms: [] as number[] }));
   for (let i = 0; i < opts.floorSpawns; i++) {
-    for (const [spec, out] of [
-      [NODE_FLOOR, floor],
-      [COMETH_DEV, cometh],
-    ] as const) {
+    for (const [k, [, spec]] of specs.entries()) {
       const node = await startNode(spec, { stdout: true, keepChars: 4000 });
       const rpc = new Rpc(node.port);
       try {
-        out.push((await firstAnswers(node, rpc))[0]);
+        series[k]?.ms.push((await firstAnswers(node, rpc))[0]);
       } finally {
         rpc.close();
         await stopNode(node, 10_000);
       }
     }
   }
-  return { floor, cometh };
+  return series;
 }
 
 /**
@@ -1113,10 +1139,18 @@ async function main(): Promise<void> {
         [...xs].sort((a, b) => a - b),
         50,
       );
-    const list = (xs: number[]) => xs.map((t) => t.toFixed(0)).join(", ");
     console.log(
-      `start-up floor, ${opts.floorSpawns} alternating spawns each: Node.js answering eth_chainId from an empty node:http server (npm run dev's Node flags, no chain) median ${med(floor.floor).toFixed(0)} ms (${list(floor.floor)}); cometh dev median ${med(floor.cometh).toFixed(0)} ms (${list(floor.cometh)}); cometh ÷ floor ${(med(floor.cometh) / med(floor.floor)).toFixed(2)}×, cometh − floor ${(med(floor.cometh) - med(floor.floor)).toFixed(0)} ms`,
+      `start-up floor, ${opts.floorSpawns} spawns of each, alternating (ms to the first eth_chainId answer):`,
     );
+    for (const f of floor) {
+      console.log(`- ${f.label}: median ${med(f.ms).toFixed(0)} (${f.ms.map((t) => t.toFixed(0)).join(", ")})`);
+    }
+    const [nodeFloor, cometh] = floor;
+    if (nodeFloor !== undefined && cometh !== undefined) {
+      console.log(
+        `cometh ÷ floor ${(med(cometh.ms) / med(nodeFloor.ms)).toFixed(2)}×, cometh − floor ${(med(cometh.ms) - med(nodeFloor.ms)).toFixed(0)} ms`,
+      );
+    }
   }
   for (const s of skipped) console.log(`skipped: ${s}`);
   if (values.json) {
