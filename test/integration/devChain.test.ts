@@ -8,7 +8,11 @@ import {
   http,
   parseAbi,
   parseEther,
+  parseTransaction,
   publicActions,
+  recoverTransactionAddress,
+  type TransactionSerializedEIP1559,
+  verifyTypedData,
   walletActions,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -395,6 +399,92 @@ function erc20Args(): unknown[] {
   return [parseEther("1000000")];
 }
 
+describe("signing with the dev keys through JSON-RPC accounts", () => {
+  const typed = {
+    domain: {
+      name: "Permit Token",
+      version: "1",
+      chainId: 262144,
+      verifyingContract: "0x00000000000000000000000000000000000000cc",
+    },
+    types: {
+      Permit: [
+        { name: "owner", type: "address" },
+        { name: "spender", type: "address" },
+        { name: "value", type: "uint256" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
+    primaryType: "Permit",
+    message: {
+      owner: ACCOUNT0.address,
+      spender: "0x00000000000000000000000000000000000000dd",
+      value: 10n ** 18n,
+      nonce: 0n,
+      deadline: 2n ** 64n,
+    },
+  } as const;
+
+  test("behavior: viem's wallet client with the node's account signs typed data (eth_signTypedData_v4) and transactions (eth_signTransaction)", async () => {
+    const transport = http(n.evmHttpUrl, { retryCount: 0 });
+    const wallet = createWalletClient({ account: ACCOUNT0.address, transport, chain, cacheTime: 0 }).extend(
+      publicActions,
+    );
+    const sig = await wallet.signTypedData(typed);
+    expect(await verifyTypedData({ ...typed, address: ACCOUNT0.address, signature: sig })).toBe(true);
+    // The same signature the key gives locally: the node hashed the typed data as EIP-712 says.
+    expect(sig).toBe(await ACCOUNT0.signTypedData(typed));
+
+    const nonce = await wallet.getTransactionCount({ address: ACCOUNT0.address });
+    const head = await wallet.getBlockNumber();
+    const raw = await wallet.signTransaction({ to: "0x00000000000000000000000000000000000000dd", value: 5n });
+    // Anvil's answer, the signed tx's bytes, which viem and ethers read; geth (and the execution-apis
+    // schema) answer {raw, tx} instead (docs/compatibility.md).
+    expect(raw).toMatch(/^0x02[0-9a-f]+$/);
+    const tx = parseTransaction(raw);
+    expect(await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerializedEIP1559 })).toBe(
+      ACCOUNT0.address,
+    );
+    expect(tx.nonce).toBe(nonce);
+    expect(tx.chainId).toBe(262144);
+    expect(tx.gas).toBe(21000n);
+    // Signed, not sent: no block, no nonce used, until it is sent.
+    expect(await wallet.getBlockNumber()).toBe(head);
+    expect(await wallet.getTransactionCount({ address: ACCOUNT0.address })).toBe(nonce);
+    const hash = await wallet.sendRawTransaction({ serializedTransaction: raw });
+    expect((await wallet.getTransactionReceipt({ hash })).status).toBe("success");
+  });
+
+  test("behavior: ethers' JsonRpcSigner signs typed data given as a JSON string", async () => {
+    const { JsonRpcProvider, verifyTypedData: ethersVerify } = await import("ethers");
+    const provider = new JsonRpcProvider(n.evmHttpUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    try {
+      const signer = await provider.getSigner(ACCOUNT0.address);
+      const { Permit } = typed.types;
+      const sig = await signer.signTypedData(typed.domain, { Permit: [...Permit] }, typed.message);
+      expect(ethersVerify(typed.domain, { Permit: [...Permit] }, typed.message, sig)).toBe(ACCOUNT0.address);
+    } finally {
+      provider.destroy();
+    }
+  });
+
+  test("errors: bad typed data answers -32602; an account the node does not hold is refused", async () => {
+    const bad = await rpc("eth_signTypedData_v4", [ACCOUNT0.address, "{not json"]);
+    expect(bad.error?.code).toBe(-32602);
+    expect(bad.error?.message).toMatch(/not JSON/);
+    const noDomain = await rpc("eth_signTypedData_v4", [
+      ACCOUNT0.address,
+      JSON.stringify({ types: {}, primaryType: "X" }),
+    ]);
+    expect(noDomain.error?.code).toBe(-32602);
+    const stranger = await rpc("eth_signTransaction", [
+      { from: "0x00000000000000000000000000000000000000ee", to: ACCOUNT0.address },
+    ]);
+    expect(stranger.error?.message).toMatch(/not in the node's dev keyring/);
+  });
+});
+
 describe("dev methods on a chain that is not a dev chain", () => {
   let plain: InProcessEvmNode;
   beforeAll(async () => {
@@ -405,7 +495,14 @@ describe("dev methods on a chain that is not a dev chain", () => {
   });
 
   test("errors: every dev method answers -32601 saying it needs cometh dev", async () => {
-    for (const method of ["evm_snapshot", "hardhat_mine", "anvil_setBalance", "evm_increaseTime"]) {
+    for (const method of [
+      "evm_snapshot",
+      "hardhat_mine",
+      "anvil_setBalance",
+      "evm_increaseTime",
+      "eth_signTypedData_v4",
+      "eth_signTransaction",
+    ]) {
       const res = await fetch(plain.evmHttpUrl, {
         method: "POST",
         headers: { "content-type": "application/json" },

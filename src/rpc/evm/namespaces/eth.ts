@@ -1,6 +1,7 @@
 import { crc32 } from "node:zlib";
 import { bytesEqual } from "../../../util/bytes.js";
-import { isPromise, type JsonNode, type WireValue } from "../../jsonrpc/index.js";
+import { isPromise, type JsonNode, parseJson, type WireValue } from "../../jsonrpc/index.js";
+import type { EvmCallContext } from "../context.js";
 import { encodeBlock, encodeHeader } from "../encode/block.js";
 import { padBytes, toAddress, toData, toQuantity } from "../encode/hex.js";
 import { encodeLog, encodeReceipt } from "../encode/receipt.js";
@@ -8,7 +9,7 @@ import { encodeTransaction, txLocationInBlock } from "../encode/transaction.js";
 import { invalidParams, methodNotFound, serverError } from "../errors.js";
 import { getLogsJson } from "../filters/getLogs.js";
 import { fromForkSource } from "../forkHistory.js";
-import { method, type Namespace, notImplemented } from "../method.js";
+import { type Method, method, type Namespace, notImplemented } from "../method.js";
 import { decodeStorageKey, type Param, ParamError, p } from "../params.js";
 import type { AccessListEntry, EvmBlock, EvmReceipt, EvmServices, EvmTx, NamedAddress } from "../services.js";
 import { subscribe, unsubscribe } from "../subscriptions/subscribe.js";
@@ -26,6 +27,7 @@ import {
   sendUnsigned,
   sendWithKeyring,
   signDigest27,
+  signWithKeyring,
   submitRawTransaction,
 } from "./sending.js";
 
@@ -123,6 +125,43 @@ async function ethConfig(s: EvmServices, method: string): Promise<WireValue> {
 async function findPending(s: EvmServices, from: Uint8Array, nonce: bigint): Promise<EvmTx | undefined> {
   const { pending, queued } = await s.mempool.content();
   return [...pending, ...queued].find((tx) => bytesEqual(tx.from, from) && tx.nonce === nonce);
+}
+
+/**
+ * An eth_ method only a dev chain serves (Anvil's): elsewhere -32601 before its params are read, as
+ * Cosmos EVM, which does not register it, answers.
+ */
+function devChainOnly(m: Method, alternative?: string): Method {
+  const why = `it needs a dev chain: start one with \`cometh dev\`${alternative === undefined ? "" : ` (${alternative})`}`;
+  return {
+    ...m,
+    guard: (s, ctx) => {
+      if (s.dev === undefined) throw methodNotFound(ctx.method, why);
+    },
+  };
+}
+
+/**
+ * eth_signTypedData and, on dev chains, its _v3/_v4 names: the EIP-712 digest of `typed` (an object, or
+ * for the dev names also its JSON text) signed by a dev keyring account, V as 27/28.
+ */
+function signTyped(who: Uint8Array, typed: JsonNode, s: EvmServices, ctx: EvmCallContext, devName: boolean) {
+  let digest: Uint8Array;
+  try {
+    let node = typed;
+    if (devName && node.kind === "string") {
+      try {
+        node = parseJson(node.value);
+      } catch {
+        throw new TypedDataError("the typed data string is not JSON");
+      }
+    }
+    digest = typedDataHash(node);
+  } catch (err) {
+    if (err instanceof TypedDataError) throw invalidParams(`invalid argument 1: ${err.message}`);
+    throw err;
+  }
+  return signDigest27(s, ctx, who, digest);
 }
 
 export const eth = {
@@ -266,16 +305,18 @@ export const eth = {
   sendTransaction: method([p.callRequest], ([req], s, ctx) => sendWithKeyring(req, s, ctx)),
   sendUnsignedTransaction: method([p.callRequest], ([req], s, ctx) => sendUnsigned(req, s, ctx)),
   sign: method([p.address, p.data], ([who, data], s, ctx) => signDigest27(s, ctx, who, personalMessageHash(data))),
-  signTypedData: method([p.address, p.any], ([who, typed], s, ctx) => {
-    let digest: Uint8Array;
-    try {
-      digest = typedDataHash(typed);
-    } catch (err) {
-      if (err instanceof TypedDataError) throw invalidParams(`invalid argument 1: ${err.message}`);
-      throw err;
-    }
-    return signDigest27(s, ctx, who, digest);
-  }),
+  signTypedData: method([p.address, p.any], ([who, typed], s, ctx) => signTyped(who, typed, s, ctx, false)),
+  // Anvil's and Hardhat's names, which ethers' and viem's JSON-RPC accounts call with the typed data as a
+  // JSON string (Cosmos EVM registers only eth_signTypedData: elsewhere -32601).
+  signTypedData_v4: devChainOnly(
+    method([p.address, p.any], ([who, typed], s, ctx) => signTyped(who, typed, s, ctx, true)),
+    "or call eth_signTypedData",
+  ),
+  signTypedData_v3: devChainOnly(
+    method([p.address, p.any], ([who, typed], s, ctx) => signTyped(who, typed, s, ctx, true)),
+    "or call eth_signTypedData",
+  ),
+  signTransaction: devChainOnly(method([p.callRequest], ([req], s, ctx) => signWithKeyring(req, s, ctx))),
   fillTransaction: notImplemented("cometh does not fill transactions (see docs/compatibility.md)"),
   resend: method(
     [p.callRequest, p.optional(p.quantity), p.optional(p.uint64)],

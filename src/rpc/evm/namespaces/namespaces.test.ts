@@ -577,7 +577,11 @@ describe.each(EVM_TRANSPORTS)("evm rpc over %s", (transport: EvmTransport) => {
         domain: { name: "cometh", chainId: 262144 },
         message: { to: a1, contents: "hi" },
       };
-      expect((await call("eth_signTypedData", [a0, typed])).result).toMatch(/^0x[0-9a-f]{130}$/);
+      const typedSig = (await call("eth_signTypedData", [a0, typed])).result;
+      expect(typedSig).toMatch(/^0x[0-9a-f]{130}$/);
+      // Anvil's names are a dev chain's (test/integration/devChain.test.ts): -32601 here, as Cosmos EVM.
+      err(await call("eth_signTypedData_v4", [a0, JSON.stringify(typed)]), -32601, /needs a dev chain/);
+      err(await call("eth_signTransaction", [{ from: a0, to: a1 }]), -32601, /needs a dev chain/);
     });
 
     test("error: keyring errors", async () => {
@@ -1020,7 +1024,9 @@ describe("OpenRPC coverage", () => {
     const served = [...spec.methods.keys()].filter((name) => {
       if (!/^(eth|net|txpool)_|^debug_trace/.test(name)) return false;
       try {
-        findMethod(name, all);
+        // A guarded method is a dev chain's (this chain is not one): test/integration/devChain.test.ts
+        // checks its answers (eth_signTransaction answers Anvil's bytes, not the schema's {raw, tx}).
+        if (findMethod(name, all).guard !== undefined) return false;
       } catch {
         return false;
       }

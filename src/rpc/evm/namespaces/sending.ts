@@ -242,6 +242,19 @@ export async function sendWithKeyring(req: CallRequest, s: EvmServices, ctx: Evm
   return submitRawTransaction(raw, s, ctx, from);
 }
 
+/**
+ * eth_signTransaction (Anvil and geth; dev chains): fills the defaults as eth_sendTransaction does,
+ * signs with the dev keyring and answers the signed tx's bytes (Anvil's answer, which ethers' and
+ * viem's JSON-RPC accounts read), sending nothing.
+ */
+export async function signWithKeyring(req: CallRequest, s: EvmServices, ctx: EvmCallContext): Promise<string> {
+  const keyring = requireKeyring(s, ctx);
+  const from = await requireAccount(keyring, req.from);
+  const unsigned = await fillTransaction({ ...req, from }, s, ctx);
+  checkTxFee(unsigned.gasLimit, unsigned.gasPrice ?? unsigned.maxFeePerGas ?? 0n, ctx.runtime.settings.txFeeCapWei);
+  return toData(await signTransaction(unsigned, (digest) => keyring.signDigest(from, digest)));
+}
+
 /** Signs a 32-byte digest with a keyring account; V as 27/28 (eth_sign convention). */
 export async function signDigest27(
   s: EvmServices,
