@@ -370,7 +370,44 @@ export class DevChain implements DevControl {
     });
   }
 
+  rollback(depth: bigint): Promise<void> {
+    return this.#serial(async () => {
+      const head = BigInt(this.#p.consensus.chainState().lastBlockHeight);
+      if (depth > head) {
+        throw new DevInputError(
+          `Rollback depth must not exceed current chain height: current height ${head}, depth ${depth}`,
+        );
+      }
+      const height = Number(head - depth);
+      // A snapshot above the new head could not be reverted to: its blocks are gone.
+      for (const [id, snap] of this.#snapshots) if (snap.height > height) this.#snapshots.delete(id);
+      await this.#rollbackTo(height);
+    });
+  }
+
   // ---- forking (anvil_reset with `forking`; app/evm/fork/) ----------------------------------------
+
+  setRpcUrl(url: string): Promise<void> {
+    return this.#serial(async () => {
+      const old = this.#p.app.db.fork;
+      if (old === undefined) return;
+      let fork: ForkSource;
+      try {
+        // The same fork point, pinned: nothing is asked of the new source until a read needs it, and
+        // the reads cached on disk for this chain and block are its reads too.
+        fork = ForkSource.open({
+          ...old.options,
+          urls: [url],
+          chainId: old.point.chainId,
+          blockNumber: old.point.blockNumber,
+        });
+      } catch (err) {
+        throw new DevInputError(`cannot use ${url} as the fork's source: ${(err as Error).message}`);
+      }
+      await this.#p.app.replaceFork(fork);
+      this.#p.onForkReset?.(fork);
+    });
+  }
 
   /**
    * Back to genesis on another fork: the new source is opened first (a URL that does not answer

@@ -434,6 +434,26 @@ describe("cometh dev --fork-url", { timeout: 240_000 }, () => {
     );
   });
 
+  test("behavior: anvil_setRpcUrl moves the fork's unread state to another source at the same block; the chain stays", async () => {
+    const head = await rpc(fork.url, "eth_blockNumber");
+    const fresh = (n: number) => `0x00000000000000000000000000000000000abc${n.toString(16).padStart(2, "0")}`;
+    // A source that does not answer: the next unread account cannot be read, what was read still answers.
+    expect(await rpc(fork.url, "anvil_setRpcUrl", ["http://127.0.0.1:9"])).toBeNull();
+    expect((await rpc(fork.url, "anvil_nodeInfo")) as object).toMatchObject({
+      forkConfig: { forkUrl: "http://127.0.0.1:9", forkBlockNumber: Number(sourceHead) },
+    });
+    const unreachable = await call(fork.url, "eth_getBalance", [fresh(1), "latest"]);
+    expect(unreachable.error?.message).toMatch(/fork source cannot be reached/);
+    expect(await rpc(fork.url, "eth_getBalance", [FUNDED, "latest"])).toBe("0x1234");
+    // The source again, under another spelling of its URL: reads work, the chain is where it was.
+    const other = source.url.replace("127.0.0.1", "localhost");
+    expect(await rpc(fork.url, "anvil_setRpcUrl", [other])).toBeNull();
+    expect(await rpc(fork.url, "eth_getBalance", [fresh(1), "latest"])).toBe("0x0");
+    expect(await rpc(fork.url, "eth_getStorageAt", [counter, SLOT0, hex(sourceHead)])).toBe(word(0x2an));
+    expect(await rpc(fork.url, "eth_blockNumber")).toBe(head);
+    expect(await rpc(fork.url, "anvil_setRpcUrl", [source.url])).toBeNull();
+  });
+
   test("error: the source going away gives a clear JSON-RPC error for state not read yet, and what was read still answers", async () => {
     expect(await stop(source.node)).toBe(0);
     const balance = await call(fork.url, "eth_getBalance", [UNTOUCHED, "latest"]);

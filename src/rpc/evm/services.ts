@@ -758,6 +758,16 @@ export interface DevControl {
   /** Back to genesis. */
   reset(): Promise<void>;
   /**
+   * anvil_rollback: the chain's last `depth` blocks are removed (the head goes back to head - depth);
+   * DevInputError when depth exceeds the head. Snapshots taken above the new head are used up.
+   */
+  rollback(depth: bigint): Promise<void>;
+  /**
+   * anvil_setRpcUrl: a forked chain reads what it has not read yet from `url` instead, at the same
+   * fork block; the chain and the reads cached on disk stay. A chain that is no fork is unchanged.
+   */
+  setRpcUrl(url: string): Promise<void>;
+  /**
    * anvil_reset / hardhat_reset with `forking`: back to genesis, then the chain reads its state
    * from `urls` (absent: the same source) at `blockNumber` (absent: the source's head); a chain
    * that is not a fork becomes one, and without `urls` it is a plain reset. A source that does not

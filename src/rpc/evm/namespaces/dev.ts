@@ -196,6 +196,14 @@ const handlers = {
   // Snapshots
   snapshot: devMethod([], (_, dev) => toQuantity(dev.snapshot())),
   revert: devMethod([number], ([id], dev) => dev.revert(id)),
+  rollback: devMethod([p.optional(number)], async ([depth], dev) => {
+    await dev.rollback(depth ?? 1n);
+    return null;
+  }),
+  setRpcUrl: devMethod([p.string], async ([url], dev) => {
+    await dev.setRpcUrl(url);
+    return null;
+  }),
   reset: devMethod([p.optional({ optional: false, decode: decodeResetOptions })], async ([opts], dev) => {
     if (opts?.forking !== undefined) await dev.resetFork(opts.forking);
     else await dev.reset();
@@ -312,6 +320,8 @@ export const evm = {
   snapshot: handlers.snapshot,
   revert: handlers.revert,
   setBlockGasLimit: handlers.setBlockGasLimit,
+  // Anvil's alias.
+  setAccountNonce: handlers.setNonce,
 } satisfies Namespace;
 
 /** Hardhat's names (Anvil's aliases). */
@@ -329,6 +339,9 @@ export const hardhat = {
   setMinGasPrice: handlers.setMinGasPrice,
   impersonateAccount: handlers.impersonateAccount,
   stopImpersonatingAccount: handlers.stopImpersonatingAccount,
+  // Anvil's aliases under Hardhat's prefix.
+  autoImpersonateAccount: handlers.autoImpersonateAccount,
+  dropAllTransactions: handlers.dropAllTransactions,
   metadata: handlers.metadata,
   setLoggingEnabled: handlers.setLoggingEnabled,
   // viem's test client in hardhat mode calls these names.
@@ -353,7 +366,9 @@ export const anvil = {
   setTime: handlers.setTime,
   snapshot: handlers.snapshot,
   revert: handlers.revert,
+  rollback: handlers.rollback,
   reset: handlers.reset,
+  setRpcUrl: handlers.setRpcUrl,
   setBalance: handlers.setBalance,
   addBalance: handlers.addBalance,
   setCode: handlers.setCode,
@@ -362,6 +377,7 @@ export const anvil = {
   setCoinbase: handlers.setCoinbase,
   setNextBlockBaseFeePerGas: handlers.setNextBlockBaseFeePerGas,
   setMinGasPrice: handlers.setMinGasPrice,
+  setBlockGasLimit: handlers.setBlockGasLimit,
   impersonateAccount: handlers.impersonateAccount,
   stopImpersonatingAccount: handlers.stopImpersonatingAccount,
   autoImpersonateAccount: handlers.autoImpersonateAccount,
