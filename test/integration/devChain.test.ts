@@ -464,6 +464,8 @@ describe("signing with the dev keys through JSON-RPC accounts", () => {
     const wallet = createWalletClient({ account: ACCOUNT0.address, transport, chain, cacheTime: 0 }).extend(
       publicActions,
     );
+    // eth_requestAccounts (viem's requestAddresses) lists the node's accounts, as eth_accounts.
+    expect((await wallet.requestAddresses())[0]).toBe(ACCOUNT0.address);
     const sig = await wallet.signTypedData(typed);
     expect(await verifyTypedData({ ...typed, address: ACCOUNT0.address, signature: sig })).toBe(true);
     // The same signature the key gives locally: the node hashed the typed data as EIP-712 says.
@@ -535,6 +537,7 @@ describe("dev methods on a chain that is not a dev chain", () => {
       "evm_increaseTime",
       "eth_signTypedData_v4",
       "eth_signTransaction",
+      "eth_requestAccounts",
     ]) {
       const res = await fetch(plain.evmHttpUrl, {
         method: "POST",

@@ -127,6 +127,12 @@ async function findPending(s: EvmServices, from: Uint8Array, nonce: bigint): Pro
   return [...pending, ...queued].find((tx) => bytesEqual(tx.from, from) && tx.nonce === nonce);
 }
 
+/** eth_accounts: the dev keyring's addresses. */
+async function accountList(s: EvmServices, ctx: EvmCallContext): Promise<string[]> {
+  if (!ctx.runtime.settings.allowInsecureUnlock) throw serverError("account unlock with HTTP access is forbidden");
+  return ((await s.keyring?.accounts()) ?? []).map(toAddress);
+}
+
 /**
  * An eth_ method only a dev chain serves (Anvil's): elsewhere -32601 before its params are read, as
  * Cosmos EVM, which does not register it, answers.
@@ -177,10 +183,9 @@ export const eth = {
       highestBlock: toQuantity(st.highestBlock),
     };
   }),
-  accounts: method([], async (_, s, ctx) => {
-    if (!ctx.runtime.settings.allowInsecureUnlock) throw serverError("account unlock with HTTP access is forbidden");
-    return ((await s.keyring?.accounts()) ?? []).map(toAddress);
-  }),
+  accounts: method([], (_, s, ctx) => accountList(s, ctx)),
+  // EIP-1102's name, which Anvil answers as eth_accounts (viem's requestAddresses calls it).
+  requestAccounts: devChainOnly(method([], (_, s, ctx) => accountList(s, ctx))),
   gasPrice: method([], async (_, s) => toQuantity(await gasPrice(s))),
   maxPriorityFeePerGas: method([], async (_, s) => toQuantity(await s.fees.suggestTipCap())),
   feeHistory: method([p.hexOrDecimal, p.block, p.floatList], ([count, newest, percentiles], s, ctx) =>
