@@ -509,15 +509,25 @@ export async function doubleSign(
   sw.addReactor(new RecordingReactor("double-signer", [0x20, 0x21, 0x22, 0x23]));
   await sw.start();
   try {
-    const peer = await sw.dialPeerWithAddress(parseNetAddress(`${target.nodeId}@127.0.0.1:${target.p2pPort}`));
+    const address = parseNetAddress(`${target.nodeId}@127.0.0.1:${target.p2pPort}`);
+    let peer = await sw.dialPeerWithAddress(address);
     const startHeight = await target.height();
+    // What each attempt sent, for the error when none made evidence.
+    const tried: string[] = [];
     for (let attempt = 0; attempt < 20; attempt++) {
+      // A connection the target dropped (it may refuse a peer it does not gossip with) is dialed again.
+      if (!peer.isRunning()) peer = await sw.dialPeerWithAddress(address);
       const cs = await rpcPost<{ round_state: { "height/round/step": string } }>(target, "consensus_state");
       const [h, r] = cs.round_state["height/round/step"].split("/").map(Number) as [number, number];
       const vals = await rpcPost<{ validators: { address: string }[] }>(target, "validators", {
         height: String(h - 1),
       });
       const index = vals.validators.findIndex((v) => v.address === validator.validatorAddress);
+      tried.push(`${h}/${r} index ${index}`);
+      if (index < 0) {
+        await new Promise((res) => setTimeout(res, 500));
+        continue;
+      }
       {
         const vote: Vote = {
           type: SIGNED_MSG_TYPE.prevote,
@@ -549,7 +559,9 @@ export async function doubleSign(
         await new Promise((res) => setTimeout(res, 200));
       }
     }
-    throw new Error(`no block carried evidence of ${validator.name} (${validator.kind}) double-signing`);
+    throw new Error(
+      `no block carried evidence of ${validator.name} (${validator.kind}) double-signing; votes sent at ${tried.join(", ")}`,
+    );
   } finally {
     await sw.stop();
   }
