@@ -559,8 +559,11 @@ export async function doubleSign(
         await new Promise((res) => setTimeout(res, 200));
       }
     }
+    // Evidence needs the validator's own prevote to reach the target too: a validator that fell behind
+    // sends none, so its height is part of the error.
+    const own = await validator.height().catch((err: unknown) => `unknown (${err})`);
     throw new Error(
-      `no block carried evidence of ${validator.name} (${validator.kind}) double-signing; votes sent at ${tried.join(", ")}`,
+      `no block carried evidence of ${validator.name} (${validator.kind}) double-signing; votes sent at ${tried.join(", ")}; ${validator.name} is at height ${own}, ${target.name} at ${await target.height()}`,
     );
   } finally {
     await sw.stop();
