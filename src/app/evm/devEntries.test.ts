@@ -138,6 +138,34 @@ describe("a dev chain", () => {
     await expect(runBlock(chain, [bad], { prepare: false })).rejects.toThrow(/rejected/);
   });
 
+  test("behavior: each height's dev record holds the settings in force then; rollbackTo brings them back", async () => {
+    const chain = await chains.open({ appState: DEV_GENESIS, pruning: "archive" });
+    await runBlock(chain, []);
+    const start = chain.height;
+    const original = chain.app.settings();
+    await runBlock(chain, [encodeDevEntry({ op: "setMinGasPrice", value: 6n })]);
+    const priced = chain.app.settings();
+    await runBlock(chain, []);
+    await runBlock(chain, [encodeDevEntry({ op: "setCoinbase", address: ADDR })]);
+    await runBlock(chain, []);
+    const withCoinbase = chain.app.settings();
+    expect(withCoinbase?.coinbase).toEqual(ADDR);
+    expect(priced?.feeMarket.minGasPrice).not.toBe(original?.feeMarket.minGasPrice);
+    // Back two heights: past the empty block, before the coinbase cheat.
+    await chain.app.rollbackTo(start + 2);
+    chain.height = start + 2;
+    expect(chain.app.settings()).toEqual(priced);
+    // A cheat after a rollback is recorded too (the settings object is a new one each time).
+    await runBlock(chain, [encodeDevEntry({ op: "setCoinbase", address: ADDR })]);
+    await runBlock(chain, []);
+    await chain.app.rollbackTo(start + 3);
+    chain.height = start + 3;
+    expect(chain.app.settings()).toEqual(withCoinbase);
+    await chain.app.rollbackTo(start);
+    chain.height = start;
+    expect(chain.app.settings()).toEqual(original);
+  });
+
   test("behavior: an impersonated send from a contract runs with a receipt; rollbackTo brings the state back", async () => {
     const chain = await chains.open({ appState: DEV_GENESIS, pruning: "archive" });
     const contract = hexBytes("000000000000000000000000000000000000c0de");

@@ -429,34 +429,6 @@ export function encodeSettings(s: ChainSettings): Uint8Array {
   ]);
 }
 
-/** Whether two settings records hold the same values (so encode alike). */
-export function sameSettings(a: ChainSettings, b: ChainSettings): boolean {
-  const f = a.feeMarket;
-  const g = b.feeMarket;
-  return (
-    a.chainId === b.chainId &&
-    a.initialHeight === b.initialHeight &&
-    a.maxGas === b.maxGas &&
-    (a.coinbase === undefined
-      ? b.coinbase === undefined
-      : b.coinbase !== undefined && equalBytes(a.coinbase, b.coinbase)) &&
-    a.devChain === b.devChain &&
-    a.evidenceMaxAgeNumBlocks === b.evidenceMaxAgeNumBlocks &&
-    f.noBaseFee === g.noBaseFee &&
-    f.baseFeeChangeDenominator === g.baseFeeChangeDenominator &&
-    f.elasticityMultiplier === g.elasticityMultiplier &&
-    f.baseFee === g.baseFee &&
-    f.enableHeight === g.enableHeight &&
-    f.minGasPrice === g.minGasPrice &&
-    f.minGasMultiplier === g.minGasMultiplier
-  );
-}
-
-/** A copy of `s` that later changes to `s` (or its coinbase bytes) do not reach. */
-export function copySettings(s: ChainSettings): ChainSettings {
-  return { ...s, feeMarket: { ...s.feeMarket }, coinbase: s.coinbase === undefined ? undefined : s.coinbase.slice() };
-}
-
 export function decodeSettings(bytes: Uint8Array): ChainSettings {
   const w = "the chain settings record";
   const l = decodeList(bytes, w);

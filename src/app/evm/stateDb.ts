@@ -9,7 +9,6 @@ import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
 import {
   type AppMeta,
   type ChainSettings,
-  copySettings,
   decodeAccount,
   decodeBlock,
   decodeMeta,
@@ -29,7 +28,6 @@ import {
   MISSING_ACCOUNT,
   readU64be,
   type StoredAccount,
-  sameSettings,
   u32be,
   u64be,
 } from "./records.js";
@@ -209,8 +207,9 @@ export class EvmStateDb {
   /** The height of the snapshot being restored, once its pointer entry was written. */
   #restoreHeight: number | undefined;
   /**
-   * The settings a dev record last encoded (a copy) with their bytes: they change only with a cheat,
-   * and a dev chain writes them with every height.
+   * The settings object a dev record last encoded, with its bytes: a dev chain writes its settings with
+   * every height, and they change only with a cheat or a rollback, each of which makes a new object
+   * (the app never changes a settings object in place).
    */
   #lastDevSettings: { settings: ChainSettings; bytes: Uint8Array } | undefined;
 
@@ -653,11 +652,11 @@ export class EvmStateDb {
     return doomedBlocks.length;
   }
 
-  /** encodeSettings(settings), unless they are the settings last encoded. */
+  /** encodeSettings(settings), unless this settings object was the last one encoded. */
   #devSettingsBytes(settings: ChainSettings): Uint8Array {
     let kept = this.#lastDevSettings;
-    if (kept === undefined || !sameSettings(kept.settings, settings)) {
-      kept = { settings: copySettings(settings), bytes: encodeSettings(settings) };
+    if (kept?.settings !== settings) {
+      kept = { settings, bytes: encodeSettings(settings) };
       this.#lastDevSettings = kept;
     }
     return kept.bytes;

@@ -127,12 +127,6 @@ async function findPending(s: EvmServices, from: Uint8Array, nonce: bigint): Pro
   return [...pending, ...queued].find((tx) => bytesEqual(tx.from, from) && tx.nonce === nonce);
 }
 
-/** eth_accounts: the dev keyring's addresses. */
-async function accountList(s: EvmServices, ctx: EvmCallContext): Promise<string[]> {
-  if (!ctx.runtime.settings.allowInsecureUnlock) throw serverError("account unlock with HTTP access is forbidden");
-  return ((await s.keyring?.accounts()) ?? []).map(toAddress);
-}
-
 /**
  * An eth_ method only a dev chain serves (Anvil's): elsewhere -32601 before its params are read, as
  * Cosmos EVM, which does not register it, answers.
@@ -170,6 +164,18 @@ function signTyped(who: Uint8Array, typed: JsonNode, s: EvmServices, ctx: EvmCal
   return signDigest27(s, ctx, who, digest);
 }
 
+/** eth_accounts: the dev keyring's addresses. */
+const accounts = method([], async (_, s, ctx) => {
+  if (!ctx.runtime.settings.allowInsecureUnlock) throw serverError("account unlock with HTTP access is forbidden");
+  return ((await s.keyring?.accounts()) ?? []).map(toAddress);
+});
+
+/** eth_signTypedData_v4 and _v3, Anvil's and Hardhat's names (dev chains): the typed data also as JSON text. */
+const signTypedDataDevName = devChainOnly(
+  method([p.address, p.any], ([who, typed], s, ctx) => signTyped(who, typed, s, ctx, true)),
+  "or call eth_signTypedData",
+);
+
 export const eth = {
   blockNumber: method([], (_, s) => toQuantity(s.chain.latestHeight())),
   chainId: method([], (_, s) => toQuantity(s.node.chainId())),
@@ -183,9 +189,9 @@ export const eth = {
       highestBlock: toQuantity(st.highestBlock),
     };
   }),
-  accounts: method([], (_, s, ctx) => accountList(s, ctx)),
+  accounts,
   // EIP-1102's name, which Anvil answers as eth_accounts (viem's requestAddresses calls it).
-  requestAccounts: devChainOnly(method([], (_, s, ctx) => accountList(s, ctx))),
+  requestAccounts: devChainOnly(accounts),
   gasPrice: method([], async (_, s) => toQuantity(await gasPrice(s))),
   maxPriorityFeePerGas: method([], async (_, s) => toQuantity(await s.fees.suggestTipCap())),
   feeHistory: method([p.hexOrDecimal, p.block, p.floatList], ([count, newest, percentiles], s, ctx) =>
@@ -313,14 +319,8 @@ export const eth = {
   signTypedData: method([p.address, p.any], ([who, typed], s, ctx) => signTyped(who, typed, s, ctx, false)),
   // Anvil's and Hardhat's names, which ethers' and viem's JSON-RPC accounts call with the typed data as a
   // JSON string (Cosmos EVM registers only eth_signTypedData: elsewhere -32601).
-  signTypedData_v4: devChainOnly(
-    method([p.address, p.any], ([who, typed], s, ctx) => signTyped(who, typed, s, ctx, true)),
-    "or call eth_signTypedData",
-  ),
-  signTypedData_v3: devChainOnly(
-    method([p.address, p.any], ([who, typed], s, ctx) => signTyped(who, typed, s, ctx, true)),
-    "or call eth_signTypedData",
-  ),
+  signTypedData_v4: signTypedDataDevName,
+  signTypedData_v3: signTypedDataDevName,
   signTransaction: devChainOnly(method([p.callRequest], ([req], s, ctx) => signWithKeyring(req, s, ctx))),
   fillTransaction: notImplemented("cometh does not fill transactions (see docs/compatibility.md)"),
   resend: method(

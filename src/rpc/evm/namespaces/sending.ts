@@ -234,25 +234,29 @@ export async function sendWithKeyring(req: CallRequest, s: EvmServices, ctx: Evm
       return toData(await dev.sendImpersonated({ ...unsigned, from }));
     }
   }
-  const keyring = requireKeyring(s, ctx);
-  const from = await requireAccount(keyring, req.from);
-  const unsigned = await fillTransaction({ ...req, from }, s, ctx);
-  checkTxFee(unsigned.gasLimit, unsigned.gasPrice ?? unsigned.maxFeePerGas ?? 0n, ctx.runtime.settings.txFeeCapWei);
-  const raw = await signTransaction(unsigned, (digest) => keyring.signDigest(from, digest));
+  const { from, raw } = await signedByKeyring(req, s, ctx);
   return submitRawTransaction(raw, s, ctx, from);
 }
 
 /**
- * eth_signTransaction (Anvil and geth; dev chains): fills the defaults as eth_sendTransaction does,
- * signs with the dev keyring and answers the signed tx's bytes (Anvil's answer, which ethers' and
- * viem's JSON-RPC accounts read), sending nothing.
+ * eth_signTransaction (Anvil and geth; dev chains): signed as eth_sendTransaction signs, answered as the
+ * signed tx's bytes (Anvil's answer, which ethers' and viem's JSON-RPC accounts read), sending nothing.
  */
 export async function signWithKeyring(req: CallRequest, s: EvmServices, ctx: EvmCallContext): Promise<string> {
+  return toData((await signedByKeyring(req, s, ctx)).raw);
+}
+
+/** The defaults filled (geth's setDefaults), the fee cap checked, signed by the dev keyring account `from`. */
+async function signedByKeyring(
+  req: CallRequest,
+  s: EvmServices,
+  ctx: EvmCallContext,
+): Promise<{ from: Uint8Array; raw: Uint8Array }> {
   const keyring = requireKeyring(s, ctx);
   const from = await requireAccount(keyring, req.from);
   const unsigned = await fillTransaction({ ...req, from }, s, ctx);
   checkTxFee(unsigned.gasLimit, unsigned.gasPrice ?? unsigned.maxFeePerGas ?? 0n, ctx.runtime.settings.txFeeCapWei);
-  return toData(await signTransaction(unsigned, (digest) => keyring.signDigest(from, digest)));
+  return { from, raw: await signTransaction(unsigned, (digest) => keyring.signDigest(from, digest)) };
 }
 
 /** Signs a 32-byte digest with a keyring account; V as 27/28 (eth_sign convention). */
