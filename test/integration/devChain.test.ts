@@ -247,36 +247,35 @@ describe("cometh dev with viem's test client", () => {
   });
 
   test("behavior: anvil_rollback removes the last blocks (1 by default); Anvil's aliases answer", async () => {
-    const call = async (method: string, params: unknown[] = []) => rpc(method, params);
-    const start = Number((await call("eth_blockNumber")).result);
-    await call("anvil_mine", ["0x4"]);
-    const removed = (await call("eth_getBlockByNumber", [`0x${(start + 4).toString(16)}`, false])).result as {
+    const start = Number((await rpc("eth_blockNumber")).result);
+    await rpc("anvil_mine", ["0x4"]);
+    const removed = (await rpc("eth_getBlockByNumber", [`0x${(start + 4).toString(16)}`, false])).result as {
       hash: string;
     };
-    const above = (await call("evm_snapshot")).result;
-    expect((await call("anvil_rollback", [2])).result).toBeNull();
-    expect(Number((await call("eth_blockNumber")).result)).toBe(start + 2);
-    expect((await call("eth_getBlockByHash", [removed.hash, false])).result).toBeNull();
-    expect((await call("anvil_rollback", [])).result).toBeNull();
-    expect(Number((await call("eth_blockNumber")).result)).toBe(start + 1);
+    const above = (await rpc("evm_snapshot")).result;
+    expect((await rpc("anvil_rollback", [2])).result).toBeNull();
+    expect(Number((await rpc("eth_blockNumber")).result)).toBe(start + 2);
+    expect((await rpc("eth_getBlockByHash", [removed.hash, false])).result).toBeNull();
+    expect((await rpc("anvil_rollback", [])).result).toBeNull();
+    expect(Number((await rpc("eth_blockNumber")).result)).toBe(start + 1);
     // A snapshot taken above the new head is used up: its blocks are gone.
-    expect((await call("evm_revert", [above])).result).toBe(false);
-    const tooDeep = await call("anvil_rollback", [start + 2]);
+    expect((await rpc("evm_revert", [above])).result).toBe(false);
+    const tooDeep = await rpc("anvil_rollback", [start + 2]);
     expect(tooDeep.error?.code).toBe(-32602);
     expect(tooDeep.error?.message).toBe(
       `Rollback depth must not exceed current chain height: current height ${start + 1}, depth ${start + 2}`,
     );
-    expect(Number((await call("eth_blockNumber")).result)).toBe(start + 1);
+    expect(Number((await rpc("eth_blockNumber")).result)).toBe(start + 1);
     // Anvil's aliases of methods served under other names.
     const who = "0x00000000000000000000000000000000000000de";
-    expect((await call("evm_setAccountNonce", [who, "0x5"])).error).toBeUndefined();
-    expect((await call("eth_getTransactionCount", [who, "latest"])).result).toBe("0x5");
-    expect((await call("anvil_setBlockGasLimit", ["0x1c9c380"])).result).toBe(true);
-    expect((await call("hardhat_dropAllTransactions")).error).toBeUndefined();
-    expect((await call("hardhat_autoImpersonateAccount", [false])).error).toBeUndefined();
+    expect((await rpc("evm_setAccountNonce", [who, "0x5"])).error).toBeUndefined();
+    expect((await rpc("eth_getTransactionCount", [who, "latest"])).result).toBe("0x5");
+    expect((await rpc("anvil_setBlockGasLimit", ["0x1c9c380"])).result).toBe(true);
+    expect((await rpc("hardhat_dropAllTransactions")).error).toBeUndefined();
+    expect((await rpc("hardhat_autoImpersonateAccount", [false])).error).toBeUndefined();
     // A chain that is no fork: anvil_setRpcUrl changes nothing, as Anvil.
-    expect((await call("anvil_setRpcUrl", ["http://127.0.0.1:9"])).result).toBeNull();
-    expect((await call("anvil_nodeInfo")).result).toMatchObject({ forkConfig: {} });
+    expect((await rpc("anvil_setRpcUrl", ["http://127.0.0.1:9"])).result).toBeNull();
+    expect((await rpc("anvil_nodeInfo")).result).toMatchObject({ forkConfig: {} });
   });
 
   test("subscriptions: newHeads delivers the reused heights again after a revert", async () => {
