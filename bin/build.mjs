@@ -4,18 +4,18 @@
 // protobufjs, cosmjs-types, noble, commander, ws, smol-toml; ~450 files before): Node's module loader
 // resolves, reads and links each file separately, which was most of the start-up time, and the bundle
 // leaves out the modules nothing uses. Kept outside: packages with native addons (lmdb, secp256k1,
-// keccak), pino (transports load files by path), and what loads only on demand (pg, prom-client).
+// keccak, sodium-native), pino (transports load files by path), and what loads only on demand (pg, prom-client).
 // CommonJS, so that bin/loadBundle.js can run it with a V8 code cache (docs/dev-chain.md "Start-up");
 // the modules behind a dynamic import() still run only when imported (esbuild's lazy module inits).
 // The read workers' thread and the read processes get ES module bundles of their own
 // (dist/cli/readWorker.mjs, dist/cli/readProcess.mjs).
-// Then a priming run (a dev chain started and stopped) writes the code cache.
+// Then a priming run (bin/primeCodeCache.mjs: a dev chain started, driven and stopped) writes the code cache.
 // Types are checked by `npm run check`, not here. Never fails the install: without a build the
 // launcher runs the sources through tsx instead.
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { primeCodeCache } from "./primeCodeCache.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = `${root}/dist`;
@@ -28,6 +28,7 @@ const EXTERNAL = [
   "lmdb",
   "secp256k1",
   "keccak",
+  "sodium-native",
   "pino",
   "pg",
   "prom-client",
@@ -111,7 +112,8 @@ try {
   rmSync(dist, { recursive: true, force: true });
   renameSync(staging, dist);
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
-  primeCodeCache();
+  const problem = await primeCodeCache(root).catch((err) => String(err?.message ?? err));
+  if (problem !== undefined) console.warn(`cometh: the code cache was not written: ${problem}`);
 } catch (err) {
   rmSync(staging, { recursive: true, force: true });
   // A stale or partial build must not be picked up by the launcher.
@@ -119,25 +121,4 @@ try {
   console.warn(
     `cometh: the build failed (${err instanceof Error ? err.message : err}); \`npm start\` runs the sources through tsx`,
   );
-}
-
-/**
- * Starts a dev chain on the new build and stops it once it serves, with the Node flags of
- * package.json's "dev" script (the same as "start"'s and the binary's): bin/cometh.js writes the V8 code cache of what the start-up compiled (bin/loadBundle.js),
- * so that the first `cometh dev` or `npm start` after a build starts as fast as the next ones.
- * A failure only costs that speed.
- */
-function primeCodeCache() {
-  const script = JSON.parse(readFileSync(`${root}/package.json`, "utf8")).scripts?.dev ?? "";
-  const flags = (/ node((?: --[^ ]+)*) bin\/cometh\.js dev$/.exec(script)?.[1] ?? "").split(" ").filter(Boolean);
-  const r = spawnSync(
-    process.execPath,
-    [...flags, `${root}/bin/cometh.js`, "dev", "--port", "0", "--rpc.laddr", "tcp://127.0.0.1:0", "--silent"],
-    { env: { ...process.env, COMETH_PRIME_CODE_CACHE: "1" }, stdio: ["ignore", "ignore", "pipe"], timeout: 120_000 },
-  );
-  if (r.status !== 0) {
-    console.warn(
-      `cometh: the code cache was not written (${r.error?.message ?? `exit ${r.status ?? r.signal}`}): ${r.stderr}`,
-    );
-  }
 }

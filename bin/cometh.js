@@ -56,9 +56,19 @@ async function main() {
     await cli.runCli(process.argv);
     // A command that serves (start, dev) has started: what its start-up runs is compiled, so a cache
     // written now holds it. A short command (init, version) would write a cache of far less.
-    if (process.getActiveResourcesInfo().includes("TCPServerWrap")) saveCache();
-    // bin/build.mjs's priming run: the cache is written, so stop (a dev chain removes its home).
-    if (process.env.COMETH_PRIME_CODE_CACHE === "1") process.kill(process.pid, "SIGTERM");
+    // bin/build.mjs's priming run (bin/primeCodeCache.mjs, COMETH_PRIME_CODE_CACHE=signal) drives the
+    // chain first and sends SIGUSR2 when done, so the cache also holds what blocks and sends compile.
+    // Either way the priming run stops once the cache is written (a dev chain removes its home).
+    const priming = process.env.COMETH_PRIME_CODE_CACHE;
+    if (priming === "signal") {
+      process.once("SIGUSR2", () => {
+        saveCache();
+        process.kill(process.pid, "SIGTERM");
+      });
+    } else if (process.getActiveResourcesInfo().includes("TCPServerWrap")) {
+      saveCache();
+      if (priming === "1") process.kill(process.pid, "SIGTERM");
+    }
   } else {
     const { register } = await import("tsx/esm/api");
     register();

@@ -4,6 +4,7 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { ripemd160 } from "@noble/hashes/legacy.js";
 import { bytesEqual } from "../util/bytes.js";
 import { ComethError } from "../util/errors.js";
+import { sodiumSign } from "./ed25519Native.js";
 import { sha256 } from "./merkle.js";
 
 /** Key types a validator or node can hold. Only Ed25519 is produced by cometh; secp256k1 is decoded. */
@@ -154,7 +155,7 @@ export function signBytes(priv: PrivKey, msg: Uint8Array): Uint8Array {
   if (priv.type === KEY_TYPES.ed25519) {
     if (priv.bytes.length !== 64)
       throw new InvalidKeyError(`ed25519 private key must be 64 bytes, got ${priv.bytes.length}`);
-    const sig = new Uint8Array(sign(null, msg, ed25519PrivateKeyObject(priv)));
+    const sig = sodiumSign(priv.bytes, msg) ?? new Uint8Array(sign(null, msg, ed25519PrivateKeyObject(priv)));
     // Our own signature is valid by construction under the key it was made with (derived from the
     // seed, not the stored public half): consensus verifying our vote again costs nothing.
     rememberVerified(signingPublicKey(priv), msg, sig);
