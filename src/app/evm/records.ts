@@ -1,6 +1,7 @@
 import { RLP } from "@ethereumjs/rlp";
 import { bigintToBytes, bytesToBigint, equalBytes, KECCAK256_NULL, type StoredAccount } from "../../evm/index.js";
 import { EvmStateCorruptionError } from "./errors.js";
+import { type RlpDecoded, rlpDecode } from "./rlpReader.js";
 import { type RlpItem, rlpEncode } from "./rlpWriter.js";
 
 const EMPTY = new Uint8Array(0);
@@ -157,7 +158,7 @@ function writeU32(out: Uint8Array, at: number, n: number): void {
   out[at + 3] = n & 0xff;
 }
 
-type Nested = Uint8Array | Nested[];
+type Nested = RlpDecoded;
 
 function asBytes(v: Nested | undefined, what: string): Uint8Array {
   if (!(v instanceof Uint8Array)) throw new EvmStateCorruptionError(what);
@@ -171,7 +172,7 @@ function asList(v: Nested | undefined, what: string): Nested[] {
 
 function decodeList(bytes: Uint8Array, what: string): Nested[] {
   try {
-    return asList(RLP.decode(bytes) as Nested, what);
+    return asList(rlpDecode(bytes), what);
   } catch (err) {
     if (err instanceof EvmStateCorruptionError) throw err;
     throw new EvmStateCorruptionError(what, { cause: err });

@@ -6,6 +6,7 @@ import { keccak256 } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
 import type { ForkSource } from "./fork/index.js";
 import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
+import { rlpDecode } from "./rlpReader.js";
 import {
   type AppMeta,
   type ChainSettings,
@@ -606,7 +607,7 @@ export class EvmStateDb {
         continue;
       }
       const invOlder = inverted(p - 1);
-      for (const item of RLP.decode(v) as Uint8Array[][]) {
+      for (const item of rlpDecode(v) as Uint8Array[][]) {
         const [t, key] = item as [Uint8Array, Uint8Array];
         const table = t[0] === T_ACCT ? this.#acctH : this.#storH;
         const end = prefixEnd(key);
@@ -666,7 +667,7 @@ export class EvmStateDb {
   devRecord(height: number): { meta: AppMeta; settings: ChainSettings } | undefined {
     const v = this.#devH.get(u64be(height));
     if (v === undefined) return undefined;
-    const [m, st] = RLP.decode(v) as Uint8Array[];
+    const [m, st] = rlpDecode(v) as Uint8Array[];
     return { meta: decodeMeta(m as Uint8Array), settings: decodeSettings(st as Uint8Array) };
   }
 
@@ -683,7 +684,7 @@ export class EvmStateDb {
       const inv = inverted(h);
       const v = this.#chg.get(u64be(h));
       if (v !== undefined) {
-        for (const item of RLP.decode(v) as Uint8Array[][]) {
+        for (const item of rlpDecode(v) as Uint8Array[][]) {
           const [t, key] = item as [Uint8Array, Uint8Array];
           const table = t[0] === T_ACCT ? this.#acctH : this.#storH;
           table.remove(concat(key, inv));
