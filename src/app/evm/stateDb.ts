@@ -6,7 +6,6 @@ import { keccak256 } from "./crypto.js";
 import { StateUnavailableError } from "./errors.js";
 import type { ForkSource } from "./fork/index.js";
 import { HISTORY_STORAGE_ADDRESS } from "./genesis.js";
-import { rlpDecode } from "./rlpReader.js";
 import {
   type AppMeta,
   type ChainSettings,
@@ -32,6 +31,7 @@ import {
   u32be,
   u64be,
 } from "./records.js";
+import { rlpDecode } from "./rlpReader.js";
 import { rlpEncode } from "./rlpWriter.js";
 import { encodeReceiptForTrie, orderedTrieRoot } from "./trieRoot.js";
 
