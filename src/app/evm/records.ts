@@ -381,17 +381,18 @@ export interface AppMeta {
   nextBaseFee?: bigint;
 }
 
+/** Written at every height: by rlpWriter (the same bytes as RLP.encode of the fields' minimal big-endian bytes). */
 export function encodeMeta(m: AppMeta): Uint8Array {
-  const fields: Uint8Array[] = [
-    bigintToBytes(BigInt(m.height)),
+  const fields: RlpItem[] = [
+    m.height,
     m.appHash,
-    bigintToBytes(BigInt(m.earliestStateHeight)),
-    bigintToBytes(m.feeMarket.baseFee),
-    bigintToBytes(m.feeMarket.blockGasWanted),
+    m.earliestStateHeight,
+    m.feeMarket.baseFee,
+    m.feeMarket.blockGasWanted,
   ];
   // Present only when set, so records of chains that never set it stay byte-identical.
-  if (m.nextBaseFee !== undefined) fields.push(Uint8Array.of(1), bigintToBytes(m.nextBaseFee));
-  return RLP.encode(fields);
+  if (m.nextBaseFee !== undefined) fields.push(1, m.nextBaseFee);
+  return rlpEncode(fields);
 }
 
 export function decodeMeta(bytes: Uint8Array): AppMeta {

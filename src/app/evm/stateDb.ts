@@ -1,4 +1,3 @@
-import { RLP } from "@ethereumjs/rlp";
 import { type KvStore, type KvTable, prefixEnd } from "../../store/index.js";
 import { bytesToHex } from "../../util/bytes.js";
 import { SnapshotFormatError } from "../snapshots/index.js";
@@ -590,7 +589,7 @@ export class EvmStateDb {
     }
     const metaBytes = encodeMeta(meta);
     this.#meta.put(META_APP, metaBytes);
-    if (settings.devChain === true) this.#devH.put(u64be(h), RLP.encode([metaBytes, this.#devSettingsBytes(settings)]));
+    if (settings.devChain === true) this.#devH.put(u64be(h), rlpEncode([metaBytes, this.#devSettingsBytes(settings)]));
   }
 
   /**
