@@ -53,11 +53,9 @@ async function main() {
     const { loadBundle } = require("./loadBundle.js");
     const { cli, cacheUsed, saveCache } = loadBundle(built);
     mark(`launcher: bundle loaded (code cache ${cacheUsed ? "used" : "none"})`);
-    await cli.runCli(process.argv);
-    // A command that serves (start, dev) has started: what its start-up runs is compiled, so a cache
-    // written now holds it. A short command (init, version) would write a cache of far less.
     // bin/build.mjs's priming run (bin/primeCodeCache.mjs, COMETH_PRIME_CODE_CACHE=signal) drives the
     // chain first and sends SIGUSR2 when done, so the cache also holds what blocks and sends compile.
+    // The handler is in place before the chain starts: SIGUSR2's default action ends the process.
     // Either way the priming run stops once the cache is written (a dev chain removes its home).
     const priming = process.env.COMETH_PRIME_CODE_CACHE;
     if (priming === "signal") {
@@ -65,7 +63,11 @@ async function main() {
         saveCache();
         process.kill(process.pid, "SIGTERM");
       });
-    } else if (process.getActiveResourcesInfo().includes("TCPServerWrap")) {
+    }
+    await cli.runCli(process.argv);
+    // A command that serves (start, dev) has started: what its start-up runs is compiled, so a cache
+    // written now holds it. A short command (init, version) would write a cache of far less.
+    if (priming !== "signal" && process.getActiveResourcesInfo().includes("TCPServerWrap")) {
       saveCache();
       if (priming === "1") process.kill(process.pid, "SIGTERM");
     }
