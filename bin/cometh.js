@@ -54,11 +54,11 @@ async function main() {
     const { cli, cacheUsed, saveCache } = loadBundle(built);
     mark(`launcher: bundle loaded (code cache ${cacheUsed ? "used" : "none"})`);
     // bin/build.mjs's priming run (bin/primeCodeCache.mjs, COMETH_PRIME_CODE_CACHE=signal) drives the
-    // chain first and sends SIGUSR2 when done, so the cache also holds what blocks and sends compile.
-    // The handler is in place before the chain starts: SIGUSR2's default action ends the process.
-    // Either way the priming run stops once the cache is written (a dev chain removes its home).
-    const priming = process.env.COMETH_PRIME_CODE_CACHE;
-    if (priming === "signal") {
+    // chain first and sends SIGUSR2 when done, so the cache also holds what blocks and sends compile;
+    // then it stops (a dev chain removes its home). The handler is in place before the chain starts:
+    // SIGUSR2's default action ends the process.
+    const priming = process.env.COMETH_PRIME_CODE_CACHE === "signal";
+    if (priming) {
       process.once("SIGUSR2", () => {
         saveCache();
         process.kill(process.pid, "SIGTERM");
@@ -67,10 +67,7 @@ async function main() {
     await cli.runCli(process.argv);
     // A command that serves (start, dev) has started: what its start-up runs is compiled, so a cache
     // written now holds it. A short command (init, version) would write a cache of far less.
-    if (priming !== "signal" && process.getActiveResourcesInfo().includes("TCPServerWrap")) {
-      saveCache();
-      if (priming === "1") process.kill(process.pid, "SIGTERM");
-    }
+    if (!priming && process.getActiveResourcesInfo().includes("TCPServerWrap")) saveCache();
   } else {
     const { register } = await import("tsx/esm/api");
     register();

@@ -22,6 +22,12 @@ interface Sodium {
  */
 let sodium: Sodium | null | undefined;
 
+/** libsodium's binding, loaded on the first call; null when it does not load. */
+function loadedSodium(): Sodium | null {
+  if (sodium === undefined) sodium = loadSodium();
+  return sodium;
+}
+
 function loadSodium(): Sodium | null {
   const require = createRequire(import.meta.url);
   try {
@@ -45,21 +51,20 @@ const secretKeys = new WeakMap<Uint8Array, Uint8Array>();
  * seed ‖ public key), or undefined when libsodium is not available.
  */
 export function sodiumSign(key: Uint8Array, msg: Uint8Array): Uint8Array | undefined {
-  if (sodium === undefined) sodium = loadSodium();
-  if (sodium === null) return undefined;
+  const lib = loadedSodium();
+  if (lib === null) return undefined;
   let sk = secretKeys.get(key);
   if (sk === undefined) {
     sk = new Uint8Array(64);
-    sodium.crypto_sign_seed_keypair(new Uint8Array(32), sk, key.subarray(0, 32));
+    lib.crypto_sign_seed_keypair(new Uint8Array(32), sk, key.subarray(0, 32));
     secretKeys.set(key, sk);
   }
   const sig = new Uint8Array(64);
-  sodium.crypto_sign_detached(sig, msg, sk);
+  lib.crypto_sign_detached(sig, msg, sk);
   return sig;
 }
 
 /** Which implementation signs Ed25519: "libsodium", or "openssl" (node:crypto) when it did not load. */
 export function ed25519SignerBackend(): "libsodium" | "openssl" {
-  if (sodium === undefined) sodium = loadSodium();
-  return sodium === null ? "openssl" : "libsodium";
+  return loadedSodium() === null ? "openssl" : "libsodium";
 }

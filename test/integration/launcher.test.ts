@@ -1,4 +1,5 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import {
   copyFileSync,
   existsSync,
@@ -77,7 +78,7 @@ describe("launcher", () => {
     expect(fresh.err).toContain("dist/cli/main.cjs");
   });
 
-  test("behavior: the build primes a V8 code cache that the launcher uses; a damaged cache is rejected and rewritten by a serving run", () => {
+  test("behavior: the build primes a V8 code cache that the launcher uses; a damaged cache is rejected and rewritten by a serving run", async () => {
     expect(build.status).toBe(0);
     const caches = readdirSync(`${root}/dist/cli`).filter((f) => f.endsWith(".v8cache"));
     expect(caches).toHaveLength(1);
@@ -97,10 +98,22 @@ describe("launcher", () => {
       expect(damaged.err).toContain("launcher: bundle loaded (code cache none)");
       // A short command leaves the cache alone; a dev chain that starts serving writes a new one.
       expect(readFileSync(cache, "utf8")).toBe("not a code cache");
-      const dev = run(["bin/cometh.js", "dev", "--port", "0", "--rpc.laddr", "tcp://127.0.0.1:0", "--silent"], {
-        COMETH_PRIME_CODE_CACHE: "1",
-      });
-      expect(dev.status, dev.err).toBe(0);
+      const dev = spawn(
+        process.execPath,
+        [...flags, "bin/cometh.js", "dev", "--port", "0", "--rpc.laddr", "tcp://127.0.0.1:0", "--silent"],
+        { cwd: root, stdio: "ignore" },
+      );
+      try {
+        // Written to a temporary file and renamed over the damaged one once the chain serves.
+        const deadline = Date.now() + 60_000;
+        while (readFileSync(cache).length < 100_000 && Date.now() < deadline && dev.exitCode === null) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      } finally {
+        dev.kill("SIGTERM");
+        if (dev.exitCode === null) await once(dev, "exit");
+      }
+      expect(dev.exitCode ?? dev.signalCode).not.toBe(null);
       expect(statSync(cache).size).toBeGreaterThan(100_000);
       // The build's priming run (bin/primeCodeCache.mjs) drove its chain before writing: its cache also
       // holds what blocks, sends and reads compile, which a start-up alone does not run (~2.4 against ~1.9 MB).

@@ -158,19 +158,17 @@ function writeU32(out: Uint8Array, at: number, n: number): void {
   out[at + 3] = n & 0xff;
 }
 
-type Nested = RlpDecoded;
-
-function asBytes(v: Nested | undefined, what: string): Uint8Array {
+function asBytes(v: RlpDecoded | undefined, what: string): Uint8Array {
   if (!(v instanceof Uint8Array)) throw new EvmStateCorruptionError(what);
   return v;
 }
 
-function asList(v: Nested | undefined, what: string): Nested[] {
+function asList(v: RlpDecoded | undefined, what: string): RlpDecoded[] {
   if (!Array.isArray(v)) throw new EvmStateCorruptionError(what);
   return v;
 }
 
-function decodeList(bytes: Uint8Array, what: string): Nested[] {
+function decodeList(bytes: Uint8Array, what: string): RlpDecoded[] {
   try {
     return asList(rlpDecode(bytes), what);
   } catch (err) {
@@ -206,7 +204,7 @@ function encodeLogs(logs: EvmLogRecord[]): RlpItem[] {
   return logs.map((l) => [l.address, l.topics, l.data, l.logIndex]);
 }
 
-function decodeLogs(v: Nested | undefined): EvmLogRecord[] {
+function decodeLogs(v: RlpDecoded | undefined): EvmLogRecord[] {
   return asList(v, "receipt logs").map((item) => {
     const l = asList(item, "a log");
     return {
