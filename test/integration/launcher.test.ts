@@ -113,7 +113,6 @@ describe("launcher", () => {
         dev.kill("SIGTERM");
         if (dev.exitCode === null) await once(dev, "exit");
       }
-      expect(dev.exitCode ?? dev.signalCode).not.toBe(null);
       expect(statSync(cache).size).toBeGreaterThan(100_000);
       // The build's priming run (bin/primeCodeCache.mjs) drove its chain before writing: its cache also
       // holds what blocks, sends and reads compile, which a start-up alone does not run (~2.4 against ~1.9 MB).

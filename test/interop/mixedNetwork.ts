@@ -521,7 +521,6 @@ export async function doubleSign(
   try {
     const address = parseNetAddress(`${target.nodeId}@127.0.0.1:${target.p2pPort}`);
     let peer = await sw.dialPeerWithAddress(address);
-    const startHeight = await target.height();
     // What each attempt sent, for the error when none made evidence.
     const tried: string[] = [];
     for (let attempt = 0; attempt < 8; attempt++) {
@@ -553,7 +552,7 @@ export async function doubleSign(
       // seen.height + 8 (bounded by time, for a halted chain): one that found nothing by then made no
       // evidence, and the next attempt cannot make a second piece.
       const deadline = Date.now() + 30_000;
-      let from = Math.max(startHeight, seen.height);
+      let from = seen.height;
       while (from <= seen.height + 8 && Date.now() < deadline) {
         const top = await target.height();
         for (; from <= top; from++) {
